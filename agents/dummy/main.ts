@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/** agent-dummy: the reference agent. Answers `echo` with the action, the source line count and the trace id. */
+import { bundledManifest } from "../runtime/manifest.js";
+import { runAgent } from "../runtime/run.js";
+import type { AgentDefinition } from "../runtime/types.js";
+
+/** Optional test hook: `constraints.delay_ms` makes the echo wait (bounded by the deadline). */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
+
+export const dummy: AgentDefinition = {
+  manifest: bundledManifest("dummy", import.meta.url),
+  handlers: {
+    echo: async (request, ctx) => {
+      const source = request.context.source_code;
+      const delayMs = request.constraints["delay_ms"];
+      if (typeof delayMs === "number" && delayMs > 0) await delay(Math.min(delayMs, 60_000), ctx.signal);
+      return {
+        received_action: request.action,
+        context_lines: typeof source === "string" && source.length > 0 ? source.split("\n").length : 0,
+        trace_id: ctx.traceId,
+      };
+    },
+  },
+};
+
+await runAgent(dummy);

@@ -1,0 +1,32 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "run/", "bench/results/", "test/fixtures/", "eslint.config.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-console": "error",
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { regex: "^(fs|path|net|http|os|child_process|crypto|events|stream|url|util|zlib|tls|dgram|dns|readline|worker_threads|timers|buffer|string_decoder|diagnostics_channel|perf_hooks)(/.*)?$", message: "Use the node: prefix." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // CLI entry points and tools talk to a terminal.
+    files: ["scripts/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
+    rules: { "no-console": "off" },
+  },
+);

@@ -1,0 +1,38 @@
+/** Building AIP-1 response envelopes: the trace id is always set, problems carry it as `instance`. */
+import { AipError, isAipError, problem, type ErrorCode, type Problem } from "./errors.js";
+import type { ErrorResponse, SuccessResponse } from "./schemas.js";
+
+export interface EnvelopeExtras {
+  agent?: string;
+  version?: string;
+  timings_ms?: Record<string, number>;
+}
+
+export function successResponse(
+  payload: unknown,
+  traceId: string,
+  extras: EnvelopeExtras & { warnings?: Problem[] } = {},
+): SuccessResponse {
+  const out: SuccessResponse = { status: "success", payload, trace_id: traceId, ...extras };
+  if (!extras.warnings || extras.warnings.length === 0) delete out.warnings;
+  return out;
+}
+
+/** An error envelope from an AipError, a code, or any thrown value (which becomes AIP_ERR_UNKNOWN). */
+export function errorResponse(err: unknown, traceId: string, extras: EnvelopeExtras = {}): ErrorResponse {
+  return { status: "error", trace_id: traceId, error: toProblem(err, traceId), ...extras };
+}
+
+export function toProblem(err: unknown, instance: string): Problem {
+  if (isAipError(err)) return err.toProblem(instance);
+  return problem("AIP_ERR_UNKNOWN", { detail: "The request failed with an unexpected internal error", instance });
+}
+
+export function errorOf(code: ErrorCode, detail: string, traceId: string, extras: EnvelopeExtras = {}): ErrorResponse {
+  return errorResponse(new AipError(code, detail), traceId, extras);
+}
+
+/** HTTP status for an envelope: 200 on success, the problem's status on error. */
+export function httpStatusOf(response: SuccessResponse | ErrorResponse): number {
+  return response.status === "success" ? 200 : response.error.status;
+}

@@ -1,0 +1,37 @@
+/** Every limit a server enforces, with its named default. Override per server. */
+export interface Limits {
+  /** Largest HTTP request body, in bytes. */
+  maxBodyBytes: number;
+  /** Largest NDJSON line, in bytes (a request plus its newline). */
+  maxLineBytes: number;
+  /** Deepest JSON nesting of objects and arrays accepted. */
+  maxJsonDepth: number;
+  /** Concurrent connections per server; further connections are closed at once. */
+  maxConnections: number;
+  /** An idle keep-alive or NDJSON connection is closed after this long without traffic. */
+  idleTimeoutMs: number;
+  /** The whole HTTP request head must arrive within this long (slowloris guard). */
+  headersTimeoutMs: number;
+  /** The whole HTTP request, head and body, must arrive within this long. */
+  requestReceiveTimeoutMs: number;
+  /** Requests answered concurrently on one NDJSON connection; reading pauses beyond it. */
+  maxPipelined: number;
+  /** SIGTERM: in-flight work gets this long to finish before the process exits. */
+  shutdownGraceMs: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxBodyBytes: 1024 * 1024,
+  maxLineBytes: 1024 * 1024 + 1,
+  maxJsonDepth: 64,
+  maxConnections: 1000,
+  idleTimeoutMs: 60_000,
+  headersTimeoutMs: 10_000,
+  requestReceiveTimeoutMs: 30_000,
+  maxPipelined: 64,
+  shutdownGraceMs: 5_000,
+});
+
+export function resolveLimits(overrides: Partial<Limits> = {}): Limits {
+  return { ...DEFAULT_LIMITS, ...overrides };
+}

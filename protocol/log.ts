@@ -1,0 +1,30 @@
+/** The AIP-1 log line shape: pino JSON Lines with `timestamp`, `level` as a label, `agent_name`, `trace_id`, `event`. */
+import { pino, type Logger, type DestinationStream } from "pino";
+
+export type { Logger } from "pino";
+
+export interface LoggerOptions {
+  /** Goes into every line as `agent_name` ("orchestrator" for the orchestrator). */
+  agentName: string;
+  /** A file path, a file descriptor (1 = stdout) or a stream; `false` for silence. */
+  destination: string | number | DestinationStream | false;
+  level?: string;
+}
+
+/** A pino logger in the AIP-1 shape. */
+export function createLogger(options: LoggerOptions): Logger {
+  const level = options.level ?? process.env.AIP_LOG_LEVEL ?? "info";
+  const config = {
+    level: options.destination === false ? "silent" : level,
+    base: { agent_name: options.agentName },
+    messageKey: "msg",
+    timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  if (options.destination === false) return pino(config);
+  const dest =
+    typeof options.destination === "string" || typeof options.destination === "number"
+      ? pino.destination({ dest: options.destination, sync: true, mkdir: true })
+      : options.destination;
+  return pino(config, dest);
+}

@@ -1,0 +1,343 @@
+/**
+ * The AIP-1 socket server every agent and the orchestrator use: one Unix socket,
+ * HTTP/1.1 keep-alive or NDJSON chosen by the first byte of each connection.
+ */
+import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import { lstat } from "node:fs/promises";
+import { AipError, problem } from "./errors.js";
+import { errorResponse, httpStatusOf } from "./envelope.js";
+import { decodeJson } from "./json.js";
+import { resolveLimits, type Limits } from "./limits.js";
+import { serveNdjson } from "./ndjson.js";
+import type { AipResponse } from "./schemas.js";
+import { applySocketPermissions, prepareSocketPath, removeSocketFile } from "./socket-file.js";
+import { newTraceId } from "./trace.js";
+import { traceIdOf } from "./validate.js";
+
+export interface InvokeContext {
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  framing: "http" | "ndjson";
+}
+
+/** Answers one decoded JSON request. Throwing is allowed: the server turns it into an AIP-1 error. */
+export type InvokeHandler = (request: unknown, ctx: InvokeContext) => Promise<AipResponse>;
+
+export interface RouteResponse {
+  status: number;
+  body: string;
+  contentType?: string;
+}
+
+export interface RouteContext {
+  signal: AbortSignal;
+  url: URL;
+  /** Decoded JSON body for POST routes (undefined when empty). */
+  body: unknown;
+}
+
+export type RouteHandler = (ctx: RouteContext) => Promise<RouteResponse>;
+
+export type ServerEvent =
+  | { event: "client_error"; message: string }
+  | { event: "connection_dropped"; connections: number }
+  | { event: "handler_error"; trace_id: string; error: unknown };
+
+export interface AipServerOptions {
+  socketPath: string;
+  invoke: InvokeHandler;
+  /** Extra HTTP routes keyed "METHOD /path", e.g. "GET /healthz". */
+  routes?: Record<string, RouteHandler>;
+  limits?: Partial<Limits>;
+  /** Group that may connect: the socket becomes 0660 with this group; otherwise 0600. */
+  group?: string | number;
+  onEvent?: (event: ServerEvent) => void;
+}
+
+const JSON_TYPE = "application/json";
+const PROBLEM_TYPE = "application/problem+json";
+
+function isHttpStart(byte: number): boolean {
+  return byte >= 0x41 && byte <= 0x5a; // an uppercase letter: GET, POST, PUT, …
+}
+
+function firstNonBlank(buf: Buffer): number {
+  for (const b of buf) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return b;
+  return -1;
+}
+
+export class AipServer {
+  readonly socketPath: string;
+  readonly limits: Limits;
+  private readonly net: NetServer;
+  private readonly http: HttpServer;
+  private readonly sockets = new Set<Socket>();
+  private inflightCount = 0;
+  private ino: number | undefined;
+  private closing: Promise<void> | undefined;
+  private idleWaiters: (() => void)[] = [];
+
+  private constructor(private readonly options: AipServerOptions) {
+    this.socketPath = options.socketPath;
+    this.limits = resolveLimits(options.limits);
+    this.http = createHttpServer(
+      {
+        keepAliveTimeout: this.limits.idleTimeoutMs,
+        headersTimeout: this.limits.headersTimeoutMs,
+        requestTimeout: this.limits.requestReceiveTimeoutMs,
+        maxHeaderSize: 16 * 1024,
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(this.limits.headersTimeoutMs / 2))),
+      },
+      (req, res) => void this.onHttp(req, res),
+    );
+    // Node enforces headersTimeout/requestTimeout only for servers that emitted "listening";
+    // ours never listens itself (connections are handed over after sniffing), so start its checker.
+    this.http.emit("listening");
+    this.http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+    this.net = createNetServer({ allowHalfOpen: true }, (socket) => this.onConnection(socket));
+    this.net.maxConnections = this.limits.maxConnections;
+    this.net.on("drop", () => this.emit({ event: "connection_dropped", connections: this.sockets.size }));
+  }
+
+  /** Create the server and listen on its socket file (stale file replaced, live server refused). */
+  static async listen(options: AipServerOptions): Promise<AipServer> {
+    const server = new AipServer(options);
+    await server.start();
+    return server;
+  }
+
+  get inflight(): number {
+    return this.inflightCount;
+  }
+
+  get connections(): number {
+    return this.sockets.size;
+  }
+
+  private emit(event: ServerEvent): void {
+    this.options.onEvent?.(event);
+  }
+
+  private async start(): Promise<void> {
+    await prepareSocketPath(this.socketPath);
+    // Create the socket file 0600 from the start: no window where others could connect.
+    const previous = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.net.once("error", reject);
+        this.net.listen(this.socketPath, () => {
+          this.net.off("error", reject);
+          resolve();
+        });
+      });
+    } finally {
+      process.umask(previous);
+    }
+    await applySocketPermissions(this.socketPath, this.options.group);
+    this.ino = (await lstat(this.socketPath)).ino;
+  }
+
+  private onConnection(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    socket.setTimeout(this.limits.idleTimeoutMs, () => {
+      if (!socket.destroyed) socket.destroy();
+    });
+    let head: Buffer[] = [];
+    const sniff = (chunk: Buffer): void => {
+      head.push(chunk);
+      const joined = head.length === 1 ? chunk : Buffer.concat(head);
+      const first = firstNonBlank(joined);
+      if (first === -1 && joined.length < this.limits.maxLineBytes) return; // only whitespace so far
+      socket.off("data", sniff);
+      socket.off("end", onEarlyEnd);
+      socket.pause();
+      socket.unshift(joined);
+      head = [];
+      if (isHttpStart(first)) {
+        this.http.emit("connection", socket);
+      } else {
+        serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal));
+      }
+      socket.resume();
+    };
+    const onEarlyEnd = (): void => {
+      socket.end();
+    };
+    socket.on("data", sniff);
+    socket.once("end", onEarlyEnd);
+  }
+
+  private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    this.emit({ event: "client_error", message: err.message });
+    if (!socket.writable || err.code === "ECONNRESET") {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+    const timeout = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
+    const p = tooLarge
+      ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
+      : problem("AIP_ERR_INVALID_JSON", {
+          detail: timeout ? "HTTP request did not arrive in time" : `Malformed HTTP request (${err.code ?? "parse error"})`,
+          suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
+        });
+    const status = timeout ? 408 : p.status;
+    const body = JSON.stringify(errorResponse(new AipError(p.type, p.detail, { suggestion: p.suggestion }), newTraceId()));
+    socket.end(
+      `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
+        `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  /** Decode and answer one request frame; never throws. */
+  private async answerFrame(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson" = "ndjson"): Promise<string> {
+    const response = await this.answer(bytes, signal, framing);
+    return JSON.stringify(response);
+  }
+
+  private async answer(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson"): Promise<AipResponse> {
+    let value: unknown;
+    try {
+      value = decodeJson(bytes, this.limits.maxJsonDepth);
+    } catch (err) {
+      return errorResponse(err, newTraceId());
+    }
+    this.inflightCount++;
+    try {
+      return await this.options.invoke(value, { signal, framing });
+    } catch (err) {
+      const traceId = traceIdOf(value) ?? newTraceId();
+      if (!(err instanceof AipError)) this.emit({ event: "handler_error", trace_id: traceId, error: err });
+      return errorResponse(err, traceId);
+    } finally {
+      this.inflightCount--;
+      if (this.inflightCount === 0) for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const controller = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    });
+    const url = new URL(req.url ?? "/", "http://aip");
+    const key = `${req.method ?? "GET"} ${url.pathname}`;
+    const isInvoke = key === "POST /v1/invoke";
+    const route = this.options.routes?.[key];
+    if (!isInvoke && !route) {
+      req.resume();
+      const allowed = this.routeKeys().filter((k) => k.endsWith(` ${url.pathname}`));
+      const detail = allowed.length > 0 ? `${key} is not served; use ${allowed.join(" or ")}` : `No route ${key}`;
+      this.sendJson(res, errorResponse(new AipError("AIP_ERR_NO_ROUTE", detail, { suggestion: `Routes: ${this.routeKeys().join(", ")}` }), newTraceId()));
+      return;
+    }
+    const body = await this.readBody(req, res);
+    if (body === undefined) return;
+    if (isInvoke) {
+      const response = await this.answer(body, controller.signal, "http");
+      this.sendJson(res, response);
+      return;
+    }
+    try {
+      const parsed = body.length === 0 ? undefined : decodeJson(body, this.limits.maxJsonDepth);
+      const out = await route!({ signal: controller.signal, url, body: parsed });
+      if (res.destroyed) return;
+      res.writeHead(out.status, { "Content-Type": out.contentType ?? JSON_TYPE, "Content-Length": Buffer.byteLength(out.body) });
+      res.end(out.body);
+    } catch (err) {
+      const traceId = newTraceId();
+      if (!(err instanceof AipError)) this.emit({ event: "handler_error", trace_id: traceId, error: err });
+      this.sendJson(res, errorResponse(err, traceId));
+    }
+  }
+
+  private routeKeys(): string[] {
+    return ["POST /v1/invoke", ...Object.keys(this.options.routes ?? {})];
+  }
+
+  /** Read the body within the limit; on overflow answer 413 and close the connection. */
+  private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+    const limit = this.limits.maxBodyBytes;
+    const tooLarge = (): void => {
+      const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
+        extensions: { limit },
+      });
+      res.setHeader("Connection", "close");
+      this.sendJson(res, errorResponse(err, newTraceId()));
+    };
+    const declared = Number(req.headers["content-length"] ?? NaN);
+    if (declared > limit) {
+      tooLarge();
+      req.resume();
+      return Promise.resolve(undefined);
+    }
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      req.on("data", (chunk: Buffer) => {
+        if (over) return;
+        size += chunk.length;
+        if (size > limit) {
+          over = true;
+          chunks.length = 0;
+          tooLarge();
+          resolve(undefined);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.once("end", () => {
+        if (!over) resolve(Buffer.concat(chunks));
+      });
+      req.once("error", () => resolve(undefined));
+      req.once("close", () => {
+        if (!req.complete && !over) resolve(undefined);
+      });
+    });
+  }
+
+  private sendJson(res: ServerResponse, response: AipResponse): void {
+    if (res.destroyed || res.headersSent) return;
+    const body = JSON.stringify(response);
+    res.writeHead(httpStatusOf(response), {
+      "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
+      "Content-Length": Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+
+  /** Stop accepting, let in-flight requests finish within `graceMs`, close connections, remove the socket file. */
+  close(graceMs = this.limits.shutdownGraceMs): Promise<void> {
+    this.closing ??= this.doClose(graceMs);
+    return this.closing;
+  }
+
+  private async doClose(graceMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.net.close(() => resolve()));
+    await removeSocketFile(this.socketPath, this.ino);
+    if (this.inflightCount > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    // Give the last answers a moment to be written before connections are torn down.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const socket of this.sockets) {
+      if (socket.writableLength === 0) socket.destroy();
+      else {
+        socket.end();
+        setTimeout(() => socket.destroy(), 1000).unref();
+      }
+    }
+    this.http.close();
+    await closed;
+  }
+}

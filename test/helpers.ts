@@ -1,0 +1,21 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dirname, "..");
+export const DIST = join(ROOT, "dist");
+export const DUMMY = join(DIST, "agents/dummy/main.js");
+
+/** A short temp directory (socket paths must stay under 107 bytes); removed by the returned function. */
+export function tempDir(prefix = "aipt-"): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Parse JSON Lines output, skipping lines that are not JSON. */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim().startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}

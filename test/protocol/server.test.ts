@@ -1,0 +1,159 @@
+import { connect } from "node:net";
+import { lstatSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { successResponse } from "../../protocol/envelope.js";
+import { AipServer, type AipServerOptions } from "../../protocol/server.js";
+import { httpRequest, ndjsonExchange } from "../../scripts/lib/uds-client.js";
+import { tempDir } from "../helpers.js";
+
+let dir: string;
+let cleanup: () => void;
+const servers: AipServer[] = [];
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+});
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close(100)));
+  cleanup();
+});
+
+async function start(overrides: Partial<AipServerOptions> = {}): Promise<AipServer> {
+  const s = await AipServer.listen({
+    socketPath: join(dir, "s.sock"),
+    invoke: async (req) => successResponse({ echo: req }, "t"),
+    ...overrides,
+  });
+  servers.push(s);
+  return s;
+}
+
+describe("socket file", () => {
+  it("is 0660 with the configured group", async () => {
+    const gid = process.getgid!();
+    const s = await start({ group: gid });
+    const st = lstatSync(s.socketPath);
+    expect(st.mode & 0o777).toBe(0o660);
+    expect(st.gid).toBe(gid);
+  });
+
+  it("refuses a path that is not a socket, and one that is too long", async () => {
+    const path = join(dir, "s.sock");
+    writeFileSync(path, "not a socket");
+    await expect(start()).rejects.toThrow(/exists and is not a socket/);
+    await expect(AipServer.listen({ socketPath: join(dir, "x".repeat(120)), invoke: async () => successResponse({}, "t") })).rejects.toThrow(/limit is 107/);
+  });
+
+  it("refuses to take over a live server's socket", async () => {
+    const first = await start();
+    await expect(start()).rejects.toThrow(/Another server is listening/);
+    expect((await httpRequest(first.socketPath, { body: "{}" })).status).toBe(200);
+  });
+
+  it("is removed on close", async () => {
+    const s = await start();
+    await s.close();
+    expect(existsSync(s.socketPath)).toBe(false);
+  });
+});
+
+describe("limits", () => {
+  it("closes connections beyond maxConnections and keeps serving the others", async () => {
+    const s = await start({ limits: { maxConnections: 3 } });
+    const held = await Promise.all(
+      [0, 1, 2].map(
+        () =>
+          new Promise<ReturnType<typeof connect>>((resolve) => {
+            const c = connect(s.socketPath, () => resolve(c));
+          }),
+      ),
+    );
+    await expect(httpRequest(s.socketPath, { body: "{}", timeoutMs: 5000 })).rejects.toThrow();
+    held[0]!.destroy();
+    // Once a slot frees up, a new client is served (the server notices the close asynchronously).
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) status = await httpRequest(s.socketPath, { body: "{}" }).then((r) => r.status, () => 0);
+    expect(status).toBe(200);
+    held.forEach((c) => c.destroy());
+  });
+
+  it("answers a slow HTTP head with 408 after headersTimeout (slowloris)", async () => {
+    const s = await start({ limits: { headersTimeoutMs: 200, requestReceiveTimeoutMs: 300 } });
+    const reply = await new Promise<string>((resolve) => {
+      const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\n"));
+      let out = "";
+      c.on("data", (d) => (out += d.toString()));
+      c.on("close", () => resolve(out));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(reply).toContain("AIP_ERR_INVALID_JSON");
+  });
+
+  it("closes idle connections after idleTimeoutMs", async () => {
+    const s = await start({ limits: { idleTimeoutMs: 100 } });
+    const closed = await new Promise<boolean>((resolve) => {
+      const c = connect(s.socketPath);
+      c.on("close", () => resolve(true));
+    });
+    expect(closed).toBe(true);
+  });
+
+  it("bounds an NDJSON line and recovers on the next line", async () => {
+    const s = await start({ limits: { maxLineBytes: 100 } });
+    const lines = await ndjsonExchange(s.socketPath, `{"a":"${"x".repeat(500)}"}\n{"b":1}\n`);
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[0]!).error.type).toBe("AIP_ERR_PAYLOAD_TOO_LARGE");
+    expect(JSON.parse(lines[1]!).payload).toEqual({ echo: { b: 1 } });
+  });
+});
+
+describe("framing", () => {
+  it("keeps answering in order when handlers finish out of order", async () => {
+    const s = await start({
+      invoke: async (req) => {
+        const ms = (req as { ms: number }).ms;
+        await new Promise((r) => setTimeout(r, ms));
+        return successResponse({ ms }, "t");
+      },
+    });
+    const lines = await ndjsonExchange(s.socketPath, [50, 1, 20, 0].map((ms) => JSON.stringify({ ms })).join("\n"));
+    expect(lines.map((l) => JSON.parse(l).payload.ms)).toEqual([50, 1, 20, 0]);
+  });
+
+  it("respects backpressure: a client that does not read does not block other clients", async () => {
+    const big = "y".repeat(64 * 1024);
+    const s = await start({ invoke: async () => successResponse({ big }, "t"), limits: { maxPipelined: 4 } });
+    const stuck = connect(s.socketPath);
+    await new Promise<void>((r) => stuck.once("connect", () => r()));
+    stuck.pause();
+    stuck.write(Array.from({ length: 200 }, () => "{}\n").join(""));
+    const other = await httpRequest(s.socketPath, { body: "{}" });
+    expect(other.status).toBe(200);
+    // The server stopped reading the stuck connection instead of buffering 200 x 64 KiB answers.
+    expect(s.inflight).toBeLessThanOrEqual(4);
+    stuck.destroy();
+  });
+
+  it("aborts the handler's signal when an HTTP client goes away", async () => {
+    let aborted: Promise<unknown> | undefined;
+    const s = await start({
+      invoke: (_req, ctx) => {
+        aborted = new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve(ctx.signal.reason)));
+        return new Promise(() => undefined);
+      },
+    });
+    const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: 2\r\n\r\n{}"));
+    while (!aborted) await new Promise((r) => setImmediate(r));
+    c.destroy();
+    expect(await aborted).toMatchObject({ code: "AIP_ERR_CANCELLED" });
+  });
+
+  it("answers unknown routes with AIP_ERR_NO_ROUTE naming the served ones", async () => {
+    const s = await start({ routes: { "GET /healthz": async () => ({ status: 200, body: "{}" }) } });
+    const r = await httpRequest(s.socketPath, { method: "GET", path: "/nope" });
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).error.suggestion).toContain("GET /healthz");
+  });
+});

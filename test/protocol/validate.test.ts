@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { AipError } from "../../protocol/errors.js";
+import { decodeJson, jsonDepthExceeds } from "../../protocol/json.js";
+import { ManifestSchema, cpuMillicores, memoryBytes } from "../../protocol/schemas.js";
+import { isValidTraceId, newTraceId } from "../../protocol/trace.js";
+import { validateRequest } from "../../protocol/validate.js";
+
+function codeOf(fn: () => unknown): { code: string; detail: string } {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof AipError) return { code: err.code, detail: err.message };
+    throw err;
+  }
+  throw new Error("expected an AipError");
+}
+
+describe("request validation", () => {
+  it("accepts a minimal request and keeps unknown constraint keys", () => {
+    const r = validateRequest({ action: "echo", context: {}, constraints: { framework: "vitest" } });
+    expect(r.constraints["framework"]).toBe("vitest");
+  });
+
+  it("names every missing field", () => {
+    expect(codeOf(() => validateRequest({ context: {} }))).toEqual({ code: "AIP_ERR_MISSING_FIELD", detail: "Missing required fields: action, constraints" });
+  });
+
+  it("reports wrong types with their paths", () => {
+    const { code, detail } = codeOf(() => validateRequest({ action: "x", context: { cursor: { line: 0, column: -1 } }, constraints: { languages: "ts" } }));
+    expect(code).toBe("AIP_ERR_INVALID_FIELD");
+    expect(detail).toContain("context.cursor.line");
+    expect(detail).toContain("context.cursor.column");
+    expect(detail).toContain("constraints.languages");
+  });
+
+  it("rejects trace ids that are unsafe in logs", () => {
+    expect(codeOf(() => validateRequest({ action: "x", context: {}, constraints: {}, trace_id: "a b\n" })).code).toBe("AIP_ERR_INVALID_FIELD");
+    expect(isValidTraceId("abc-123:x.y_z")).toBe(true);
+    expect(isValidTraceId("x".repeat(129))).toBe(false);
+    expect(newTraceId()).toMatch(/^[0-9a-f]{32}$/);
+    expect(newTraceId()).not.toBe(newTraceId());
+  });
+
+  it("rejects non-objects as invalid JSON requests", () => {
+    expect(codeOf(() => validateRequest([1])).code).toBe("AIP_ERR_INVALID_JSON");
+    expect(codeOf(() => validateRequest(null)).code).toBe("AIP_ERR_INVALID_JSON");
+  });
+});
+
+describe("JSON decoding", () => {
+  it("enforces the nesting limit without recursion, ignoring brackets in strings", () => {
+    expect(jsonDepthExceeds("[".repeat(10_000), 64)).toBe(true);
+    expect(jsonDepthExceeds(JSON.stringify({ a: "[[[[[[[[[[" }), 2)).toBe(false);
+    expect(jsonDepthExceeds(JSON.stringify({ a: "\\\"[[[[" }), 1)).toBe(false);
+    expect(codeOf(() => decodeJson(Buffer.from("[".repeat(65) + "]".repeat(65)), 64)).detail).toContain("deeper than the limit of 64");
+    expect(decodeJson(Buffer.from("[".repeat(64) + "]".repeat(64)), 64)).toBeDefined();
+  });
+
+  it("rejects invalid UTF-8 and empty input", () => {
+    expect(codeOf(() => decodeJson(Buffer.from([0x7b, 0xff, 0x7d]), 64)).detail).toBe("Request is not valid UTF-8");
+    expect(codeOf(() => decodeJson(Buffer.from("  \n"), 64)).code).toBe("AIP_ERR_INVALID_JSON");
+  });
+});
+
+describe("manifest schema", () => {
+  const good = {
+    aip: "1", name: "testgen", version: "1.0.0", description: "d", capabilities: ["testgen"], languages: ["typescript"],
+    resources: { cpu: "200m", memory: "512Mi", gpu: false }, max_concurrent: 8, timeouts_ms: { default: 2000 },
+  };
+
+  it("accepts the DESIGN.md example and rejects unknown keys and bad quantities", () => {
+    expect(ManifestSchema.safeParse(good).success).toBe(true);
+    expect(ManifestSchema.safeParse({ ...good, extra: 1 }).success).toBe(false);
+    const bad = ManifestSchema.safeParse({ ...good, resources: { cpu: "lots", memory: "512Mi", gpu: false } });
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]?.path).toEqual(["resources", "cpu"]);
+  });
+
+  it("converts quantities", () => {
+    expect(cpuMillicores("200m")).toBe(200);
+    expect(cpuMillicores("1.5")).toBe(1500);
+    expect(memoryBytes("512Mi")).toBe(512 * 1024 * 1024);
+    expect(memoryBytes("1G")).toBe(1e9);
+  });
+});
