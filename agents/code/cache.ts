@@ -1,0 +1,68 @@
+/** Per-file parse cache keyed by path and content hash; a changed buffer is re-parsed incrementally when it can be. */
+import { reparseChanged } from "./incremental.js";
+import type { Dialect } from "./language.js";
+import { contentHash, parseFile, type ParsedFile } from "./parse.js";
+
+export interface ParseCacheStats {
+  hits: number;
+  incremental: number;
+  full: number;
+  entries: number;
+}
+
+export interface ParseCacheOptions {
+  /** Files kept (least recently used evicted first). */
+  maxEntries?: number;
+  /** Re-parse only the touched top-level declarations of a changed buffer (default true). */
+  incremental?: boolean;
+}
+
+/** Buffers sent without a file_path share one slot: an editor sending the same buffer again gets the incremental path. */
+const ANONYMOUS = "\0anonymous";
+
+export class ParseCache {
+  private readonly entries = new Map<string, ParsedFile>();
+  private readonly maxEntries: number;
+  private readonly incremental: boolean;
+  private readonly counts = { hits: 0, incremental: 0, full: 0 };
+
+  constructor(options: ParseCacheOptions = {}) {
+    this.maxEntries = options.maxEntries ?? 64;
+    this.incremental = options.incremental ?? true;
+  }
+
+  /** The parsed file for this content; throws AIP_ERR_PARSE when it does not parse. */
+  get(source: string, dialect: Dialect, filePath?: string): ParsedFile {
+    const key = `${dialect.language}:${dialect.jsx ? 1 : 0}:${filePath ?? ANONYMOUS}`;
+    const cached = this.entries.get(key);
+    if (cached && cached.source.length === source.length && cached.hash === contentHash(source)) {
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      this.counts.hits++;
+      return cached;
+    }
+    let parsed: ParsedFile | undefined;
+    if (cached && this.incremental) {
+      // The old tree is handed over (its nodes move); drop it first so nobody sees it half-shifted.
+      this.entries.delete(key);
+      parsed = reparseChanged(cached, source, filePath);
+      if (parsed) this.counts.incremental++;
+    }
+    if (!parsed) {
+      parsed = parseFile(source, dialect, filePath);
+      this.counts.full++;
+    }
+    this.entries.delete(key);
+    this.entries.set(key, parsed);
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    return parsed;
+  }
+
+  stats(): ParseCacheStats {
+    return { ...this.counts, entries: this.entries.size };
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,142 @@
+/** What is at the cursor: the innermost node, the enclosing function or method (with decorators and doc comment), the enclosing class. */
+import type { TSESTree } from "@typescript-eslint/typescript-estree";
+import { docCommentBefore } from "./comments.js";
+import type { Comment, Node, Program } from "./parse.js";
+import { forEachChild } from "./walk.js";
+
+/** The chain of nodes containing `offset`, outermost (the Program) first. */
+export function ancestorsAt(program: Program, offset: number): Node[] {
+  const chain: Node[] = [program];
+  // Top-level statements are sorted: binary search them (the 8,000-line case has thousands).
+  const body = program.body;
+  let lo = 0;
+  let hi = body.length - 1;
+  let top: Node | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const s = body[mid]!;
+    if (offset < s.range[0]) hi = mid - 1;
+    else if (offset > s.range[1]) lo = mid + 1;
+    else {
+      top = s;
+      break;
+    }
+  }
+  let node = top;
+  while (node) {
+    chain.push(node);
+    let next: Node | undefined;
+    forEachChild(node, (child) => {
+      // The later child wins at a shared boundary (`a.|b` → b).
+      if (child.range[0] <= offset && offset <= child.range[1] && (!next || child.range[0] >= next.range[0])) next = child;
+    });
+    node = next;
+  }
+  return chain;
+}
+
+export type FunctionNode = TSESTree.FunctionDeclaration | TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression | TSESTree.TSDeclareFunction | TSESTree.TSEmptyBodyFunctionExpression;
+export type ClassNode = TSESTree.ClassDeclaration | TSESTree.ClassExpression;
+
+export function isFunction(node: Node): node is FunctionNode {
+  return ["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression", "TSDeclareFunction", "TSEmptyBodyFunctionExpression"].includes(node.type);
+}
+
+export function isClass(node: Node): node is ClassNode {
+  return node.type === "ClassDeclaration" || node.type === "ClassExpression";
+}
+
+export interface FunctionSlice {
+  name: string;
+  kind: "function" | "method" | "getter" | "setter" | "constructor" | "arrow" | "function-expression";
+  fn: FunctionNode;
+  /** The declaration as written: the method, the variable declaration, or the function, with `export` when exported. */
+  decl: Node;
+  exported: boolean;
+  className?: string;
+  decorators: string[];
+  doc?: Comment;
+  /** From the doc comment (or first decorator) to the end of the declaration. */
+  range: [number, number];
+  text: string;
+}
+
+/** The name a function is known by: its id, the variable, property or method key it is assigned to. */
+function nameOf(fn: FunctionNode, parent: Node | undefined): string {
+  if ("id" in fn && fn.id) return fn.id.name;
+  if (!parent) return "<anonymous>";
+  if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
+  if ((parent.type === "MethodDefinition" || parent.type === "Property" || parent.type === "PropertyDefinition" || parent.type === "TSAbstractMethodDefinition") && !parent.computed) {
+    const key = parent.key;
+    if (key.type === "Identifier" || key.type === "PrivateIdentifier") return key.type === "PrivateIdentifier" ? `#${key.name}` : key.name;
+    if (key.type === "Literal") return String(key.value);
+  }
+  if (parent.type === "AssignmentExpression" && parent.left.type === "MemberExpression" && parent.left.property.type === "Identifier") return parent.left.property.name;
+  return "<anonymous>";
+}
+
+/** Describe the function `chain[index]` (its parents are `chain[0..index-1]`). */
+export function sliceFunction(chain: Node[], index: number, program: Program, source: string): FunctionSlice {
+  const fn = chain[index] as FunctionNode;
+  const parent = chain[index - 1];
+  let decl: Node = fn;
+  let kind: FunctionSlice["kind"] = fn.type === "ArrowFunctionExpression" ? "arrow" : fn.type === "FunctionExpression" ? "function-expression" : "function";
+  let className: string | undefined;
+  let decorators: TSESTree.Decorator[] = [];
+  if (parent && (parent.type === "MethodDefinition" || parent.type === "TSAbstractMethodDefinition")) {
+    decl = parent;
+    kind = parent.kind === "get" ? "getter" : parent.kind === "set" ? "setter" : parent.kind === "constructor" ? "constructor" : "method";
+    decorators = parent.decorators ?? [];
+    const cls = chain[index - 3];
+    if (cls && isClass(cls)) className = cls.id?.name ?? "<anonymous class>";
+  } else if (parent && (parent.type === "Property" || parent.type === "PropertyDefinition")) {
+    decl = parent;
+    kind = "method";
+    if (parent.type === "PropertyDefinition") {
+      decorators = parent.decorators ?? [];
+      const cls = chain[index - 3];
+      if (cls && isClass(cls)) className = cls.id?.name ?? "<anonymous class>";
+    }
+  } else if (parent && parent.type === "VariableDeclarator" && chain[index - 2]?.type === "VariableDeclaration") {
+    decl = chain[index - 2]!;
+  }
+  const outer = chain[chain.indexOf(decl) - 1];
+  let exported = false;
+  if (outer && (outer.type === "ExportNamedDeclaration" || outer.type === "ExportDefaultDeclaration")) {
+    decl = outer;
+    exported = true;
+  }
+  let start = decl.range[0];
+  for (const d of decorators) start = Math.min(start, d.range[0]);
+  const doc = docCommentBefore(program, source, start);
+  const range: [number, number] = [doc ? doc.range[0] : start, decl.range[1]];
+  return {
+    name: nameOf(fn, parent),
+    kind,
+    fn,
+    decl,
+    exported,
+    ...(className !== undefined ? { className } : {}),
+    decorators: decorators.map((d) => source.slice(d.range[0], d.range[1])),
+    ...(doc ? { doc } : {}),
+    range,
+    text: source.slice(range[0], range[1]),
+  };
+}
+
+/** The innermost function or method around the cursor, if any. */
+export function enclosingFunction(chain: Node[], program: Program, source: string): FunctionSlice | undefined {
+  for (let i = chain.length - 1; i > 0; i--) {
+    if (isFunction(chain[i]!)) return sliceFunction(chain, i, program, source);
+  }
+  return undefined;
+}
+
+/** The innermost class around the cursor, if any. */
+export function enclosingClass(chain: Node[]): ClassNode | undefined {
+  for (let i = chain.length - 1; i > 0; i--) {
+    const n = chain[i]!;
+    if (isClass(n)) return n;
+  }
+  return undefined;
+}
