@@ -18,32 +18,40 @@ export interface RequestSource {
   displayPath?: string;
 }
 
+export type RequestLocation = Omit<RequestSource, "parsed" | "dialect">;
+
+/** Where the request's file is: the real root and the contained path (checked even for a buffer sent as source_code). */
+export async function locateRequestFile(request: AipRequest, options: ReadOptions = {}): Promise<RequestLocation> {
+  const { file_path: filePath, workspace_root: rootIn } = request.context;
+  if (rootIn === undefined) return filePath !== undefined ? { displayPath: filePath } : {};
+  const root = await resolveRoot(rootIn, options.fs);
+  if (filePath === undefined) return { root };
+  // An unsaved buffer may name a file that does not exist yet; an existing one is still checked.
+  const absPath = await containedPath(root, filePath, options.fs, typeof request.context.source_code === "string");
+  return { root, absPath, displayPath: relative(root, absPath).split(sep).join("/") };
+}
+
 /** Load and parse the request's source; errors are AIP errors (MISSING_FIELD, FORBIDDEN_PATH, PARSE, …). */
 export async function loadRequestSource(request: AipRequest, cache: ParseCache, options: ReadOptions = {}): Promise<RequestSource> {
   const { source_code: code, file_path: filePath, workspace_root: rootIn, language } = request.context;
-  let root: string | undefined;
-  let absPath: string | undefined;
   let text: string;
-  if (rootIn !== undefined) root = await resolveRoot(rootIn, options.fs);
+  if (filePath !== undefined && rootIn === undefined && typeof code !== "string") {
+    throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.workspace_root (needed to read context.file_path)", {
+      extensions: { fields: ["context.workspace_root"] },
+    });
+  }
+  const loc = await locateRequestFile(request, options);
+  const { root, absPath, displayPath } = loc;
   if (typeof code === "string") {
     text = code;
-    // An unsaved buffer may name a file that does not exist yet; an existing one is still checked.
-    if (root !== undefined && filePath !== undefined) absPath = await containedPath(root, filePath, options.fs, true);
   } else if (filePath !== undefined) {
-    if (root === undefined) {
-      throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.workspace_root (needed to read context.file_path)", {
-        extensions: { fields: ["context.workspace_root"] },
-      });
-    }
-    absPath = await containedPath(root, filePath, options.fs);
-    text = (await readContained(absPath, options)).text;
+    text = (await readContained(absPath!, options)).text;
   } else {
     throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", {
       extensions: { fields: ["context.source_code", "context.file_path"] },
     });
   }
   const dialect = dialectOf(language, filePath);
-  const displayPath = root !== undefined && absPath !== undefined ? relative(root, absPath).split(sep).join("/") : filePath;
   const parsed = cache.get(text, dialect, absPath ?? filePath);
   return { parsed, dialect, ...(root !== undefined ? { root } : {}), ...(absPath !== undefined ? { absPath } : {}), ...(displayPath !== undefined ? { displayPath } : {}) };
 }

@@ -1,0 +1,122 @@
+/** The complete action without a model: symbols in scope, members after `.`, keyword snippets, ranked. */
+import { dirname } from "node:path";
+import { isAipError } from "../../protocol/errors.js";
+import type { AipRequest } from "../../protocol/schemas.js";
+import { ParseCache } from "../code/cache.js";
+import { ancestorsAt } from "../code/cursor.js";
+import { dialectOf } from "../code/language.js";
+import type { ParsedFile } from "../code/parse.js";
+import { lineStarts, offsetAt, positionAt } from "../code/position.js";
+import { optionalInt } from "../code/request.js";
+import { loadRequestSource, locateRequestFile, type RequestLocation } from "../code/source.js";
+import { moduleSymbols, symbolsInScope } from "../code/symbols.js";
+import { containedPath, readContained } from "../code/workspace.js";
+import type { HandlerContext } from "../runtime/types.js";
+import { completionContext } from "./context.js";
+import { GLOBALS, SNIPPETS } from "./keywords.js";
+import { membersOf, resolveReceiver, type Member } from "./members.js";
+import { rank, type Candidate } from "./rank.js";
+
+/** Stands in for the identifier being typed when the buffer does not parse as is (`this.` + newline). */
+const PLACEHOLDER = "__aip_complete__";
+
+/** Parse the buffer; when it does not parse, try again with a placeholder identifier at the cursor. */
+function parseAround(cache: ParseCache, source: string, offset: number, path: string | undefined, language: string | undefined): ParsedFile {
+  const dialect = dialectOf(language, path);
+  try {
+    return cache.get(source, dialect, path);
+  } catch (err) {
+    if (!isAipError(err) || err.code !== "AIP_ERR_PARSE") throw err;
+    for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`]) {
+      try {
+        return cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, path);
+      } catch {
+        // try the next patch
+      }
+    }
+    throw err;
+  }
+}
+
+function memberKindOf(m: Member): string {
+  return m.kind === "enum-member" ? "enumMember" : m.kind === "getter" || m.kind === "setter" ? "property" : m.kind === "export" ? "variable" : m.kind;
+}
+
+/** Exports of a local module imported as a namespace (`import * as m from "./m.js"`), read inside the workspace. */
+async function moduleExports(root: string, fromFile: string, specifier: string, cache: ParseCache): Promise<Member[]> {
+  if (!specifier.startsWith(".")) return [];
+  const base = `${dirname(fromFile)}/${specifier}`;
+  for (const candidate of [base, base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), `${base}.ts`, `${base}.js`, `${base}/index.ts`]) {
+    let real: string;
+    try {
+      real = await containedPath(root, candidate);
+    } catch {
+      continue;
+    }
+    try {
+      const file = await readContained(real);
+      const parsed = cache.get(file.text, dialectOf(undefined, real), real);
+      return moduleSymbols(parsed.program, parsed.source)
+        .filter((s) => s.exported)
+        .map((s) => ({ name: s.name, kind: "export" as const, detail: s.kind, line: 0 }));
+    } catch {
+      return [];
+    }
+  }
+  return [];
+}
+
+/** The complete handler over a parse cache (one per process). */
+export function createCompleteLite(cache = new ParseCache()) {
+  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+    const limit = optionalInt(request.constraints, "max_items", "constraints.max_items", 1, 1000) ?? 50;
+    const { source_code: code, cursor: cursorIn, file_path: filePath, language } = request.context;
+    // A buffer in the request may not parse mid-edit; only file reads go through loadRequestSource as is.
+    const src = typeof code === "string" ? undefined : await loadRequestSource(request, cache);
+    const loc: RequestLocation = src ?? (await locateRequestFile(request));
+    const source = src ? src.parsed.source : code!;
+    const starts = lineStarts(source);
+    const cursor = cursorIn ?? positionAt(source.length, starts);
+    const offset = offsetAt(source, cursor, starts);
+    const cc = completionContext(source, offset);
+    const parsed = src ? src.parsed : parseAround(cache, source, offset, loc.absPath ?? filePath, language);
+    ctx.timer.mark("parse");
+    const chain = ancestorsAt(parsed.program, offset);
+    const candidates: Candidate[] = [];
+    let receiverKind: string | undefined;
+    if (cc.receiver !== undefined) {
+      const resolved = resolveReceiver(cc.receiver, chain, parsed.program, parsed.source);
+      receiverKind = resolved?.shape.kind;
+      let members: Member[] = [];
+      if (resolved?.shape.kind === "module") {
+        if (loc.root !== undefined && loc.absPath !== undefined) members = await moduleExports(loc.root, loc.absPath, resolved.shape.specifier, cache);
+      } else if (resolved) {
+        members = membersOf(resolved.shape, parsed.program, parsed.source, resolved.viaThis);
+      }
+      for (const m of members) {
+        if (m.name === PLACEHOLDER) continue;
+        candidates.push({ label: m.name, kind: memberKindOf(m), insert_text: m.kind === "method" ? `${m.name}($0)` : m.name, detail: m.detail, base: 50, ...(m.line ? { line: m.line } : {}) });
+      }
+    } else {
+      for (const s of symbolsInScope(chain, offset, parsed.source)) {
+        if (s.name === PLACEHOLDER) continue;
+        const kind = s.kind === "const" || s.kind === "let" || s.kind === "var" || s.kind === "parameter" ? "variable" : s.kind === "type" ? "typeParameter" : s.kind === "import" ? "module" : s.kind;
+        const detail = s.kind === "import" ? `import ${s.detail === "*" ? "* as" : s.detail} from "${s.source}"` : `${s.kind}${s.detail ? `: ${s.detail}` : ""}`;
+        candidates.push({ label: s.name, kind, insert_text: s.name, detail, base: 10 * s.scope_depth + 20, line: s.line });
+      }
+      if (cc.prefix !== "") {
+        for (const k of SNIPPETS) candidates.push({ label: k.label, kind: "snippet", insert_text: k.insert_text, detail: k.detail, base: 0 });
+        for (const g of GLOBALS) candidates.push({ label: g, kind: "variable", insert_text: g, detail: "global", base: -10 });
+      }
+    }
+    const items = rank(candidates, cc.prefix, cursor.line, limit);
+    ctx.timer.mark("complete");
+    return {
+      items,
+      prefix: cc.prefix,
+      context: cc.receiver !== undefined ? "member" : "identifier",
+      ...(cc.receiver !== undefined ? { receiver: cc.receiver, receiver_kind: receiverKind ?? "unknown" } : {}),
+      replace: { start: positionAt(cc.start, starts), end: cursor },
+    };
+  };
+}
