@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+/** agent-search: ranked retrieval (BM25 with symbol boosts) over a workspace's code and docs, incrementally indexed. */
+import { bundledManifest } from "../runtime/manifest.js";
+import { runAgent } from "../runtime/run.js";
+import type { AgentDefinition } from "../runtime/types.js";
+import { createSearch } from "./handler.js";
+import { IndexRegistry } from "./registry.js";
+
+const registry = new IndexRegistry();
+
+export const search: AgentDefinition = {
+  manifest: bundledManifest("search", import.meta.url),
+  handlers: { search: createSearch(registry) },
+  health: () => ({ workspaces: registry.size }),
+};
+
+await runAgent(search);

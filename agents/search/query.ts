@@ -1,0 +1,81 @@
+/** Running a query against a workspace index: filters (languages, path globs), definition boost, snippets. */
+import { extname } from "node:path";
+import picomatch from "picomatch";
+import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js";
+import { processTerm, tokenize } from "./tokenize.js";
+
+export interface Hit {
+  path: string;
+  line_start: number;
+  line_end: number;
+  symbol: string | null;
+  kind: Doc["kind"];
+  score: number;
+  snippet: string;
+}
+
+export interface QueryOptions {
+  limit: number;
+  globs?: string[];
+  languages?: string[];
+}
+
+const EXT_BY_LANGUAGE: Record<string, string[]> = {
+  typescript: [".ts", ".tsx", ".mts", ".cts"],
+  typescriptreact: [".tsx"],
+  javascript: [".js", ".jsx", ".mjs", ".cjs"],
+  javascriptreact: [".jsx"],
+  markdown: [".md", ".markdown"],
+  text: [".txt"],
+};
+
+/** Definitions outrank mentions of the same words. */
+const DEFINITION_BOOST = 1.5;
+
+/** Up to three lines of the chunk around the first line that mentions a query term. */
+function snippetOf(doc: Doc, terms: string[]): string {
+  const lines = doc.text.split("\n");
+  let best = lines.findIndex((l) => l.trim() !== "" && !l.trim().startsWith("*") && !l.trim().startsWith("/*") && terms.some((t) => l.toLowerCase().includes(t)));
+  if (best === -1) best = lines.findIndex((l) => terms.some((t) => l.toLowerCase().includes(t)));
+  if (best === -1) best = 0;
+  return lines
+    .slice(Math.max(0, best - 1), best + 2)
+    .map((l) => (l.length > 200 ? `${l.slice(0, 199)}…` : l))
+    .join("\n")
+    .trim();
+}
+
+/** The ranked hits for `query`. */
+export function runQuery(index: WorkspaceIndex, query: string, options: QueryOptions): Hit[] {
+  const globMatch = options.globs && options.globs.length > 0 ? picomatch(options.globs, { dot: true }) : undefined;
+  const exts = options.languages?.flatMap((l) => EXT_BY_LANGUAGE[l.toLowerCase()] ?? []);
+  const extSet = exts && exts.length > 0 ? new Set(exts) : undefined;
+  const results = index.search.search(query, {
+    boost: FIELD_BOOST,
+    // Prefix matching for longer words only: cheap, and "containment" still finds "contain".
+    prefix: (term) => term.length >= 5,
+    combineWith: "OR",
+    boostDocument: (id) => (index.docs.get(id as number)?.symbol !== undefined ? DEFINITION_BOOST : 1),
+    filter: (r) => {
+      const doc = index.docs.get(r.id as number);
+      if (!doc) return false;
+      if (globMatch && !globMatch(doc.path)) return false;
+      if (extSet && !extSet.has(extname(doc.path).toLowerCase())) return false;
+      return true;
+    },
+  });
+  const raw = tokenize(query).map((t) => t.toLowerCase()).filter((t) => processTerm(t) !== null);
+  const terms = raw.length > 0 ? raw : [query.toLowerCase()];
+  return results.slice(0, options.limit).map((r) => {
+    const doc = index.docs.get(r.id as number)!;
+    return {
+      path: doc.path,
+      line_start: doc.line_start,
+      line_end: doc.line_end,
+      symbol: doc.symbol ?? null,
+      kind: doc.kind,
+      score: Math.round(r.score * 1000) / 1000,
+      snippet: snippetOf(doc, terms),
+    };
+  });
+}
