@@ -24,7 +24,17 @@ export interface KitContext {
   /** A socket-mode instance shared by the socket checks. */
   server: Served;
   dir: string;
+  /** The context and constraints of a request the agent must answer with success. */
+  sample: Sample;
 }
+
+/** What a good request carries besides its action; agents that need more than a source (a workspace, a cursor) pass their own. */
+export interface Sample {
+  context: Record<string, unknown>;
+  constraints: Record<string, unknown>;
+}
+
+export const DEFAULT_SAMPLE: Sample = { context: { source_code: "const a = 1;\n" }, constraints: {} };
 
 export interface Check {
   name: string;
@@ -62,7 +72,7 @@ function expectError(env: Envelope, code: string, where: string): void {
 }
 
 function good(ctx: KitContext, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { action: ctx.action, context: { source_code: "const a = 1;\n" }, constraints: {}, ...extra };
+  return { action: ctx.action, context: ctx.sample.context, constraints: ctx.sample.constraints, ...extra };
 }
 
 async function oneShot(ctx: KitContext, input: string | Buffer): Promise<Envelope> {
@@ -356,8 +366,8 @@ export const CHECKS: Check[] = [
   },
 ];
 
-/** Run the battery against `exe`; `onResult` sees each result as it comes. */
-export async function runConformance(exe: string, onResult?: (r: CheckResult) => void): Promise<CheckResult[]> {
+/** Run the battery against `exe`; `onResult` sees each result as it comes; `sample` is the good request's body. */
+export async function runConformance(exe: string, onResult?: (r: CheckResult) => void, sample: Sample = DEFAULT_SAMPLE): Promise<CheckResult[]> {
   const m = await runOnce(exe, ["--manifest"], "");
   let manifest: AgentManifest;
   const results: CheckResult[] = [];
@@ -379,7 +389,7 @@ export async function runConformance(exe: string, onResult?: (r: CheckResult) =>
   try {
     server = await serve(exe, join(dir, "kit.sock"));
     await waitForSocket(server.socketPath);
-    const ctx: KitContext = { exe, manifest, action: manifest.capabilities[0]!, server, dir };
+    const ctx: KitContext = { exe, manifest, action: manifest.capabilities[0]!, server, dir, sample };
     for (const check of CHECKS) {
       const start = performance.now();
       try {

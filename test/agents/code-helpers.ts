@@ -1,0 +1,64 @@
+/** Shared by the code-agent suites: executables, one-shot runs, a served agent, temp workspaces. */
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { runOnce, serve, type Served } from "../../scripts/conformance/process.js";
+import { invokeHttp } from "../../scripts/lib/uds-client.js";
+import { DIST, ROOT, tempDir } from "../helpers.js";
+
+export const SUMMARIZE = join(DIST, "agents/summarize/main.js");
+export const SEARCH = join(DIST, "agents/search/main.js");
+export const TESTGEN = join(DIST, "agents/testgen/main.js");
+export const COMPLETE_LITE = join(DIST, "agents/complete-lite/main.js");
+export const FIXTURES = join(ROOT, "test/fixtures/code");
+
+export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** One request through the one-shot executable; asserts the AIP-1 one-shot contract (exit 0, nothing on stderr). */
+export async function oneShot(exe: string, request: unknown): Promise<Json> {
+  const r = await runOnce(exe, [], JSON.stringify(request));
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as Json;
+}
+
+export interface RunningAgent {
+  invoke(request: unknown): Promise<Json>;
+  stop(): Promise<void>;
+}
+
+/** Serve `exe` on a socket in a temp dir until `stop`. */
+export async function startAgent(exe: string): Promise<RunningAgent> {
+  const t = tempDir("aipc-");
+  let served: Served;
+  try {
+    served = await serve(exe, join(t.dir, "a.sock"));
+  } catch (err) {
+    t.cleanup();
+    throw err;
+  }
+  return {
+    invoke: async (request) => (await invokeHttp(served.socketPath, request, 20_000)).json as Json,
+    stop: async () => {
+      await served.stop();
+      expect(served.stderr()).toBe("");
+      t.cleanup();
+    },
+  };
+}
+
+/** A temp copy of a fixture folder; removed by `cleanup`. */
+export function copyFixture(name: string): { dir: string; cleanup: () => void } {
+  const t = tempDir("aipw-");
+  cpSync(join(FIXTURES, name), t.dir, { recursive: true });
+  return t;
+}
+
+/** The 1-based line and 0-based column of the first occurrence of `needle` (plus `delta` columns). */
+export function cursorOf(source: string, needle: string, delta = 0): { line: number; column: number } {
+  const at = source.indexOf(needle);
+  if (at === -1) throw new Error(`${needle} not in source`);
+  const before = source.slice(0, at);
+  const line = before.split("\n").length;
+  return { line, column: at - (before.lastIndexOf("\n") + 1) + delta };
+}
