@@ -15,6 +15,9 @@ import { applySocketPermissions, prepareSocketPath, removeSocketFile } from "./s
 import { newTraceId } from "./trace.js";
 import { traceIdOf } from "./validate.js";
 
+
+/** How long an oversized HTTP body is drained (and discarded) before the 413 goes out and the connection closes. */
+const OVERSIZE_DRAIN_MS = 1_000;
 export interface InvokeContext {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
@@ -268,12 +271,24 @@ export class AipServer {
       res.setHeader("Connection", "close");
       this.sendJson(res, errorResponse(err, newTraceId()));
     };
-    const declared = Number(req.headers["content-length"] ?? NaN);
-    if (declared > limit) {
-      tooLarge();
+    // Answer only once the client has sent its body (or after a short grace): closing while it is still
+    // writing makes it fail with EPIPE before it can read the 413.
+    const refuseAfterDrain = (resolve: (v: undefined) => void): void => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        tooLarge();
+        resolve(undefined);
+      };
+      const timer = setTimeout(finish, OVERSIZE_DRAIN_MS);
+      req.once("end", finish);
+      req.once("close", finish);
       req.resume();
-      return Promise.resolve(undefined);
-    }
+    };
+    const declared = Number(req.headers["content-length"] ?? NaN);
+    if (declared > limit) return new Promise(refuseAfterDrain);
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -284,8 +299,7 @@ export class AipServer {
         if (size > limit) {
           over = true;
           chunks.length = 0;
-          tooLarge();
-          resolve(undefined);
+          refuseAfterDrain(resolve);
           return;
         }
         chunks.push(chunk);

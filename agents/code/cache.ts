@@ -31,8 +31,8 @@ export class ParseCache {
     this.incremental = options.incremental ?? true;
   }
 
-  /** The parsed file for this content; throws AIP_ERR_PARSE when it does not parse. */
-  get(source: string, dialect: Dialect, filePath?: string): ParsedFile {
+  /** The parsed file for this content; throws AIP_ERR_PARSE (naming `label`, default the path) when it does not parse. */
+  get(source: string, dialect: Dialect, filePath?: string, label = filePath): ParsedFile {
     const key = `${dialect.language}:${dialect.jsx ? 1 : 0}:${filePath ?? ANONYMOUS}`;
     const cached = this.entries.get(key);
     if (cached && cached.source.length === source.length && cached.hash === contentHash(source)) {
@@ -45,11 +45,11 @@ export class ParseCache {
     if (cached && this.incremental) {
       // The old tree is handed over (its nodes move); drop it first so nobody sees it half-shifted.
       this.entries.delete(key);
-      parsed = reparseChanged(cached, source, filePath);
+      parsed = reparseChanged(cached, source, label);
       if (parsed) this.counts.incremental++;
     }
     if (!parsed) {
-      parsed = parseFile(source, dialect, filePath);
+      parsed = parseFile(source, dialect, label);
       this.counts.full++;
     }
     this.entries.delete(key);

@@ -52,6 +52,6 @@ export async function loadRequestSource(request: AipRequest, cache: ParseCache, 
     });
   }
   const dialect = dialectOf(language, filePath);
-  const parsed = cache.get(text, dialect, absPath ?? filePath);
+  const parsed = cache.get(text, dialect, absPath ?? filePath, displayPath ?? filePath);
   return { parsed, dialect, ...(root !== undefined ? { root } : {}), ...(absPath !== undefined ? { absPath } : {}), ...(displayPath !== undefined ? { displayPath } : {}) };
 }

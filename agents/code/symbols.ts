@@ -117,7 +117,7 @@ export function symbolsInScope(chain: Node[], offset: number, source: string): S
     const stmts = scopeStatements(node);
     for (const s of stmts) {
       const hoisted = s.type === "FunctionDeclaration" || (s.type === "ExportNamedDeclaration" && s.declaration?.type === "FunctionDeclaration");
-      if (i > 0 && !hoisted && s.range[0] > offset) continue;
+      if (i > 0 && !hoisted && s.range[0] >= offset) continue;
       // The declaration the cursor is inside of is visible too (recursion), but not a `const x = |` before it ends.
       all.push(...declaredBy(s, depth, source));
     }

@@ -21,15 +21,15 @@ import { rank, type Candidate } from "./rank.js";
 const PLACEHOLDER = "__aip_complete__";
 
 /** Parse the buffer; when it does not parse, try again with a placeholder identifier at the cursor. */
-function parseAround(cache: ParseCache, source: string, offset: number, path: string | undefined, language: string | undefined): ParsedFile {
+function parseAround(cache: ParseCache, source: string, offset: number, path: string | undefined, language: string | undefined, label: string | undefined): ParsedFile {
   const dialect = dialectOf(language, path);
   try {
-    return cache.get(source, dialect, path);
+    return cache.get(source, dialect, path, label);
   } catch (err) {
     if (!isAipError(err) || err.code !== "AIP_ERR_PARSE") throw err;
     for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`]) {
       try {
-        return cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, path);
+        return cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, path, label);
       } catch {
         // try the next patch
       }
@@ -79,7 +79,7 @@ export function createCompleteLite(cache = new ParseCache()) {
     const cursor = cursorIn ?? positionAt(source.length, starts);
     const offset = offsetAt(source, cursor, starts);
     const cc = completionContext(source, offset);
-    const parsed = src ? src.parsed : parseAround(cache, source, offset, loc.absPath ?? filePath, language);
+    const parsed = src ? src.parsed : parseAround(cache, source, offset, loc.absPath ?? filePath, language, loc.displayPath);
     ctx.timer.mark("parse");
     const chain = ancestorsAt(parsed.program, offset);
     const candidates: Candidate[] = [];

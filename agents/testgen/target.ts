@@ -3,7 +3,7 @@ import { AipError } from "../../protocol/errors.js";
 import { isClass, isFunction, sliceFunction, type FunctionSlice } from "../code/cursor.js";
 import type { Node, ParsedFile } from "../code/parse.js";
 import { sliceAt } from "../code/slice.js";
-import { walk } from "../code/walk.js";
+import { forEachChild } from "../code/walk.js";
 import type { Position } from "../code/position.js";
 
 export interface Target {
@@ -51,16 +51,18 @@ export function targetByName(file: ParsedFile, name: string): Target {
   const found: Target[] = [];
   const names: string[] = [];
   const chain: Node[] = [];
-  walk(file.program, (node) => {
-    while (chain.length > 0 && !(chain[chain.length - 1]!.range[0] <= node.range[0] && node.range[1] <= chain[chain.length - 1]!.range[1])) chain.pop();
+  const visit = (node: Node): void => {
     chain.push(node);
-    if (isFunction(node) && chain.length >= 2) {
+    if (isFunction(node) && chain.length >= 2 && node.type !== "TSDeclareFunction") {
       const t = judge([...chain], chain.length - 1, file);
       const full = t.slice.className !== undefined ? `${t.slice.className}.${t.slice.name}` : t.slice.name;
       if (t.slice.name !== "<anonymous>") names.push(full);
       if (full === name || (t.slice.className !== undefined && t.slice.name === name)) found.push(t);
     }
-  });
+    forEachChild(node, visit);
+    chain.pop();
+  };
+  visit(file.program);
   const best = found.find((t) => t.importable) ?? found[0];
   if (!best) {
     throw new AipError("AIP_ERR_INVALID_FIELD", `constraints.function: no function named ${JSON.stringify(name)}; the file defines ${names.slice(0, 20).join(", ") || "no named functions"}`, {

@@ -66,9 +66,7 @@ export function sampleArgs(params: ParamInfo[], ts: boolean): string[] {
   const args: string[] = [];
   for (const p of params) {
     if (p.rest) break;
-    if (p.optional && p.default !== undefined) break; // let defaults apply
-    if (p.type === undefined && p.default !== undefined) break;
-    if (p.optional && p.type === undefined) break;
+    if (p.optional) break; // the happy path leaves optional parameters to their defaults
     args.push(p.type === undefined ? "undefined" : sampleFor(p.type, ts, p.name));
   }
   return args;
