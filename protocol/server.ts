@@ -15,9 +15,9 @@ import { applySocketPermissions, prepareSocketPath, removeSocketFile } from "./s
 import { newTraceId } from "./trace.js";
 import { traceIdOf } from "./validate.js";
 
-
 /** How long an oversized HTTP body is drained (and discarded) before the 413 goes out and the connection closes. */
 const OVERSIZE_DRAIN_MS = 1_000;
+
 export interface InvokeContext {
   /** Aborted when the client goes away. */
   signal: AbortSignal;

@@ -31,8 +31,8 @@ export async function locateRequestFile(request: AipRequest, options: ReadOption
   return { root, absPath, displayPath: relative(root, absPath).split(sep).join("/") };
 }
 
-/** Load and parse the request's source; errors are AIP errors (MISSING_FIELD, FORBIDDEN_PATH, PARSE, …). */
-export async function loadRequestSource(request: AipRequest, cache: ParseCache, options: ReadOptions = {}): Promise<RequestSource> {
+/** The request's source text and where it lives, not parsed yet (MISSING_FIELD, FORBIDDEN_PATH, size errors). */
+export async function readRequestText(request: AipRequest, options: ReadOptions = {}): Promise<RequestLocation & { text: string; dialect: Dialect }> {
   const { source_code: code, file_path: filePath, workspace_root: rootIn, language } = request.context;
   let text: string;
   if (filePath !== undefined && rootIn === undefined && typeof code !== "string") {
@@ -52,6 +52,13 @@ export async function loadRequestSource(request: AipRequest, cache: ParseCache, 
     });
   }
   const dialect = dialectOf(language, filePath);
-  const parsed = cache.get(text, dialect, absPath ?? filePath, displayPath ?? filePath);
-  return { parsed, dialect, ...(root !== undefined ? { root } : {}), ...(absPath !== undefined ? { absPath } : {}), ...(displayPath !== undefined ? { displayPath } : {}) };
+  return { text, dialect, ...(root !== undefined ? { root } : {}), ...(absPath !== undefined ? { absPath } : {}), ...(displayPath !== undefined ? { displayPath } : {}) };
+}
+
+/** Load and parse the request's source; errors are AIP errors (MISSING_FIELD, FORBIDDEN_PATH, PARSE, …). */
+export async function loadRequestSource(request: AipRequest, cache: ParseCache, options: ReadOptions = {}): Promise<RequestSource> {
+  const { text, ...rest } = await readRequestText(request, options);
+  const key = rest.absPath ?? request.context.file_path;
+  const parsed = cache.get(text, rest.dialect, key, rest.displayPath ?? key);
+  return { parsed, ...rest };
 }

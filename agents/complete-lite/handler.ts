@@ -8,7 +8,7 @@ import { dialectOf } from "../code/language.js";
 import type { ParsedFile } from "../code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../code/position.js";
 import { optionalInt } from "../code/request.js";
-import { loadRequestSource, locateRequestFile, type RequestLocation } from "../code/source.js";
+import { readRequestText } from "../code/source.js";
 import { moduleSymbols, symbolsInScope } from "../code/symbols.js";
 import { containedPath, readContained } from "../code/workspace.js";
 import type { HandlerContext } from "../runtime/types.js";
@@ -70,16 +70,15 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
 export function createCompleteLite(cache = new ParseCache()) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const limit = optionalInt(request.constraints, "max_items", "constraints.max_items", 1, 1000) ?? 50;
-    const { source_code: code, cursor: cursorIn, file_path: filePath, language } = request.context;
-    // A buffer in the request may not parse mid-edit; only file reads go through loadRequestSource as is.
-    const src = typeof code === "string" ? undefined : await loadRequestSource(request, cache);
-    const loc: RequestLocation = src ?? (await locateRequestFile(request));
-    const source = src ? src.parsed.source : code!;
+    const { cursor: cursorIn, file_path: filePath, language } = request.context;
+    // The buffer may not parse mid-edit (`this.` + newline): parseAround retries with a placeholder.
+    const loc = await readRequestText(request);
+    const source = loc.text;
     const starts = lineStarts(source);
     const cursor = cursorIn ?? positionAt(source.length, starts);
     const offset = offsetAt(source, cursor, starts);
     const cc = completionContext(source, offset);
-    const parsed = src ? src.parsed : parseAround(cache, source, offset, loc.absPath ?? filePath, language, loc.displayPath);
+    const parsed = parseAround(cache, source, offset, loc.absPath ?? filePath, language, loc.displayPath ?? filePath);
     ctx.timer.mark("parse");
     const chain = ancestorsAt(parsed.program, offset);
     const candidates: Candidate[] = [];
