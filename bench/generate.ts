@@ -79,11 +79,14 @@ export function generateSource(lines: number): string {
 
 /** File contents for a synthetic workspace of `files` files: code in folders, plus some markdown. */
 export function* generateWorkspace(files: number): Generator<[string, string]> {
-  const words = ["cache", "router", "socket", "parser", "token", "buffer", "stream", "health", "metric", "queue", "limit", "retry", "trace", "config", "render"];
+  // A larger vocabulary than a toy one: in a real workspace most words are rare, so a query matches a few
+  // hundred chunks, not a third of the index.
+  const base = ["cache", "router", "socket", "parser", "token", "buffer", "stream", "health", "metric", "queue", "limit", "retry", "trace", "config", "render", "session", "cursor", "symbol", "schema", "worker", "budget", "canary", "vetting", "manifest", "pool", "timer", "logger", "channel", "signal", "deadline", "registry", "snippet", "outline", "index", "ranking", "layout", "widget", "storage", "upload", "payment", "invoice", "account", "profile", "avatar", "search", "filter", "sorter", "pager", "dialog", "toast"];
+  const words = base.flatMap((w, i) => [w, `${w}${["Map", "Set", "List", "Node", "Tree"][i % 5]}`]);
   for (let i = 0; i < files; i++) {
     const a = words[i % words.length]!;
     const b = words[(i * 7 + 3) % words.length]!;
-    const dir = `pkg${i % 50}/${a}`;
+    const dir = `pkg${i % 50}/${a.replace(/[A-Z].*$/, "")}`;
     if (i % 10 === 9) {
       yield [`${dir}/notes-${i}.md`, `# ${a} ${b} notes ${i}\n\nHow the ${a} talks to the ${b}; see ${a}${i}.ts.\n`];
       continue;
