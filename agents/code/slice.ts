@@ -2,7 +2,19 @@
 import { ancestorsAt, enclosingClass, enclosingFunction, type ClassNode, type FunctionSlice } from "./cursor.js";
 import type { Node, ParsedFile } from "./parse.js";
 import { offsetAt, type Position } from "./position.js";
-import { symbolsInScope, type SymbolEntry } from "./symbols.js";
+import { declaredBy, symbolsInScope, type SymbolEntry } from "./symbols.js";
+
+/** Module-scope declarations per parsed file: computed once, reused by every cursor in that version. */
+const MODULE_SYMBOLS = new WeakMap<ParsedFile, SymbolEntry[]>();
+
+function moduleEntries(file: ParsedFile): SymbolEntry[] {
+  let entries = MODULE_SYMBOLS.get(file);
+  if (!entries) {
+    entries = file.program.body.flatMap((s) => declaredBy(s, 0, file.source));
+    MODULE_SYMBOLS.set(file, entries);
+  }
+  return entries;
+}
 
 export interface Slice {
   offset: number;
@@ -11,6 +23,11 @@ export interface Slice {
   fn?: FunctionSlice;
   cls?: ClassNode;
   symbols: SymbolEntry[];
+}
+
+/** The symbols in scope for an ancestor chain of `file` (module scope memoised per file version). */
+export function symbolsAt(file: ParsedFile, chain: Node[], offset: number): SymbolEntry[] {
+  return symbolsInScope(chain, offset, file.source, moduleEntries(file));
 }
 
 /** Everything the agents need to know about the cursor position in a parsed file. */
@@ -25,6 +42,6 @@ export function sliceAt(file: ParsedFile, cursor: Position): Slice {
     node: chain[chain.length - 1]!,
     ...(fn ? { fn } : {}),
     ...(cls ? { cls } : {}),
-    symbols: symbolsInScope(chain, offset, file.source),
+    symbols: symbolsAt(file, chain, offset),
   };
 }

@@ -95,7 +95,7 @@ function scopeStatements(node: Node): Node[] {
  * parameters, locals of the enclosing blocks (declared before the cursor; functions are hoisted).
  * Sorted by scope depth (module first), then name, then line; inner names shadow outer ones.
  */
-export function symbolsInScope(chain: Node[], offset: number, source: string): SymbolEntry[] {
+export function symbolsInScope(chain: Node[], offset: number, source: string, moduleEntries?: SymbolEntry[]): SymbolEntry[] {
   const all: SymbolEntry[] = [];
   let depth = 0;
   for (let i = 0; i < chain.length; i++) {
@@ -112,6 +112,10 @@ export function symbolsInScope(chain: Node[], offset: number, source: string): S
     }
     if (node.type === "ClassExpression" && node.id) {
       all.push(entry(node.id.name, "class", depth, node.id));
+      continue;
+    }
+    if (i === 0 && moduleEntries) {
+      all.push(...moduleEntries);
       continue;
     }
     const stmts = scopeStatements(node);

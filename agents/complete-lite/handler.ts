@@ -9,7 +9,8 @@ import type { ParsedFile } from "../code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../code/position.js";
 import { optionalInt } from "../code/request.js";
 import { readRequestText } from "../code/source.js";
-import { moduleSymbols, symbolsInScope } from "../code/symbols.js";
+import { symbolsAt } from "../code/slice.js";
+import { moduleSymbols } from "../code/symbols.js";
 import { containedPath, readContained } from "../code/workspace.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { completionContext } from "./context.js";
@@ -97,7 +98,7 @@ export function createCompleteLite(cache = new ParseCache()) {
         candidates.push({ label: m.name, kind: memberKindOf(m), insert_text: m.kind === "method" ? `${m.name}($0)` : m.name, detail: m.detail, base: 50, ...(m.line ? { line: m.line } : {}) });
       }
     } else {
-      for (const s of symbolsInScope(chain, offset, parsed.source)) {
+      for (const s of symbolsAt(parsed, chain, offset)) {
         if (s.name === PLACEHOLDER) continue;
         const kind = s.kind === "const" || s.kind === "let" || s.kind === "var" || s.kind === "parameter" ? "variable" : s.kind === "type" ? "typeParameter" : s.kind === "import" ? "module" : s.kind;
         const detail = s.kind === "import" ? `import ${s.detail === "*" ? "* as" : s.detail} from "${s.source}"` : `${s.kind}${s.detail ? `: ${s.detail}` : ""}`;
