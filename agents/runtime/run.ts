@@ -113,6 +113,16 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
     return;
   }
   const invoker = new AgentInvoker(def, log);
+  // The socket accepts before AipServer.listen resolves (permissions are applied after bind): a SIGTERM
+  // in that window must shut down cleanly, not kill the process, so the handlers go in first.
+  let pendingSignal: string | undefined;
+  let onSignal: ((signal: string) => void) | undefined;
+  const handle = (signal: string): void => {
+    if (onSignal) onSignal(signal);
+    else pendingSignal ??= signal;
+  };
+  process.on("SIGTERM", () => handle("SIGTERM"));
+  process.on("SIGINT", () => handle("SIGINT"));
   let server: AipServer;
   try {
     server = await AipServer.listen({
@@ -144,12 +154,14 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
   }
   log.info({ event: "ready", socket: socketPath, pid: process.pid, version: def.manifest.version }, "agent ready");
   await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
+    let stopping = false;
+    onSignal = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
       log.info({ event: "shutdown", signal, inflight: invoker.inflight }, "shutting down");
       void server.close(DEFAULT_LIMITS.shutdownGraceMs).then(resolve);
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    if (pendingSignal !== undefined) onSignal(pendingSignal);
   });
   await def.dispose?.();
   log.info({ event: "stopped" }, "agent stopped");
