@@ -9,6 +9,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   health: async () => (await import("./aip/status.js")).health,
   agents: async () => (await import("./aip/status.js")).agents,
   check: async () => (await import("./aip/status.js")).check,
+  canary: async () => (await import("./aip/canary.js")).canary,
 };
 
 async function main(argv: string[]): Promise<number> {
