@@ -15,6 +15,7 @@ import { undiciTransport, type TransportFactory } from "./pool/transport.js";
 import { printedManifest, register } from "./registration.js";
 import { applyResourceRule, candidates, choose } from "./router.js";
 import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
+import { Supersession } from "./supersede.js";
 import { CanaryController } from "./canary/controller.js";
 import { join } from "node:path";
 
@@ -41,6 +42,7 @@ export class Orchestrator {
   private readonly started = Date.now();
   private stopped = false;
   canary!: CanaryController;
+  private readonly supersession = new Supersession();
 
   constructor(
     readonly config: AgencyConfig,
@@ -284,6 +286,7 @@ export class Orchestrator {
         agent.circuit.failures = 0;
       },
       onOutcome: (o) => this.onOutcome(o),
+      supersede: (request, traceId, controller) => this.supersession.claim(request, traceId, controller),
     });
   }
 
