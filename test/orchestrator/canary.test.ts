@@ -92,14 +92,18 @@ describe("canary", () => {
   });
 
   it("promotes a healthy canary through the automatic steps, retains the old stable, then stops it", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500 } });
+    // The latency gate is off here (ratio 1000): on a loaded 2-core machine tiny samples are noisy,
+    // and this test is about steps, promotion and retention. The gates have their own tests.
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500, max_p95_ratio: 1000 } });
     await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 5 });
     const oldPid = agency.orchestrator.agents.find((a) => a.role === "stable")!.pid!;
     let i = 0;
     await until(async () => {
       await sendAll(Array.from({ length: 40 }, () => `good-${i++}`), 4);
+      const last = agency!.orchestrator.canary.status()[0]?.last_decision as { action: string; reason: string } | null;
+      if (last?.action === "rollback") throw new Error(`unexpected rollback: ${last.reason}`);
       return agency!.orchestrator.agents.find((a) => a.role === "stable")!.version === "2.0.0";
-    }, 30_000, "promotion");
+    }, 45_000, "promotion");
     const decisions = (await admin("/v1/admin/canary")).json.canary[0].decisions.map((d: any) => d.action);
     expect(decisions).toEqual(expect.arrayContaining(["start", "step", "promote"]));
     const retained = agency.orchestrator.agents.find((a) => a.role === "retained")!;
@@ -110,7 +114,7 @@ describe("canary", () => {
     expect(after.every((a) => a.version === "2.0.0")).toBe(true);
     await until(() => !agency!.orchestrator.agents.some((a) => a.role === "retained"), 10_000, "retention end");
     await until(() => !pidAlive(oldPid), 10_000, "old stable stopped");
-  });
+  }, 90_000);
 
   it("rolls back to the retained version within the retention window", async () => {
     agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });

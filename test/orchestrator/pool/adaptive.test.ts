@@ -21,9 +21,13 @@ describe("adaptive pool over a real agent", () => {
     const grown = await healthz("variable");
     expect(grown.pool_size).toBe(12);
     expect(grown.p95_latency_ms).toBeGreaterThan(50);
-    // Fast phase: once the slow calls leave the P95 window, it shrinks one step per call down to 3.
-    for (let i = 0; i < 150; i++) await invokeHttp(agency.socket, echo());
-    const shrunk = await healthz("variable");
+    // Fast phase: once the slow calls leave the P95 window (100 calls), it shrinks one step per call
+    // down to 3. Bounded loop: a loaded machine may need more calls before P95 drops below 15 ms.
+    let shrunk = await healthz("variable");
+    for (let round = 0; round < 10 && shrunk.pool_size !== 3; round++) {
+      for (let i = 0; i < 110; i++) await invokeHttp(agency.socket, echo());
+      shrunk = await healthz("variable");
+    }
     expect(shrunk.p95_latency_ms).toBeLessThan(15);
     expect(shrunk.pool_size).toBe(3);
   });
