@@ -31,6 +31,8 @@ export interface ProbeRun {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** The limit the run had. */
+  limitMs: number;
   durationMs: number;
   events: TraceEvent[];
   /** The scratch directories this run used (still present until `cleanup`). */
@@ -101,7 +103,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
         // strace never started the agent: no trace
       }
       resolve({
-        probe, exitCode: code, signal, stdout: out(), stderr: err(), timedOut,
+        probe, exitCode: code, signal, stdout: out(), stderr: err(), timedOut, limitMs: opts.timeoutMs,
         durationMs: performance.now() - started, events: parseStrace(text, scratch.cwd), scratch, cleanup,
       });
     });

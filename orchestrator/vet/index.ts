@@ -97,7 +97,12 @@ async function vetRuns(
     for (const run of runs) violations.push(...judgeRun(run, { policy, info, gpuAllowed }));
 
     const addons = [...new Set(runs.flatMap((r) => r.events).filter((e) => e.kind === "file" && e.ok && e.access === "read" && (e.kernelPath ?? e.path).endsWith(".node")).map((e) => canonical(e.kind === "file" ? (e.kernelPath ?? e.path) : "")))];
-    const libraries = await libraryClosure([info.elf!, ...addons], tools.readelf);
+    let libraries: Library[] = [];
+    try {
+      libraries = await libraryClosure([info.elf!, ...addons], tools.readelf);
+    } catch (err) {
+      violations.push({ rule: "executable", detail: (err as Error).message });
+    }
     if (!gpuAllowed) {
       for (const lib of libraries.filter((l) => matchesLibrary(policy.gpu_libraries, l.path ?? l.name))) {
         const why = m.manifest?.resources.gpu ? "the policy does not allow GPU agents (allow_gpu: false)" : "the manifest does not declare resources.gpu";

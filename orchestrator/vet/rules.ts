@@ -65,10 +65,10 @@ export function judgeRun(run: ProbeRun, ctx: RuleContext): Violation[] {
     }
   }
   if (run.stderr.length > 0) {
-    v.push({ rule: "stderr", detail: `${run.probe.name}: wrote ${Buffer.byteLength(run.stderr)} bytes to stderr (a scheduler treats stderr output as a crash)`, evidence: run.stderr.slice(0, 500) });
+    v.push({ rule: "stderr", detail: `${run.probe.name}: wrote ${Buffer.byteLength(run.stderr)} bytes to stderr (a scheduler treats stderr output as a crash)`, evidence: run.stderr.slice(0, 500).trimEnd() });
   }
   if (run.timedOut) {
-    v.push({ rule: "timeout", detail: `${run.probe.name}: still running after the ${Math.round(run.durationMs)} ms limit; killed` });
+    v.push({ rule: "timeout", detail: `${run.probe.name}: still running after the ${run.limitMs} ms limit; killed` });
     return v; // a killed run's output says nothing
   }
   if (run.exitCode !== 0) {

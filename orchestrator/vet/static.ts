@@ -171,7 +171,15 @@ export async function libraryClosure(elves: string[], readelf = "readelf", cache
     const elf = queue.shift()!;
     if (seen.has(elf)) continue;
     seen.add(elf);
-    const { needed, searchDirs } = await dynamicSection(elf, readelf);
+    let section: { needed: string[]; searchDirs: string[] };
+    try {
+      section = await dynamicSection(elf, readelf);
+    } catch (err) {
+      // The agent's own ELF must be readable; a dependency that is not is merely unresolved.
+      if (elves.includes(elf)) throw new Error(`readelf could not read ${elf}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+      continue;
+    }
+    const { needed, searchDirs } = section;
     for (const name of needed) {
       // The loader's order: RPATH/RUNPATH, the ld.so cache, then the default directories.
       const inDirs = (dirs: string[]): string | undefined => dirs.map((d) => posix.join(d, name)).find((p) => existsSync(p) && isElf(p));
