@@ -3,7 +3,10 @@
 import { EXIT, UsageError, type Command } from "./aip/command.js";
 
 /** Subcommands, loaded on demand so `aip --help` stays fast. */
-const COMMANDS: Record<string, () => Promise<Command>> = {};
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  vet: async () => (await import("./aip/vet.js")).vet,
+  systemd: async () => (await import("./aip/systemd.js")).systemd,
+};
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
