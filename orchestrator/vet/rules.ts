@@ -60,6 +60,7 @@ export function judgeRun(run: ProbeRun, ctx: RuleContext): Violation[] {
   for (const e of run.events) {
     if (e.kind === "file") fileRules(e, writeRoots, sensitive, ctx, v);
     else if (e.kind === "net") netRules(e, socketDirs, writeRoots, v);
+    else if (e.kind === "evasive") v.push({ rule: "evasive-syscall", detail: `${e.syscall}: acts outside what vetting can see, or on other processes`, evidence: e.line });
     else if (!ctx.info.allowedExecs.has(e.path) && !ctx.info.allowedExecs.has(canonical(e.path))) {
       v.push({ rule: "exec", detail: `exec of ${e.path} (${JSON.stringify(e.argv.slice(0, 4))}): only the agent's own interpreter (${ctx.info.chain.slice(1).join(" → ") || "none"}) may be executed`, evidence: e.line });
     }

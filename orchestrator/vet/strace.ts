@@ -16,7 +16,14 @@ export const TRACED_SYSCALLS = [
   "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmodat", "chown", "lchown", "fchownat",
   "socket", "connect", "bind", "sendto", "sendmsg",
   "execve", "execveat", "chdir", "fchdir", "clone", "clone3", "fork", "vfork",
+  ...["io_uring_setup", "open_by_handle_at", "ptrace", "process_vm_readv", "process_vm_writev"],
 ] as const;
+
+/**
+ * Calls that would let an agent act unseen by this trace (io_uring opens and connects bypass syscalls;
+ * open_by_handle_at opens without a path) or reach into other processes: refused outright.
+ */
+export const EVASIVE_SYSCALLS = new Set(["io_uring_setup", "open_by_handle_at", "ptrace", "process_vm_readv", "process_vm_writev"]);
 
 interface Base {
   pid: number;
@@ -49,7 +56,10 @@ export interface ExecEvent extends Base {
   path: string;
   argv: string[];
 }
-export type TraceEvent = FileEvent | NetEvent | ExecEvent;
+export interface EvasiveEvent extends Base {
+  kind: "evasive";
+}
+export type TraceEvent = FileEvent | NetEvent | ExecEvent | EvasiveEvent;
 
 const WRITE_OPEN_FLAGS = ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE"];
 const MUTATING: Record<string, { dirfd?: number; paths: number[] }> = {
@@ -119,6 +129,10 @@ function interpret(pid: number, name: string, argsText: string, retText: string,
     out.push({ kind: "file", ...base, access, path: r.path, flags, ...(r.unresolved ? { unresolved: true } : {}), ...(kernelPath !== undefined ? { kernelPath } : {}) });
   };
 
+  if (EVASIVE_SYSCALLS.has(name)) {
+    out.push({ kind: "evasive", ...base });
+    return;
+  }
   if (name === "open" || name === "openat" || name === "openat2" || name === "creat") {
     const dirfd = name === "openat" || name === "openat2" ? args[0] : undefined;
     const pathText = dirfd !== undefined ? args[1] : args[0];

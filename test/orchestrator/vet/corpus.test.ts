@@ -14,6 +14,8 @@ const CORPUS_CASES: { file: string; rule: string; check: string; detail: RegExp;
   { file: "invalid-manifest.cjs", rule: "manifest-invalid", check: "manifest", detail: /^resources\.cpu: / },
   { file: "hang.cjs", rule: "timeout", check: "time-limit", detail: /empty-input: still running after the 1500 ms limit/, timeoutMs: 1500 },
   { file: "spawn-shell.cjs", rule: "exec", check: "exec", detail: /exec of \/bin\/sh/ },
+  // Beyond the list: file I/O through io_uring would be invisible to strace.
+  { file: "io-uring.cjs", rule: "evasive-syscall", check: "syscalls", detail: /^io_uring_setup: / },
 ];
 
 function expectRejectedFor(report: VetReport, c: { rule: string; check: string; detail: RegExp }): void {

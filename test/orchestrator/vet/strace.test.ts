@@ -111,6 +111,15 @@ describe("strace semantics", () => {
     ]);
   });
 
+  it("reports calls that would act unseen (io_uring, open_by_handle_at) or on other processes", () => {
+    const ev = parseStrace([
+      "1 io_uring_setup(64, {flags=IORING_SETUP_SQPOLL, sq_thread_cpu=0}) = 4",
+      "1 open_by_handle_at(3</>, {handle_bytes=8, handle_type=FILEID_INO32_GEN}, O_RDONLY) = 5",
+      "1 ptrace(PTRACE_ATTACH, 77) = -1 EPERM (Operation not permitted)",
+    ].join("\n"), "/");
+    expect(ev.map((e) => [e.kind, e.syscall, e.ok])).toEqual([["evasive", "io_uring_setup", true], ["evasive", "open_by_handle_at", true], ["evasive", "ptrace", false]]);
+  });
+
   it("decodes execve paths and argv", () => {
     const ev = parseStrace('1 execve("/usr/bin/env", ["/usr/bin/env", "node", "a b"], 0x7ff /* 3 vars */) = 0', "/").filter((e): e is ExecEvent => e.kind === "exec");
     expect(ev).toMatchObject([{ path: "/usr/bin/env", argv: ["/usr/bin/env", "node", "a b"], ok: true }]);
