@@ -47,6 +47,8 @@ export interface TraceOptions {
   seccomp: boolean;
   /** PATH for the agent (its interpreter is looked up on it). */
   pathEnv: string;
+  /** Extra environment; PATH, HOME and TMPDIR are always the ones above and the scratch ones. */
+  env?: Record<string, string>;
 }
 
 const OUTPUT_CAP = 1 << 20;
@@ -71,7 +73,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
   return new Promise((resolve, reject) => {
     const child = spawn(opts.strace, args, {
       cwd: scratch.cwd,
-      env: { PATH: opts.pathEnv, HOME: scratch.home, TMPDIR: scratch.tmpdir },
+      env: { ...opts.env, PATH: opts.pathEnv, HOME: scratch.home, TMPDIR: scratch.tmpdir },
       stdio: ["pipe", "pipe", "pipe"],
       detached: true, // own process group: a timeout kills strace and every tracee together
     });

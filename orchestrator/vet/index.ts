@@ -4,7 +4,9 @@
  *
  * Public API (the orchestrator's):
  *
- *   vetAgent(executablePath, { policy?, timeoutMs?, cache?, probes?, pathEnv? }): Promise<VetReport>
+ *   vetAgent(executablePath, { policy?, timeoutMs?, cache?, args?, env?, probes?, pathEnv? }): Promise<VetReport>
+ *     - executablePath: a path, or a bare name looked up on PATH (a config `command` [cmd, ...args] is
+ *       vetted as vetAgent(cmd, { args })).
  *     - static: ELF → `readelf -d` NEEDED (transitively); `#!` script → interpreter chain resolved to its
  *       ELF (`/usr/bin/env node` → the node found on PATH), plus native `.node` addons loaded at run time;
  *       GPU/driver libraries refused unless the manifest declares `resources.gpu` and `policy.allow_gpu`.
@@ -25,7 +27,7 @@ import { DEFAULT_POLICY, loadPolicy, matchesLibrary, type VetPolicy } from "./po
 import { buildChecks, dedupe, type VetReport } from "./report.js";
 import { canonical, judgeRun, type Violation } from "./rules.js";
 import { inspectExecutable, libraryClosure, type ExecutableInfo, type Library } from "./static.js";
-import { findTools, type Tools } from "./tools.js";
+import { findTools, which, type Tools } from "./tools.js";
 
 export { loadPolicy, VetCache, DEFAULT_POLICY, DEFAULT_PROBES };
 export { formatReport, CHECKS } from "./report.js";
@@ -39,6 +41,10 @@ export interface VetOptions {
   /** Limit per run (default 5000 ms). */
   timeoutMs?: number;
   cache?: VetCache;
+  /** Arguments before the probe's own (`--manifest`), e.g. the script when the command is `node script.js`. */
+  args?: string[];
+  /** Extra environment for the agent (the scratch HOME and TMPDIR and `pathEnv` always win). */
+  env?: Record<string, string>;
   /** Extra runs beyond the two default ones (e.g. a real request), judged by the same rules. */
   probes?: Probe[];
   /** PATH the agent runs with (its `#!/usr/bin/env` interpreter is found on it); default: this process's PATH. */
@@ -50,11 +56,12 @@ export interface VetOptions {
 /** Vet one agent executable. Never throws for the agent's sake; "could not vet" is a report too. */
 export async function vetAgent(executablePath: string, options: VetOptions = {}): Promise<VetReport> {
   const started = performance.now();
-  const exe = resolve(executablePath);
+  const pathEnv = options.pathEnv ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+  const exe = executablePath.includes("/") ? resolve(executablePath) : (which(executablePath, pathEnv) ?? resolve(executablePath));
   const policy = options.policy ?? loadPolicy();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const pathEnv = options.pathEnv ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
-  const policyKey = createHash("sha256").update(JSON.stringify({ policy, timeoutMs, pathEnv, probes: options.probes ?? [] })).digest("hex");
+  const { args = [], env = {} } = options;
+  const policyKey = createHash("sha256").update(JSON.stringify({ policy, timeoutMs, pathEnv, args, env, probes: options.probes ?? [] })).digest("hex");
   const base = { executable: exe, sha256: "", interpreter: [exe], libraries: [] as Library[], addons: [] as string[] };
   const finish = (r: Omit<VetReport, "durationMs" | "vettedAt">): VetReport => ({ ...r, durationMs: performance.now() - started, vettedAt: new Date().toISOString() });
 
@@ -77,7 +84,8 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
     const v: Violation[] = [{ rule: "executable", detail: info.problem ?? `${exe} is not readable` }];
     report = finish({ ...base, sha256: fp?.sha256 ?? "", interpreter: info.chain, ok: false, couldNotVet: false, checks: buildChecks(v), reasons: reasons(v) });
   } else {
-    report = finish(await vetRuns(exe, fp.sha256, info, policy, tools, { timeoutMs, pathEnv, probes: [...DEFAULT_PROBES, ...(options.probes ?? [])] }));
+    const probes = [...DEFAULT_PROBES, ...(options.probes ?? [])].map((p) => ({ ...p, args: [...args, ...p.args] }));
+    report = finish(await vetRuns(exe, fp.sha256, info, policy, tools, { timeoutMs, pathEnv, env, probes }));
   }
   if (fp) options.cache?.set(exe, fp, policyKey, report);
   return report;
@@ -85,9 +93,9 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
 
 async function vetRuns(
   exe: string, sha256: string, info: ExecutableInfo, policy: VetPolicy, tools: Tools,
-  o: { timeoutMs: number; pathEnv: string; probes: Probe[] },
+  o: { timeoutMs: number; pathEnv: string; env: Record<string, string>; probes: Probe[] },
 ): Promise<Omit<VetReport, "durationMs" | "vettedAt">> {
-  const runs: ProbeRun[] = await Promise.all(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, pathEnv: o.pathEnv })));
+  const runs: ProbeRun[] = await Promise.all(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, pathEnv: o.pathEnv, env: o.env })));
   try {
     const violations: Violation[] = [];
     const manifestRun = runs.find((r) => r.probe.name === "manifest");
