@@ -53,6 +53,26 @@ export interface TraceOptions {
 
 const OUTPUT_CAP = 1 << 20;
 
+/** Runs in progress (process group → scratch cleanup): if this process exits first, a hanging agent must not outlive it. */
+const active = new Map<number, () => void>();
+let exitHook = false;
+function track(pid: number | undefined, cleanup: () => void): void {
+  if (pid === undefined) return;
+  active.set(pid, cleanup);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const [group, clean] of active) {
+      try {
+        process.kill(-group, "SIGKILL");
+      } catch {
+        // already gone
+      }
+      clean();
+    }
+  });
+}
+
 /** Run `exe probe.args` under strace; never rejects for the agent's behaviour, only if strace cannot be spawned. */
 export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise<ProbeRun> {
   const base = mkdtempSync(join(tmpdir(), "aip-vet-"));
@@ -77,6 +97,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
       stdio: ["pipe", "pipe", "pipe"],
       detached: true, // own process group: a timeout kills strace and every tracee together
     });
+    track(child.pid, cleanup);
     const out = capture(child.stdout);
     const err = capture(child.stderr);
     let timedOut = false;
@@ -86,6 +107,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
     }, opts.timeoutMs);
     child.on("error", (e) => {
       clearTimeout(timer);
+      if (child.pid !== undefined) active.delete(child.pid);
       cleanup();
       reject(e);
     });
@@ -98,6 +120,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      if (child.pid !== undefined) active.delete(child.pid);
       let text = "";
       try {
         text = readFileSync(traceFile, "utf8");

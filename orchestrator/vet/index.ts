@@ -95,7 +95,14 @@ async function vetRuns(
   exe: string, sha256: string, info: ExecutableInfo, policy: VetPolicy, tools: Tools,
   o: { timeoutMs: number; pathEnv: string; env: Record<string, string>; probes: Probe[] },
 ): Promise<Omit<VetReport, "durationMs" | "vettedAt">> {
-  const runs: ProbeRun[] = await Promise.all(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, pathEnv: o.pathEnv, env: o.env })));
+  const settled = await Promise.allSettled(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, pathEnv: o.pathEnv, env: o.env })));
+  const runs: ProbeRun[] = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) {
+    for (const r of runs) r.cleanup();
+    const message = `could not run ${tools.strace}: ${(failed.reason as Error).message}`;
+    return { executable: exe, sha256, interpreter: info.chain, libraries: [], addons: [], ok: false, couldNotVet: true, checks: [], reasons: [message] };
+  }
   try {
     const violations: Violation[] = [];
     const manifestRun = runs.find((r) => r.probe.name === "manifest");

@@ -43,6 +43,8 @@ export function findTools(names: { strace?: string; readelf?: string } = {}): Pr
   if (!p) {
     p = probe(names.strace ?? "strace", names.readelf ?? "readelf");
     probed.set(key, p);
+    // Only a success is remembered: once the operator installs strace, the next vetting finds it.
+    void p.then((r) => typeof r === "string" && probed.delete(key));
   }
   return p;
 }

@@ -36,6 +36,10 @@ Exit status: 0 passed, 1 rejected, 2 could not vet (e.g. strace missing: apt-get
       console.error(`aip vet: ${(err as Error).message}`);
       return VET_EXIT.couldNotVet;
     }
+    // The agent runs in its own process group (so a timeout can kill it whole), out of reach of the
+    // terminal's Ctrl-C: exit through process.exit, whose hook kills the runs in progress.
+    process.once("SIGINT", () => process.exit(130));
+    process.once("SIGTERM", () => process.exit(143));
     const report = await vetAgent(positionals[0]!, { policy, timeoutMs });
     if (flags.json) console.log(JSON.stringify(report, null, 2));
     else process.stdout.write(formatReport(report));

@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DUMMY, ROOT } from "../../helpers.js";
+import { DUMMY, ROOT, tempDir } from "../../helpers.js";
 import { sh } from "../../systemd/helpers.js";
 import { CORPUS } from "./helpers.js";
 
@@ -39,5 +41,51 @@ describe("aip vet", () => {
   it("exit 2 on usage errors", () => {
     expect(sh(process.execPath, [AIP, "vet"]).status).toBe(2);
     expect(sh(process.execPath, [AIP, "vet", DUMMY, "--timeout-ms", "soon"]).stderr).toMatch(/expected --timeout-ms to be a positive integer, got "soon"/);
+  });
+});
+
+/** Pids whose command line mentions `needle` and that are not zombies. */
+function livePids(needle: string): number[] {
+  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle)) return [];
+      return / Z /.test(readFileSync(`/proc/${d}/stat`, "utf8")) ? [] : [Number(d)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Wait until `cond()` holds, checking every 20 ms, at most `ms`. */
+async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
+describe("aip vet interrupted", () => {
+  it("Ctrl-C (SIGINT) kills the agent under vetting too, though it runs in its own process group, and removes its scratch", async () => {
+    const t = tempDir("aipvi-");
+    try {
+      // A private copy, so that only this test's agent matches the needle.
+      const exe = join(t.dir, "hang-copy.cjs");
+      copyFileSync(join(CORPUS, "hang.cjs"), exe);
+      copyFileSync(join(CORPUS, "_agent.cjs"), join(t.dir, "_agent.cjs"));
+      chmodSync(exe, 0o755);
+      const scratch = join(t.dir, "tmp");
+      mkdirSync(scratch);
+      const cli = spawn(process.execPath, [AIP, "vet", exe, "--timeout-ms", "60000"], { stdio: "ignore", env: { ...process.env, TMPDIR: scratch } });
+      const exited = new Promise<number | null>((r) => cli.on("exit", (code) => r(code)));
+      expect(await until(() => livePids(exe).length >= 2, 20_000)).toBe(true); // strace and the agent (both runs)
+      cli.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expect(await until(() => livePids(exe).length === 0, 5_000)).toBe(true);
+      expect(readdirSync(scratch)).toEqual([]);
+    } finally {
+      t.cleanup();
+    }
   });
 });
