@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_POLICY, vetAgent, type VetReport } from "../../../orchestrator/vet/index.js";
 import { tempDir } from "../../helpers.js";
-import { CORPUS, buildGpuAgent, rulesOf } from "./helpers.js";
+import { CORPUS, buildGpuAddonAgent, buildGpuAgent, rulesOf } from "./helpers.js";
 
 /** Each bad agent, and the one rule (and check) it must be rejected for. */
 const CORPUS_CASES: { file: string; rule: string; check: string; detail: RegExp; timeoutMs?: number }[] = [
@@ -78,6 +78,19 @@ describe("the bad-agent corpus is rejected, each for its own reason", () => {
         gpu.cleanup();
       }
     });
+  });
+
+  it("a node agent whose native addon links libcuda.so.1 is rejected through the addon it loaded", async () => {
+    const dir = tempDir("aipva-");
+    try {
+      const exe = buildGpuAddonAgent(dir.dir);
+      const report = await vetAgent(exe);
+      expect(rulesOf(report)).toEqual(["gpu-library"]);
+      expect(report.addons).toEqual([join(dir.dir, "gpu-addon.node")]);
+      expect(report.reasons).toContain(`gpu-library: ${join(dir.dir, "gpu-addon.node")} links libcuda.so.1 (${join(dir.dir, "libcuda.so.1")}); the manifest does not declare resources.gpu`);
+    } finally {
+      dir.cleanup();
+    }
   });
 
   it("passes a well-behaved shell-script agent (#!/bin/sh resolved to its ELF)", async () => {
