@@ -17,6 +17,8 @@
  *   loadPolicy(path?): VetPolicy — the policy file (default manifests/vet-policy.json), defaults filled in.
  *   new VetCache(file?) — results keyed by path + size + mtime + sha256 + policy; persisted when `file` is given.
  *   formatReport(report) — the human table `aip vet` prints.
+ *   admission(report, mode) / vettingSummary(report, mode) / defaultVetMode(orchestratorMode) — the
+ *     orchestrator's `required | warn | off` policy: whether to register, and what /v1/agents shows.
  */
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
@@ -31,6 +33,7 @@ import { findTools, which, type Tools } from "./tools.js";
 
 export { loadPolicy, VetCache, DEFAULT_POLICY, DEFAULT_PROBES };
 export { formatReport, CHECKS } from "./report.js";
+export { admission, defaultVetMode, vettingSummary, VET_MODES, type Admission, type VetMode } from "./admission.js";
 export type { VetPolicy, VetReport, Violation, Probe };
 export type { VetCheck } from "./report.js";
 
