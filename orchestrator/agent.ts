@@ -3,6 +3,9 @@ import { cpuMillicores, type AgentManifest } from "../protocol/schemas.js";
 import type { AgentConfig } from "./config.js";
 import type { AgentPool, PoolStats } from "./pool/agent-pool.js";
 
+/** stable: takes the traffic; canary: takes its bucket share; retained: previous stable, out of rotation. */
+export type AgentRole = "stable" | "canary" | "retained";
+
 export type AgentState = "starting" | "healthy" | "unhealthy" | "restarting" | "failed" | "rejected" | "stopped";
 
 /** Agents declaring at least this much CPU are "heavy" for the resource rule (DESIGN.md). */
@@ -18,6 +21,7 @@ export interface HealthInfo {
 
 export class AgentRecord {
   state: AgentState = "starting";
+  role: AgentRole = "stable";
   lastError: string | null = null;
   restarts = 0;
   pid: number | null = null;
@@ -58,7 +62,7 @@ export class AgentRecord {
 
   /** Can take requests now: healthy, circuit closed, admitted by the resource rule. */
   get available(): boolean {
-    return this.state === "healthy" && !this.circuit.open && this.admission.admitted;
+    return this.state === "healthy" && this.role !== "retained" && !this.circuit.open && this.admission.admitted;
   }
 
   serves(action: string): boolean {
@@ -76,6 +80,7 @@ export class AgentRecord {
       name: this.name,
       version: this.version,
       status: this.state,
+      role: this.role,
       available: this.available,
       degraded: this.degraded,
       ...(this.degraded ? { degraded_reason: this.health.report?.["reason"] ?? null } : {}),

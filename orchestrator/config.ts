@@ -49,6 +49,25 @@ const LimitsConfigSchema = z.strictObject({
   shutdown_grace_ms: z.number().int().positive().default(DEFAULT_LIMITS.shutdownGraceMs),
 });
 
+const CanaryConfigSchema = z.strictObject({
+  /** Canary requests in the window before any verdict. */
+  min_requests: z.number().int().positive().default(50),
+  /** Rollback when the canary's server-side error rate exceeds the stable's by more than this (0-1). */
+  max_error_rate_diff: z.number().min(0).max(1).default(0.05),
+  /** Rollback when canary P95 / stable P95 exceeds this. */
+  max_p95_ratio: z.number().positive().default(1.5),
+  /** How often the analysis runs (steps, promotion, retention). Regressions are also checked per request. */
+  interval_ms: z.number().int().positive().default(10_000),
+  /** The rolling window the error rates and P95s are computed over. */
+  window_ms: z.number().int().positive().default(300_000),
+  /** Automatic traffic steps, e.g. [5, 25, 50, 100]; empty = manual promotion. */
+  steps: z.array(z.number().int().min(1).max(100)).default([]),
+  /** How long the previous stable keeps running after a promotion (instant rollback). */
+  retention_ms: z.number().int().min(0).default(24 * 3600 * 1000),
+  default_percent: z.number().min(0).max(100).default(5),
+});
+export type CanaryConfig = z.infer<typeof CanaryConfigSchema>;
+
 export const AgencyConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   socket: z.string().min(1).default("./run/aip.sock"),
@@ -58,7 +77,10 @@ export const AgencyConfigSchema = z.strictObject({
   socket_group: z.string().min(1).optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
+  /** Persistent state (canary rollouts). */
+  state_dir: z.string().min(1).default("./run/state"),
   agents: z.array(AgentConfigSchema).min(1),
+  canary: CanaryConfigSchema.default(() => CanaryConfigSchema.parse({})),
   limits: LimitsConfigSchema.default(() => LimitsConfigSchema.parse({})),
 });
 
@@ -82,7 +104,9 @@ export interface AgencyConfig {
   mode: "embedded" | "systemd";
   socketGroup: string | undefined;
   healthPort: number | undefined;
+  stateDir: string;
   agents: AgentConfig[];
+  canary: CanaryConfig;
   limits: LimitsConfig;
 }
 
@@ -104,6 +128,7 @@ const ENV_OVERRIDES = {
   AIP_MODE: "mode",
   AIP_SOCKET_GROUP: "socket_group",
   AIP_HEALTH_PORT: "health_port",
+  AIP_STATE_DIR: "state_dir",
 } as const;
 
 /** Validate a raw config object (after env overrides) and resolve its paths. */
@@ -134,6 +159,8 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
     mode: c.mode,
     socketGroup: c.socket_group,
     healthPort: c.health_port,
+    stateDir: abs(c.state_dir),
+    canary: c.canary,
     limits: c.limits,
     agents: c.agents.map((a) => ({
       name: a.name,

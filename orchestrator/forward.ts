@@ -30,6 +30,8 @@ export interface ForwardDeps {
   onAgentFailure(agent: AgentRecord, code: string): void;
   onAgentSuccess(agent: AgentRecord): void;
   onOutcome(outcome: RequestOutcome): void;
+  /** Latest wins: cancel the earlier request for the same document; returns the cleanup. */
+  supersede?(request: AipRequest, traceId: string, controller: AbortController): () => void;
 }
 
 const ms = (since: number): number => Math.round((performance.now() - since) * 1000) / 1000;
@@ -88,6 +90,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
     timeoutMs,
   );
 
+  const unclaim = deps.supersede?.(request, traceId, controller);
   const tQueue = performance.now();
   let release: (() => void) | undefined;
   try {
@@ -112,6 +115,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
     return finish(errorResponse(failure, traceId, { agent: agent.name, version: agent.version }));
   } finally {
     release?.();
+    unclaim?.();
     clearTimeout(timer);
     clientSignal.removeEventListener("abort", onClientAbort);
   }

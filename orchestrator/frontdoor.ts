@@ -1,9 +1,30 @@
 /** The orchestrator's front door: AIP-1 on its Unix socket, and an optional 127.0.0.1 port for probes. */
 import { createServer, type Server } from "node:http";
+import { z } from "zod";
+import { AipError } from "../protocol/errors.js";
+import { formatIssues } from "../protocol/schemas.js";
 import { AipServer, type RouteHandler } from "../protocol/server.js";
 import type { Orchestrator } from "./orchestrator.js";
 
 const json = (status: number, body: unknown): { status: number; body: string } => ({ status, body: JSON.stringify(body) });
+
+const CanaryStartSchema = z.strictObject({
+  agent: z.string().min(1),
+  version: z.string().min(1),
+  command: z.array(z.string().min(1)).min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  percent: z.number().min(0).max(100).optional(),
+});
+const CanaryAgentSchema = z.strictObject({ agent: z.string().min(1) });
+
+/** Validate an admin request body; failures are AIP_ERR_INVALID_FIELD naming each path. */
+function body<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw new AipError("AIP_ERR_INVALID_FIELD", formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; "));
+  }
+  return parsed.data;
+}
 
 export function routes(o: Orchestrator): Record<string, RouteHandler> {
   return {
@@ -14,6 +35,13 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
     "GET /metrics": async () => ({ status: 200, body: await o.metrics.text(), contentType: o.metrics.contentType }),
     "GET /v1/agents": async () => json(200, { agents: o.agentList() }),
     "POST /v1/admin/health-check": async () => json(200, { checked: await o.checkNow() }),
+    "GET /v1/admin/canary": async () => json(200, { canary: o.canary.status() }),
+    "POST /v1/admin/canary/start": async ({ body: b }) => {
+      const { agent, ...opts } = body(CanaryStartSchema, b);
+      return json(200, await o.canary.start(agent, opts as Parameters<typeof o.canary.start>[1]));
+    },
+    "POST /v1/admin/canary/promote": async ({ body: b }) => json(200, await o.canary.promote(body(CanaryAgentSchema, b).agent)),
+    "POST /v1/admin/canary/rollback": async ({ body: b }) => json(200, await o.canary.rollback(body(CanaryAgentSchema, b).agent)),
   };
 }
 

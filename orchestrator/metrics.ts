@@ -11,8 +11,9 @@ export class Metrics {
   private readonly latency: Histogram<"stage" | "agent">;
   private readonly restarts: Counter<"agent">;
   private readonly events: Counter<"event" | "agent">;
+  private readonly decisions: Counter<"agent" | "action">;
 
-  constructor(agents: () => AgentRecord[]) {
+  constructor(agents: () => AgentRecord[], canaryPercent: (name: string) => number = () => 0) {
     collectDefaultMetrics({ register: this.registry, prefix: "aip_orchestrator_" });
     const r = [this.registry];
     this.requests = new Counter({
@@ -30,6 +31,22 @@ export class Metrics {
     });
     this.restarts = new Counter({ name: "aip_agent_restarts_total", help: "Agent restarts by the supervisor", labelNames: ["agent"], registers: r });
     this.events = new Counter({ name: "aip_events_total", help: "Lifecycle events (circuit_open, agent_killed, admission_changed, …)", labelNames: ["event", "agent"], registers: r });
+    this.decisions = new Counter({
+      name: "aip_canary_decisions_total",
+      help: "Canary decisions (start, step, promote, rollback, retire) by agent",
+      labelNames: ["agent", "action"],
+      registers: r,
+    });
+    new Gauge({
+      name: "aip_canary_percent",
+      help: "Share of an agent's traffic on its canary version (0-100)",
+      labelNames: ["agent", "version"],
+      registers: r,
+      collect() {
+        this.reset();
+        for (const a of agents()) if (a.role === "canary") this.set({ agent: a.name, version: a.version }, canaryPercent(a.name));
+      },
+    });
     const gauge = (name: string, help: string, read: (a: AgentRecord) => number): void => {
       new Gauge({
         name,
@@ -56,6 +73,10 @@ export class Metrics {
       const v = o.timings_ms[stage];
       if (v !== undefined) this.latency.observe({ stage, agent: o.agent ?? "none" }, v / 1000);
     }
+  }
+
+  decision(agent: string, action: string): void {
+    this.decisions.inc({ agent, action });
   }
 
   restart(agent: string): void {

@@ -2,8 +2,8 @@
 import { AipError } from "../protocol/errors.js";
 import { createLogger, openDestination, type Logger } from "../protocol/log.js";
 import type { DestinationStream } from "pino";
-import type { AipRequest, AipResponse } from "../protocol/schemas.js";
-import { AgentRecord } from "./agent.js";
+import type { AgentManifest, AipRequest, AipResponse } from "../protocol/schemas.js";
+import { AgentRecord, type AgentRole } from "./agent.js";
 import type { AgencyConfig, AgentConfig } from "./config.js";
 import { forward, type RequestOutcome } from "./forward.js";
 import { applyProbe, probe } from "./health.js";
@@ -12,9 +12,12 @@ import { Metrics } from "./metrics.js";
 import { AgentPool } from "./pool/agent-pool.js";
 import type { SizingStrategy } from "./pool/sizing.js";
 import { undiciTransport, type TransportFactory } from "./pool/transport.js";
-import { register } from "./registration.js";
+import { printedManifest, register } from "./registration.js";
 import { applyResourceRule, candidates, choose } from "./router.js";
 import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
+import { Supersession } from "./supersede.js";
+import { CanaryController } from "./canary/controller.js";
+import { join } from "node:path";
 
 export interface OrchestratorDeps {
   /** Where JSON Lines go: a path, a file descriptor (default 1, stdout), a stream, or false for none. */
@@ -38,6 +41,8 @@ export class Orchestrator {
   private checking: Promise<unknown> | undefined;
   private readonly started = Date.now();
   private stopped = false;
+  canary!: CanaryController;
+  private readonly supersession = new Supersession();
 
   constructor(
     readonly config: AgencyConfig,
@@ -47,7 +52,7 @@ export class Orchestrator {
     this.logDestination = dest === false ? false : openDestination(dest);
     this.log = createLogger({ agentName: "orchestrator", destination: this.logDestination });
     this.load = deps.load ?? new CpuLoadSampler(config.limits.cpu_sample_ms);
-    this.metrics = new Metrics(() => this.agents);
+    this.metrics = new Metrics(() => this.agents, (name) => this.canary?.percent(name) ?? 0);
   }
 
   /** A logger whose lines carry the agent's name (for its drained output and its lifecycle events). */
@@ -62,18 +67,41 @@ export class Orchestrator {
 
   /** Register every enabled agent, start them (embedded) or find them (systemd), start health checks. */
   async start(): Promise<void> {
+    this.canary = new CanaryController(
+      {
+        agents: this.agents,
+        addRecord: (c, m, r) => this.addRecord(c, m, r),
+        removeRecord: (r) => this.removeRecord(r),
+        printedManifest: (command, env) => printedManifest(command, env),
+        agentConfig: (name) => this.config.agents.find((a) => a.name === name),
+        socketFor: (name, version) => join(this.config.agentSocketDir, `${name}-${version}.sock`),
+        agentLog: (name) => this.agentLog(name),
+        onDecision: (agent, action) => this.metrics.decision(agent, action),
+      },
+      { ...this.config.canary },
+      this.config.stateDir,
+      this.log,
+    );
     const enabled = this.config.agents.filter((a) => a.enabled);
-    const records = await Promise.all(enabled.map((a) => this.registerAgent(a)));
+    const records = await Promise.all(
+      enabled.map(async (a) => {
+        // A promotion that survived a restart replaces the config's version of this agent.
+        const promoted = this.canary.stableOverride(a.name);
+        if (!promoted) return this.registerAgent(a);
+        const config = { ...a, command: promoted.command, env: promoted.env, socket: join(this.config.agentSocketDir, `${a.name}-${promoted.version}.sock`) };
+        return this.newRecord(config, promoted.manifest, "stable");
+      }),
+    );
     this.agents.push(...records);
     await Promise.all(records.map((r) => this.bringUp(r)));
+    await this.canary.restore();
     this.load.start();
     this.loadTimer = setInterval(() => this.applyLoad(), this.config.limits.cpu_sample_ms).unref();
     this.applyLoad();
     this.scheduleHealth();
   }
 
-  private async registerAgent(config: AgentConfig): Promise<AgentRecord> {
-    const { manifest, mismatch } = await register(config);
+  private newRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): AgentRecord {
     const pool = new AgentPool({
       label: `${manifest.name}@${manifest.version}`,
       socketPath: config.socket,
@@ -83,6 +111,33 @@ export class Orchestrator {
       ...(this.deps.sizing ? { sizing: this.deps.sizing } : {}),
     });
     const record = new AgentRecord(config, manifest, pool);
+    record.role = role;
+    return record;
+  }
+
+  /** Add and start another agent process at runtime (a canary, a retained version). */
+  async addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): Promise<AgentRecord> {
+    const record = this.newRecord(config, manifest, role);
+    this.agents.push(record);
+    await this.bringUp(record);
+    return record;
+  }
+
+  /** Take an agent out of the registry and stop its process (embedded). */
+  async removeRecord(record: AgentRecord): Promise<void> {
+    const i = this.agents.indexOf(record);
+    if (i !== -1) this.agents.splice(i, 1);
+    const sup = this.supervisors.get(record);
+    this.supervisors.delete(record);
+    await sup?.stop();
+    record.state = "stopped";
+    record.pool.failQueued(new AipError("AIP_ERR_UNAVAILABLE", `Agent ${record.name}@${record.version} was stopped`));
+    await record.pool.close();
+  }
+
+  private async registerAgent(config: AgentConfig): Promise<AgentRecord> {
+    const { manifest, mismatch } = await register(config);
+    const record = this.newRecord(config, manifest, "stable");
     record.manifestMismatch = mismatch;
     if (mismatch.length > 0) {
       this.agentLog(config.name).warn({ event: "manifest_mismatch", differences: mismatch }, `checked-in manifest and --manifest differ: ${mismatch.join("; ")}`);
@@ -218,7 +273,7 @@ export class Orchestrator {
   /** Answer one decoded request from a client. */
   handle(value: unknown, signal: AbortSignal): Promise<AipResponse> {
     return forward(value, signal, {
-      select: (request: AipRequest) => choose(candidates(request, this.agents)),
+      select: (request: AipRequest, traceId: string) => choose(this.canary.split(candidates(request, this.agents), traceId)),
       onAgentFailure: (agent) => {
         agent.circuit.failures++;
         if (!agent.circuit.open && agent.circuit.failures >= this.config.limits.circuit_failures) {
@@ -231,11 +286,13 @@ export class Orchestrator {
         agent.circuit.failures = 0;
       },
       onOutcome: (o) => this.onOutcome(o),
+      supersede: (request, traceId, controller) => this.supersession.claim(request, traceId, controller),
     });
   }
 
   private onOutcome(o: RequestOutcome): void {
     this.metrics.request(o);
+    if (o.agent && o.version) this.canary.observe(o.agent, o.version, o.timings_ms.total ?? 0, o.server_error);
     const fields = { event: "request", trace_id: o.trace_id, action: o.action, agent: o.agent, version: o.version, outcome: o.outcome, timings_ms: o.timings_ms };
     if (o.server_error) this.log.warn(fields, `request failed: ${o.outcome}`);
     else this.log.info(fields, "request");
@@ -243,10 +300,15 @@ export class Orchestrator {
 
   /** The /healthz body. */
   healthz(): { httpStatus: number; body: Record<string, unknown> } {
-    const agents: Record<string, unknown> = {};
-    for (const a of this.agents) agents[a.name] = a.snapshot();
-    const available = this.agents.filter((a) => a.available).length;
-    const status = available === this.agents.length ? "ok" : available > 0 ? "degraded" : "down";
+    const agents: Record<string, Record<string, unknown>> = {};
+    for (const a of this.agents.filter((x) => x.role === "stable")) agents[a.name] = a.snapshot();
+    for (const a of this.agents.filter((x) => x.role !== "stable")) {
+      const entry = (agents[a.name] ??= {});
+      entry[a.role] = { ...a.snapshot(), ...(a.role === "canary" ? { percent: this.canary.percent(a.name) } : {}) };
+    }
+    const serving = this.agents.filter((a) => a.role !== "retained");
+    const available = serving.filter((a) => a.available).length;
+    const status = available === serving.length ? "ok" : available > 0 ? "degraded" : "down";
     return {
       httpStatus: available > 0 ? 200 : 503,
       body: {
@@ -257,6 +319,7 @@ export class Orchestrator {
         cpu_load: Math.round(this.load.current() * 1000) / 1000,
         cpu_threshold: this.config.limits.cpu_threshold,
         agents,
+        canary: this.canary.status(),
       },
     };
   }
@@ -273,6 +336,7 @@ export class Orchestrator {
     clearInterval(this.loadTimer);
     this.load.stop();
     await this.checking?.catch(() => undefined);
+    this.canary?.stop();
     await Promise.all([...this.supervisors.values()].map((s) => s.stop()));
     await Promise.all(this.agents.map((a) => a.pool.close()));
   }

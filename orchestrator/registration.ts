@@ -28,22 +28,31 @@ export interface Registration {
   mismatch: string[];
 }
 
+/** Run `command --manifest`; resolves with the decoded output, or rejects saying what went wrong. */
+export async function printedManifest(command: string[], env: Record<string, string>, timeoutMs = 10_000): Promise<unknown> {
+  const [cmd, ...args] = command;
+  const run = await execa(cmd!, [...args, "--manifest"], { reject: false, timeout: timeoutMs, env: { ...process.env, ...env }, stdin: "ignore" });
+  if (run.exitCode !== 0 || run.failed) {
+    throw new Error(`--manifest failed: ${run.timedOut ? `no answer within ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`} ${String(run.stderr).slice(0, 200)}`.trim());
+  }
+  try {
+    return JSON.parse(String(run.stdout));
+  } catch {
+    throw new Error("--manifest printed something that is not JSON");
+  }
+}
+
 /** Load the checked-in manifest and compare it with the agent's own `--manifest` output. */
 export async function register(agent: AgentConfig, timeoutMs = 10_000): Promise<Registration> {
   const manifest = readManifestFile(agent.manifestPath);
   if (manifest.name !== agent.name) {
     throw new Error(`Agent "${agent.name}": its manifest ${agent.manifestPath} is for "${manifest.name}"`);
   }
-  const [cmd, ...args] = agent.command;
-  const run = await execa(cmd!, [...args, "--manifest"], { reject: false, timeout: timeoutMs, env: { ...process.env, ...agent.env }, stdin: "ignore" });
-  if (run.exitCode !== 0 || run.failed) {
-    return { manifest, mismatch: [`--manifest failed: ${run.timedOut ? `no answer within ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`} ${String(run.stderr).slice(0, 200)}`.trim()] };
-  }
   let printed: unknown;
   try {
-    printed = JSON.parse(String(run.stdout));
-  } catch {
-    return { manifest, mismatch: ["--manifest printed something that is not JSON"] };
+    printed = await printedManifest(agent.command, agent.env, timeoutMs);
+  } catch (err) {
+    return { manifest, mismatch: [(err as Error).message] };
   }
   return { manifest, mismatch: manifestDiff(manifest as unknown as Record<string, unknown>, printed as Record<string, unknown>) };
 }

@@ -30,6 +30,7 @@ export function candidates(request: AipRequest, agents: AgentRecord[]): AgentRec
   const found = agents.filter(
     (a) =>
       a.state !== "rejected" &&
+      a.role !== "retained" &&
       a.serves(request.action) &&
       languages.every((l) => a.speaks(l)) &&
       (pinAgent === undefined || a.name === pinAgent) &&

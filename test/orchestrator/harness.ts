@@ -55,11 +55,18 @@ export interface Agency {
   server: AipServer;
   socket: string;
   logs: LogSink;
+  /** Stop the orchestrator and its agents, then start a new one on the same config and state. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Write manifests and a config for `specs`, start the orchestrator (embedded) and its front door. */
-export async function startAgency(specs: FixtureSpec[], limits: Record<string, unknown> = {}, deps: OrchestratorDeps = {}): Promise<Agency> {
+export async function startAgency(
+  specs: FixtureSpec[],
+  limits: Record<string, unknown> = {},
+  deps: OrchestratorDeps = {},
+  extra: { canary?: Record<string, unknown>; beforeStart?: (dir: string) => void } = {},
+): Promise<Agency> {
   const { dir, cleanup } = tempDir("aipo-");
   const agents = specs.map((spec) => {
     const manifestPath = join(dir, `${spec.name}.json`);
@@ -69,26 +76,41 @@ export async function startAgency(specs: FixtureSpec[], limits: Record<string, u
     return { name: spec.name, command: [spec.command ?? FIXTURE_AGENT], manifest: manifestPath, env: { FIXTURE_MANIFEST: manifestPath, ...env } };
   });
   const config = parseConfig(
-    { socket: join(dir, "aip.sock"), agent_socket_dir: join(dir, "agents"), agents, limits: { health_interval_ms: 60_000, ...limits } },
+    {
+      socket: join(dir, "aip.sock"),
+      agent_socket_dir: join(dir, "agents"),
+      state_dir: join(dir, "state"),
+      agents,
+      limits: { health_interval_ms: 60_000, ...limits },
+      ...(extra.canary ? { canary: extra.canary } : {}),
+    },
     ROOT,
   );
+  extra.beforeStart?.(dir);
   const logs = new LogSink();
-  const orchestrator = new Orchestrator(config, { logDestination: logs, ...deps });
-  await orchestrator.start();
-  const server = await listenFrontDoor(orchestrator);
-  return {
+  const boot = async (): Promise<{ orchestrator: Orchestrator; server: AipServer }> => {
+    const orchestrator = new Orchestrator(config, { logDestination: logs, ...deps });
+    await orchestrator.start();
+    return { orchestrator, server: await listenFrontDoor(orchestrator) };
+  };
+  const agency: Agency = {
     dir,
     config,
-    orchestrator,
-    server,
+    ...(await boot()),
     socket: config.socket,
     logs,
+    async restart() {
+      await agency.server.close(100);
+      await agency.orchestrator.stop();
+      Object.assign(agency, await boot());
+    },
     async stop() {
-      await server.close(100);
-      await orchestrator.stop();
+      await agency.server.close(100);
+      await agency.orchestrator.stop();
       cleanup();
     },
   };
+  return agency;
 }
 
 export function echo(extra: { constraints?: Record<string, unknown>; context?: Record<string, unknown>; trace_id?: string; action?: string } = {}): Record<string, unknown> {
