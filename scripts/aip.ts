@@ -10,6 +10,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   agents: async () => (await import("./aip/status.js")).agents,
   check: async () => (await import("./aip/status.js")).check,
   canary: async () => (await import("./aip/canary.js")).canary,
+  vet: async () => (await import("./aip/vet.js")).vet,
+  systemd: async () => (await import("./aip/systemd.js")).systemd,
 };
 
 async function main(argv: string[]): Promise<number> {
