@@ -77,7 +77,11 @@ export const AgencyConfigSchema = z.strictObject({
   socket_group: z.string().min(1).optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
-  /** Persistent state (canary rollouts). */
+  /** Sandbox vetting of agent executables: required (default in systemd mode), warn (default embedded), off. */
+  vetting: z.enum(["required", "warn", "off"]).optional(),
+  /** The vetting policy file (default manifests/vet-policy.json). */
+  vet_policy: z.string().min(1).optional(),
+  /** Persistent state (canary rollouts, vetting cache). */
   state_dir: z.string().min(1).default("./run/state"),
   agents: z.array(AgentConfigSchema).min(1),
   canary: CanaryConfigSchema.default(() => CanaryConfigSchema.parse({})),
@@ -105,6 +109,8 @@ export interface AgencyConfig {
   socketGroup: string | undefined;
   healthPort: number | undefined;
   stateDir: string;
+  vetting: "required" | "warn" | "off";
+  vetPolicy: string | undefined;
   agents: AgentConfig[];
   canary: CanaryConfig;
   limits: LimitsConfig;
@@ -129,6 +135,7 @@ const ENV_OVERRIDES = {
   AIP_SOCKET_GROUP: "socket_group",
   AIP_HEALTH_PORT: "health_port",
   AIP_STATE_DIR: "state_dir",
+  AIP_VETTING: "vetting",
 } as const;
 
 /** Validate a raw config object (after env overrides) and resolve its paths. */
@@ -160,6 +167,8 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
     socketGroup: c.socket_group,
     healthPort: c.health_port,
     stateDir: abs(c.state_dir),
+    vetting: c.vetting ?? (c.mode === "systemd" ? "required" : "warn"),
+    vetPolicy: c.vet_policy ? abs(c.vet_policy) : undefined,
     canary: c.canary,
     limits: c.limits,
     agents: c.agents.map((a) => ({

@@ -16,6 +16,7 @@ import { printedManifest, register } from "./registration.js";
 import { applyResourceRule, candidates, choose } from "./router.js";
 import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
 import { Supersession } from "./supersede.js";
+import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
 import { join } from "node:path";
 
@@ -43,6 +44,8 @@ export class Orchestrator {
   private stopped = false;
   canary!: CanaryController;
   private readonly supersession = new Supersession();
+  private vetCache: VetCache | undefined;
+  private vetPolicy: VetPolicy | undefined;
 
   constructor(
     readonly config: AgencyConfig,
@@ -92,8 +95,9 @@ export class Orchestrator {
         return this.newRecord(config, promoted.manifest, "stable");
       }),
     );
+    await Promise.all(records.map((r) => this.vet(r)));
     this.agents.push(...records);
-    await Promise.all(records.map((r) => this.bringUp(r)));
+    await Promise.all(records.filter((r) => r.state !== "rejected").map((r) => this.bringUp(r)));
     await this.canary.restore();
     this.load.start();
     this.loadTimer = setInterval(() => this.applyLoad(), this.config.limits.cpu_sample_ms).unref();
@@ -118,9 +122,35 @@ export class Orchestrator {
   /** Add and start another agent process at runtime (a canary, a retained version). */
   async addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): Promise<AgentRecord> {
     const record = this.newRecord(config, manifest, role);
+    await this.vet(record);
     this.agents.push(record);
-    await this.bringUp(record);
+    if (record.state !== "rejected") await this.bringUp(record);
     return record;
+  }
+
+  /**
+   * Sandbox vetting (config `vetting`): an agent that fails under `required` is registered as
+   * `rejected` with its reasons and never started; under `warn` it runs and the failure is shown.
+   */
+  private async vet(record: AgentRecord): Promise<void> {
+    const mode = this.config.vetting;
+    if (mode === "off") return;
+    this.vetPolicy ??= loadPolicy(this.config.vetPolicy);
+    this.vetCache ??= new VetCache(join(this.config.stateDir, "vet-cache.json"));
+    const [exe, ...args] = record.config.command;
+    const report = await vetAgent(exe!, { policy: this.vetPolicy, cache: this.vetCache, args, env: record.config.env });
+    const verdict = admission(report, mode);
+    record.vetting = vettingSummary(report, mode);
+    const log = this.agentLog(record.name);
+    if (!verdict.admit) {
+      record.state = "rejected";
+      record.lastError = `vetting ${verdict.vetting}: ${verdict.reasons.join("; ")}`;
+      log.error({ event: "agent_rejected", vetting: verdict.vetting, reasons: verdict.reasons }, record.lastError);
+    } else if (verdict.vetting !== "passed") {
+      log.warn({ event: "vetting_failed", vetting: verdict.vetting, reasons: verdict.reasons }, `vetting ${verdict.vetting} (mode warn: registered anyway): ${verdict.reasons.join("; ")}`);
+    } else {
+      log.info({ event: "vetting_passed", sha256: report.sha256, cached: report.cached === true, ms: Math.round(report.durationMs) }, "vetting passed");
+    }
   }
 
   /** Take an agent out of the registry and stop its process (embedded). */

@@ -262,9 +262,14 @@ export class AipServer {
     return ["POST /v1/invoke", ...Object.keys(this.options.routes ?? {})];
   }
 
-  /** Read the body within the limit; on overflow answer 413 and close the connection. */
+  /**
+   * Read the body within the limit. On overflow answer 413 and close the connection: after draining
+   * the rest of the body when it is at most 4x the limit (so the client, still writing, reads the
+   * answer instead of a broken pipe), at once when it is larger.
+   */
   private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const limit = this.limits.maxBodyBytes;
+    const drainCap = 4 * limit;
     const tooLarge = (): void => {
       const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
         extensions: { limit },
@@ -273,33 +278,39 @@ export class AipServer {
       this.sendJson(res, errorResponse(err, newTraceId()));
     };
     const declared = Number(req.headers["content-length"] ?? NaN);
-    if (declared > limit) {
-      tooLarge();
-      req.resume();
-      return Promise.resolve(undefined);
-    }
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      let over = false;
+      let over = declared > limit;
+      if (declared > drainCap) {
+        tooLarge();
+        req.resume();
+        resolve(undefined);
+        return;
+      }
       req.on("data", (chunk: Buffer) => {
-        if (over) return;
         size += chunk.length;
+        if (over) {
+          if (size > drainCap && !res.headersSent) tooLarge();
+          return;
+        }
         if (size > limit) {
           over = true;
           chunks.length = 0;
-          tooLarge();
-          resolve(undefined);
           return;
         }
         chunks.push(chunk);
       });
       req.once("end", () => {
         if (!over) resolve(Buffer.concat(chunks));
+        else {
+          tooLarge();
+          resolve(undefined);
+        }
       });
       req.once("error", () => resolve(undefined));
       req.once("close", () => {
-        if (!req.complete && !over) resolve(undefined);
+        if (!req.complete) resolve(undefined);
       });
     });
   }

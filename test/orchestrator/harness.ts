@@ -65,7 +65,7 @@ export async function startAgency(
   specs: FixtureSpec[],
   limits: Record<string, unknown> = {},
   deps: OrchestratorDeps = {},
-  extra: { canary?: Record<string, unknown>; beforeStart?: (dir: string) => void } = {},
+  extra: { canary?: Record<string, unknown>; beforeStart?: (dir: string) => void; vetting?: "required" | "warn" | "off" } = {},
 ): Promise<Agency> {
   const { dir, cleanup } = tempDir("aipo-");
   const agents = specs.map((spec) => {
@@ -80,6 +80,8 @@ export async function startAgency(
       socket: join(dir, "aip.sock"),
       agent_socket_dir: join(dir, "agents"),
       state_dir: join(dir, "state"),
+      // Vetting has its own tests; elsewhere it would only add strace runs to every start.
+      vetting: extra.vetting ?? "off",
       agents,
       limits: { health_interval_ms: 60_000, ...limits },
       ...(extra.canary ? { canary: extra.canary } : {}),
