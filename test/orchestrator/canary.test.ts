@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { goesToCanary } from "../../protocol/bucket.js";
 import { httpRequest, invokeHttp } from "../../protocol/client.js";
+import { pidAlive } from "../helpers.js";
 import { echo, manifestFor, startAgency, until, type Agency } from "./harness.js";
 
 let agency: Agency | undefined;
@@ -36,14 +37,6 @@ async function sendAll(ids: string[], concurrency = 16): Promise<Record<string, 
   return out;
 }
 
-const pidAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("canary", () => {
   it("sends exactly the trace ids the documented hash predicts, about 5% of them", async () => {

@@ -2,7 +2,7 @@ import { readFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpRequest, invokeHttp } from "../../protocol/client.js";
-import { tempDir } from "../helpers.js";
+import { pidAlive, tempDir } from "../helpers.js";
 import { BAD_AGENT, echo, manifestFor, startAgency, until, type Agency } from "./harness.js";
 
 let agency: Agency | undefined;
@@ -13,14 +13,6 @@ afterEach(async () => {
 
 const call = async (req: Record<string, unknown>) => (await invokeHttp(agency!.socket, req)).json as Record<string, any>;
 const agentOf = (name: string) => agency!.orchestrator.agents.find((a) => a.name === name)!;
-const pidAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("failures", () => {
   it("kill -9 with 50 requests in flight: every request answered, the agent restarted and serving", async () => {
