@@ -15,9 +15,6 @@ import { applySocketPermissions, prepareSocketPath, removeSocketFile } from "./s
 import { newTraceId } from "./trace.js";
 import { traceIdOf } from "./validate.js";
 
-/** How long an oversized HTTP body is drained (and discarded) before the 413 goes out and the connection closes. */
-const OVERSIZE_DRAIN_MS = 1_000;
-
 export interface InvokeContext {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
@@ -92,7 +89,11 @@ export class AipServer {
         maxHeaderSize: 16 * 1024,
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(this.limits.headersTimeoutMs / 2))),
       },
-      (req, res) => void this.onHttp(req, res),
+      (req, res) =>
+        void this.onHttp(req, res).catch((err: unknown) => {
+          this.emit({ event: "handler_error", trace_id: "", error: err });
+          res.destroy();
+        }),
     );
     // Node enforces headersTimeout/requestTimeout only for servers that emitted "listening";
     // ours never listens itself (connections are handed over after sniffing), so start its checker.
@@ -261,9 +262,14 @@ export class AipServer {
     return ["POST /v1/invoke", ...Object.keys(this.options.routes ?? {})];
   }
 
-  /** Read the body within the limit; on overflow answer 413 and close the connection. */
+  /**
+   * Read the body within the limit. On overflow answer 413 and close the connection: after draining
+   * the rest of the body when it is at most 4x the limit (so the client, still writing, reads the
+   * answer instead of a broken pipe), at once when it is larger.
+   */
   private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const limit = this.limits.maxBodyBytes;
+    const drainCap = 4 * limit;
     const tooLarge = (): void => {
       const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
         extensions: { limit },
@@ -271,45 +277,40 @@ export class AipServer {
       res.setHeader("Connection", "close");
       this.sendJson(res, errorResponse(err, newTraceId()));
     };
-    // Answer only once the client has sent its body (or after a short grace): closing while it is still
-    // writing makes it fail with EPIPE before it can read the 413.
-    const refuseAfterDrain = (resolve: (v: undefined) => void): void => {
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        tooLarge();
-        resolve(undefined);
-      };
-      const timer = setTimeout(finish, OVERSIZE_DRAIN_MS);
-      req.once("end", finish);
-      req.once("close", finish);
-      req.resume();
-    };
     const declared = Number(req.headers["content-length"] ?? NaN);
-    if (declared > limit) return new Promise(refuseAfterDrain);
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      let over = false;
+      let over = declared > limit;
+      if (declared > drainCap) {
+        tooLarge();
+        req.resume();
+        resolve(undefined);
+        return;
+      }
       req.on("data", (chunk: Buffer) => {
-        if (over) return;
         size += chunk.length;
+        if (over) {
+          if (size > drainCap && !res.headersSent) tooLarge();
+          return;
+        }
         if (size > limit) {
           over = true;
           chunks.length = 0;
-          refuseAfterDrain(resolve);
           return;
         }
         chunks.push(chunk);
       });
       req.once("end", () => {
         if (!over) resolve(Buffer.concat(chunks));
+        else {
+          tooLarge();
+          resolve(undefined);
+        }
       });
       req.once("error", () => resolve(undefined));
       req.once("close", () => {
-        if (!req.complete && !over) resolve(undefined);
+        if (!req.complete) resolve(undefined);
       });
     });
   }

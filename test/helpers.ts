@@ -19,3 +19,13 @@ export function jsonLines(text: string): Record<string, unknown>[] {
     .filter((l) => l.trim().startsWith("{"))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+/** True while a process with this pid exists. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -3,7 +3,7 @@ import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { runOnce, serve, type Served } from "../../scripts/conformance/process.js";
-import { invokeHttp } from "../../scripts/lib/uds-client.js";
+import { invokeHttp } from "../../protocol/client.js";
 import { DIST, ROOT, tempDir } from "../helpers.js";
 
 export const SUMMARIZE = join(DIST, "agents/summarize/main.js");
@@ -12,7 +12,7 @@ export const TESTGEN = join(DIST, "agents/testgen/main.js");
 export const COMPLETE_LITE = join(DIST, "agents/complete-lite/main.js");
 export const FIXTURES = join(ROOT, "test/fixtures/code");
 
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
 
 /** One request through the one-shot executable; asserts the AIP-1 one-shot contract (exit 0, nothing on stderr). */
 export async function oneShot(exe: string, request: unknown): Promise<Json> {

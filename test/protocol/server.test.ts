@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { AipServer, type AipServerOptions } from "../../protocol/server.js";
-import { httpRequest, ndjsonExchange } from "../../scripts/lib/uds-client.js";
+import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
 import { tempDir } from "../helpers.js";
 
 let dir: string;
@@ -89,6 +89,25 @@ describe("limits", () => {
     });
     expect(reply).toMatch(/^HTTP\/1\.1 408/);
     expect(reply).toContain("AIP_ERR_INVALID_JSON");
+  });
+
+  it("answers 413 at once for a declared body far over the limit, without waiting for it", async () => {
+    const s = await start({ limits: { maxBodyBytes: 1000 } });
+    const reply = await new Promise<string>((resolve) => {
+      const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: 10000\r\n\r\n"));
+      let out = "";
+      c.on("data", (d) => (out += d.toString()));
+      c.on("close", () => resolve(out));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 413/);
+    expect(reply).toContain("Connection: close");
+  });
+
+  it("drains a moderately oversized body before answering 413, so the client reads the answer", async () => {
+    const s = await start({ limits: { maxBodyBytes: 1000 } });
+    const r = await httpRequest(s.socketPath, { body: "x".repeat(3000) });
+    expect(r.status).toBe(413);
+    expect(JSON.parse(r.body).error.type).toBe("AIP_ERR_PAYLOAD_TOO_LARGE");
   });
 
   it("closes idle connections after idleTimeoutMs", async () => {

@@ -1,0 +1,47 @@
+/**
+ * Latest wins: IDEs fire a completion per keystroke. A request carrying `constraints.document_id`
+ * (and optionally `constraints.client_id`) supersedes the queued or running request with the same
+ * pair: that one is aborted with AIP_ERR_CANCELLED, which also closes its call into the agent.
+ */
+import { AipError } from "../protocol/errors.js";
+import type { AipRequest } from "../protocol/schemas.js";
+
+interface Entry {
+  traceId: string;
+  controller: AbortController;
+}
+
+/** The supersession key of a request, or undefined when it carries no document id. */
+export function documentKey(request: AipRequest): string | undefined {
+  const doc = request.constraints["document_id"];
+  if (typeof doc !== "string" || doc === "") return undefined;
+  const client = request.constraints["client_id"];
+  return `${typeof client === "string" ? client : ""}\u0000${request.action}\u0000${doc}`;
+}
+
+export class Supersession {
+  private readonly latest = new Map<string, Entry>();
+
+  /** Make this request the latest for its key, cancelling the previous one; returns the cleanup. */
+  claim(request: AipRequest, traceId: string, controller: AbortController): () => void {
+    const key = documentKey(request);
+    if (key === undefined) return () => undefined;
+    const previous = this.latest.get(key);
+    if (previous) {
+      previous.controller.abort(
+        new AipError("AIP_ERR_CANCELLED", `Superseded by request ${traceId} for document ${String(request.constraints["document_id"])}`, {
+          extensions: { superseded_by: traceId },
+        }),
+      );
+    }
+    const entry = { traceId, controller };
+    this.latest.set(key, entry);
+    return () => {
+      if (this.latest.get(key) === entry) this.latest.delete(key);
+    };
+  }
+
+  get size(): number {
+    return this.latest.size;
+  }
+}
