@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentManifest } from "../../protocol/schemas.js";
 import { ROOT } from "../helpers.js";
@@ -40,4 +40,10 @@ export function manifest(name: string, over: Partial<AgentManifest["resources"]>
     aip: "1", name, version: "1.2.3", description: name, capabilities: ["echo"], languages: ["*"],
     resources: { cpu: "250m", memory: "512Mi", gpu: false, ...over }, max_concurrent: 4, timeouts_ms: { default: 1000 },
   };
+}
+
+/** The bundled agents, as the renderer finds them: the `agent-*` bins of package.json, in order. */
+export function bundledAgents(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { bin: Record<string, string> };
+  return Object.keys(pkg.bin).filter((b) => b.startsWith("agent-")).map((b) => b.slice("agent-".length));
 }

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "../helpers.js";
-import { sh } from "./helpers.js";
+import { bundledAgents, sh } from "./helpers.js";
 
 const SCRIPT = join(ROOT, "scripts/install-systemd");
 
@@ -21,7 +21,7 @@ describe("scripts/install-systemd", () => {
     expect(steps).toContain(`+ systemd-sysusers ${dirs.SYSUSERS_DIR}/aip.conf`);
     expect(steps).toContain(`+ systemd-tmpfiles --create ${dirs.TMPFILES_DIR}/aip.conf`);
     expect(steps).toContain("+ systemctl daemon-reload");
-    expect(steps.at(-1)).toBe("+ systemctl enable --now aip-agent@dummy.service aip-orchestrator.service");
+    expect(steps.at(-1)).toBe(`+ systemctl enable --now ${bundledAgents().map((n) => `aip-agent@${n}.service`).join(" ")} aip-orchestrator.service`);
     expect(existsSync(join(t.dir, "dry"))).toBe(false);
   });
 
@@ -30,7 +30,7 @@ describe("scripts/install-systemd", () => {
     const r = sh(SCRIPT, ["--install-dir", ROOT], { env: { ...process.env, DESTDIR: dest } });
     expect(r.status, r.stderr).toBe(0);
     const units = join(dest, "etc/systemd/system");
-    expect(readdirSync(units).sort()).toEqual(["aip-agent@.service", "aip-agent@dummy.service.d", "aip-orchestrator.service", "multi-user.target.wants"]);
+    expect(readdirSync(units).sort()).toEqual(["aip-agent@.service", ...bundledAgents().map((n) => `aip-agent@${n}.service.d`), "aip-orchestrator.service", "multi-user.target.wants"].sort());
     expect(readFileSync(join(units, "aip-orchestrator.service"), "utf8")).toContain(`ExecStart=${process.execPath} ${ROOT}/dist/scripts/aip.js up --mode systemd`);
     expect(readFileSync(join(units, "aip-agent@dummy.service.d/50-aip.conf"), "utf8")).toContain(`ExecStart=${ROOT}/dist/agents/dummy/main.js --listen /run/aip/agents/%i.sock`);
     expect(readFileSync(join(dest, "usr/lib/sysusers.d/aip.conf"), "utf8")).toBe(readFileSync(join(ROOT, "systemd/aip.sysusers.conf"), "utf8"));

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cpuQuota, cpuWeight, renderAll } from "../../scripts/systemd/render.js";
 import { ROOT, tempDir } from "../helpers.js";
-import { fakePackage, manifest, sh } from "./helpers.js";
+import { bundledAgents, fakePackage, manifest, sh } from "./helpers.js";
 
 const file = (files: { path: string; content: string }[], path: string): string => {
   const f = files.find((x) => x.path === path);
@@ -44,7 +44,7 @@ describe("aip systemd render", () => {
     expect(dropIn).toEqual(expect.arrayContaining(["MemoryMax=134217728", "CPUQuota=10%", "CPUWeight=10", "IOWeight=50", "PrivateDevices=yes"]));
     expect(dropIn).toEqual(expect.arrayContaining(["ExecStart=", "ExecStart=/opt/aip/dist/agents/dummy/main.js --listen /run/aip/agents/%i.sock"]));
     expect(dropIn).toEqual(expect.arrayContaining(REQUIRED));
-    expect(file(files, "agents.list")).toBe("dummy\n");
+    expect(file(files, "agents.list")).toBe(bundledAgents().map((n) => `${n}\n`).join(""));
   });
 
   it("maps CPU quantities: quota is the share of one CPU, weight 100 = one CPU", () => {
