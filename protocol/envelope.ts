@@ -34,5 +34,7 @@ export function errorOf(code: ErrorCode, detail: string, traceId: string, extras
 
 /** HTTP status for an envelope: 200 on success, the problem's status on error. */
 export function httpStatusOf(response: SuccessResponse | ErrorResponse): number {
-  return response.status === "success" ? 200 : response.error.status;
+  if (response.status === "success") return 200;
+  const status = (response as Partial<ErrorResponse>).error?.status;
+  return typeof status === "number" && status >= 400 && status <= 599 ? status : 500;
 }

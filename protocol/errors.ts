@@ -128,7 +128,6 @@ export interface ProblemOptions {
 export function problem(code: ErrorCode, options: ProblemOptions = {}): Problem {
   const def = ERROR_REGISTRY[code];
   const out: Problem = {
-    ...options.extensions,
     type: code,
     title: def.title,
     status: def.status,
@@ -136,6 +135,8 @@ export function problem(code: ErrorCode, options: ProblemOptions = {}): Problem 
     suggestion: options.suggestion ?? def.suggestion,
   };
   if (options.instance !== undefined) out.instance = options.instance;
+  // Extension members never overwrite the registry's own members.
+  for (const [k, v] of Object.entries(options.extensions ?? {})) if (!Object.hasOwn(out, k) && k !== "instance") out[k] = v;
   return out;
 }
 

@@ -22,9 +22,12 @@ export function createLogger(options: LoggerOptions): Logger {
     formatters: { level: (label: string) => ({ level: label }) },
   };
   if (options.destination === false) return pino(config);
-  const dest =
-    typeof options.destination === "string" || typeof options.destination === "number"
-      ? pino.destination({ dest: options.destination, sync: true, mkdir: true })
-      : options.destination;
-  return pino(config, dest);
+  return pino(config, openDestination(options.destination));
+}
+
+/** Open a log destination once, so several loggers (one per agent name) can share it. */
+export function openDestination(destination: string | number | DestinationStream): DestinationStream {
+  return typeof destination === "string" || typeof destination === "number"
+    ? pino.destination({ dest: destination, sync: true, mkdir: true })
+    : destination;
 }

@@ -89,7 +89,11 @@ export class AipServer {
         maxHeaderSize: 16 * 1024,
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(this.limits.headersTimeoutMs / 2))),
       },
-      (req, res) => void this.onHttp(req, res),
+      (req, res) =>
+        void this.onHttp(req, res).catch((err: unknown) => {
+          this.emit({ event: "handler_error", trace_id: "", error: err });
+          res.destroy();
+        }),
     );
     // Node enforces headersTimeout/requestTimeout only for servers that emitted "listening";
     // ours never listens itself (connections are handed over after sniffing), so start its checker.

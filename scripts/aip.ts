@@ -3,7 +3,14 @@
 import { EXIT, UsageError, type Command } from "./aip/command.js";
 
 /** Subcommands, loaded on demand so `aip --help` stays fast. */
-const COMMANDS: Record<string, () => Promise<Command>> = {};
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  up: async () => (await import("./aip/up.js")).up,
+  invoke: async () => (await import("./aip/invoke.js")).invoke,
+  health: async () => (await import("./aip/status.js")).health,
+  agents: async () => (await import("./aip/status.js")).agents,
+  check: async () => (await import("./aip/status.js")).check,
+  canary: async () => (await import("./aip/canary.js")).canary,
+};
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -144,12 +144,15 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
   }
   log.info({ event: "ready", socket: socketPath, pid: process.pid, version: def.manifest.version }, "agent ready");
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const stop = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
       log.info({ event: "shutdown", signal, inflight: invoker.inflight }, "shutting down");
       void server.close(DEFAULT_LIMITS.shutdownGraceMs).then(resolve);
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
   });
   await def.dispose?.();
   log.info({ event: "stopped" }, "agent stopped");

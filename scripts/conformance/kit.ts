@@ -8,7 +8,7 @@ import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_LIMITS } from "../../protocol/limits.js";
 import { ManifestSchema, ResponseSchema, formatIssues, type AgentManifest } from "../../protocol/schemas.js";
-import { httpRequest, ndjsonExchange, waitForSocket } from "../lib/uds-client.js";
+import { httpRequest, ndjsonExchange, waitForSocket } from "../../protocol/client.js";
 import { runOnce, serve, socketDir, type Served } from "./process.js";
 
 export class CheckFailure extends Error {}

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitForSocket } from "../lib/uds-client.js";
+import { waitForSocket } from "../../protocol/client.js";
 
 export interface OneShotResult {
   code: number | null;

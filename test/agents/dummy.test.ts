@@ -89,7 +89,7 @@ describe("agent-dummy logs", () => {
     const logFile = join(t.dir, "agent.log");
     const sock = join(t.dir, "l.sock");
     const child = spawn(DUMMY, ["--listen", sock], { env: { ...process.env, AIP_LOG_FILE: logFile, AIP_LOG_LEVEL: "debug" }, stdio: "ignore" });
-    const { waitForSocket, invokeHttp } = await import("../../scripts/lib/uds-client.js");
+    const { waitForSocket, invokeHttp } = await import("../../protocol/client.js");
     try {
       await waitForSocket(sock);
       await invokeHttp(sock, { action: "echo", context: {}, constraints: {}, trace_id: "log-1" });

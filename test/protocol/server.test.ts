@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { AipServer, type AipServerOptions } from "../../protocol/server.js";
-import { httpRequest, ndjsonExchange } from "../../scripts/lib/uds-client.js";
+import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
 import { tempDir } from "../helpers.js";
 
 let dir: string;

@@ -1,4 +1,4 @@
-/** Plain Unix-socket clients (HTTP and NDJSON) for the CLI, the conformance kit, tests and benchmarks. */
+/** Plain Unix-socket clients (HTTP and NDJSON): used by the orchestrator's probes, the CLI, the conformance kit, tests and benchmarks. */
 import { request as httpRequestRaw, Agent } from "node:http";
 import { connect } from "node:net";
 

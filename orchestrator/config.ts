@@ -1,0 +1,193 @@
+/**
+ * The agency config (`manifests/agency.json`): zod-validated, relative paths resolved against the
+ * package root, environment overrides applied. A bad config fails with the JSON path and the reason.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { DEFAULT_LIMITS } from "../protocol/limits.js";
+import { formatIssues } from "../protocol/schemas.js";
+
+const AgentConfigSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, "expected a lowercase name of letters, digits and dashes"),
+  /** Executable and arguments; started as `command… --listen SOCKET` in embedded mode. */
+  command: z.array(z.string().min(1)).min(1),
+  /** The checked-in AGENT_MANIFEST.json. */
+  manifest: z.string().min(1),
+  /** Socket path; default `<agent_socket_dir>/<name>.sock`. */
+  socket: z.string().min(1).optional(),
+  enabled: z.boolean().default(true),
+  env: z.record(z.string(), z.string()).default({}),
+});
+
+const LimitsConfigSchema = z.strictObject({
+  max_body_bytes: z.number().int().positive().default(DEFAULT_LIMITS.maxBodyBytes),
+  max_line_bytes: z.number().int().positive().default(DEFAULT_LIMITS.maxLineBytes),
+  max_json_depth: z.number().int().min(2).default(DEFAULT_LIMITS.maxJsonDepth),
+  max_connections: z.number().int().positive().default(DEFAULT_LIMITS.maxConnections),
+  idle_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.idleTimeoutMs),
+  headers_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.headersTimeoutMs),
+  /** Requests waiting for a pool slot, per agent, beyond the pool. */
+  max_queue: z.number().int().min(0).default(256),
+  health_interval_ms: z.number().int().positive().default(2000),
+  health_timeout_ms: z.number().int().positive().default(1000),
+  /** Consecutive failed probes before an agent is marked unhealthy. */
+  unhealthy_after: z.number().int().positive().default(2),
+  /** Consecutive request failures that open an agent's circuit. */
+  circuit_failures: z.number().int().positive().default(5),
+  /** Host CPU load (0-1) above which agents declaring >= 1000m leave rotation, if a lighter one can serve. */
+  cpu_threshold: z.number().min(0).max(1).default(0.85),
+  cpu_sample_ms: z.number().int().positive().default(1000),
+  restart_initial_ms: z.number().int().positive().default(100),
+  restart_max_ms: z.number().int().positive().default(10_000),
+  /** More than this many restarts within `crash_loop_window_ms` marks the agent failed. */
+  crash_loop_restarts: z.number().int().positive().default(5),
+  crash_loop_window_ms: z.number().int().positive().default(60_000),
+  /** How long an agent may take from spawn to accepting connections. */
+  start_timeout_ms: z.number().int().positive().default(15_000),
+  shutdown_grace_ms: z.number().int().positive().default(DEFAULT_LIMITS.shutdownGraceMs),
+});
+
+const CanaryConfigSchema = z.strictObject({
+  /** Canary requests in the window before any verdict. */
+  min_requests: z.number().int().positive().default(50),
+  /** Rollback when the canary's server-side error rate exceeds the stable's by more than this (0-1). */
+  max_error_rate_diff: z.number().min(0).max(1).default(0.05),
+  /** Rollback when canary P95 / stable P95 exceeds this. */
+  max_p95_ratio: z.number().positive().default(1.5),
+  /** How often the analysis runs (steps, promotion, retention). Regressions are also checked per request. */
+  interval_ms: z.number().int().positive().default(10_000),
+  /** The rolling window the error rates and P95s are computed over. */
+  window_ms: z.number().int().positive().default(300_000),
+  /** Automatic traffic steps, e.g. [5, 25, 50, 100]; empty = manual promotion. */
+  steps: z.array(z.number().int().min(1).max(100)).default([]),
+  /** How long the previous stable keeps running after a promotion (instant rollback). */
+  retention_ms: z.number().int().min(0).default(24 * 3600 * 1000),
+  default_percent: z.number().min(0).max(100).default(5),
+});
+export type CanaryConfig = z.infer<typeof CanaryConfigSchema>;
+
+export const AgencyConfigSchema = z.strictObject({
+  $schema: z.string().optional(),
+  socket: z.string().min(1).default("./run/aip.sock"),
+  agent_socket_dir: z.string().min(1).default("./run/agents"),
+  mode: z.enum(["embedded", "systemd"]).default("embedded"),
+  /** Group allowed to connect (socket 0660); absent = owner only (0600). */
+  socket_group: z.string().min(1).optional(),
+  /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
+  health_port: z.number().int().min(1).max(65535).optional(),
+  /** Persistent state (canary rollouts). */
+  state_dir: z.string().min(1).default("./run/state"),
+  agents: z.array(AgentConfigSchema).min(1),
+  canary: CanaryConfigSchema.default(() => CanaryConfigSchema.parse({})),
+  limits: LimitsConfigSchema.default(() => LimitsConfigSchema.parse({})),
+});
+
+export type AgencyConfigInput = z.input<typeof AgencyConfigSchema>;
+export type LimitsConfig = z.infer<typeof LimitsConfigSchema>;
+
+export interface AgentConfig {
+  name: string;
+  command: string[];
+  manifestPath: string;
+  socket: string;
+  enabled: boolean;
+  env: Record<string, string>;
+}
+
+export interface AgencyConfig {
+  /** Where relative paths were resolved from. */
+  baseDir: string;
+  socket: string;
+  agentSocketDir: string;
+  mode: "embedded" | "systemd";
+  socketGroup: string | undefined;
+  healthPort: number | undefined;
+  stateDir: string;
+  agents: AgentConfig[];
+  canary: CanaryConfig;
+  limits: LimitsConfig;
+}
+
+export class ConfigError extends Error {}
+
+/** The package root (holds package.json), from this compiled file's location. */
+export function packageRootDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const idx = here.lastIndexOf("/dist/");
+  return idx === -1 ? resolve(here, "..") : here.slice(0, idx);
+}
+
+export const DEFAULT_CONFIG_PATH = "manifests/agency.json";
+
+/** Environment variables that override the config file (documented in the README). */
+const ENV_OVERRIDES = {
+  AIP_SOCKET: "socket",
+  AIP_AGENT_SOCKET_DIR: "agent_socket_dir",
+  AIP_MODE: "mode",
+  AIP_SOCKET_GROUP: "socket_group",
+  AIP_HEALTH_PORT: "health_port",
+  AIP_STATE_DIR: "state_dir",
+} as const;
+
+/** Validate a raw config object (after env overrides) and resolve its paths. */
+export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEnv = {}, source = "config"): AgencyConfig {
+  const withEnv: Record<string, unknown> = typeof raw === "object" && raw !== null ? { ...(raw as object) } : { value: raw };
+  for (const [variable, key] of Object.entries(ENV_OVERRIDES)) {
+    const value = env[variable];
+    if (value === undefined || value === "") continue;
+    withEnv[key] = key === "health_port" ? Number(value) : value;
+  }
+  const parsed = AgencyConfigSchema.safeParse(withEnv);
+  if (!parsed.success) {
+    const lines = formatIssues(parsed.error).map((e) => `  ${e.path}: ${e.message}`);
+    throw new ConfigError(`Invalid agency config ${source}:\n${lines.join("\n")}`);
+  }
+  const c = parsed.data;
+  const abs = (p: string, from = baseDir): string => (isAbsolute(p) ? p : resolve(from, p));
+  const agentSocketDir = abs(c.agent_socket_dir);
+  const names = new Set<string>();
+  for (const [i, a] of c.agents.entries()) {
+    if (names.has(a.name)) throw new ConfigError(`Invalid agency config ${source}:\n  agents[${i}].name: duplicate agent name "${a.name}"`);
+    names.add(a.name);
+  }
+  return {
+    baseDir,
+    socket: abs(c.socket),
+    agentSocketDir,
+    mode: c.mode,
+    socketGroup: c.socket_group,
+    healthPort: c.health_port,
+    stateDir: abs(c.state_dir),
+    canary: c.canary,
+    limits: c.limits,
+    agents: c.agents.map((a) => ({
+      name: a.name,
+      command: [a.command[0]!.includes("/") ? abs(a.command[0]!) : a.command[0]!, ...a.command.slice(1)],
+      manifestPath: abs(a.manifest),
+      socket: a.socket ? abs(a.socket, agentSocketDir) : join(agentSocketDir, `${a.name}.sock`),
+      enabled: a.enabled,
+      env: a.env,
+    })),
+  };
+}
+
+/** Load the config file (default: `$AIP_CONFIG` or manifests/agency.json under the package root). */
+export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): AgencyConfig {
+  const root = packageRootDir();
+  const file = resolve(path ?? env.AIP_CONFIG ?? join(root, DEFAULT_CONFIG_PATH));
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`Cannot read agency config ${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`Agency config ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseConfig(raw, root, env, file);
+}

@@ -1,0 +1,161 @@
+/**
+ * One request through the orchestrator: validate, route, queue for a pool slot, forward with the
+ * remaining budget, check the agent's answer, and account for it. Never throws.
+ */
+import { setMaxListeners } from "node:events";
+import { AipError, isAipError } from "../protocol/errors.js";
+import { errorResponse } from "../protocol/envelope.js";
+import { ResponseSchema, formatIssues, type AipRequest, type AipResponse } from "../protocol/schemas.js";
+import { newTraceId } from "../protocol/trace.js";
+import { traceIdOf, validateRequest } from "../protocol/validate.js";
+import type { AgentRecord } from "./agent.js";
+import { neverReachedAgent } from "./pool/transport.js";
+
+export interface RequestOutcome {
+  trace_id: string;
+  action: string;
+  agent: string | null;
+  version: string | null;
+  /** "success" or the error code. */
+  outcome: string;
+  /** The failure is the agent's or ours (5xx), not the client's. */
+  server_error: boolean;
+  timings_ms: Record<string, number>;
+}
+
+export interface ForwardDeps {
+  /** Pick the agent for a validated request (throws NO_ROUTE / UNAVAILABLE). */
+  select(request: AipRequest, traceId: string): AgentRecord;
+  /** A call failed in a way that counts against the agent's circuit. */
+  onAgentFailure(agent: AgentRecord, code: string): void;
+  onAgentSuccess(agent: AgentRecord): void;
+  onOutcome(outcome: RequestOutcome): void;
+}
+
+const ms = (since: number): number => Math.round((performance.now() - since) * 1000) / 1000;
+
+/** Failures that are the agent's fault and count towards opening its circuit. */
+const AGENT_FAULTS = new Set(["AIP_ERR_AGENT_CRASHED", "AIP_ERR_BAD_AGENT_RESPONSE"]);
+
+export async function forward(value: unknown, clientSignal: AbortSignal, deps: ForwardDeps): Promise<AipResponse> {
+  const t0 = performance.now();
+  const timings: Record<string, number> = {};
+  let traceId = traceIdOf(value) ?? newTraceId();
+  let agent: AgentRecord | undefined;
+  let action = typeof (value as { action?: unknown })?.action === "string" ? (value as { action: string }).action : "";
+
+  const finish = (response: AipResponse): AipResponse => {
+    timings.total = ms(t0);
+    response.timings_ms = { ...timings, ...prefixed(response.timings_ms) };
+    if (agent) {
+      response.agent ??= agent.name;
+      response.version ??= agent.version;
+    }
+    const code = response.status === "success" ? "success" : response.error.type;
+    deps.onOutcome({
+      trace_id: traceId,
+      action,
+      agent: agent?.name ?? null,
+      version: agent?.version ?? null,
+      outcome: code,
+      server_error: response.status === "error" && response.error.status >= 500,
+      timings_ms: timings,
+    });
+    return response;
+  };
+
+  let request: AipRequest;
+  try {
+    request = validateRequest(value);
+    traceId = request.trace_id ?? traceId;
+    action = request.action;
+    agent = deps.select(request, traceId);
+  } catch (err) {
+    timings.route = ms(t0);
+    return finish(errorResponse(err, traceId));
+  }
+  timings.route = ms(t0);
+
+  const timeoutMs = request.constraints.timeout_ms ?? agent.manifest.timeouts_ms.default;
+  const deadline = Date.now() + timeoutMs;
+  const controller = new AbortController();
+  setMaxListeners(64, controller.signal);
+  const onClientAbort = (): void => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+  if (clientSignal.aborted) onClientAbort();
+  clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new AipError("AIP_ERR_TIMEOUT", `No answer from ${agent!.name} within ${timeoutMs} ms`, { extensions: { timeout_ms: timeoutMs } })),
+    timeoutMs,
+  );
+
+  const tQueue = performance.now();
+  let release: (() => void) | undefined;
+  try {
+    release = await agent.pool.acquire(deadline, controller.signal);
+    timings.queue = ms(tQueue);
+    agent.inflight++;
+    const tAgent = performance.now();
+    try {
+      const response = await call(agent, request, traceId, deadline, controller.signal);
+      timings.agent = ms(tAgent);
+      agent.pool.record(timings.agent);
+      if (response.status === "error" && AGENT_FAULTS.has(response.error.type)) deps.onAgentFailure(agent, response.error.type);
+      else deps.onAgentSuccess(agent);
+      return finish(response);
+    } finally {
+      agent.inflight--;
+    }
+  } catch (err) {
+    timings.queue ??= ms(tQueue);
+    const failure = isAipError(err) ? err : new AipError("AIP_ERR_UNKNOWN", "Forwarding failed");
+    if (AGENT_FAULTS.has(failure.code)) deps.onAgentFailure(agent, failure.code);
+    return finish(errorResponse(failure, traceId, { agent: agent.name, version: agent.version }));
+  } finally {
+    release?.();
+    clearTimeout(timer);
+    clientSignal.removeEventListener("abort", onClientAbort);
+  }
+}
+
+/** Send to the agent (one retry if the request never reached it) and check its answer. */
+async function call(agent: AgentRecord, request: AipRequest, traceId: string, deadline: number, signal: AbortSignal): Promise<AipResponse> {
+  const body = (): string =>
+    JSON.stringify({ ...request, trace_id: traceId, constraints: { ...request.constraints, timeout_ms: Math.max(1, deadline - Date.now()) } });
+  let reply;
+  try {
+    try {
+      reply = await agent.pool.send(body(), signal);
+    } catch (err) {
+      if (signal.aborted || !neverReachedAgent(err)) throw err;
+      reply = await agent.pool.send(body(), signal);
+    }
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    if (neverReachedAgent(err)) {
+      throw new AipError("AIP_ERR_UNAVAILABLE", `Agent ${agent.name} is not accepting connections (${(err as { code?: string }).code})`);
+    }
+    throw new AipError("AIP_ERR_AGENT_CRASHED", `Agent ${agent.name} closed the connection before answering (${(err as { code?: string }).code ?? (err as Error).message})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(reply.body);
+  } catch {
+    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} answered with non-JSON (HTTP ${reply.statusCode}): ${JSON.stringify(reply.body.slice(0, 120))}`);
+  }
+  const parsed = ResponseSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; ");
+    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} broke the AIP-1 envelope: ${issues}`);
+  }
+  if (parsed.data.trace_id !== traceId) {
+    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} answered trace_id ${parsed.data.trace_id}, expected ${traceId}`);
+  }
+  return parsed.data;
+}
+
+/** The agent's own stage timings, kept beside the orchestrator's as "agent.<stage>". */
+function prefixed(timings: Record<string, number> | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(timings ?? {})) out[`agent.${k}`] = v;
+  return out;
+}

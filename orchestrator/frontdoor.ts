@@ -1,0 +1,87 @@
+/** The orchestrator's front door: AIP-1 on its Unix socket, and an optional 127.0.0.1 port for probes. */
+import { createServer, type Server } from "node:http";
+import { z } from "zod";
+import { AipError } from "../protocol/errors.js";
+import { formatIssues } from "../protocol/schemas.js";
+import { AipServer, type RouteHandler } from "../protocol/server.js";
+import type { Orchestrator } from "./orchestrator.js";
+
+const json = (status: number, body: unknown): { status: number; body: string } => ({ status, body: JSON.stringify(body) });
+
+const CanaryStartSchema = z.strictObject({
+  agent: z.string().min(1),
+  version: z.string().min(1),
+  command: z.array(z.string().min(1)).min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  percent: z.number().min(0).max(100).optional(),
+});
+const CanaryAgentSchema = z.strictObject({ agent: z.string().min(1) });
+
+/** Validate an admin request body; failures are AIP_ERR_INVALID_FIELD naming each path. */
+function body<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw new AipError("AIP_ERR_INVALID_FIELD", formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; "));
+  }
+  return parsed.data;
+}
+
+export function routes(o: Orchestrator): Record<string, RouteHandler> {
+  return {
+    "GET /healthz": async () => {
+      const h = o.healthz();
+      return json(h.httpStatus, h.body);
+    },
+    "GET /metrics": async () => ({ status: 200, body: await o.metrics.text(), contentType: o.metrics.contentType }),
+    "GET /v1/agents": async () => json(200, { agents: o.agentList() }),
+    "POST /v1/admin/health-check": async () => json(200, { checked: await o.checkNow() }),
+    "GET /v1/admin/canary": async () => json(200, { canary: o.canary.status() }),
+    "POST /v1/admin/canary/start": async ({ body: b }) => {
+      const { agent, ...opts } = body(CanaryStartSchema, b);
+      return json(200, await o.canary.start(agent, opts as Parameters<typeof o.canary.start>[1]));
+    },
+    "POST /v1/admin/canary/promote": async ({ body: b }) => json(200, await o.canary.promote(body(CanaryAgentSchema, b).agent)),
+    "POST /v1/admin/canary/rollback": async ({ body: b }) => json(200, await o.canary.rollback(body(CanaryAgentSchema, b).agent)),
+  };
+}
+
+/** Listen on the orchestrator socket (same framing and limits as every agent). */
+export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
+  const l = o.config.limits;
+  return AipServer.listen({
+    socketPath: o.config.socket,
+    ...(o.config.socketGroup !== undefined ? { group: o.config.socketGroup } : {}),
+    limits: {
+      maxBodyBytes: l.max_body_bytes,
+      maxLineBytes: l.max_line_bytes,
+      maxJsonDepth: l.max_json_depth,
+      maxConnections: l.max_connections,
+      idleTimeoutMs: l.idle_timeout_ms,
+      headersTimeoutMs: l.headers_timeout_ms,
+      shutdownGraceMs: l.shutdown_grace_ms,
+    },
+    invoke: (value, ctx) => o.handle(value, ctx.signal),
+    routes: routes(o),
+    onEvent: (e) => o.log.warn({ ...e }, e.event),
+  });
+}
+
+/** GET /healthz and /metrics only, on 127.0.0.1:port, for probes that cannot reach a Unix socket. */
+export function listenHealthPort(o: Orchestrator, port: number): Promise<Server> {
+  const r = routes(o);
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    const handler = req.method === "GET" && (path === "/healthz" || path === "/metrics") ? r[`GET ${path}`] : undefined;
+    if (!handler) {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("only GET /healthz and GET /metrics are served here\n");
+      return;
+    }
+    void handler({ signal: new AbortController().signal, url: new URL(req.url ?? "/", "http://127.0.0.1"), body: undefined }).then((out) => {
+      res.writeHead(out.status, { "Content-Type": out.contentType ?? "application/json" }).end(out.body);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve(server));
+  });
+}

@@ -1,0 +1,345 @@
+/** The composition root: registry, pools, supervisor, health, router, front door, metrics. */
+import { AipError } from "../protocol/errors.js";
+import { createLogger, openDestination, type Logger } from "../protocol/log.js";
+import type { DestinationStream } from "pino";
+import type { AgentManifest, AipRequest, AipResponse } from "../protocol/schemas.js";
+import { AgentRecord, type AgentRole } from "./agent.js";
+import type { AgencyConfig, AgentConfig } from "./config.js";
+import { forward, type RequestOutcome } from "./forward.js";
+import { applyProbe, probe } from "./health.js";
+import { CpuLoadSampler, type LoadSampler } from "./load.js";
+import { Metrics } from "./metrics.js";
+import { AgentPool } from "./pool/agent-pool.js";
+import type { SizingStrategy } from "./pool/sizing.js";
+import { undiciTransport, type TransportFactory } from "./pool/transport.js";
+import { printedManifest, register } from "./registration.js";
+import { applyResourceRule, candidates, choose } from "./router.js";
+import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
+import { CanaryController } from "./canary/controller.js";
+import { join } from "node:path";
+
+export interface OrchestratorDeps {
+  /** Where JSON Lines go: a path, a file descriptor (default 1, stdout), a stream, or false for none. */
+  logDestination?: string | number | DestinationStream | false;
+  spawner?: Spawner;
+  transport?: TransportFactory;
+  load?: LoadSampler;
+  sizing?: SizingStrategy;
+}
+
+export class Orchestrator {
+  readonly agents: AgentRecord[] = [];
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  readonly load: LoadSampler;
+  private readonly supervisors = new Map<AgentRecord, Supervisor>();
+  private readonly agentLogs = new Map<string, Logger>();
+  private readonly logDestination: DestinationStream | false;
+  private healthTimer: NodeJS.Timeout | undefined;
+  private loadTimer: NodeJS.Timeout | undefined;
+  private checking: Promise<unknown> | undefined;
+  private readonly started = Date.now();
+  private stopped = false;
+  canary!: CanaryController;
+
+  constructor(
+    readonly config: AgencyConfig,
+    private readonly deps: OrchestratorDeps = {},
+  ) {
+    const dest = deps.logDestination ?? 1;
+    this.logDestination = dest === false ? false : openDestination(dest);
+    this.log = createLogger({ agentName: "orchestrator", destination: this.logDestination });
+    this.load = deps.load ?? new CpuLoadSampler(config.limits.cpu_sample_ms);
+    this.metrics = new Metrics(() => this.agents, (name) => this.canary?.percent(name) ?? 0);
+  }
+
+  /** A logger whose lines carry the agent's name (for its drained output and its lifecycle events). */
+  agentLog(name: string): Logger {
+    let l = this.agentLogs.get(name);
+    if (!l) {
+      l = createLogger({ agentName: name, destination: this.logDestination });
+      this.agentLogs.set(name, l);
+    }
+    return l;
+  }
+
+  /** Register every enabled agent, start them (embedded) or find them (systemd), start health checks. */
+  async start(): Promise<void> {
+    this.canary = new CanaryController(
+      {
+        agents: this.agents,
+        addRecord: (c, m, r) => this.addRecord(c, m, r),
+        removeRecord: (r) => this.removeRecord(r),
+        printedManifest: (command, env) => printedManifest(command, env),
+        agentConfig: (name) => this.config.agents.find((a) => a.name === name),
+        socketFor: (name, version) => join(this.config.agentSocketDir, `${name}-${version}.sock`),
+        agentLog: (name) => this.agentLog(name),
+        onDecision: (agent, action) => this.metrics.decision(agent, action),
+      },
+      { ...this.config.canary },
+      this.config.stateDir,
+      this.log,
+    );
+    const enabled = this.config.agents.filter((a) => a.enabled);
+    const records = await Promise.all(
+      enabled.map(async (a) => {
+        // A promotion that survived a restart replaces the config's version of this agent.
+        const promoted = this.canary.stableOverride(a.name);
+        if (!promoted) return this.registerAgent(a);
+        const config = { ...a, command: promoted.command, env: promoted.env, socket: join(this.config.agentSocketDir, `${a.name}-${promoted.version}.sock`) };
+        return this.newRecord(config, promoted.manifest, "stable");
+      }),
+    );
+    this.agents.push(...records);
+    await Promise.all(records.map((r) => this.bringUp(r)));
+    await this.canary.restore();
+    this.load.start();
+    this.loadTimer = setInterval(() => this.applyLoad(), this.config.limits.cpu_sample_ms).unref();
+    this.applyLoad();
+    this.scheduleHealth();
+  }
+
+  private newRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): AgentRecord {
+    const pool = new AgentPool({
+      label: `${manifest.name}@${manifest.version}`,
+      socketPath: config.socket,
+      maxConcurrent: manifest.max_concurrent,
+      maxQueue: this.config.limits.max_queue,
+      transport: this.deps.transport ?? undiciTransport,
+      ...(this.deps.sizing ? { sizing: this.deps.sizing } : {}),
+    });
+    const record = new AgentRecord(config, manifest, pool);
+    record.role = role;
+    return record;
+  }
+
+  /** Add and start another agent process at runtime (a canary, a retained version). */
+  async addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): Promise<AgentRecord> {
+    const record = this.newRecord(config, manifest, role);
+    this.agents.push(record);
+    await this.bringUp(record);
+    return record;
+  }
+
+  /** Take an agent out of the registry and stop its process (embedded). */
+  async removeRecord(record: AgentRecord): Promise<void> {
+    const i = this.agents.indexOf(record);
+    if (i !== -1) this.agents.splice(i, 1);
+    const sup = this.supervisors.get(record);
+    this.supervisors.delete(record);
+    await sup?.stop();
+    record.state = "stopped";
+    record.pool.failQueued(new AipError("AIP_ERR_UNAVAILABLE", `Agent ${record.name}@${record.version} was stopped`));
+    await record.pool.close();
+  }
+
+  private async registerAgent(config: AgentConfig): Promise<AgentRecord> {
+    const { manifest, mismatch } = await register(config);
+    const record = this.newRecord(config, manifest, "stable");
+    record.manifestMismatch = mismatch;
+    if (mismatch.length > 0) {
+      this.agentLog(config.name).warn({ event: "manifest_mismatch", differences: mismatch }, `checked-in manifest and --manifest differ: ${mismatch.join("; ")}`);
+    }
+    return record;
+  }
+
+  private async bringUp(record: AgentRecord): Promise<void> {
+    const log = this.agentLog(record.name);
+    if (this.config.mode === "systemd") {
+      applyProbe(record, await probe(record.socketPath, this.config.limits.health_timeout_ms), 1);
+      if (record.state === "starting") record.state = "unhealthy";
+      log.info({ event: "registered", state: record.state, socket: record.socketPath }, `systemd agent ${record.state}`);
+      return;
+    }
+    const l = this.config.limits;
+    const supervisor = new Supervisor({
+      name: record.name,
+      command: record.config.command,
+      socketPath: record.socketPath,
+      env: { AIP_LOG_LEVEL: process.env.AIP_LOG_LEVEL ?? "info", ...record.config.env },
+      log,
+      spawner: this.deps.spawner ?? execaSpawner,
+      startTimeoutMs: l.start_timeout_ms,
+      restartInitialMs: l.restart_initial_ms,
+      restartMaxMs: l.restart_max_ms,
+      crashLoopRestarts: l.crash_loop_restarts,
+      crashLoopWindowMs: l.crash_loop_window_ms,
+      shutdownGraceMs: l.shutdown_grace_ms,
+      ready: async () => applyProbeResult(record, await probe(record.socketPath, l.health_timeout_ms)),
+      onState: (state, info) => this.onSupervisorState(record, state, info),
+    });
+    this.supervisors.set(record, supervisor);
+    try {
+      await supervisor.start();
+    } catch (err) {
+      record.lastError = (err as Error).message;
+      log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
+    }
+  }
+
+  private onSupervisorState(record: AgentRecord, state: string, info: { pid?: number | undefined; error?: string }): void {
+    const log = this.agentLog(record.name);
+    switch (state) {
+      case "starting":
+        record.pid = info.pid ?? null;
+        if (record.state !== "restarting") record.state = "starting";
+        log.info({ event: "agent_starting", pid: info.pid }, "starting agent");
+        break;
+      case "ready":
+        record.state = "healthy";
+        record.circuit = { open: false, failures: 0, opened_at: null };
+        log.info({ event: "agent_ready", pid: info.pid }, "agent ready");
+        break;
+      case "exited":
+        record.lastError = info.error ?? null;
+        record.state = "restarting";
+        record.pid = null;
+        log.warn({ event: "agent_exited", err: info.error }, `agent ${info.error ?? "exited"}`);
+        break;
+      case "restarting":
+        record.restarts++;
+        this.metrics.restart(record.name);
+        log.info({ event: "agent_restarting", restarts: record.restarts }, info.error ?? "restarting");
+        break;
+      case "failed":
+        record.state = "failed";
+        record.lastError = info.error ?? null;
+        record.pool.failQueued(new AipError("AIP_ERR_UNAVAILABLE", `Agent ${record.name} failed: ${info.error ?? ""}`));
+        log.error({ event: "agent_failed", err: info.error }, info.error ?? "agent failed");
+        break;
+      case "stopped":
+        record.state = "stopped";
+        record.pid = null;
+        break;
+    }
+  }
+
+  private applyLoad(): void {
+    const load = this.load.current();
+    for (const a of applyResourceRule(this.agents, load, this.config.limits.cpu_threshold)) {
+      this.metrics.event("admission_changed", a.name);
+      this.agentLog(a.name).warn(
+        { event: a.admission.admitted ? "admitted" : "out_of_rotation", cpu_load: Math.round(load * 100) / 100, reason: a.admission.reason },
+        a.admission.admitted ? "back in rotation" : `out of rotation: ${a.admission.reason}`,
+      );
+    }
+  }
+
+  private scheduleHealth(): void {
+    if (this.stopped) return;
+    this.healthTimer = setTimeout(() => {
+      void this.runHealth(false).finally(() => this.scheduleHealth());
+    }, this.config.limits.health_interval_ms);
+    this.healthTimer.unref();
+  }
+
+  /** Probe every running agent. With `enforce`, an agent that does not answer in time is killed and restarted. */
+  private async runHealth(enforce: boolean): Promise<Record<string, unknown>[]> {
+    const l = this.config.limits;
+    const probed = this.agents.filter((a) => ["healthy", "unhealthy"].includes(a.state));
+    return Promise.all(
+      probed.map(async (a) => {
+        const result = await probe(a.socketPath, l.health_timeout_ms);
+        const changed = applyProbe(a, result, enforce ? 1 : l.unhealthy_after);
+        const log = this.agentLog(a.name);
+        if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
+        let action = "none";
+        if (enforce && !result.ok) {
+          const sup = this.supervisors.get(a);
+          if (sup) {
+            action = "killed";
+            this.metrics.event("agent_killed", a.name);
+            log.error({ event: "agent_killed", reason: result.error }, `no answer to the health check within ${l.health_timeout_ms} ms: killing for restart`);
+            sup.kill();
+          } else {
+            action = "reported";
+            log.error({ event: "agent_unresponsive", reason: result.error }, "no answer to the health check (systemd mode: restart it with systemctl)");
+          }
+        }
+        return { agent: a.name, version: a.version, ok: result.ok, state: a.state, action, error: result.error };
+      }),
+    );
+  }
+
+  /** Health-check every agent now (SIGUSR1, admin route); unresponsive agents are killed and restarted. */
+  checkNow(): Promise<Record<string, unknown>[]> {
+    const run = this.runHealth(true);
+    this.checking = run;
+    return run;
+  }
+
+  /** Answer one decoded request from a client. */
+  handle(value: unknown, signal: AbortSignal): Promise<AipResponse> {
+    return forward(value, signal, {
+      select: (request: AipRequest, traceId: string) => choose(this.canary.split(candidates(request, this.agents), traceId)),
+      onAgentFailure: (agent) => {
+        agent.circuit.failures++;
+        if (!agent.circuit.open && agent.circuit.failures >= this.config.limits.circuit_failures) {
+          agent.circuit = { open: true, failures: agent.circuit.failures, opened_at: new Date().toISOString() };
+          this.metrics.event("circuit_open", agent.name);
+          this.agentLog(agent.name).error({ event: "circuit_open", failures: agent.circuit.failures }, "circuit opened after consecutive failures");
+        }
+      },
+      onAgentSuccess: (agent) => {
+        agent.circuit.failures = 0;
+      },
+      onOutcome: (o) => this.onOutcome(o),
+    });
+  }
+
+  private onOutcome(o: RequestOutcome): void {
+    this.metrics.request(o);
+    if (o.agent && o.version) this.canary.observe(o.agent, o.version, o.timings_ms.total ?? 0, o.server_error);
+    const fields = { event: "request", trace_id: o.trace_id, action: o.action, agent: o.agent, version: o.version, outcome: o.outcome, timings_ms: o.timings_ms };
+    if (o.server_error) this.log.warn(fields, `request failed: ${o.outcome}`);
+    else this.log.info(fields, "request");
+  }
+
+  /** The /healthz body. */
+  healthz(): { httpStatus: number; body: Record<string, unknown> } {
+    const agents: Record<string, Record<string, unknown>> = {};
+    for (const a of this.agents.filter((x) => x.role === "stable")) agents[a.name] = a.snapshot();
+    for (const a of this.agents.filter((x) => x.role !== "stable")) {
+      const entry = (agents[a.name] ??= {});
+      entry[a.role] = { ...a.snapshot(), ...(a.role === "canary" ? { percent: this.canary.percent(a.name) } : {}) };
+    }
+    const serving = this.agents.filter((a) => a.role !== "retained");
+    const available = serving.filter((a) => a.available).length;
+    const status = available === serving.length ? "ok" : available > 0 ? "degraded" : "down";
+    return {
+      httpStatus: available > 0 ? 200 : 503,
+      body: {
+        status,
+        mode: this.config.mode,
+        pid: process.pid,
+        uptime_s: Math.round((Date.now() - this.started) / 1000),
+        cpu_load: Math.round(this.load.current() * 1000) / 1000,
+        cpu_threshold: this.config.limits.cpu_threshold,
+        agents,
+        canary: this.canary.status(),
+      },
+    };
+  }
+
+  /** The /v1/agents body: registered agents with their manifests. */
+  agentList(): Record<string, unknown>[] {
+    return this.agents.map((a) => ({ ...a.snapshot(), manifest: a.manifest, command: a.config.command }));
+  }
+
+  /** Stop health checks, stop every agent (no orphans), close pools. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.healthTimer);
+    clearInterval(this.loadTimer);
+    this.load.stop();
+    await this.checking?.catch(() => undefined);
+    this.canary?.stop();
+    await Promise.all([...this.supervisors.values()].map((s) => s.stop()));
+    await Promise.all(this.agents.map((a) => a.pool.close()));
+  }
+}
+
+function applyProbeResult(record: AgentRecord, result: Awaited<ReturnType<typeof probe>>): boolean {
+  record.health = { checked_at: new Date().toISOString(), ok: result.ok, consecutive_failures: result.ok ? 0 : 1, report: result.report };
+  return result.ok;
+}

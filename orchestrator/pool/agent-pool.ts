@@ -1,0 +1,74 @@
+/** An agent's pool: slots and queue (base), a sizing strategy, latency stats, and the transport. */
+import { LatencyWindow } from "../stats.js";
+import { Slots, type SlotStats } from "./slots.js";
+import { adaptiveSizing, type SizingStrategy } from "./sizing.js";
+import type { Transport, TransportFactory, TransportReply } from "./transport.js";
+
+export interface PoolStats extends SlotStats {
+  strategy: string;
+  p95_ms: number;
+  calls: number;
+}
+
+export interface AgentPoolOptions {
+  label: string;
+  socketPath: string;
+  maxConcurrent: number;
+  maxQueue: number;
+  transport: TransportFactory;
+  sizing?: SizingStrategy;
+}
+
+export class AgentPool {
+  readonly latency = new LatencyWindow(100);
+  private readonly slots: Slots;
+  private readonly transport: Transport;
+  private readonly sizing: SizingStrategy;
+  private readonly maxConcurrent: number;
+  private calls = 0;
+
+  constructor(options: AgentPoolOptions) {
+    this.sizing = options.sizing ?? adaptiveSizing;
+    this.maxConcurrent = options.maxConcurrent;
+    this.slots = new Slots(this.sizing.initial(options.maxConcurrent), options.maxQueue, options.label);
+    this.transport = options.transport(options.socketPath, options.maxConcurrent);
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  stats(): PoolStats {
+    return { ...this.slots.stats(), strategy: this.sizing.name, p95_ms: round(this.latency.p95()), calls: this.calls };
+  }
+
+  /** Wait for a slot (bounded queue, until the deadline); resolves with its release function. */
+  acquire(deadline: number, signal?: AbortSignal): Promise<() => void> {
+    return this.slots.acquire(deadline, signal);
+  }
+
+  /** Send through the transport in an acquired slot. */
+  send(body: string, signal: AbortSignal): Promise<TransportReply> {
+    return this.transport.send(body, signal);
+  }
+
+  /** Record a finished call's latency and let the strategy resize the pool. */
+  record(ms: number): void {
+    this.calls++;
+    this.latency.record(ms);
+    const next = this.sizing.next(this.slots.size, this.latency.p95(), this.maxConcurrent);
+    if (next !== this.slots.size) this.slots.resize(next);
+  }
+
+  failQueued(err: Error): void {
+    this.slots.failQueued(err);
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

@@ -1,0 +1,185 @@
+/**
+ * Embedded supervisor: starts an agent with `--listen`, waits until it is ready, drains its output
+ * into the log, restarts it on exit with exponential backoff, and gives up on a crash loop.
+ */
+import { execa } from "execa";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { waitForSocket } from "../protocol/client.js";
+import type { Logger } from "../protocol/log.js";
+
+export interface ChildHandle {
+  pid: number | undefined;
+  stdout: Readable;
+  stderr: Readable;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Starts a process; injectable so supervisor logic can be driven by tests. */
+export type Spawner = (command: string, args: string[], env: Record<string, string>) => ChildHandle;
+
+export const execaSpawner: Spawner = (command, args, env) => {
+  const child = execa(command, args, {
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    reject: false,
+    cleanup: true,
+    buffer: false,
+    detached: false,
+  });
+  return {
+    pid: child.pid,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    exited: child.then((r) => ({ code: r.exitCode ?? null, signal: r.signal ?? null })),
+    kill: (signal) => {
+      child.kill(signal);
+    },
+  };
+};
+
+export interface SupervisorOptions {
+  name: string;
+  command: string[];
+  socketPath: string;
+  env: Record<string, string>;
+  log: Logger;
+  spawner: Spawner;
+  startTimeoutMs: number;
+  restartInitialMs: number;
+  restartMaxMs: number;
+  crashLoopRestarts: number;
+  crashLoopWindowMs: number;
+  shutdownGraceMs: number;
+  /** Readiness beyond "the socket accepts" (e.g. /healthz answers). */
+  ready: () => Promise<boolean>;
+  /** Lifecycle callbacks into the registry. */
+  onState: (state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped", info: { pid?: number | undefined; error?: string }) => void;
+}
+
+/** Keep the last lines an agent wrote, for last_error when it dies. */
+class Tail {
+  private lines: string[] = [];
+  push(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > 5) this.lines.shift();
+  }
+  text(): string {
+    return this.lines.join(" | ").slice(0, 500);
+  }
+}
+
+export class Supervisor {
+  private child: ChildHandle | undefined;
+  private stopping = false;
+  private restartTimes: number[] = [];
+  private backoff: number;
+  private readonly stderrTail = new Tail();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private generation = 0;
+
+  constructor(private readonly o: SupervisorOptions) {
+    this.backoff = o.restartInitialMs;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Spawn and wait until ready; rejects with the reason if it exits or does not become ready in time. */
+  async start(): Promise<void> {
+    this.stopping = false;
+    const gen = ++this.generation;
+    const [cmd, ...args] = this.o.command;
+    const child = this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], { ...process.env, ...this.o.env } as Record<string, string>);
+    this.child = child;
+    this.o.onState("starting", { pid: child.pid });
+    this.drain(child.stdout, "stdout");
+    this.drain(child.stderr, "stderr");
+    let exited = false;
+    void child.exited.then((r) => {
+      exited = true;
+      if (gen === this.generation) this.onExit(r);
+    });
+    try {
+      await waitForSocket(this.o.socketPath, this.o.startTimeoutMs, () => !exited);
+      if (!(await this.o.ready())) throw new Error("agent accepted connections but /healthz did not answer");
+    } catch (err) {
+      if (!exited) child.kill("SIGKILL");
+      throw new Error(`${this.o.name} did not become ready: ${(err as Error).message}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`);
+    }
+    this.o.onState("ready", { pid: child.pid });
+  }
+
+  private drain(stream: Readable, name: "stdout" | "stderr"): void {
+    // Continuous draining: a full 64 KiB pipe would block the agent.
+    const rl = createInterface({ input: stream, crlfDelay: Infinity });
+    rl.on("line", (line) => {
+      if (name === "stderr") this.stderrTail.push(line);
+      let parsed: Record<string, unknown> | undefined;
+      if (line.startsWith("{")) {
+        try {
+          parsed = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          parsed = undefined;
+        }
+      }
+      if (parsed && typeof parsed.level === "string") {
+        const { level, timestamp: _t, agent_name: _a, msg, ...rest } = parsed;
+        const fn = (["fatal", "error", "warn", "info", "debug", "trace"] as const).find((l) => l === level) ?? "info";
+        this.o.log[fn]({ ...rest, stream: name }, typeof msg === "string" ? msg : "");
+      } else {
+        this.o.log[name === "stderr" ? "warn" : "info"]({ event: "agent_output", stream: name, line }, line);
+      }
+    });
+  }
+
+  private onExit(r: { code: number | null; signal: string | null }): void {
+    this.child = undefined;
+    if (this.stopping) {
+      this.o.onState("stopped", {});
+      return;
+    }
+    const error = `exited with ${r.signal ? `signal ${r.signal}` : `code ${r.code}`}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`;
+    this.o.onState("exited", { error });
+    const now = Date.now();
+    this.restartTimes = this.restartTimes.filter((t) => now - t < this.o.crashLoopWindowMs);
+    if (this.restartTimes.length >= this.o.crashLoopRestarts) {
+      this.o.onState("failed", { error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}` });
+      return;
+    }
+    this.restartTimes.push(now);
+    const delay = this.backoff;
+    this.backoff = Math.min(this.backoff * 2, this.o.restartMaxMs);
+    this.o.onState("restarting", { error: `${error}; restarting in ${delay} ms` });
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.start().then(
+        () => {
+          this.backoff = this.o.restartInitialMs;
+        },
+        (err: Error) => this.o.log.error({ event: "restart_failed", err: err.message }, err.message),
+      );
+    }, delay);
+  }
+
+  /** Kill now (e.g. stuck in a read) and let the restart logic bring it back. */
+  kill(): void {
+    this.child?.kill("SIGKILL");
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; no restart. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (!child) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
+    await child.exited;
+    clearTimeout(timer);
+  }
+}

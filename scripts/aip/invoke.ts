@@ -1,0 +1,84 @@
+/** `aip invoke ACTION --file F`: build a request from a file, print the payload or the problem. */
+import { readFileSync } from "node:fs";
+import { extname, resolve } from "node:path";
+import { invokeHttp } from "../../protocol/client.js";
+import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { socketPath } from "./socket.js";
+
+const LANGUAGES: Record<string, string> = {
+  ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+  ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+  ".py": "python", ".md": "markdown", ".json": "json",
+};
+
+function int(flag: string | true | undefined, name: string, min: number): number | undefined {
+  if (flag === undefined) return undefined;
+  const n = Number(flag);
+  if (typeof flag !== "string" || !Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(flag)}`);
+  return n;
+}
+
+export const invoke: Command = {
+  summary: "send one request built from a file and print the answer",
+  usage: `Usage: aip invoke ACTION [--file F] [--line L --column C] [--language LANG] [--workspace DIR]
+                  [--constraint KEY=JSON]... [--timeout MS] [--json] [--socket PATH]
+
+Builds an AIP-1 request (context.source_code and file_path from --file; cursor from
+--line (1-based) and --column (0-based)) and prints the payload, or the problem.
+  --constraint KEY=JSON   e.g. --constraint framework='"jest"'  (repeatable via KEY=JSON,KEY2=JSON)
+  --json                  print the whole response envelope
+Exit status: 0 success, 1 AIP error (the problem is printed), 2 usage error.`,
+  async run(argv) {
+    const { flags, positionals } = parseArgs(argv, ["file", "line", "column", "language", "workspace", "constraint", "timeout", "socket"], ["json"]);
+    if (positionals.length !== 1) throw new UsageError("expected exactly one ACTION");
+    const line = int(flags.line, "line", 1);
+    const column = int(flags.column, "column", 0);
+    if ((line === undefined) !== (column === undefined)) throw new UsageError("--line and --column go together");
+    const context: Record<string, unknown> = {};
+    if (typeof flags.file === "string") {
+      const path = resolve(flags.file);
+      try {
+        context.source_code = readFileSync(path, "utf8");
+      } catch (err) {
+        throw new UsageError(`cannot read --file ${flags.file}: ${(err as Error).message}`);
+      }
+      context.file_path = path;
+      const lang = LANGUAGES[extname(path)];
+      if (lang) context.language = lang;
+    }
+    if (typeof flags.language === "string") context.language = flags.language;
+    if (typeof flags.workspace === "string") context.workspace_root = resolve(flags.workspace);
+    if (line !== undefined) context.cursor = { line, column };
+    const constraints: Record<string, unknown> = {};
+    if (typeof flags.constraint === "string") {
+      for (const pair of flags.constraint.split(",")) {
+        const eq = pair.indexOf("=");
+        if (eq < 1) throw new UsageError(`--constraint expects KEY=JSON, got ${JSON.stringify(pair)}`);
+        try {
+          constraints[pair.slice(0, eq)] = JSON.parse(pair.slice(eq + 1));
+        } catch {
+          throw new UsageError(`--constraint ${pair.slice(0, eq)}: value is not JSON: ${pair.slice(eq + 1)}`);
+        }
+      }
+    }
+    const timeout = int(flags.timeout, "timeout", 1);
+    if (timeout !== undefined) constraints.timeout_ms = timeout;
+    const sock = socketPath(flags.socket);
+    let res;
+    try {
+      res = await invokeHttp(sock, { action: positionals[0], context, constraints }, (timeout ?? 30_000) + 5000);
+    } catch (err) {
+      console.error(`aip invoke: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`);
+      return EXIT.aipError;
+    }
+    const env = res.json as { status: string; payload?: unknown; error?: Record<string, unknown> };
+    if (flags.json) console.log(JSON.stringify(env, null, 2));
+    else if (env.status === "success") console.log(typeof env.payload === "string" ? env.payload : JSON.stringify(env.payload, null, 2));
+    if (env.status !== "success") {
+      const e = env.error ?? {};
+      if (!flags.json) console.error(`${String(e.type)} (${String(e.status)}): ${String(e.detail)}\n  suggestion: ${String(e.suggestion ?? "")}`);
+      return EXIT.aipError;
+    }
+    return EXIT.ok;
+  },
+};

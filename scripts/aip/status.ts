@@ -1,0 +1,79 @@
+/** `aip health`, `aip agents`, `aip check`: the orchestrator's view of its agents. */
+import { httpRequest } from "../../protocol/client.js";
+import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { socketPath } from "./socket.js";
+
+async function get(argv: string[], method: string, path: string): Promise<{ json: Record<string, unknown>; asJson: boolean; status: number } | number> {
+  const { flags, positionals } = parseArgs(argv, ["socket"], ["json"]);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const sock = socketPath(flags.socket);
+  try {
+    const res = await httpRequest(sock, { method, path, ...(method === "POST" ? { body: "" } : {}) });
+    return { json: JSON.parse(res.body) as Record<string, unknown>, asJson: flags.json === true, status: res.status };
+  } catch (err) {
+    console.error(`aip: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`);
+    return EXIT.aipError;
+  }
+}
+
+/** A fixed-width text table. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+type Snapshot = Record<string, unknown> & { pool?: Record<string, unknown> };
+
+export const health: Command = {
+  summary: "table of agents from /healthz",
+  usage: "Usage: aip health [--json] [--socket PATH]\n\nExit status 0 when every agent is available, 1 otherwise.",
+  async run(argv) {
+    const r = await get(argv, "GET", "/healthz");
+    if (typeof r === "number") return r;
+    if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
+    else {
+      const agents = Object.values((r.json.agents ?? {}) as Record<string, Snapshot>);
+      console.log(`agency ${String(r.json.status)} (${String(r.json.mode)}; cpu ${Math.round(Number(r.json.cpu_load) * 100)}%)\n`);
+      console.log(
+        table(
+          ["AGENT", "VERSION", "STATUS", "P95 MS", "IN FLIGHT", "POOL", "QUEUE", "RESTARTS", "LAST ERROR"],
+          agents.map((a) => [
+            String(a.name), String(a.version), `${String(a.status)}${a.available ? "" : " (out)"}`, String(a.p95_latency_ms),
+            String(a.concurrent_requests), String(a.pool_size), String(a.queue_depth), String(a.restarts), String(a.last_error ?? "").slice(0, 60),
+          ]),
+        ),
+      );
+    }
+    return r.json.status === "ok" ? EXIT.ok : EXIT.aipError;
+  },
+};
+
+export const agents: Command = {
+  summary: "registered agents with their capabilities and languages",
+  usage: "Usage: aip agents [--json] [--socket PATH]",
+  async run(argv) {
+    const r = await get(argv, "GET", "/v1/agents");
+    if (typeof r === "number") return r;
+    if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
+    else {
+      const list = (r.json.agents ?? []) as (Snapshot & { manifest: { capabilities: string[]; languages: string[]; max_concurrent: number } })[];
+      console.log(table(["AGENT", "VERSION", "STATUS", "CAPABILITIES", "LANGUAGES", "MAX CONCURRENT", "SOCKET"],
+        list.map((a) => [String(a.name), String(a.version), String(a.status), a.manifest.capabilities.join(","), a.manifest.languages.join(","), String(a.manifest.max_concurrent), String(a.socket)])));
+    }
+    return EXIT.ok;
+  },
+};
+
+export const check: Command = {
+  summary: "health-check every agent now; unresponsive agents are restarted",
+  usage: "Usage: aip check [--json] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator. Exit 1 if any agent failed the check.",
+  async run(argv) {
+    const r = await get(argv, "POST", "/v1/admin/health-check");
+    if (typeof r === "number") return r;
+    const checked = (r.json.checked ?? []) as Record<string, unknown>[];
+    if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
+    else console.log(table(["AGENT", "VERSION", "OK", "ACTION", "ERROR"], checked.map((c) => [String(c.agent), String(c.version), String(c.ok), String(c.action), String(c.error ?? "")])));
+    return checked.every((c) => c.ok) ? EXIT.ok : EXIT.aipError;
+  },
+};

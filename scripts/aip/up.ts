@@ -1,0 +1,87 @@
+/** `aip up`: run the agency (orchestrator + supervised agents) until SIGTERM/SIGINT. */
+import type { Server } from "node:http";
+import { relative } from "node:path";
+import { ConfigError, loadConfig } from "../../orchestrator/config.js";
+import { listenFrontDoor, listenHealthPort } from "../../orchestrator/frontdoor.js";
+import { Orchestrator } from "../../orchestrator/orchestrator.js";
+import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+
+export const up: Command = {
+  summary: "run the agency: the orchestrator and (embedded mode) its agents",
+  usage: `Usage: aip up [--config FILE] [--socket PATH] [--mode embedded|systemd] [--health-port N] [--log FILE]
+
+Starts the orchestrator on its Unix socket. In embedded mode (default) it starts and
+supervises every enabled agent in the config; in systemd mode it connects to the
+agents' sockets. Prints the socket path and a curl line once ready.
+
+  --config FILE      agency config (default: $AIP_CONFIG or manifests/agency.json)
+  --socket PATH      orchestrator socket (default from config: ./run/aip.sock; env AIP_SOCKET)
+  --mode MODE        embedded or systemd (env AIP_MODE)
+  --health-port N    also serve GET /healthz and /metrics on 127.0.0.1:N (env AIP_HEALTH_PORT)
+  --log FILE         write JSON Lines logs to FILE instead of stdout (env AIP_LOG_FILE)
+
+Signals: SIGTERM/SIGINT stop everything (no orphan process, no socket file left);
+SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
+  async run(argv) {
+    const { flags, positionals } = parseArgs(argv, ["config", "socket", "mode", "health-port", "log"]);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    const env = { ...process.env };
+    if (typeof flags.socket === "string") env.AIP_SOCKET = flags.socket;
+    if (typeof flags.mode === "string") env.AIP_MODE = flags.mode;
+    if (typeof flags["health-port"] === "string") env.AIP_HEALTH_PORT = flags["health-port"];
+    let config;
+    try {
+      config = loadConfig(typeof flags.config === "string" ? flags.config : undefined, env);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        console.error(`aip up: ${err.message}`);
+        return EXIT.usage;
+      }
+      throw err;
+    }
+    const logFile = typeof flags.log === "string" ? flags.log : process.env.AIP_LOG_FILE;
+    const orchestrator = new Orchestrator(config, { logDestination: logFile ?? 1 });
+    const log = orchestrator.log;
+    let healthServer: Server | undefined;
+    const stop = async (signal: string): Promise<void> => {
+      log.info({ event: "shutdown", signal }, "stopping the agency");
+      await server?.close(config.limits.shutdown_grace_ms);
+      healthServer?.close();
+      await orchestrator.stop();
+      log.info({ event: "stopped" }, "agency stopped");
+    };
+    let server: Awaited<ReturnType<typeof listenFrontDoor>> | undefined;
+    let stopping: Promise<void> | undefined;
+    const done = new Promise<void>((resolve) => {
+      // `on`, not `once`: execa's exit hook re-raises a signal that has no other listener left.
+      const onSignal = (signal: string): void => {
+        stopping ??= stop(signal).then(resolve);
+      };
+      process.on("SIGTERM", () => onSignal("SIGTERM"));
+      process.on("SIGINT", () => onSignal("SIGINT"));
+    });
+    process.on("SIGUSR1", () => {
+      log.info({ event: "health_check_requested", signal: "SIGUSR1" }, "health check now");
+      void orchestrator.checkNow();
+    });
+    try {
+      await orchestrator.start();
+      server = await listenFrontDoor(orchestrator);
+      if (config.healthPort !== undefined) healthServer = await listenHealthPort(orchestrator, config.healthPort);
+    } catch (err) {
+      log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
+      console.error(`aip up: ${(err as Error).message}`);
+      await orchestrator.stop();
+      return EXIT.aipError;
+    }
+    const shown = relative(process.cwd(), config.socket);
+    const sock = shown.startsWith("..") ? config.socket : `./${shown}`;
+    const ready = orchestrator.agents.map((a) => `${a.name}@${a.version}:${a.state}`).join(" ");
+    log.info({ event: "ready", socket: config.socket, mode: config.mode, agents: ready }, "agency ready");
+    // With logs on stdout the banner goes to stderr, keeping stdout pure JSON Lines.
+    const banner = `agency ready on ${sock} (${config.mode}; ${ready})\n  try: curl --unix-socket ${sock} http://aip/v1/invoke -d '{"action":"echo","context":{"source_code":"a\\nb"},"constraints":{}}'\n`;
+    (logFile ? process.stdout : process.stderr).write(banner);
+    await done;
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,170 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { goesToCanary } from "../../protocol/bucket.js";
+import { httpRequest, invokeHttp } from "../../protocol/client.js";
+import { echo, manifestFor, startAgency, until, type Agency } from "./harness.js";
+
+let agency: Agency | undefined;
+afterEach(async () => {
+  await agency?.stop();
+  agency = undefined;
+});
+
+const admin = async (path: string, body?: unknown) => {
+  const r = await httpRequest(agency!.socket, { method: body === undefined ? "GET" : "POST", path, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  return { status: r.status, json: JSON.parse(r.body) as Record<string, any> };
+};
+
+/** Write the v2 manifest the canary process prints, and return its path. */
+function v2(dir: string, version = "2.0.0"): string {
+  const path = join(dir, `svc-${version}.json`);
+  writeFileSync(path, JSON.stringify(manifestFor({ name: "svc", version })));
+  return path;
+}
+
+/** Send `ids` with at most `concurrency` in flight; returns the answers in order. */
+async function sendAll(ids: string[], concurrency = 16): Promise<Record<string, any>[]> {
+  const out: Record<string, any>[] = new Array(ids.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < ids.length) {
+      const i = next++;
+      out[i] = (await invokeHttp(agency!.socket, echo({ trace_id: ids[i]! }))).json;
+    }
+  }));
+  return out;
+}
+
+const pidAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("canary", () => {
+  it("sends exactly the trace ids the documented hash predicts, about 5% of them", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 100_000 } });
+    const started = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 5 });
+    expect(started.status).toBe(200);
+    expect(started.json.canary).toMatchObject({ version: "2.0.0", percent: 5, state: "healthy" });
+    const ids = Array.from({ length: 2000 }, (_, i) => `split-${i}-${(i * 7919) % 104729}`);
+    const answers = await sendAll(ids);
+    const onCanary = answers.filter((a) => a.version === "2.0.0").length;
+    answers.forEach((a, i) => {
+      expect(a.status).toBe("success");
+      expect(a.version).toBe(goesToCanary(ids[i]!, 5) ? "2.0.0" : "1.0.0");
+    });
+    expect(onCanary / 2000).toBeGreaterThanOrEqual(0.035);
+    expect(onCanary / 2000).toBeLessThanOrEqual(0.065);
+    // Pinning a version overrides the split.
+    const pinned = await invokeHttp(agency.socket, echo({ trace_id: ids.find((id) => !goesToCanary(id, 5))!, constraints: { version: "2.0.0" } }));
+    expect(pinned.json.version).toBe("2.0.0");
+    const health = JSON.parse((await httpRequest(agency.socket, { path: "/healthz" })).body);
+    expect(health.agents.svc.canary).toMatchObject({ version: "2.0.0", percent: 5, role: "canary" });
+    const metrics = (await httpRequest(agency.socket, { path: "/metrics" })).body;
+    expect(metrics).toContain('aip_canary_percent{agent="svc",version="2.0.0"} 5');
+  });
+
+  it("rolls back a canary that fails half its requests, after at most min_requests + concurrency requests", async () => {
+    const minRequests = 20;
+    const concurrency = 8;
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: minRequests, interval_ms: 60_000 } });
+    const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir), FIXTURE_FAIL_EVERY: "2" }, percent: 50 });
+    expect(r.status).toBe(200);
+    const canaryPid = agency.orchestrator.agents.find((a) => a.role === "canary")!.pid!;
+    const answers = await sendAll(Array.from({ length: 400 }, (_, i) => `bad-${i}`), concurrency);
+    const toCanary = answers.filter((a) => a.version === "2.0.0").length;
+    // The documented bound: the regression gate runs after every canary outcome, so the canary
+    // receives at most min_requests plus the requests already in flight when it trips.
+    expect(toCanary).toBeGreaterThanOrEqual(minRequests);
+    expect(toCanary).toBeLessThanOrEqual(minRequests + concurrency);
+    const status = (await admin("/v1/admin/canary")).json.canary[0];
+    expect(status.canary).toBeNull();
+    expect(status.last_decision).toMatchObject({ action: "rollback", automatic: true });
+    expect(status.last_decision.reason).toMatch(/error rate 5\d\.\d% .* > 5\.0%/);
+    await until(() => !pidAlive(canaryPid), 10_000, "canary process stopped");
+    expect(agency.logs.events("canary_rollback")).toHaveLength(1);
+    expect((await httpRequest(agency.socket, { path: "/metrics" })).body).toContain('aip_canary_decisions_total{agent="svc",action="rollback"} 1');
+  });
+
+  it("promotes a healthy canary through the automatic steps, retains the old stable, then stops it", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500 } });
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 5 });
+    const oldPid = agency.orchestrator.agents.find((a) => a.role === "stable")!.pid!;
+    let i = 0;
+    await until(async () => {
+      await sendAll(Array.from({ length: 40 }, () => `good-${i++}`), 4);
+      return agency!.orchestrator.agents.find((a) => a.role === "stable")!.version === "2.0.0";
+    }, 30_000, "promotion");
+    const decisions = (await admin("/v1/admin/canary")).json.canary[0].decisions.map((d: any) => d.action);
+    expect(decisions).toEqual(expect.arrayContaining(["start", "step", "promote"]));
+    const retained = agency.orchestrator.agents.find((a) => a.role === "retained")!;
+    expect(retained.version).toBe("1.0.0");
+    expect(pidAlive(oldPid)).toBe(true);
+    // Everything now goes to 2.0.0; the retained 1.0.0 is out of rotation.
+    const after = await sendAll(Array.from({ length: 30 }, (_, k) => `after-${k}`), 4);
+    expect(after.every((a) => a.version === "2.0.0")).toBe(true);
+    await until(() => !agency!.orchestrator.agents.some((a) => a.role === "retained"), 10_000, "retention end");
+    await until(() => !pidAlive(oldPid), 10_000, "old stable stopped");
+  });
+
+  it("rolls back to the retained version within the retention window", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    expect((await admin("/v1/admin/canary/promote", { agent: "svc" })).json.stable.version).toBe("2.0.0");
+    const back = await admin("/v1/admin/canary/rollback", { agent: "svc" });
+    expect(back.json.stable.version).toBe("1.0.0");
+    expect((await invokeHttp(agency.socket, echo())).json.version).toBe("1.0.0");
+    expect((await admin("/v1/admin/canary/rollback", { agent: "svc" })).json.error.type).toBe("AIP_ERR_INVALID_FIELD");
+  });
+
+  it("keeps a canary's version, percent and windows across an orchestrator restart", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 1000 } });
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 20 });
+    await sendAll(Array.from({ length: 100 }, (_, i) => `pre-${i}`));
+    const before = (await admin("/v1/admin/canary")).json.canary[0];
+    await agency.restart();
+    const after = (await admin("/v1/admin/canary")).json.canary[0];
+    expect(after.canary).toMatchObject({ version: "2.0.0", percent: 20, state: "healthy" });
+    expect(after.canary.window.requests).toBe(before.canary.window.requests);
+    expect(after.stable.window.requests).toBe(before.stable.window.requests);
+    const id = Array.from({ length: 100 }, (_, i) => `post-${i}`).find((x) => goesToCanary(x, 20))!;
+    expect((await invokeHttp(agency.socket, echo({ trace_id: id }))).json.version).toBe("2.0.0");
+    expect(agency.logs.events("canary_restored")).toHaveLength(1);
+  });
+
+  it("keeps a promotion across a restart", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    await admin("/v1/admin/canary/promote", { agent: "svc" });
+    await agency.restart();
+    expect((await invokeHttp(agency.socket, echo())).json.version).toBe("2.0.0");
+    expect(agency.orchestrator.agents.find((a) => a.role === "retained")?.version).toBe("1.0.0");
+  });
+
+  it("survives a corrupt state file: logs it and runs the stable version only", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, {
+      beforeStart: (dir) => {
+        mkdirSync(join(dir, "state"), { recursive: true });
+        writeFileSync(join(dir, "state", "canary.json"), '{"version":1,"agents":{"svc":{"canary":{"version":');
+      },
+    });
+    expect(agency.logs.events("canary_state_corrupt")[0]?.reason).toContain("is not valid JSON");
+    expect((await invokeHttp(agency.socket, echo())).json).toMatchObject({ status: "success", version: "1.0.0" });
+    expect(agency.orchestrator.agents).toHaveLength(1);
+    // The state file is rewritten with the safe default.
+    expect(existsSync(join(agency.dir, "state", "canary.json"))).toBe(true);
+  });
+
+  it("refuses a canary whose command prints another version", async () => {
+    agency = await startAgency([{ name: "svc" }]);
+    const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "3.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    expect(r.status).toBe(400);
+    expect(r.json.error.detail).toContain("prints svc@2.0.0, expected svc@3.0.0");
+    expect((await admin("/v1/admin/canary/start", { agent: "svc" })).json.error.detail).toContain("version");
+  });
+});

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { httpRequest, invokeHttp } from "../../../protocol/client.js";
+import { echo, startAgency, until, type Agency } from "../harness.js";
+
+let agency: Agency | undefined;
+afterEach(async () => {
+  await agency?.stop();
+  agency = undefined;
+});
+
+const healthz = async (name: string) => JSON.parse((await httpRequest(agency!.socket, { path: "/healthz" })).body).agents[name] as Record<string, any>;
+
+describe("adaptive pool over a real agent", () => {
+  it("grows under a slow agent and shrinks under a fast one (seen through /healthz)", async () => {
+    agency = await startAgency([{ name: "variable", max_concurrent: 12 }]);
+    expect((await healthz("variable")).pool_size).toBe(5);
+    // Slow phase: 80 ms per call, 12 clients: P95 > 50 ms, the pool grows to max_concurrent.
+    await Promise.all(Array.from({ length: 12 }, async () => {
+      for (let i = 0; i < 6; i++) await invokeHttp(agency!.socket, echo({ constraints: { delay_ms: 80 } }));
+    }));
+    const grown = await healthz("variable");
+    expect(grown.pool_size).toBe(12);
+    expect(grown.p95_latency_ms).toBeGreaterThan(50);
+    // Fast phase: once the slow calls leave the P95 window, it shrinks one step per call down to 3.
+    for (let i = 0; i < 150; i++) await invokeHttp(agency.socket, echo());
+    const shrunk = await healthz("variable");
+    expect(shrunk.p95_latency_ms).toBeLessThan(15);
+    expect(shrunk.pool_size).toBe(3);
+  });
+
+  it("answers AIP_ERR_SOCKET_BUSY when the pool and its queue are full", async () => {
+    agency = await startAgency([{ name: "tiny", max_concurrent: 2 }], { max_queue: 3 });
+    const slow = Array.from({ length: 5 }, () => invokeHttp(agency!.socket, echo({ constraints: { delay_ms: 600 } })));
+    await until(async () => {
+      const h = await healthz("tiny");
+      return h.concurrent_requests === 2 && h.queue_depth === 3;
+    }, 10_000, "2 in flight and 3 queued");
+    const rejected = await invokeHttp(agency.socket, echo());
+    expect(rejected.status).toBe(503);
+    expect(rejected.json).toMatchObject({ status: "error", error: { type: "AIP_ERR_SOCKET_BUSY" } });
+    expect(String((rejected.json.error as Record<string, unknown>).detail)).toContain("wait queue is full (3)");
+    const done = await Promise.all(slow);
+    expect(done.every((d) => d.json.status === "success")).toBe(true);
+    const metrics = (await httpRequest(agency.socket, { path: "/metrics" })).body;
+    expect(metrics).toMatch(/aip_requests_total\{agent="tiny",version="1.0.0",action="echo",status="AIP_ERR_SOCKET_BUSY"\} 1/);
+    expect(metrics).toMatch(/aip_queue_depth\{agent="tiny",version="1.0.0"\} 0/);
+    expect(metrics).toMatch(/aip_pool_size\{agent="tiny",version="1.0.0"\} 2/);
+  });
+
+  it("a wait in the queue past the deadline is AIP_ERR_SOCKET_BUSY", async () => {
+    agency = await startAgency([{ name: "one", max_concurrent: 1 }]);
+    const hog = invokeHttp(agency.socket, echo({ constraints: { delay_ms: 1000 } }));
+    await until(async () => (await healthz("one")).concurrent_requests === 1, 5000, "hog in flight");
+    const r = await invokeHttp(agency.socket, echo({ constraints: { timeout_ms: 100 } }));
+    expect(r.json).toMatchObject({ error: { type: "AIP_ERR_SOCKET_BUSY" } });
+    expect(String((r.json.error as Record<string, unknown>).detail)).toMatch(/waited \d+ ms for a pool slot/);
+    await hog;
+  });
+});

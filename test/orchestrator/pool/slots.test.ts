@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { AipError } from "../../../protocol/errors.js";
+import { Slots } from "../../../orchestrator/pool/slots.js";
+import { adaptiveSizing, fixedSizing } from "../../../orchestrator/pool/sizing.js";
+import { LatencyWindow } from "../../../orchestrator/stats.js";
+
+const far = () => Date.now() + 60_000;
+
+describe("adaptive sizing (DESIGN.md rule)", () => {
+  it("starts at min(5, max_concurrent)", () => {
+    expect(adaptiveSizing.initial(8)).toBe(5);
+    expect(adaptiveSizing.initial(2)).toBe(2);
+  });
+  it("grows by 1 above 50 ms up to max_concurrent, shrinks by 1 below 15 ms, never below 3", () => {
+    expect(adaptiveSizing.next(5, 51, 8)).toBe(6);
+    expect(adaptiveSizing.next(8, 500, 8)).toBe(8);
+    expect(adaptiveSizing.next(5, 50, 8)).toBe(5);
+    expect(adaptiveSizing.next(5, 14.9, 8)).toBe(4);
+    expect(adaptiveSizing.next(4, 1, 8)).toBe(3);
+    expect(adaptiveSizing.next(3, 1, 8)).toBe(3);
+    expect(adaptiveSizing.next(5, 15, 8)).toBe(5);
+    expect(fixedSizing(10).next(10, 500, 64)).toBe(10);
+  });
+});
+
+describe("latency window", () => {
+  it("keeps the most recent calls and reports the nearest-rank P95", () => {
+    const w = new LatencyWindow(20);
+    for (let i = 1; i <= 20; i++) w.record(i);
+    expect(w.p95()).toBe(19);
+    for (let i = 0; i < 20; i++) w.record(100);
+    expect(w.p95()).toBe(100);
+    expect(w.count).toBe(20);
+  });
+});
+
+describe("slots", () => {
+  it("queues beyond the size, in order, and admits on release", async () => {
+    const s = new Slots(2, 10, "t");
+    const r1 = await s.acquire(far());
+    const r2 = await s.acquire(far());
+    const order: number[] = [];
+    const w3 = s.acquire(far()).then((r) => (order.push(3), r));
+    const w4 = s.acquire(far()).then((r) => (order.push(4), r));
+    expect(s.stats()).toMatchObject({ inflight: 2, queued: 2 });
+    r1();
+    r1(); // releasing twice is harmless
+    (await w3)();
+    r2();
+    (await w4)();
+    expect(order).toEqual([3, 4]);
+    expect(s.stats()).toMatchObject({ inflight: 0, queued: 0 });
+  });
+
+  it("rejects with AIP_ERR_SOCKET_BUSY when the queue is full", async () => {
+    const s = new Slots(1, 1, "agent@1");
+    await s.acquire(far());
+    const queued = s.acquire(far());
+    const err = await s.acquire(far()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AipError);
+    expect((err as AipError).code).toBe("AIP_ERR_SOCKET_BUSY");
+    expect((err as AipError).message).toContain("wait queue is full (1)");
+    s.failQueued(new AipError("AIP_ERR_UNAVAILABLE", "gone"));
+    await expect(queued).rejects.toMatchObject({ code: "AIP_ERR_UNAVAILABLE" });
+  });
+
+  it("rejects with AIP_ERR_SOCKET_BUSY when the deadline passes in the queue, and leaves the queue", async () => {
+    const s = new Slots(1, 5, "t");
+    await s.acquire(far());
+    const err = await s.acquire(Date.now() + 20).catch((e: unknown) => e);
+    expect((err as AipError).code).toBe("AIP_ERR_SOCKET_BUSY");
+    expect(s.stats().queued).toBe(0);
+  });
+
+  it("turns a deadline abort while queued into SOCKET_BUSY and a client abort into its reason", async () => {
+    const s = new Slots(1, 5, "t");
+    await s.acquire(far());
+    const c1 = new AbortController();
+    const p1 = s.acquire(far(), c1.signal);
+    c1.abort(new AipError("AIP_ERR_TIMEOUT", "deadline"));
+    await expect(p1).rejects.toMatchObject({ code: "AIP_ERR_SOCKET_BUSY" });
+    const c2 = new AbortController();
+    const p2 = s.acquire(far(), c2.signal);
+    c2.abort(new AipError("AIP_ERR_CANCELLED", "client left"));
+    await expect(p2).rejects.toMatchObject({ code: "AIP_ERR_CANCELLED" });
+  });
+
+  it("admits queued callers at once when resized up", async () => {
+    const s = new Slots(1, 5, "t");
+    await s.acquire(far());
+    const w = s.acquire(far());
+    s.resize(2);
+    expect(typeof (await w)).toBe("function");
+  });
+});
