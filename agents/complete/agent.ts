@@ -8,6 +8,7 @@ import type { ModelHost } from "../llm/host.js";
 import type { LatestWins } from "../llm/latest.js";
 import { memoryFor } from "../llm/memory.js";
 import type { AgentDefinition } from "../runtime/types.js";
+import { createCompleteLite } from "../complete-lite/handler.js";
 import { createComplete } from "./handler.js";
 
 const WARM_SOURCE = "export function add(a: number, b: number): number {\n  return a + b;\n}\n";
@@ -18,7 +19,7 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
   const resources = { ...manifest.resources, ...(host.config.path !== undefined ? { memory: memoryFor(host.config.path, host.config) ?? manifest.resources.memory } : {}) };
   return {
     manifest: { ...manifest, resources },
-    handlers: { complete: createComplete({ host, latest, cache, counter: () => (counter ??= new TokenCounter()) }) },
+    handlers: { complete: createComplete({ host, latest, cache, lite: createCompleteLite(cache), counter: () => (counter ??= new TokenCounter()) }) },
     warmup: async (log) => {
       cache.get(WARM_SOURCE, dialectOf("typescript"), "\0warmup");
       await format(WARM_SOURCE, { parser: "typescript" });

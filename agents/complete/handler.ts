@@ -26,6 +26,8 @@ export interface CompleteDeps {
   counter: () => TokenCounter;
   latest: LatestWins;
   cache?: ParseCache;
+  /** The model-free engine (complete-lite's), used without a model when the caller asks for it with `constraints.fallback: "lite"`. */
+  lite?: (request: AipRequest, ctx: HandlerContext) => Promise<unknown>;
 }
 
 /** Stands in for the identifier being typed when the buffer does not parse as is. */
@@ -62,9 +64,13 @@ export function createComplete(deps: CompleteDeps) {
     const stages = new Stages(ctx);
     const { host } = deps;
     if (!host.ready) {
+      if (request.constraints.fallback === "lite" && deps.lite) {
+        const out = (await deps.lite(request, ctx)) as Record<string, unknown>;
+        return { ...out, engine: "lite", model_state: host.state.status };
+      }
       const reason = host.state.status === "none" || host.state.status === "failed" ? host.state.reason : "the model is still loading";
       throw new AipError("AIP_ERR_UNAVAILABLE", `agent-complete has no model: ${reason}`, {
-        suggestion: "Route complete to complete-lite (the orchestrator does this for a degraded agent), or set AIP_MODEL to a .gguf file",
+        suggestion: "Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback \"lite\", or set AIP_MODEL to a .gguf file",
         extensions: { model_state: host.state.status },
       });
     }
@@ -134,6 +140,7 @@ export function createComplete(deps: CompleteDeps) {
       const generated = result.attempts.reduce((n, a) => n + a.gen.tokens, 0);
       const fimTokens = useFim && host.fim.tokens ? { prefix: host.fim.tokens.prefix.text, suffix: host.fim.tokens.suffix.text, middle: host.fim.tokens.middle.text } : null;
       const payload = {
+        engine: "model",
         completion: chosen.gen.text,
         insert_at: cursor,
         syntax_ok: chosen.check.ok,

@@ -20,7 +20,7 @@ export interface GenerateOptions {
 export interface Generation {
   text: string;
   tokens: number;
-  /** Prompt tokens whose KV state was already in the sequence (not evaluated again). */
+  /** Prompt tokens whose KV state was already in the sequence (not evaluated again; from the sequence's token meter). */
   kvReused: number;
   promptTokens: number;
   stopReason: string;
@@ -161,12 +161,8 @@ export class ModelHost {
     const started = performance.now();
     const completion = new LlamaCompletion({ contextSequence: slot.seq });
     try {
-      const bos = this.model!.tokens.bos;
-      const before = slot.seq.contextTokens;
-      const full = bos !== null ? [bos, ...prompt] : prompt;
-      // node-llama-cpp re-evaluates at least the last prompt token, so at most length - 1 are reused.
-      const kvReused = Math.min(commonPrefix(before, full), full.length - 1);
-      let tokens = 0;
+      const meter = slot.seq.tokenMeter;
+      const [in0, out0] = [meter.usedInputTokens, meter.usedOutputTokens];
       const res = await completion.generateCompletionWithMeta(prompt, {
         maxTokens: options.maxTokens,
         temperature: options.temperature,
@@ -175,14 +171,15 @@ export class ModelHost {
         repeatPenalty: false,
         customStopTriggers: options.stop,
         signal: options.signal,
-        onToken: (t) => {
-          tokens += t.length;
-        },
       });
+      // The sequence's token meter is the ground truth: prompt tokens evaluated now vs. already in the KV cache.
+      const evaluated = meter.usedInputTokens - in0;
+      const tokens = meter.usedOutputTokens - out0;
+      const kvReused = Math.max(0, prompt.length - evaluated);
       this.stats.generations++;
       this.stats.generatedTokens += tokens;
       this.stats.kvReusedTokens += kvReused;
-      return { text: res.response, tokens, kvReused, promptTokens: full.length, stopReason: res.metadata.stopReason, sequence: slot.id, ms: performance.now() - started };
+      return { text: res.response, tokens, kvReused, promptTokens: prompt.length, stopReason: res.metadata.stopReason, sequence: slot.id, ms: performance.now() - started };
     } catch (err) {
       if (options.signal.aborted) this.stats.aborted++;
       throw err;
