@@ -30,6 +30,9 @@ export interface CompleteDeps {
   lite?: (request: AipRequest, ctx: HandlerContext) => Promise<unknown>;
 }
 
+/** Kept back from the deadline for the syntax check and the response (8 + 2 ms budgets, plus scheduling slack). */
+const RESPONSE_RESERVE_MS = 25;
+
 /** Stands in for the identifier being typed when the buffer does not parse as is. */
 const PLACEHOLDER = "__aip_complete__";
 
@@ -123,7 +126,7 @@ export function createComplete(deps: CompleteDeps) {
       stages.end("budget", signal);
 
       // inference ⇄ syntax
-      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - 15)), signal, source, offset, dialect, original: exact ? parsed : undefined });
+      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, original: exact ? parsed : undefined });
       ctx.timer.mark("inference"); // advances the timer; the exact split is set below
       ctx.timer.set("inference", result.inferenceMs);
       ctx.timer.set("syntax", result.syntaxMs);

@@ -42,16 +42,6 @@ export interface Trimmed {
   accounting: ContextAccounting;
 }
 
-function dropLinesFromTop(text: string, n: number): string {
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const nl = text.indexOf("\n", at);
-    if (nl === -1) return "";
-    at = nl + 1;
-  }
-  return text.slice(at);
-}
-
 /** Fit the context into the window. */
 export function trimToBudget(input: TrimInput): Trimmed {
   const { host, counter, useFim, window, maxTokens, code, header } = input;
@@ -59,27 +49,31 @@ export function trimToBudget(input: TrimInput): Trimmed {
   let budget = window - maxTokens - HEADROOM_TOKENS;
   let shrink = 0;
   for (let round = 0; ; round++) {
-    let symbols = input.symbols;
-    let droppedSymbols = 0;
-    let keptBefore = code.keptBefore;
-    let droppedKept = 0;
-    const keptAfter = useFim ? code.keptAfter : "";
     const avail = budget - shrink;
-    let fixed = count(header) + count(symbols) + count(input.locals) + count(keptBefore) + count(keptAfter);
-    // Symbols go before the kept code (drop the block's last lines first), then the kept code from the top.
-    while (fixed > avail && symbols !== "") {
-      const lines = symbols.split("\n").filter(Boolean);
-      const body = lines.slice(1, -1);
-      body.pop();
-      droppedSymbols++;
-      symbols = body.length ? `${lines[0]}\n${body.join("\n")}\n${lines.at(-1)}\n` : "";
-      fixed = count(header) + count(symbols) + count(input.locals) + count(keptBefore) + count(keptAfter);
+    const keptAfter = useFim ? code.keptAfter : "";
+    const base = count(header) + count(input.locals) + count(keptAfter);
+    // The kept code first (from the cursor upwards), trimmed only when it alone does not fit.
+    const keptLines = code.keptBefore.split(/(?<=\n)/);
+    let keptFrom = 0;
+    let keptTokens = keptLines.reduce((n, l) => n + count(l), 0);
+    while (base + keptTokens > avail && keptFrom < keptLines.length - 1) keptTokens -= count(keptLines[keptFrom++]!);
+    const keptBefore = keptLines.slice(keptFrom).join("");
+    const droppedKept = keptFrom;
+    // Then the symbols, at most a quarter of the budget (code near the cursor matters more); the block's last lines go first.
+    const symbolLines = input.symbols === "" ? [] : input.symbols.split(/(?<=\n)/).slice(1, -1);
+    const frame = input.symbols === "" ? 0 : count("// CURRENT_SYMBOLS\n// END_SYMBOLS\n");
+    const symbolRoom = Math.min(avail - base - keptTokens, Math.floor(avail / 4)) - frame;
+    let symbolTokens = 0;
+    let keepSymbols = 0;
+    for (const line of symbolLines) {
+      const n = count(line);
+      if (symbolTokens + n > symbolRoom) break;
+      symbolTokens += n;
+      keepSymbols++;
     }
-    while (fixed > avail && keptBefore.includes("\n")) {
-      keptBefore = dropLinesFromTop(keptBefore, 1);
-      droppedKept++;
-      fixed = count(header) + count(symbols) + count(input.locals) + count(keptBefore) + count(keptAfter);
-    }
+    const droppedSymbols = symbolLines.length - keepSymbols;
+    const symbols = keepSymbols > 0 ? `// CURRENT_SYMBOLS\n${symbolLines.slice(0, keepSymbols).join("")}// END_SYMBOLS\n` : "";
+    const fixed = base + keptTokens + (keepSymbols > 0 ? symbolTokens + frame : 0);
     const fill = fillOuter(code, Math.max(0, avail - fixed), count, useFim);
     const parts: PromptParts = {
       header,
@@ -113,7 +107,7 @@ export function trimToBudget(input: TrimInput): Trimmed {
       suffix,
       truncated,
       accounting: {
-        tokens_by_source: { header: count(header), symbols: count(symbols), local_symbols: count(input.locals), enclosing_code: count(keptBefore) + count(keptAfter), prefix: fill.beforeTokens, suffix: fill.afterTokens },
+        tokens_by_source: { header: count(header), symbols: keepSymbols > 0 ? symbolTokens + frame : 0, local_symbols: count(input.locals), enclosing_code: keptTokens + count(keptAfter), prefix: fill.beforeTokens, suffix: fill.afterTokens },
         budget_tokens: budget,
         tiktoken_ratio: Math.round(counter.ratio * 1000) / 1000,
         trimmed,
