@@ -4,9 +4,11 @@
  */
 import type { FunctionSlice } from "../code/cursor.js";
 
-/** Lines around the cursor kept whole even outside a function. */
+/** Lines before/after the cursor kept whole (before: outside a function only). */
 const NEAR_BEFORE = 6;
 const NEAR_AFTER = 3;
+/** Outside a function the kept region starts on a multiple of this many lines. */
+const NEAR_QUANTUM = 8;
 /** The trimmed prefix starts on a multiple of this many lines, so nearby cursors share a byte-identical prompt prefix (KV reuse). */
 const PREFIX_QUANTUM = 16;
 
@@ -34,10 +36,6 @@ function lineEndOf(source: string, offset: number): number {
 
 function moveLines(source: string, offset: number, n: number): number {
   let at = offset;
-  if (n < 0) {
-    for (let i = 0; i < -n && at > 0; i++) at = lineStartOf(source, at - 1);
-    return lineStartOf(source, at);
-  }
   for (let i = 0; i < n && at < source.length; i++) at = lineEndOf(source, at);
   return at;
 }
@@ -50,11 +48,17 @@ function splitLines(text: string): string[] {
 
 /** Cut the source at `offset` into kept and trimmable parts. */
 export function codeContext(source: string, offset: number, fn: FunctionSlice | undefined): CodeContext {
-  let start = moveLines(source, lineStartOf(source, offset), -NEAR_BEFORE);
+  // The kept region starts where the enclosing function starts (or on a quantum line boundary outside
+  // a function), so every cursor in the same function shares the prompt prefix before it (KV reuse).
+  let start: number;
   let end = moveLines(source, offset, NEAR_AFTER);
   if (fn) {
-    start = Math.min(start, lineStartOf(source, fn.range[0]));
+    start = lineStartOf(source, fn.range[0]);
     end = Math.max(end, lineEndOf(source, fn.range[1]));
+  } else {
+    const cursorLine = source.slice(0, offset).split("\n").length;
+    const startLine = Math.max(1, Math.floor((cursorLine - NEAR_BEFORE - 1) / NEAR_QUANTUM) * NEAR_QUANTUM + 1);
+    start = moveLines(source, 0, startLine - 1);
   }
   const keptStartLine = source.slice(0, start).split("\n").length;
   return { outerBefore: splitLines(source.slice(0, start)), keptBefore: source.slice(start, offset), keptAfter: source.slice(offset, end), outerAfter: splitLines(source.slice(end)), keptStartLine };
