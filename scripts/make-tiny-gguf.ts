@@ -172,7 +172,10 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
       w.u32(type === "strings" ? T.STRING : T.I32);
       const arr = value as (string | number)[];
       w.u64(arr.length);
-      for (const v of arr) (type === "strings" ? w.str(v as string) : w.i32(v as number));
+      for (const v of arr) {
+        if (type === "strings") w.str(v as string);
+        else w.i32(v as number);
+      }
       continue;
     }
     w.u32(type);

@@ -5,7 +5,7 @@ import { serve, type Served } from "../../scripts/conformance/process.js";
 import { tempDir } from "../helpers.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 async function invokeHttp(sock: string, body: unknown): Promise<{ status: number; json: Json }> {
   return (await rawInvoke(sock, body)) as { status: number; json: Json };

@@ -5,7 +5,7 @@ import { serve, type Served } from "../../scripts/conformance/process.js";
 import { ROOT, tempDir } from "../helpers.js";
 import { modelEnv } from "./llm/tiny-model.js";
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const SUMMARIZE = join(ROOT, "dist/agents/summarize/main.js");
 const SOURCE = `/** Math helpers. */\nexport function add(a: number, b: number): number {\n  return a + b;\n}\nexport class Box {}\n`;
 const REQ = { action: "summarize", context: { language: "typescript", source_code: SOURCE }, constraints: { timeout_ms: 10_000, max_tokens: 16 } };
@@ -15,7 +15,10 @@ async function start(env: Record<string, string | undefined>): Promise<{ server:
   const sock = join(t.dir, "s.sock");
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   const set = (e: Record<string, string | undefined>): void => {
-    for (const [k, v] of Object.entries(e)) (v === undefined ? delete process.env[k] : (process.env[k] = v));
+    for (const [k, v] of Object.entries(e)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   };
   set(env);
   try {

@@ -6,7 +6,7 @@ import { ROOT } from "../helpers.js";
 import { COMPLETE, COMPLETE_LITE, modelEnv } from "../agents/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "./harness.js";
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 const REQUEST = {
   action: "complete",
