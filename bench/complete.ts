@@ -117,9 +117,11 @@ async function kvReuse(host: ModelHost): Promise<{ cold_ms: number; warm_ms: num
 
 const model = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-v2.gguf"), { fim: true });
 const loads: number[] = [];
+const modelLoads: number[] = [];
 for (let i = 0; i < 3; i++) {
   const h = await loaded({ path: model, threads: 1, contextSize: 2048, sequences: 1 });
   loads.push(h.loadMs);
+  modelLoads.push(h.modelLoadMs);
   await h.dispose();
 }
 const host = await loaded({ path: model, threads: 1, contextSize: 2048, sequences: 1 });
@@ -139,7 +141,8 @@ const date = new Date().toISOString().slice(0, 10);
 const result = {
   date,
   host: { cpus: (await import("node:os")).availableParallelism(), node: process.version },
-  model: { file: "tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32)", load_ms_median: Math.round(median(loads) * 10) / 10 },
+  model: { file: "tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32)", load_ms_median: Math.round(median(loads) * 10) / 10, model_file_load_ms_median: Math.round(median(modelLoads) * 10) / 10 },
+  load_average_during_run: (await import("node:os")).loadavg().map((x) => Math.round(x * 100) / 100),
   iterations: ITERATIONS,
   stages_ms: stages,
   tokens_per_s: { threads_1: tps1, threads_2: tps2 },
@@ -148,6 +151,6 @@ const result = {
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 const out = join(ROOT, `bench/results/${date}-complete.json`);
 writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
-console.log(JSON.stringify({ tokens_per_s: result.tokens_per_s, kv_reuse: kv, load_ms: result.model.load_ms_median }));
+console.log(JSON.stringify({ tokens_per_s: result.tokens_per_s, kv_reuse: kv, model: result.model }));
 console.log(`wrote ${out}`);
 process.exit(0);

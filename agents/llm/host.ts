@@ -46,7 +46,10 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
 export class ModelHost {
   state: ModelState;
   fim: FimInfo = { available: false, format: "prefix" };
+  /** Whole start: native bindings + model + context. */
   loadMs = 0;
+  /** The model file alone (loadModel). */
+  modelLoadMs = 0;
   modelBytes = 0;
   private llama?: Llama;
   private model?: LlamaModel;
@@ -72,7 +75,9 @@ export class ModelHost {
     try {
       this.modelBytes = (await stat(path)).size;
       this.llama = await getLlama({ gpu: this.config.gpuLayers > 0 ? "auto" : false, build: "never", logLevel: LlamaLogLevel.error, logger: (level, message) => log?.warn({ event: "llama_log", level, detail: message.trim() }, message.trim()) });
+      const t0 = performance.now();
       this.model = await this.llama.loadModel({ modelPath: path, gpuLayers: this.config.gpuLayers });
+      this.modelLoadMs = performance.now() - t0;
       this.context = await this.model.createContext({ contextSize: Math.min(this.config.contextSize, this.model.trainContextSize), sequences: this.config.sequences, threads: this.config.threads });
       this.slots = Array.from({ length: this.config.sequences }, (_, id) => ({ id, seq: this.context!.getSequence(), busy: false }));
       this.fim = detectFim(this.model);
@@ -225,6 +230,7 @@ export class ModelHost {
         ? {
             model_bytes: this.modelBytes,
             load_ms: Math.round(this.loadMs),
+            model_load_ms: Math.round(this.modelLoadMs),
             context_size: this.contextSize,
             sequences: this.config.sequences,
             sequences_busy: this.busySequences,
