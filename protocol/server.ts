@@ -262,14 +262,18 @@ export class AipServer {
     return ["POST /v1/invoke", ...Object.keys(this.options.routes ?? {})];
   }
 
-  /** Read the body within the limit; on overflow answer 413 and close the connection. */
+  /**
+   * Read the body within the limit; on overflow answer 413 at once and drain (discard) the rest of the
+   * body on the kept-alive connection: closing it while the client is still writing made the client
+   * fail with EPIPE before it could read the answer (seen in the conformance kit under load).
+   * The server's request timeout bounds how long a client may keep sending.
+   */
   private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const limit = this.limits.maxBodyBytes;
     const tooLarge = (): void => {
       const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
         extensions: { limit },
       });
-      res.setHeader("Connection", "close");
       this.sendJson(res, errorResponse(err, newTraceId()));
     };
     const declared = Number(req.headers["content-length"] ?? NaN);
