@@ -5,6 +5,7 @@ import { decodeJson } from "../../protocol/json.js";
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from "../../protocol/limits.js";
 import { createLogger, type Logger } from "../../protocol/log.js";
 import { AipServer } from "../../protocol/server.js";
+import { socketIsLive } from "../../protocol/socket-file.js";
 import { newTraceId } from "../../protocol/trace.js";
 import { AgentInvoker } from "./invoke.js";
 import type { AgentDefinition } from "./types.js";
@@ -105,6 +106,13 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
   process.removeAllListeners("warning");
   process.on("warning", (w) => log.warn({ event: "node_warning", warning: w.name, detail: w.message }, w.message));
   const started = Date.now();
+  // Refuse a live socket before warming up: loading a model only to find the socket taken wastes seconds.
+  if (await socketIsLive(socketPath)) {
+    const message = `Another server is listening on ${socketPath}; refusing to take over its socket (stop it first or choose another path)`;
+    log.error({ event: "listen_failed", err: message, socket: socketPath }, message);
+    process.exitCode = 1;
+    return;
+  }
   try {
     if (def.warmup) await def.warmup(log);
   } catch (err) {

@@ -1,13 +1,31 @@
 #!/usr/bin/env node
 /** agent-summarize: a structured outline of a module (or of the function at the cursor) and a short extractive summary. */
+import { ParseCache } from "../code/cache.js";
+import { TokenCounter } from "../llm/budget.js";
+import { modelConfig } from "../llm/config.js";
+import { ModelHost } from "../llm/host.js";
 import { bundledManifest } from "../runtime/manifest.js";
 import { runAgent } from "../runtime/run.js";
 import type { AgentDefinition } from "../runtime/types.js";
 import { createSummarize } from "./handler.js";
 
+// Same loading code as complete: AIP_MODEL (and AIP_MODEL_THREADS, …); without a model the summary is extractive.
+const host = new ModelHost(modelConfig({}, process.env, 2));
+let counter: TokenCounter | undefined;
+
 export const summarize: AgentDefinition = {
   manifest: bundledManifest("summarize", import.meta.url),
-  handlers: { summarize: createSummarize() },
+  handlers: { summarize: createSummarize(new ParseCache(), { host, counter: () => (counter ??= new TokenCounter()) }) },
+  warmup: async (log) => {
+    await host.load(log);
+    if (host.ready) {
+      counter = new TokenCounter((t) => host.tokenize(t));
+      await host.selfProbe();
+    }
+  },
+  // A summarize without a model is not degraded: the extractive summary is its designed behaviour.
+  health: () => ({ summary_mode: host.ready ? "model" : "extractive", ...host.health() }),
+  dispose: () => host.dispose(),
 };
 
 await runAgent(summarize);

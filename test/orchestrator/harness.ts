@@ -21,6 +21,8 @@ export interface FixtureSpec {
   timeout_ms?: number;
   env?: Record<string, string>;
   command?: string;
+  /** A real manifest file (e.g. manifests/complete.json) instead of one generated from this spec. */
+  manifest?: string;
 }
 
 export function manifestFor(spec: FixtureSpec): Record<string, unknown> {
@@ -69,8 +71,8 @@ export async function startAgency(
 ): Promise<Agency> {
   const { dir, cleanup } = tempDir("aipo-");
   const agents = specs.map((spec) => {
-    const manifestPath = join(dir, `${spec.name}.json`);
-    writeFileSync(manifestPath, JSON.stringify(manifestFor(spec)));
+    const manifestPath = spec.manifest ?? join(dir, `${spec.name}.json`);
+    if (spec.manifest === undefined) writeFileSync(manifestPath, JSON.stringify(manifestFor(spec)));
     // "{dir}" in an env value stands for this agency's temp directory.
     const env = Object.fromEntries(Object.entries(spec.env ?? {}).map(([k, v]) => [k, v.replaceAll("{dir}", dir)]));
     return { name: spec.name, command: [spec.command ?? FIXTURE_AGENT], manifest: manifestPath, env: { FIXTURE_MANIFEST: manifestPath, ...env } };

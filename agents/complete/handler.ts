@@ -1,0 +1,179 @@
+/** The complete action with a model: accept → slice → prompt → budget → inference ⇄ syntax (≤ 2 retries) → response. */
+import { createHash } from "node:crypto";
+import { AipError, isAipError } from "../../protocol/errors.js";
+import type { AipRequest } from "../../protocol/schemas.js";
+import { ParseCache } from "../code/cache.js";
+import { dialectOf } from "../code/language.js";
+import type { ParsedFile } from "../code/parse.js";
+import { lineStarts, offsetAt, positionAt } from "../code/position.js";
+import { optionalInt, optionalStrings } from "../code/request.js";
+import { sliceAt } from "../code/slice.js";
+import { locateRequestFile } from "../code/source.js";
+import { moduleSymbols } from "../code/symbols.js";
+import { readContained } from "../code/workspace.js";
+import type { TokenCounter } from "../llm/budget.js";
+import type { ModelHost } from "../llm/host.js";
+import type { LatestWins } from "../llm/latest.js";
+import type { HandlerContext } from "../runtime/types.js";
+import { codeContext } from "./context.js";
+import { infer, type Attempt } from "./infer.js";
+import { headerText, localSymbolsLine, symbolsBlock } from "./prompt.js";
+import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
+import { trimToBudget } from "./trim.js";
+
+export interface CompleteDeps {
+  host: ModelHost;
+  counter: () => TokenCounter;
+  latest: LatestWins;
+  cache?: ParseCache;
+  /** The model-free engine (complete-lite's), used without a model when the caller asks for it with `constraints.fallback: "lite"`. */
+  lite?: (request: AipRequest, ctx: HandlerContext) => Promise<unknown>;
+}
+
+/** Kept back from the deadline for the syntax check and the response (8 + 2 ms budgets, plus scheduling slack). */
+const RESPONSE_RESERVE_MS = 25;
+
+/** Stands in for the identifier being typed when the buffer does not parse as is. */
+const PLACEHOLDER = "__aip_complete__";
+
+function parseForSlice(cache: ParseCache, source: string, offset: number, dialect: ReturnType<typeof dialectOf>, path: string | undefined): { parsed: ParsedFile; exact: boolean } {
+  try {
+    return { parsed: cache.get(source, dialect, path), exact: true };
+  } catch (err) {
+    if (!isAipError(err) || err.code !== "AIP_ERR_PARSE") throw err;
+    for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`, `${PLACEHOLDER})`, `${PLACEHOLDER}}`]) {
+      try {
+        // The patched buffer gets its own cache slot so the real one stays for the next keystroke.
+        return { parsed: cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`), exact: false };
+      } catch {
+        // next patch
+      }
+    }
+    throw err;
+  }
+}
+
+function bool(obj: Record<string, unknown>, key: string): boolean | undefined {
+  const v = obj[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "boolean") throw new AipError("AIP_ERR_INVALID_FIELD", `constraints.${key}: expected a boolean, got ${JSON.stringify(v)}`, { extensions: { errors: [{ path: `constraints.${key}`, message: "expected a boolean" }] } });
+  return v;
+}
+
+/** The model-backed complete handler. */
+export function createComplete(deps: CompleteDeps) {
+  const cache = deps.cache ?? new ParseCache();
+  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+    const stages = new Stages(ctx);
+    const { host } = deps;
+    if (!host.ready) {
+      if (request.constraints.fallback === "lite" && deps.lite) {
+        const out = (await deps.lite(request, ctx)) as Record<string, unknown>;
+        return { ...out, engine: "lite", model_state: host.state.status };
+      }
+      const reason = host.state.status === "none" || host.state.status === "failed" ? host.state.reason : "the model is still loading";
+      throw new AipError("AIP_ERR_UNAVAILABLE", `agent-complete has no model: ${reason}`, {
+        suggestion: "Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback \"lite\", or set AIP_MODEL to a .gguf file",
+        extensions: { model_state: host.state.status },
+      });
+    }
+    const c = request.constraints;
+    const maxTokens = optionalInt(c, "max_tokens", "constraints.max_tokens", 1, 1024) ?? 64;
+    const inferenceLimit = optionalInt(c, "inference_timeout_ms", "constraints.inference_timeout_ms", 1, 60_000) ?? STAGE_BUDGETS_MS.inference;
+    const seed = optionalInt(c, "seed", "constraints.seed", 0, 2 ** 31) ?? 0;
+    const stop = optionalStrings(c, "stop", "constraints.stop") ?? ["\n\n"];
+    const allowTruncation = bool(c, "allow_truncation") ?? true;
+    const bestEffort = bool(c, "best_effort") ?? false;
+    const debugPrompt = bool(c, "debug_prompt") ?? false;
+    const ticket = deps.latest.enter(request, ctx.traceId);
+    const signal = AbortSignal.any([ctx.signal, ticket.signal]);
+    try {
+      stages.end("accept", signal);
+
+      // slice
+      const { source_code: code, cursor: cursorIn, language } = request.context;
+      const loc = await locateRequestFile(request);
+      let source: string;
+      if (typeof code === "string") source = code;
+      else if (loc.absPath !== undefined) source = (await readContained(loc.absPath)).text;
+      else throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", { extensions: { fields: ["context.source_code", "context.file_path"] } });
+      const dialect = dialectOf(language, request.context.file_path);
+      const starts = lineStarts(source);
+      const cursor = cursorIn ?? positionAt(source.length, starts);
+      const offset = offsetAt(source, cursor, starts);
+      const { parsed, exact } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
+      const slice = sliceAt(parsed, cursor);
+      const code0 = codeContext(source, offset, slice.fn);
+      stages.end("slice", signal);
+
+      // symbols + prompt parts
+      const header = headerText(dialect.language, loc.displayPath);
+      const modSymbols = moduleSymbols(parsed.program, parsed.source).filter((s) => s.name !== PLACEHOLDER);
+      const symbols = symbolsBlock(modSymbols);
+      const locals = localSymbolsLine(slice.symbols.filter((s) => s.name !== PLACEHOLDER));
+      stages.end("prompt", signal);
+
+      // token budget
+      const counter = deps.counter();
+      const useFim = host.fim.format === "fim";
+      const window = host.contextSize;
+      const trimmed = trimToBudget({ host, counter, useFim, window, maxTokens, code: code0, header, symbols, locals });
+      if (trimmed.truncated) {
+        const detail = `Context trimmed to fit the model window: ${window} tokens minus max_tokens ${maxTokens} minus headroom; dropped ${trimmed.accounting.trimmed.prefix_lines} lines before and ${trimmed.accounting.trimmed.suffix_lines} lines after the kept code${trimmed.accounting.trimmed.symbols ? `, ${trimmed.accounting.trimmed.symbols} symbols` : ""}${trimmed.accounting.trimmed.kept_lines ? `, and ${trimmed.accounting.trimmed.kept_lines} lines of the enclosing function` : ""}`;
+        if (!allowTruncation) throw new AipError("AIP_ERR_CONTEXT_TRUNCATED", detail, { extensions: { window, max_tokens: maxTokens, trimmed: trimmed.accounting.trimmed } });
+        ctx.warn("AIP_ERR_CONTEXT_TRUNCATED", detail, { trimmed: trimmed.accounting.trimmed });
+      }
+      stages.end("budget", signal);
+
+      // inference ⇄ syntax
+      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, original: exact ? parsed : undefined });
+      ctx.timer.mark("inference"); // advances the timer; the exact split is set below
+      ctx.timer.set("inference", result.inferenceMs);
+      ctx.timer.set("syntax", result.syntaxMs);
+      stages.total("inference", result.inferenceMs);
+      stages.total("syntax", result.syntaxMs);
+      const chosen: Attempt | undefined = result.ok ?? (bestEffort ? result.best : undefined);
+      const attemptsOut = result.attempts.map((a) => ({ seed: a.seed, temperature: a.temperature, generated_tokens: a.gen.tokens, kv_reused_tokens: a.gen.kvReused, stop_reason: a.gen.stopReason, sequence: a.gen.sequence, inference_ms: Math.round(a.gen.ms * 100) / 100, syntax_ok: a.check.ok, ...(a.check.error ? { syntax_error: a.check.error } : {}) }));
+      if (!chosen) {
+        throw new AipError("AIP_ERR_SYNTAX", `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${result.attempts.at(-1)?.check.error ?? "unknown"}`, {
+          extensions: { retries: result.attempts.length - 1, attempts: attemptsOut },
+        });
+      }
+      const first = result.attempts[0]!.gen;
+      const generated = result.attempts.reduce((n, a) => n + a.gen.tokens, 0);
+      const fimTokens = useFim && host.fim.tokens ? { prefix: host.fim.tokens.prefix.text, suffix: host.fim.tokens.suffix.text, middle: host.fim.tokens.middle.text } : null;
+      const payload = {
+        engine: "model",
+        completion: chosen.gen.text,
+        insert_at: cursor,
+        syntax_ok: chosen.check.ok,
+        ...(chosen.check.ok ? {} : { best_effort: true, syntax_error: chosen.check.error }),
+        retries: result.attempts.length - 1,
+        prompt: {
+          format: useFim ? "fim" : "prefix",
+          fim_tokens: fimTokens,
+          tokens: first.promptTokens,
+          window_tokens: window,
+          max_tokens: maxTokens,
+          stable_prefix: { chars: header.length + symbols.length, sha1: createHash("sha1").update(header + symbols).digest("hex") },
+          ...(debugPrompt ? { prefix_text: trimmed.prefix, suffix_text: trimmed.suffix } : {}),
+        },
+        context: trimmed.accounting,
+        inference: {
+          kv_reused_tokens: first.kvReused,
+          evaluated_prompt_tokens: first.promptTokens - first.kvReused,
+          generated_tokens: generated,
+          tokens_per_s: result.inferenceMs > 0 ? Math.round((generated / result.inferenceMs) * 1000) : 0,
+          attempts: attemptsOut,
+        },
+        budgets_ms: STAGE_BUDGETS_MS,
+        over_budget: stages.overruns,
+      };
+      stages.end("response", signal);
+      if (stages.overruns.length) ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
+      return payload;
+    } finally {
+      ticket.release();
+    }
+  };
+}

@@ -1,0 +1,86 @@
+/** Inference with the syntax check: up to 2 retries with another seed; the inference limit aborts the llama context. */
+import { AipError } from "../../protocol/errors.js";
+import type { Token } from "node-llama-cpp";
+import type { Dialect } from "../code/language.js";
+import type { ParsedFile } from "../code/parse.js";
+import type { Generation, ModelHost } from "../llm/host.js";
+import { checkSplice, type CheckResult } from "./check.js";
+
+export const MAX_RETRIES = 2;
+/** Retries sample with this temperature (the first attempt is greedy). */
+const RETRY_TEMPERATURE = 0.8;
+
+export interface Attempt {
+  seed: number;
+  temperature: number;
+  gen: Generation;
+  check: CheckResult;
+}
+
+export interface InferInput {
+  host: ModelHost;
+  prompt: Token[];
+  maxTokens: number;
+  stop: string[];
+  seed: number;
+  limitMs: number;
+  signal: AbortSignal;
+  source: string;
+  offset: number;
+  dialect: Dialect;
+  original: ParsedFile | undefined;
+}
+
+export interface InferResult {
+  attempts: Attempt[];
+  ok?: Attempt;
+  best?: Attempt;
+  inferenceMs: number;
+  syntaxMs: number;
+}
+
+class InferenceLimit extends Error {}
+
+/** Generate, check, retry; throws AIP_ERR_MODEL_TIMEOUT when inference passes its limit, or the signal's reason. */
+export async function infer(input: InferInput): Promise<InferResult> {
+  const attempts: Attempt[] = [];
+  let inferenceMs = 0;
+  let syntaxMs = 0;
+  const started = performance.now();
+  // One limit for all attempts together: the stage's budget is the inference time of the request.
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(new InferenceLimit()), input.limitMs);
+  const signal = AbortSignal.any([input.signal, limit.signal]);
+  try {
+    for (let i = 0; i <= MAX_RETRIES; i++) {
+      const temperature = i === 0 ? 0 : RETRY_TEMPERATURE;
+      const seed = input.seed + i;
+      const t0 = performance.now();
+      let gen: Generation;
+      try {
+        gen = await input.host.generate(input.prompt, { maxTokens: input.maxTokens, temperature, seed, stop: input.stop, signal });
+      } catch (err) {
+        if (limit.signal.aborted && !input.signal.aborted) {
+          const took = Math.round(performance.now() - started);
+          throw new AipError("AIP_ERR_MODEL_TIMEOUT", `Inference took ${took} ms, limit is ${input.limitMs} ms`, {
+            suggestion: "Reduce context length or max_tokens, raise constraints.timeout_ms, or use a smaller model",
+            extensions: { inference_ms: took, limit_ms: input.limitMs, attempts: attempts.length + 1 },
+          });
+        }
+        throw input.signal.aborted ? (input.signal.reason as Error) : err;
+      }
+      inferenceMs += performance.now() - t0;
+      const t1 = performance.now();
+      const check = await checkSplice(input.source, input.offset, gen.text, input.dialect, input.original);
+      syntaxMs += performance.now() - t1;
+      const attempt = { seed, temperature, gen, check };
+      attempts.push(attempt);
+      if (check.ok) return { attempts, ok: attempt, best: attempt, inferenceMs, syntaxMs };
+      input.signal.throwIfAborted();
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const best = attempts.reduce((a, b) => (b.check.score > a.check.score ? b : a));
+  return { attempts, best, inferenceMs, syntaxMs };
+}

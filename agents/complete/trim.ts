@@ -1,0 +1,119 @@
+/**
+ * The token budget: the prompt must fit the model window minus max_tokens minus headroom. Counted with
+ * tiktoken (calibrated to the model), farthest code trimmed first, the kept code trimmed only when it
+ * alone does not fit; then checked exactly with the model's tokenizer and re-trimmed if the estimate was short.
+ */
+import type { Token } from "node-llama-cpp";
+import type { TokenCounter } from "../llm/budget.js";
+import type { ModelHost } from "../llm/host.js";
+import { fillOuter, type CodeContext } from "./context.js";
+import { prefixText, suffixText, type PromptParts } from "./prompt.js";
+
+/** Tokens left free besides max_tokens: BOS, FIM markers and estimation slack. */
+export const HEADROOM_TOKENS = 16;
+
+export interface TrimInput {
+  host: ModelHost;
+  counter: TokenCounter;
+  useFim: boolean;
+  window: number;
+  maxTokens: number;
+  code: CodeContext;
+  header: string;
+  symbols: string;
+  locals: string;
+}
+
+export interface ContextAccounting {
+  /** Estimated model tokens per context source (tiktoken × the calibrated ratio). */
+  tokens_by_source: { header: number; symbols: number; local_symbols: number; enclosing_code: number; prefix: number; suffix: number };
+  budget_tokens: number;
+  tiktoken_ratio: number;
+  trimmed: { prefix_lines: number; suffix_lines: number; symbols: number; kept_lines: number };
+  lines_included: { prefix: number; suffix: number };
+  truncated: boolean;
+}
+
+export interface Trimmed {
+  tokens: Token[];
+  prefix: string;
+  suffix: string;
+  truncated: boolean;
+  accounting: ContextAccounting;
+}
+
+/** Fit the context into the window. */
+export function trimToBudget(input: TrimInput): Trimmed {
+  const { host, counter, useFim, window, maxTokens, code, header } = input;
+  const count = (t: string): number => counter.count(t);
+  let budget = window - maxTokens - HEADROOM_TOKENS;
+  let shrink = 0;
+  for (let round = 0; ; round++) {
+    const avail = budget - shrink;
+    const keptAfter = useFim ? code.keptAfter : "";
+    const base = count(header) + count(input.locals) + count(keptAfter);
+    // The kept code first (from the cursor upwards), trimmed only when it alone does not fit.
+    const keptLines = code.keptBefore.split(/(?<=\n)/);
+    let keptFrom = 0;
+    let keptTokens = keptLines.reduce((n, l) => n + count(l), 0);
+    while (base + keptTokens > avail && keptFrom < keptLines.length - 1) keptTokens -= count(keptLines[keptFrom++]!);
+    const keptBefore = keptLines.slice(keptFrom).join("");
+    const droppedKept = keptFrom;
+    // Then the symbols, at most a quarter of the budget (code near the cursor matters more); the block's last lines go first.
+    const symbolLines = input.symbols === "" ? [] : input.symbols.split(/(?<=\n)/).slice(1, -1);
+    const frame = input.symbols === "" ? 0 : count("// CURRENT_SYMBOLS\n// END_SYMBOLS\n");
+    const symbolRoom = Math.min(avail - base - keptTokens, Math.floor(avail / 4)) - frame;
+    let symbolTokens = 0;
+    let keepSymbols = 0;
+    for (const line of symbolLines) {
+      const n = count(line);
+      if (symbolTokens + n > symbolRoom) break;
+      symbolTokens += n;
+      keepSymbols++;
+    }
+    const droppedSymbols = symbolLines.length - keepSymbols;
+    const symbols = keepSymbols > 0 ? `// CURRENT_SYMBOLS\n${symbolLines.slice(0, keepSymbols).join("")}// END_SYMBOLS\n` : "";
+    const fixed = base + keptTokens + (keepSymbols > 0 ? symbolTokens + frame : 0);
+    const fill = fillOuter(code, Math.max(0, avail - fixed), count, useFim);
+    const parts: PromptParts = {
+      header,
+      symbols,
+      before: code.outerBefore.slice(fill.beforeFrom).join(""),
+      locals: input.locals,
+      keptBefore,
+      keptAfter,
+      after: useFim ? code.outerAfter.slice(0, fill.afterCount).join("") : "",
+    };
+    const prefix = prefixText(parts);
+    const suffix = useFim ? suffixText(parts) : "";
+    const tokens = useFim ? host.fimPrompt(host.tokenize(prefix), host.tokenize(suffix)) : host.tokenize(prefix);
+    const exact = tokens.length + 1; // + BOS
+    if (exact > window - maxTokens - 4 && round < 3 && avail > 0) {
+      // The estimate was short: shrink by the overshoot (plus a margin) and fill again.
+      shrink += Math.ceil((exact - (window - maxTokens - 4)) * 1.2) + 8;
+      continue;
+    }
+    const trimmed = {
+      prefix_lines: fill.beforeFrom,
+      suffix_lines: useFim ? code.outerAfter.length - fill.afterCount : 0,
+      symbols: droppedSymbols,
+      kept_lines: droppedKept,
+    };
+    const truncated = trimmed.prefix_lines + trimmed.suffix_lines + trimmed.symbols + trimmed.kept_lines > 0;
+    budget = avail;
+    return {
+      tokens,
+      prefix,
+      suffix,
+      truncated,
+      accounting: {
+        tokens_by_source: { header: count(header), symbols: keepSymbols > 0 ? symbolTokens + frame : 0, local_symbols: count(input.locals), enclosing_code: keptTokens + count(keptAfter), prefix: fill.beforeTokens, suffix: fill.afterTokens },
+        budget_tokens: budget,
+        tiktoken_ratio: Math.round(counter.ratio * 1000) / 1000,
+        trimmed,
+        lines_included: { prefix: code.outerBefore.length - fill.beforeFrom, suffix: fill.afterCount },
+        truncated,
+      },
+    };
+  }
+}
