@@ -142,6 +142,11 @@ export class AipServer {
     this.ino = (await lstat(this.socketPath)).ino;
   }
 
+  /** Serve a connection accepted elsewhere (e.g. a loopback TCP or TLS listener in the transport benchmark). */
+  accept(socket: Socket): void {
+    this.onConnection(socket);
+  }
+
   private onConnection(socket: Socket): void {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
