@@ -77,6 +77,8 @@ export class AipServer {
   private ino: number | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
+  private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
 
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
@@ -87,6 +89,9 @@ export class AipServer {
         headersTimeout: this.limits.headersTimeoutMs,
         requestTimeout: this.limits.requestReceiveTimeoutMs,
         maxHeaderSize: 16 * 1024,
+        // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's
+        // own check would answer them a bare 400 instead of an AIP-1 envelope.
+        requireHostHeader: false,
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(this.limits.headersTimeoutMs / 2))),
       },
       (req, res) =>
@@ -179,6 +184,14 @@ export class AipServer {
     socket.once("end", onEarlyEnd);
   }
 
+  /** Remember the responses still being produced on a connection, until each is finished or torn down. */
+  private track(socket: Socket, res: ServerResponse): void {
+    let open = this.responding.get(socket);
+    if (!open) this.responding.set(socket, (open = new Set()));
+    open.add(res);
+    res.once("close", () => open.delete(res));
+  }
+
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     this.emit({ event: "client_error", message: err.message });
     if (!socket.writable || err.code === "ECONNRESET") {
@@ -195,10 +208,18 @@ export class AipServer {
         });
     const status = timeout ? 408 : p.status;
     const body = JSON.stringify(errorResponse(new AipError(p.type, p.detail, { suggestion: p.suggestion }), newTraceId()));
-    socket.end(
-      `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
-        `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const send = (): void => {
+      if (!socket.writable) return void socket.destroy();
+      socket.end(
+        `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
+          `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
+    const pending = [...(this.responding.get(socket) ?? [])];
+    if (pending.length === 0) return send();
+    let left = pending.length;
+    for (const res of pending) res.once("close", () => --left === 0 && send());
   }
 
   /** Decode and answer one request frame; never throws. */
@@ -228,6 +249,7 @@ export class AipServer {
   }
 
   private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.track(req.socket as Socket, res);
     const controller = new AbortController();
     res.once("close", () => {
       if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
