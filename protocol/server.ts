@@ -79,6 +79,9 @@ export class AipServer {
   private idleWaiters: (() => void)[] = [];
   /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
   private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
+  /** Shutting down: answer what was read, then close each connection (HTTP: Connection: close). */
+  private draining = false;
+  private readonly ndjsonDrains = new Set<() => void>();
 
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
@@ -173,7 +176,12 @@ export class AipServer {
       if (isHttpStart(first)) {
         this.http.emit("connection", socket);
       } else {
-        serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal));
+        const drain = serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal));
+        if (this.draining) drain();
+        else {
+          this.ndjsonDrains.add(drain);
+          socket.once("close", () => this.ndjsonDrains.delete(drain));
+        }
       }
       socket.resume();
     };
@@ -276,6 +284,7 @@ export class AipServer {
       const parsed = body.length === 0 ? undefined : decodeJson(body, this.limits.maxJsonDepth);
       const out = await route!({ signal: controller.signal, url, body: parsed });
       if (res.destroyed) return;
+      if (this.draining) res.setHeader("Connection", "close");
       res.writeHead(out.status, { "Content-Type": out.contentType ?? JSON_TYPE, "Content-Length": Buffer.byteLength(out.body) });
       res.end(out.body);
     } catch (err) {
@@ -333,6 +342,8 @@ export class AipServer {
 
   private sendJson(res: ServerResponse, response: AipResponse): void {
     if (res.destroyed || res.headersSent) return;
+    // While shutting down, the client learns not to send more on this connection (it is closed after this answer).
+    if (this.draining) res.setHeader("Connection", "close");
     const body = JSON.stringify(response);
     res.writeHead(httpStatusOf(response), {
       "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
@@ -348,7 +359,11 @@ export class AipServer {
   }
 
   private async doClose(graceMs: number): Promise<void> {
+    this.draining = true;
     const closed = new Promise<void>((resolve) => this.net.close(() => resolve()));
+    // NDJSON connections stop reading now and end after answering what they read; HTTP connections
+    // answer their current request with Connection: close. A request read is answered; one not read is not.
+    for (const drain of this.ndjsonDrains) drain();
     await removeSocketFile(this.socketPath, this.ino);
     if (this.inflightCount > 0) {
       await new Promise<void>((resolve) => {

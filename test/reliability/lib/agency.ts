@@ -57,7 +57,10 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       await waitForSocket(socket, 30_000, () => !exited(c));
       const end = Date.now() + 30_000;
       while ((await health().catch(() => undefined))?.agents.dummy?.status !== "healthy") {
-        if (Date.now() > end || exited(c)) throw new Error("aip up did not become healthy");
+        if (Date.now() > end || exited(c)) {
+          const tail = readFileSync(logFile, "utf8").split("\n").filter((l) => !l.includes('"event":"request"')).slice(-8).join("\n");
+          throw new Error(`aip up did not become healthy (exit ${c.exitCode ?? c.signalCode ?? "none"}); log:\n${tail}`);
+        }
         await new Promise((r) => setTimeout(r, 20));
       }
     },

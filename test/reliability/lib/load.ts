@@ -1,0 +1,123 @@
+/**
+ * Fault load: N closed-loop clients over keep-alive HTTP, each request with a deadline, every outcome
+ * recorded. "answered": a valid AIP-1 envelope (success or error) within deadline + grace. "refused":
+ * the connection could not be opened (nothing was sent). After an error or a refusal a client pauses
+ * 20 ms before its next request.
+ * "lost": sent, and no envelope came within deadline + grace.
+ */
+import { Pool } from "undici";
+import { ResponseSchema } from "../../../protocol/schemas.js";
+
+export const DEADLINE_MS = 2000;
+export const GRACE_MS = 1500;
+
+export interface Outcome {
+  trace: string;
+  sentAt: number;
+  doneAt: number;
+  kind: "success" | "error" | "refused" | "lost";
+  /** Error code (AIP_ERR_…) or, for refused/lost, the client-side cause. */
+  code?: string;
+}
+
+const REFUSED = new Set(["ECONNREFUSED", "ENOENT"]);
+
+export interface FaultLoad {
+  outcomes: Outcome[];
+  successes(): number;
+  stop(): Promise<Outcome[]>;
+}
+
+export function faultLoad(socketPath: string, clients: number, prefix: string): FaultLoad {
+  const pool = new Pool("http://aip", { socketPath, connections: clients, headersTimeout: 0, bodyTimeout: 0 });
+  const outcomes: Outcome[] = [];
+  let ok = 0;
+  let n = 0;
+  let running = true;
+  const one = async (): Promise<void> => {
+    const trace = `${prefix}-${++n}`;
+    const body = JSON.stringify({ action: "echo", context: {}, constraints: { timeout_ms: DEADLINE_MS, delay_ms: Math.floor(Math.random() * 30) }, trace_id: trace });
+    const sentAt = Date.now();
+    const record = (kind: Outcome["kind"], code?: string): void => {
+      outcomes.push({ trace, sentAt, doneAt: Date.now(), kind, ...(code ? { code } : {}) });
+    };
+    try {
+      const res = await pool.request({ path: "/v1/invoke", method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(DEADLINE_MS + GRACE_MS) });
+      const text = await res.body.text();
+      let parsed;
+      try {
+        parsed = ResponseSchema.safeParse(JSON.parse(text));
+      } catch {
+        parsed = undefined;
+      }
+      if (!parsed?.success || parsed.data.trace_id !== trace) return record("lost", `not an envelope for ${trace}: HTTP ${res.statusCode} ${text.slice(0, 80)}`);
+      if (parsed.data.status === "success") {
+        ok++;
+        return record("success");
+      }
+      record("error", parsed.data.error.type);
+      // Like a well-behaved client: a short pause before retrying after an error.
+      await new Promise((r) => setTimeout(r, 20));
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? (err as Error).name;
+      if (REFUSED.has(code)) {
+        record("refused", code);
+        await new Promise((r) => setTimeout(r, 20));
+        return;
+      }
+      record("lost", `${code}: ${(err as Error).message}`);
+    }
+  };
+  const worker = async (): Promise<void> => {
+    while (running) await one();
+  };
+  const all = Promise.all(Array.from({ length: clients }, worker));
+  return {
+    outcomes,
+    successes: () => ok,
+    async stop() {
+      running = false;
+      await all;
+      await pool.destroy();
+      return outcomes;
+    },
+  };
+}
+
+export interface Tally {
+  sent: number;
+  answered: number;
+  success: number;
+  errors: Record<string, number>;
+  refused: number;
+  /** Sent on a connection the server closed before reading the request (not in `read`). */
+  closed_unread: number;
+  lost: number;
+  lost_causes: string[];
+}
+
+/** Count outcomes; `read`: trace ids the server logged as received (without it, every unanswered request is lost). */
+export function tally(outcomes: Outcome[], read?: Set<string>): Tally {
+  const t: Tally = { sent: 0, answered: 0, success: 0, errors: {}, refused: 0, closed_unread: 0, lost: 0, lost_causes: [] };
+  for (const o of outcomes) {
+    if (o.kind === "refused") {
+      t.refused++;
+      continue;
+    }
+    t.sent++;
+    if (o.kind === "lost" && read && !read.has(o.trace) && o.code?.startsWith("UND_ERR_SOCKET")) {
+      t.closed_unread++;
+      continue;
+    }
+    if (o.kind === "lost") {
+      t.lost++;
+      if (t.lost_causes.length < 5) t.lost_causes.push(`${o.trace}: ${o.code}`);
+      continue;
+    }
+    t.answered++;
+    if (o.kind === "success") t.success++;
+    else t.errors[o.code!] = (t.errors[o.code!] ?? 0) + 1;
+  }
+  return t;
+}
