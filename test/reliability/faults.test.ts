@@ -16,9 +16,9 @@ import { ROOT } from "../helpers.js";
 import { FULL, startRealAgency, type RealAgency } from "./lib/agency.js";
 import { faultLoad, tally, type Tally } from "./lib/load.js";
 
-const CLIENTS = 200;
+const CLIENTS = FULL ? 200 : 100;
 /** Successful answers to see before the fault and after recovery (steady state, not time). */
-const STEADY = FULL ? 3000 : 300;
+const STEADY = FULL ? 3000 : 200;
 const REPEAT = FULL ? 3 : 1;
 
 let agency: RealAgency | undefined;
@@ -54,13 +54,15 @@ async function underLoad(fault: string, inject: (a: RealAgency) => Promise<void>
   const t0 = Date.now();
   await inject(agency);
   const a = agency;
-  await until(() => recovered(a, before).catch(() => false), 60_000, `recovery from ${fault}`);
+  await until(() => recovered(a, before).catch(() => false), 60_000, `recovery from ${fault}`).catch(async (err: Error) => {
+    throw new Error(`${err.message}; /healthz: ${JSON.stringify(await a.health().catch((e: Error) => e.message)).slice(0, 600)}`);
+  });
   const recoveredMs = Date.now() - t0;
   const mark = load.successes();
   await until(() => load.successes() >= mark + STEADY, 60_000, "steady load after recovery");
   const outcomes = await load.stop();
   // A request the orchestrator read is logged (event "request", its trace_id) whatever became of it.
-  const read = new Set(readFileSync(agency.logFile, "utf8").split("\n").filter((l) => l.includes('"event":"request"')).map((l) => (JSON.parse(l) as { trace_id: string }).trace_id));
+  const read = new Set(readFileSync(agency.logFile, "utf8").split("\n").filter((l) => l.includes('"event":"request"') && l.includes('"agent_name":"orchestrator"')).map((l) => (JSON.parse(l) as { trace_id: string }).trace_id));
   const failedAfter = outcomes.filter((o) => o.doneAt >= t0 && o.kind !== "success");
   const result: FaultResult = {
     fault,
@@ -68,6 +70,16 @@ async function underLoad(fault: string, inject: (a: RealAgency) => Promise<void>
     recovered_ms: recoveredMs,
     errors_until_ms: failedAfter.length ? Math.max(...failedAfter.map((o) => o.doneAt)) - t0 : 0,
   };
+  if (result.lost > 0) {
+    // Diagnose: when was each lost request sent, and what did the orchestrator log for it?
+    const byTrace = new Map(readFileSync(agency.logFile, "utf8").split("\n").filter((l) => l.includes('"event":"request"') && l.includes('"agent_name":"orchestrator"')).map((l) => [(JSON.parse(l) as { trace_id: string }).trace_id, l]));
+    for (const o of outcomes.filter((x) => x.kind === "lost").slice(0, 5)) {
+      const line = byTrace.get(o.trace);
+      const l = line ? (JSON.parse(line) as { timestamp: string; timings_ms: { total: number } }) : undefined;
+      const received = l ? Date.parse(l.timestamp) - l.timings_ms.total - o.sentAt : NaN;
+      console.log(`lost ${o.trace}: sent ${o.sentAt - t0} ms after the fault, gave up after ${o.doneAt - o.sentAt} ms; orchestrator received it ${Math.round(received)} ms after it was sent; log: ${line?.slice(0, 300) ?? "none"}`);
+    }
+  }
   results.push(result);
   console.log(`fault ${JSON.stringify(result)}`);
   return result;

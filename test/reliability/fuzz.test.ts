@@ -14,7 +14,7 @@ import { steadyClients, type Steady } from "./lib/steady.js";
 
 const HEADERS_TIMEOUT_MS = 1000;
 /** NDJSON lines per target, HTTP cases per target, over-limit cases per target, slowloris connections. */
-const SCALE = FULL ? { lines: 45_000, http: 4_000, bogus: 2_000, huge: 6, slow: 100 } : { lines: 1_200, http: 150, bogus: 100, huge: 1, slow: 10 };
+const SCALE = FULL ? { lines: 45_000, http: 4_000, bogus: 2_000, huge: 6, slow: 100 } : { lines: 600, http: 80, bogus: 50, huge: 1, slow: 10 };
 const SEED = Number(process.env.AIP_FUZZ_SEED ?? 8);
 const MiB = 1024 * 1024;
 

@@ -1,8 +1,8 @@
 /**
  * Fault load: N closed-loop clients over keep-alive HTTP, each request with a deadline, every outcome
  * recorded. "answered": a valid AIP-1 envelope (success or error) within deadline + grace. "refused":
- * the connection could not be opened (nothing was sent). After an error or a refusal a client pauses
- * 20 ms before its next request.
+ * the connection could not be opened (nothing was sent). After a failure a client backs off
+ * (20 ms, doubling to 640 ms while failures go on), as a well-behaved client does.
  * "lost": sent, and no envelope came within deadline + grace.
  */
 import { Pool } from "undici";
@@ -34,7 +34,9 @@ export function faultLoad(socketPath: string, clients: number, prefix: string): 
   let ok = 0;
   let n = 0;
   let running = true;
-  const one = async (): Promise<void> => {
+  /** Consecutive failures of each client drive its back-off: 20, 40, … 640 ms, reset by a success. */
+  const pause = (streak: number): Promise<void> => new Promise((r) => setTimeout(r, Math.min(640, 20 * 2 ** Math.min(streak, 5))));
+  const one = async (): Promise<boolean> => {
     const trace = `${prefix}-${++n}`;
     const body = JSON.stringify({ action: "echo", context: {}, constraints: { timeout_ms: DEADLINE_MS, delay_ms: Math.floor(Math.random() * 30) }, trace_id: trace });
     const sentAt = Date.now();
@@ -50,29 +52,41 @@ export function faultLoad(socketPath: string, clients: number, prefix: string): 
       } catch {
         parsed = undefined;
       }
-      if (!parsed?.success || parsed.data.trace_id !== trace) return record("lost", `not an envelope for ${trace}: HTTP ${res.statusCode} ${text.slice(0, 80)}`);
+      if (!parsed?.success || parsed.data.trace_id !== trace) {
+        record("lost", `not an envelope for ${trace}: HTTP ${res.statusCode} ${text.slice(0, 80)}`);
+        return false;
+      }
       if (parsed.data.status === "success") {
         ok++;
-        return record("success");
+        record("success");
+        return true;
       }
       record("error", parsed.data.error.type);
-      // Like a well-behaved client: a short pause before retrying after an error.
-      await new Promise((r) => setTimeout(r, 20));
-      return;
+      return false;
     } catch (err) {
       const code = (err as { code?: string }).code ?? (err as Error).name;
-      if (REFUSED.has(code)) {
-        record("refused", code);
-        await new Promise((r) => setTimeout(r, 20));
-        return;
-      }
-      record("lost", `${code}: ${(err as Error).message}`);
+      record(REFUSED.has(code) ? "refused" : "lost", REFUSED.has(code) ? code : `${code}: ${(err as Error).message}`);
+      return false;
     }
   };
   const worker = async (): Promise<void> => {
-    while (running) await one();
+    let streak = 0;
+    while (running) {
+      if (await one()) streak = 0;
+      else await pause(streak++);
+    }
   };
-  const all = Promise.all(Array.from({ length: clients }, worker));
+  // Ramp up in waves of 20, each after the previous wave's answers (readiness, not time): 200 new
+  // connections at once to a cold process on 2 busy cores took up to 4 s to be read, before any fault.
+  const started: Promise<void>[] = [];
+  const ramp = async (): Promise<void> => {
+    for (let i = 0; i < clients && running; i += 20) {
+      for (let j = i; j < Math.min(clients, i + 20); j++) started.push(worker());
+      const want = ok + 20;
+      while (running && ok < want) await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  const all = ramp().then(() => Promise.all(started));
   return {
     outcomes,
     successes: () => ok,
@@ -106,7 +120,7 @@ export function tally(outcomes: Outcome[], read?: Set<string>): Tally {
       continue;
     }
     t.sent++;
-    if (o.kind === "lost" && read && !read.has(o.trace) && o.code?.startsWith("UND_ERR_SOCKET")) {
+    if (o.kind === "lost" && read && !read.has(o.trace) && /^(UND_ERR_SOCKET|ECONNRESET|EPIPE)/.test(o.code ?? "")) {
       t.closed_unread++;
       continue;
     }
