@@ -107,13 +107,26 @@ export interface Tally {
   refused: number;
   /** Sent on a connection the server closed before reading the request (not in `read`). */
   closed_unread: number;
+  /**
+   * The client's budget ran out, but the server answered within the deadline counted from when it read
+   * the request: the request waited unread in the socket (a CPU-starved process), see `read`.
+   */
+  late: number;
+  /** Longest such wait between sending and the server reading the request, ms. */
+  late_max_unread_ms: number;
   lost: number;
   lost_causes: string[];
 }
 
-/** Count outcomes; `read`: trace ids the server logged as received (without it, every unanswered request is lost). */
-export function tally(outcomes: Outcome[], read?: Set<string>): Tally {
-  const t: Tally = { sent: 0, answered: 0, success: 0, errors: {}, refused: 0, closed_unread: 0, lost: 0, lost_causes: [] };
+/** What the server logged for a request it read: when it received it (epoch ms) and how long it took. */
+export interface ReadRecord {
+  receivedAt: number;
+  totalMs: number;
+}
+
+/** Count outcomes; `read`: requests the server logged (without it, every unanswered request is lost). */
+export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tally {
+  const t: Tally = { sent: 0, answered: 0, success: 0, errors: {}, refused: 0, closed_unread: 0, late: 0, late_max_unread_ms: 0, lost: 0, lost_causes: [] };
   for (const o of outcomes) {
     if (o.kind === "refused") {
       t.refused++;
@@ -124,9 +137,15 @@ export function tally(outcomes: Outcome[], read?: Set<string>): Tally {
       t.closed_unread++;
       continue;
     }
+    const r = o.kind === "lost" ? read?.get(o.trace) : undefined;
+    if (r && r.totalMs <= DEADLINE_MS + 50 && o.code?.includes("timeout")) {
+      t.late++;
+      t.late_max_unread_ms = Math.max(t.late_max_unread_ms, Math.round(r.receivedAt - o.sentAt));
+      continue;
+    }
     if (o.kind === "lost") {
       t.lost++;
-      if (t.lost_causes.length < 5) t.lost_causes.push(`${o.trace}: ${o.code}`);
+      if (t.lost_causes.length < 5) t.lost_causes.push(`${o.trace} (sent ${o.sentAt}, gave up after ${o.doneAt - o.sentAt} ms): ${o.code}`);
       continue;
     }
     t.answered++;
