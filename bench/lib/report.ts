@@ -48,8 +48,10 @@ export function writeScenario(dir: string, file: ScenarioFile): string {
 
 /** Rebuild `<date>-report.md` from every `<date>-<scenario>.json` in `dir`, in `order`. */
 export function writeReport(dir: string, date: string, order: string[]): string {
+  // Only the benchmark scenarios: the reliability suites write their own figures beside them.
+  const names = new Set(order.map((n) => `${date}-${n}.json`));
   const files = readdirSync(dir)
-    .filter((f) => f.startsWith(`${date}-`) && f.endsWith(".json"))
+    .filter((f) => names.has(f))
     .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as ScenarioFile)
     .sort((a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario));
   const lines = [
