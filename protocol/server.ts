@@ -56,6 +56,8 @@ export interface AipServerOptions {
 }
 
 const JSON_TYPE = "application/json";
+/** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
+const LINGER_MS = 2000;
 const PROBLEM_TYPE = "application/problem+json";
 
 function isHttpStart(byte: number): boolean {
@@ -306,7 +308,18 @@ export class AipServer {
         extensions: { limit },
       });
       res.setHeader("Connection", "close");
-      this.sendJson(res, errorResponse(err, newTraceId()));
+      // Answer (and close) once the client has sent the rest, dropped unread, or after LINGER_MS:
+      // closing while it still writes made it see EPIPE instead of the 413.
+      const answer = (): void => {
+        clearTimeout(linger);
+        this.sendJson(res, errorResponse(err, newTraceId()));
+      };
+      const linger = setTimeout(answer, LINGER_MS);
+      if (req.complete) answer();
+      else {
+        req.once("end", answer);
+        req.once("close", answer);
+      }
     };
     const declared = Number(req.headers["content-length"] ?? NaN);
     if (declared > limit) {
