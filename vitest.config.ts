@@ -5,11 +5,17 @@ const json = process.env.AIP_VITEST_JSON;
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites start real processes and sockets; two cores are shared by all of them.
     maxWorkers: 2,
     reporters: json ? ["default", ["json", { outputFile: json }]] : ["default"],
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/reliability/**"], sequence: { groupOrder: 0 } } },
+      // The short reliability runs (the full ones: `npm run test:reliability`) load both cores: each
+      // runs alone, after the others, so that no timing-sensitive check is measured under its load.
+      { extends: true, test: { name: "reliability-fuzz", include: ["test/reliability/fuzz.test.ts"], testTimeout: 180_000, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "reliability-faults", include: ["test/reliability/faults.test.ts"], testTimeout: 180_000, sequence: { groupOrder: 2 } } },
+    ],
   },
 });

@@ -11,7 +11,8 @@ export interface ProbeResult {
 /** One probe of an agent's /healthz; never throws. */
 export async function probe(socketPath: string, timeoutMs: number): Promise<ProbeResult> {
   try {
-    const res = await httpRequest(socketPath, { method: "GET", path: "/healthz", timeoutMs });
+    // A fresh connection each time: one kept alive would answer even after the socket file is gone.
+    const res = await httpRequest(socketPath, { method: "GET", path: "/healthz", timeoutMs, agent: false });
     const report = JSON.parse(res.body) as Record<string, unknown>;
     if (res.status !== 200) return { ok: false, report, error: `healthz answered HTTP ${res.status}` };
     return { ok: true, report, error: null };

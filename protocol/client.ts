@@ -14,7 +14,8 @@ export interface HttpOptions {
   body?: string | Buffer;
   headers?: Record<string, string>;
   timeoutMs?: number;
-  agent?: Agent;
+  /** An agent for keep-alive; `false`: a fresh connection, closed after the answer. Default: Node's global agent. */
+  agent?: Agent | false;
 }
 
 /** One HTTP request over a Unix socket. Rejects on connection errors and on timeout. */
@@ -31,7 +32,7 @@ export function httpRequest(socketPath: string, options: HttpOptions = {}): Prom
           ...(body !== undefined ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } : {}),
           ...options.headers,
         },
-        ...(options.agent ? { agent: options.agent } : {}),
+        ...(options.agent !== undefined ? { agent: options.agent } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -20,8 +20,11 @@ function isBlank(buf: Buffer): boolean {
   return true;
 }
 
-/** Serve NDJSON on `socket` until the client ends or the connection closes. */
-export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler): void {
+/**
+ * Serve NDJSON on `socket` until the client ends or the connection closes. Returns `drain`: stop
+ * reading, answer the requests already read, then end the connection (server shutdown).
+ */
+export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler): () => void {
   const controller = new AbortController();
   // Every pipelined request listens on this signal: up to maxPipelined at once.
   setMaxListeners(limits.maxPipelined + 16, controller.signal);
@@ -122,4 +125,13 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
   });
 
   socket.on("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
+
+  return () => {
+    if (ended) return;
+    ended = true;
+    socket.pause();
+    chunks = [];
+    buffered = 0;
+    flush();
+  };
 }

@@ -56,6 +56,8 @@ export interface AipServerOptions {
 }
 
 const JSON_TYPE = "application/json";
+/** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
+const LINGER_MS = 2000;
 const PROBLEM_TYPE = "application/problem+json";
 
 function isHttpStart(byte: number): boolean {
@@ -77,6 +79,11 @@ export class AipServer {
   private ino: number | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
+  private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
+  /** Shutting down: answer what was read, then close each connection (HTTP: Connection: close). */
+  private draining = false;
+  private readonly ndjsonDrains = new Set<() => void>();
 
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
@@ -87,6 +94,9 @@ export class AipServer {
         headersTimeout: this.limits.headersTimeoutMs,
         requestTimeout: this.limits.requestReceiveTimeoutMs,
         maxHeaderSize: 16 * 1024,
+        // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's
+        // own check would answer them a bare 400 instead of an AIP-1 envelope.
+        requireHostHeader: false,
         connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(this.limits.headersTimeoutMs / 2))),
       },
       (req, res) =>
@@ -142,6 +152,11 @@ export class AipServer {
     this.ino = (await lstat(this.socketPath)).ino;
   }
 
+  /** Serve a connection accepted elsewhere (e.g. a loopback TCP or TLS listener in the transport benchmark). */
+  accept(socket: Socket): void {
+    this.onConnection(socket);
+  }
+
   private onConnection(socket: Socket): void {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
@@ -163,7 +178,12 @@ export class AipServer {
       if (isHttpStart(first)) {
         this.http.emit("connection", socket);
       } else {
-        serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal));
+        const drain = serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal));
+        if (this.draining) drain();
+        else {
+          this.ndjsonDrains.add(drain);
+          socket.once("close", () => this.ndjsonDrains.delete(drain));
+        }
       }
       socket.resume();
     };
@@ -172,6 +192,14 @@ export class AipServer {
     };
     socket.on("data", sniff);
     socket.once("end", onEarlyEnd);
+  }
+
+  /** Remember the responses still being produced on a connection, until each is finished or torn down. */
+  private track(socket: Socket, res: ServerResponse): void {
+    let open = this.responding.get(socket);
+    if (!open) this.responding.set(socket, (open = new Set()));
+    open.add(res);
+    res.once("close", () => open.delete(res));
   }
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
@@ -190,10 +218,18 @@ export class AipServer {
         });
     const status = timeout ? 408 : p.status;
     const body = JSON.stringify(errorResponse(new AipError(p.type, p.detail, { suggestion: p.suggestion }), newTraceId()));
-    socket.end(
-      `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
-        `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const send = (): void => {
+      if (!socket.writable) return void socket.destroy();
+      socket.end(
+        `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
+          `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
+    const pending = [...(this.responding.get(socket) ?? [])];
+    if (pending.length === 0) return send();
+    let left = pending.length;
+    for (const res of pending) res.once("close", () => --left === 0 && send());
   }
 
   /** Decode and answer one request frame; never throws. */
@@ -223,6 +259,7 @@ export class AipServer {
   }
 
   private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.track(req.socket as Socket, res);
     const controller = new AbortController();
     res.once("close", () => {
       if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
@@ -249,6 +286,7 @@ export class AipServer {
       const parsed = body.length === 0 ? undefined : decodeJson(body, this.limits.maxJsonDepth);
       const out = await route!({ signal: controller.signal, url, body: parsed });
       if (res.destroyed) return;
+      if (this.draining) res.setHeader("Connection", "close");
       res.writeHead(out.status, { "Content-Type": out.contentType ?? JSON_TYPE, "Content-Length": Buffer.byteLength(out.body) });
       res.end(out.body);
     } catch (err) {
@@ -263,53 +301,51 @@ export class AipServer {
   }
 
   /**
-   * Read the body within the limit. On overflow answer 413 and close the connection: after draining
-   * the rest of the body when it is at most 4x the limit (so the client, still writing, reads the
-   * answer instead of a broken pipe), at once when it is larger.
+   * Read the body within the limit. On overflow the rest of the body is read and dropped, and 413 is
+   * answered (then the connection closed) at the end of the body, after 4x the limit, or after
+   * LINGER_MS, whichever comes first: closing while the client still writes made it see EPIPE
+   * instead of the 413.
    */
   private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const limit = this.limits.maxBodyBytes;
     const drainCap = 4 * limit;
-    const tooLarge = (): void => {
+    let linger: NodeJS.Timeout | undefined;
+    const answerTooLarge = (): void => {
+      clearTimeout(linger);
+      if (res.headersSent) return;
       const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
         extensions: { limit },
       });
       res.setHeader("Connection", "close");
       this.sendJson(res, errorResponse(err, newTraceId()));
     };
-    const declared = Number(req.headers["content-length"] ?? NaN);
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      let over = declared > limit;
-      if (declared > drainCap) {
-        tooLarge();
-        req.resume();
+      let over = false;
+      const overflow = (): void => {
+        over = true;
+        chunks.length = 0;
+        linger = setTimeout(answerTooLarge, LINGER_MS);
         resolve(undefined);
-        return;
-      }
+      };
+      if (Number(req.headers["content-length"] ?? NaN) > limit) overflow();
       req.on("data", (chunk: Buffer) => {
         size += chunk.length;
         if (over) {
-          if (size > drainCap && !res.headersSent) tooLarge();
+          if (size > drainCap) answerTooLarge();
           return;
         }
-        if (size > limit) {
-          over = true;
-          chunks.length = 0;
-          return;
-        }
-        chunks.push(chunk);
+        if (size > limit) overflow();
+        else chunks.push(chunk);
       });
       req.once("end", () => {
-        if (!over) resolve(Buffer.concat(chunks));
-        else {
-          tooLarge();
-          resolve(undefined);
-        }
+        if (over) answerTooLarge();
+        else resolve(Buffer.concat(chunks));
       });
       req.once("error", () => resolve(undefined));
       req.once("close", () => {
+        clearTimeout(linger);
         if (!req.complete) resolve(undefined);
       });
     });
@@ -317,6 +353,8 @@ export class AipServer {
 
   private sendJson(res: ServerResponse, response: AipResponse): void {
     if (res.destroyed || res.headersSent) return;
+    // While shutting down, the client learns not to send more on this connection (it is closed after this answer).
+    if (this.draining) res.setHeader("Connection", "close");
     const body = JSON.stringify(response);
     res.writeHead(httpStatusOf(response), {
       "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
@@ -332,7 +370,11 @@ export class AipServer {
   }
 
   private async doClose(graceMs: number): Promise<void> {
+    this.draining = true;
     const closed = new Promise<void>((resolve) => this.net.close(() => resolve()));
+    // NDJSON connections stop reading now and end after answering what they read; HTTP connections
+    // answer their current request with Connection: close. A request read is answered; one not read is not.
+    for (const drain of this.ndjsonDrains) drain();
     await removeSocketFile(this.socketPath, this.ino);
     if (this.inflightCount > 0) {
       await new Promise<void>((resolve) => {

@@ -1,0 +1,8 @@
+/** Every benchmark scenario, in run order. A new scenario is one file in this folder and one line here. */
+import type { Scenario } from "../lib/scenario.js";
+import { agentsRss } from "./agents.js";
+import { overhead } from "./overhead.js";
+import { pooling } from "./pooling.js";
+import { transport } from "./transport.js";
+
+export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss];

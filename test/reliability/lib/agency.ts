@@ -1,0 +1,113 @@
+/** `aip up` as a real process over a real agent-dummy, for the reliability suites: start, restart, inspect, stop. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { httpRequest, waitForSocket } from "../../../protocol/client.js";
+import { DIST, DUMMY, ROOT, tempDir } from "../../helpers.js";
+
+export const AIP = join(DIST, "scripts/aip.js");
+
+export interface AgentHealth {
+  status: string;
+  pid: number | null;
+  restarts: number;
+}
+
+export interface RealAgency {
+  dir: string;
+  socket: string;
+  agentSocket: string;
+  logFile: string;
+  process(): ChildProcess;
+  /** Start (again) `aip up` on the same config; resolves when every agent is healthy. */
+  start(): Promise<void>;
+  /** SIGTERM and wait for the exit (graceful: in-flight requests get shutdown_grace_ms). */
+  terminate(): Promise<void>;
+  health(): Promise<{ pid: number; agents: Record<string, AgentHealth> }>;
+  /** Stop everything (SIGKILL if needed) and remove the temp directory. */
+  cleanup(): Promise<void>;
+}
+
+/** Write a config for one agent-dummy with `limits`, and start `aip up` on it. */
+export async function startRealAgency(limits: Record<string, unknown> = {}): Promise<RealAgency> {
+  const t = tempDir("aipr-");
+  const socket = join(t.dir, "aip.sock");
+  const agentSocket = join(t.dir, "agents", "dummy.sock");
+  const logFile = join(t.dir, "aip.log");
+  const config = join(t.dir, "agency.json");
+  writeFileSync(config, JSON.stringify({ socket, agent_socket_dir: join(t.dir, "agents"), agents: [{ name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json") }], limits }));
+  let child: ChildProcess | undefined;
+  const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
+  const agentPids = new Set<number>();
+  const health = async (): Promise<{ pid: number; agents: Record<string, AgentHealth> }> => {
+    const h = JSON.parse((await httpRequest(socket, { path: "/healthz", timeoutMs: 5000 })).body) as { pid: number; agents: Record<string, AgentHealth> };
+    for (const a of Object.values(h.agents)) if (a.pid) agentPids.add(a.pid);
+    return h;
+  };
+  const agency: RealAgency = {
+    dir: t.dir,
+    socket,
+    agentSocket,
+    logFile,
+    process: () => child!,
+    async start() {
+      const c = spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, AIP_LOG_LEVEL: "info" } });
+      child = c;
+      c.stderr!.resume();
+      await waitForSocket(socket, 30_000, () => !exited(c));
+      const end = Date.now() + 30_000;
+      while ((await health().catch(() => undefined))?.agents.dummy?.status !== "healthy") {
+        if (Date.now() > end || exited(c)) {
+          const tail = readFileSync(logFile, "utf8").split("\n").filter((l) => !l.includes('"event":"request"')).slice(-8).join("\n");
+          throw new Error(`aip up did not become healthy (exit ${c.exitCode ?? c.signalCode ?? "none"}); log:\n${tail}`);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async terminate() {
+      const c = child!;
+      if (exited(c)) return;
+      const gone = new Promise((r) => c.once("exit", r));
+      c.kill("SIGTERM");
+      await gone;
+    },
+    health,
+    async cleanup() {
+      if (child && !exited(child)) {
+        const c = child;
+        const gone = new Promise((r) => c.once("exit", r));
+        c.kill("SIGTERM");
+        const timer = setTimeout(() => c.kill("SIGKILL"), 10_000);
+        await gone;
+        clearTimeout(timer);
+      }
+      // An agent left behind by a killed orchestrator (or stopped with SIGSTOP) is ours to end.
+      for (const pid of agentPids) if (pidAlive(pid)) process.kill(pid, "SIGKILL");
+      t.cleanup();
+    },
+  };
+  await agency.start();
+  return agency;
+}
+
+/** Resident set size of a process in MiB (0 when it is gone). */
+export function rssMiB(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Full run (`npm run test:reliability`) or the short one inside `npm test`. */
+export const FULL = process.env.AIP_RELIABILITY === "full";
