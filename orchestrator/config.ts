@@ -34,6 +34,8 @@ const LimitsConfigSchema = z.strictObject({
   health_timeout_ms: z.number().int().positive().default(1000),
   /** Consecutive failed probes before an agent is marked unhealthy. */
   unhealthy_after: z.number().int().positive().default(2),
+  /** Embedded mode: an agent failing this many probes in a row is killed and restarted (0 = only report). */
+  restart_unhealthy_after: z.number().int().min(0).default(3),
   /** Consecutive request failures that open an agent's circuit. */
   circuit_failures: z.number().int().positive().default(5),
   /** Host CPU load (0-1) above which agents declaring >= 1000m leave rotation, if a lighter one can serve. */

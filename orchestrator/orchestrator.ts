@@ -276,12 +276,14 @@ export class Orchestrator {
         const log = this.agentLog(a.name);
         if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
         let action = "none";
-        if (enforce && !result.ok) {
+        const stuck = l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after;
+        if ((enforce || stuck) && !result.ok) {
           const sup = this.supervisors.get(a);
           if (sup) {
             action = "killed";
             this.metrics.event("agent_killed", a.name);
-            log.error({ event: "agent_killed", reason: result.error }, `no answer to the health check within ${l.health_timeout_ms} ms: killing for restart`);
+            const why = enforce ? `no answer to the health check within ${l.health_timeout_ms} ms` : `${a.health.consecutive_failures} failed probes in a row`;
+            log.error({ event: "agent_killed", reason: result.error }, `${why}: killing for restart`);
             sup.kill();
           } else {
             action = "reported";

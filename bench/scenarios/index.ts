@@ -4,5 +4,6 @@ import { agentsRss } from "./agents.js";
 import { overhead } from "./overhead.js";
 import { pooling } from "./pooling.js";
 import { transport } from "./transport.js";
+import { codeAgents, completion } from "./scripts.js";
 
-export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss];
+export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, codeAgents, completion];

@@ -77,6 +77,16 @@ describe("failures", () => {
     expect(agency.logs.events("agent_killed")).toHaveLength(1);
   });
 
+  it("an agent that stays unhealthy is restarted by the periodic checks alone", async () => {
+    agency = await startAgency([{ name: "stuck" }], { health_interval_ms: 100, health_timeout_ms: 200, restart_unhealthy_after: 2, restart_initial_ms: 10 });
+    const pid = agentOf("stuck").pid!;
+    process.kill(pid, "SIGSTOP");
+    await until(() => agentOf("stuck").state === "healthy" && agentOf("stuck").pid !== pid, 20_000, "restarted");
+    expect(pidAlive(pid)).toBe(false);
+    expect(agency.logs.events("agent_killed")[0]?.msg).toContain("2 failed probes in a row");
+    expect((await call(echo())).status).toBe("success");
+  });
+
   it("a slow agent: AIP_ERR_TIMEOUT at the deadline, the agent's signal fires, nothing leaks", async () => {
     agency = await startAgency([{ name: "slow", env: { FIXTURE_ABORT_LOG: "{dir}/aborts.log" } }]);
     const abortLog = join(agency.dir, "aborts.log");
