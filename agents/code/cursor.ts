@@ -4,25 +4,34 @@ import { docCommentBefore } from "./comments.js";
 import type { Comment, Node, Program } from "./parse.js";
 import { forEachChild } from "./walk.js";
 
-/** The chain of nodes containing `offset`, outermost (the Program) first. */
-export function ancestorsAt(program: Program, offset: number): Node[] {
-  const chain: Node[] = [program];
-  // Top-level statements are sorted: binary search them (the 8,000-line case has thousands).
-  const body = program.body;
+export interface StatementPosition {
+  /** The statement containing the offset, or -1 when it lies between statements. */
+  index: number;
+  /** Between statements: the last one ending before the offset (-1 if none). */
+  before: number;
+  /** Between statements: the first one starting after the offset (length if none). */
+  after: number;
+}
+
+/** Binary search of sorted top-level statements (the 8,000-line case has thousands) for `offset`. */
+export function statementAt(body: readonly { range: [number, number] }[], offset: number): StatementPosition {
   let lo = 0;
   let hi = body.length - 1;
-  let top: Node | undefined;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const s = body[mid]!;
     if (offset < s.range[0]) hi = mid - 1;
     else if (offset > s.range[1]) lo = mid + 1;
-    else {
-      top = s;
-      break;
-    }
+    else return { index: mid, before: mid - 1, after: mid + 1 };
   }
-  let node = top;
+  return { index: -1, before: hi, after: lo };
+}
+
+/** The chain of nodes containing `offset`, outermost (the Program) first. */
+export function ancestorsAt(program: Program, offset: number): Node[] {
+  const chain: Node[] = [program];
+  const body = program.body;
+  let node: Node | undefined = body[statementAt(body, offset).index];
   while (node) {
     chain.push(node);
     let next: Node | undefined;

@@ -1,6 +1,7 @@
 /** The syntax check: splice the completion into the buffer; the touched top-level region must parse and prettier must format it. */
 import { format } from "prettier";
 import { isAipError } from "../../protocol/errors.js";
+import { statementAt } from "../code/cursor.js";
 import type { Dialect } from "../code/language.js";
 import { parseProgram, type ParsedFile } from "../code/parse.js";
 
@@ -18,22 +19,7 @@ export interface CheckResult {
 /** The span of top-level statements around `offset`, from the end of the previous statement to the start of the next. */
 function regionAround(file: ParsedFile, offset: number): [number, number] {
   const body = file.program.body;
-  let lo = 0;
-  let hi = body.length - 1;
-  let k = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const s = body[mid]!;
-    if (offset < s.range[0]) hi = mid - 1;
-    else if (offset > s.range[1]) lo = mid + 1;
-    else {
-      k = mid;
-      break;
-    }
-  }
-  // Not inside a statement: the gap between body[hi] and body[lo].
-  const prev = k >= 0 ? k - 1 : hi;
-  const next = k >= 0 ? k + 1 : lo;
+  const { before: prev, after: next } = statementAt(body, offset);
   return [prev >= 0 ? body[prev]!.range[1] : 0, next < body.length ? body[next]!.range[0] : file.source.length];
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHECKS, runConformance, type CheckResult } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../scripts/conformance/kit.js";
+import { conformanceSuite } from "../conformance.js";
 import { COMPLETE_LITE, FIXTURES, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
 
 const SAMPLE = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
@@ -16,19 +17,7 @@ function typed(anchor: string, insert: string): { source: string; cursor: { line
 
 const labels = (res: Json): string[] => (res.payload.items as { label: string }[]).map((i) => i.label);
 
-describe("agent-complete-lite conformance", () => {
-  let results: CheckResult[] = [];
-  beforeAll(async () => {
-    results = await runConformance(COMPLETE_LITE);
-  }, 180_000);
-  for (const check of CHECKS) {
-    it(check.name, () => {
-      const r = results.find((x) => x.name === check.name);
-      expect(r?.reason ?? "").toBe("");
-      expect(r?.ok).toBe(true);
-    });
-  }
-});
+conformanceSuite("agent-complete-lite conformance", () => runConformance(COMPLETE_LITE));
 
 describe("agent-complete-lite", () => {
   let agent: RunningAgent;

@@ -2,28 +2,12 @@ import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHECKS, runConformance, type CheckResult } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../scripts/conformance/kit.js";
+import { conformanceSuite } from "../conformance.js";
 import { serve, type Served } from "../../scripts/conformance/process.js";
 import { DUMMY, ROOT, jsonLines, tempDir } from "../helpers.js";
 
-describe("agent-dummy conformance", () => {
-  let results: CheckResult[] = [];
-  beforeAll(async () => {
-    results = await runConformance(DUMMY);
-  }, 120_000);
-
-  it("ran every check", () => {
-    expect(results.length).toBeGreaterThanOrEqual(CHECKS.length);
-  });
-  for (const check of CHECKS) {
-    it(check.name, () => {
-      const r = results.find((x) => x.name === check.name);
-      expect(r, "check did not run").toBeDefined();
-      expect(r!.reason ?? "").toBe("");
-      expect(r!.ok).toBe(true);
-    });
-  }
-});
+conformanceSuite("agent-dummy conformance", () => runConformance(DUMMY));
 
 describe("agent-dummy", () => {
   let server: Served;

@@ -2,7 +2,8 @@ import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndexRegistry } from "../../agents/search/registry.js";
-import { CHECKS, runConformance, type CheckResult } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../scripts/conformance/kit.js";
+import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
 import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
 
@@ -18,22 +19,15 @@ function poolWorkspace(): { dir: string; cleanup: () => void } {
 
 const paths = (res: Json): string[] => (res.payload.hits as { path: string }[]).map((h) => h.path);
 
-describe("agent-search conformance", () => {
-  let results: CheckResult[] = [];
-  let w: { dir: string; cleanup: () => void };
-  beforeAll(async () => {
-    w = poolWorkspace();
-    results = await runConformance(SEARCH, undefined, { context: { workspace_root: w.dir, query: "pool" }, constraints: {} });
-  }, 180_000);
-  afterAll(() => w.cleanup());
-  for (const check of CHECKS) {
-    it(check.name, () => {
-      const r = results.find((x) => x.name === check.name);
-      expect(r?.reason ?? "").toBe("");
-      expect(r?.ok).toBe(true);
-    });
-  }
-});
+let conformanceWorkspace: { dir: string; cleanup: () => void } | undefined;
+conformanceSuite(
+  "agent-search conformance",
+  () => {
+    conformanceWorkspace = poolWorkspace();
+    return runConformance(SEARCH, undefined, { context: { workspace_root: conformanceWorkspace.dir, query: "pool" }, constraints: {} });
+  },
+  () => conformanceWorkspace?.cleanup(),
+);
 
 describe("agent-search", () => {
   let agent: RunningAgent;

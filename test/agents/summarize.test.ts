@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } fro
 import { join } from "node:path";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHECKS, runConformance, type CheckResult } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../scripts/conformance/kit.js";
+import { conformanceSuite } from "../conformance.js";
 import { ROOT, tempDir } from "../helpers.js";
 import { FIXTURES, SUMMARIZE, cursorOf, oneShot, startAgent, type RunningAgent } from "./code-helpers.js";
 
@@ -14,19 +15,7 @@ function compilerExports(file: string): string[] {
   return checker.getExportsOfModule(sym).map((s) => s.getName()).sort();
 }
 
-describe("agent-summarize conformance", () => {
-  let results: CheckResult[] = [];
-  beforeAll(async () => {
-    results = await runConformance(SUMMARIZE);
-  }, 180_000);
-  for (const check of CHECKS) {
-    it(check.name, () => {
-      const r = results.find((x) => x.name === check.name);
-      expect(r?.reason ?? "").toBe("");
-      expect(r?.ok).toBe(true);
-    });
-  }
-});
+conformanceSuite("agent-summarize conformance", () => runConformance(SUMMARIZE));
 
 describe("agent-summarize", () => {
   let agent: RunningAgent;

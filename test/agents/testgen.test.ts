@@ -3,7 +3,8 @@ import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dialectOf } from "../../agents/code/language.js";
 import { parseProgram } from "../../agents/code/parse.js";
-import { CHECKS, runConformance, type CheckResult } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../scripts/conformance/kit.js";
+import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
 import { FIXTURES, TESTGEN, cursorOf, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
 
@@ -19,19 +20,9 @@ function checkImport(payload: Json, root: string, source: string): void {
   expect(existsSync(target)).toBe(true);
 }
 
-describe("agent-testgen conformance", () => {
-  let results: CheckResult[] = [];
-  beforeAll(async () => {
-    results = await runConformance(TESTGEN, undefined, { context: { source_code: "export function f(a: number): number {\n  return a;\n}\n", cursor: { line: 2, column: 2 } }, constraints: {} });
-  }, 180_000);
-  for (const check of CHECKS) {
-    it(check.name, () => {
-      const r = results.find((x) => x.name === check.name);
-      expect(r?.reason ?? "").toBe("");
-      expect(r?.ok).toBe(true);
-    });
-  }
-});
+conformanceSuite("agent-testgen conformance", () =>
+  runConformance(TESTGEN, undefined, { context: { source_code: "export function f(a: number): number {\n  return a;\n}\n", cursor: { line: 2, column: 2 } }, constraints: {} }),
+);
 
 describe("agent-testgen", () => {
   let agent: RunningAgent;
