@@ -29,3 +29,20 @@ export function pidAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** Run `fn` with `env` applied to this process's environment (children inherit it); undefined unsets. */
+export async function withEnv<T>(env: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const set = (e: Record<string, string | undefined>): void => {
+    for (const [k, v] of Object.entries(e)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(env);
+  try {
+    return await fn();
+  } finally {
+    set(saved);
+  }
+}

@@ -1,24 +1,13 @@
 import { runConformance, type CheckResult, type Sample } from "../../scripts/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
+import { withEnv } from "../helpers.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";
 
 const SOURCE = "export const alpha = 1;\n// note: ";
 
 /** Run the kit with `env` in this process's environment (the agent processes inherit it). */
-async function conformance(env: Record<string, string | undefined>, sample: Sample): Promise<CheckResult[]> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  const set = (e: Record<string, string | undefined>): void => {
-    for (const [k, v] of Object.entries(e)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  set(env);
-  try {
-    return await runConformance(COMPLETE, undefined, sample);
-  } finally {
-    set(saved);
-  }
+function conformance(env: Record<string, string | undefined>, sample: Sample): Promise<CheckResult[]> {
+  return withEnv(env, () => runConformance(COMPLETE, undefined, sample));
 }
 
 conformanceSuite("agent-complete conformance with the tiny model", () =>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { httpRequest, invokeHttp } from "../../protocol/client.js";
 import { serve, type Served } from "../../scripts/conformance/process.js";
-import { ROOT, tempDir } from "../helpers.js";
+import { ROOT, tempDir, withEnv } from "../helpers.js";
 import { modelEnv } from "./llm/tiny-model.js";
 
 type Json = Record<string, any>;
@@ -13,20 +13,10 @@ const REQ = { action: "summarize", context: { language: "typescript", source_cod
 async function start(env: Record<string, string | undefined>): Promise<{ server: Served; sock: string; done: () => Promise<void> }> {
   const t = tempDir();
   const sock = join(t.dir, "s.sock");
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  const set = (e: Record<string, string | undefined>): void => {
-    for (const [k, v] of Object.entries(e)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  set(env);
-  try {
+  return withEnv(env, async () => {
     const server = await serve(SUMMARIZE, sock, 60_000);
     return { server, sock, done: async () => (await server.stop(), t.cleanup()) };
-  } finally {
-    set(saved);
-  }
+  });
 }
 
 describe("summarize with the tiny model", () => {

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpRequest, waitForSocket } from "../../../protocol/client.js";
-import { DIST, DUMMY, ROOT, tempDir } from "../../helpers.js";
+import { DIST, DUMMY, ROOT, pidAlive, tempDir } from "../../helpers.js";
 
 export const AIP = join(DIST, "scripts/aip.js");
 
@@ -100,14 +100,7 @@ export function rssMiB(pid: number): number {
   }
 }
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { pidAlive };
 
 /** Full run (`npm run test:reliability`) or the short one inside `npm test`. */
 export const FULL = process.env.AIP_RELIABILITY === "full";
