@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { serve, type Served } from "../scripts/conformance/process.js";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const DIST = join(ROOT, "dist");
@@ -45,4 +47,25 @@ export async function withEnv<T>(env: Record<string, string | undefined>, fn: ()
   } finally {
     set(saved);
   }
+}
+
+/**
+ * Serve `exe --listen` on a temp socket for the enclosing suite (started in beforeAll, stopped and
+ * removed in afterAll). Read `.socket` inside tests.
+ */
+export function servedAgent(exe: string): { socket: string } {
+  const handle = { socket: "" };
+  let served: Served | undefined;
+  let cleanup = (): void => undefined;
+  beforeAll(async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    handle.socket = join(t.dir, "agent.sock");
+    served = await serve(exe, handle.socket);
+  });
+  afterAll(async () => {
+    await served?.stop();
+    cleanup();
+  });
+  return handle;
 }

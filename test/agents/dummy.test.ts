@@ -1,28 +1,15 @@
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runConformance } from "../../scripts/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
-import { serve, type Served } from "../../scripts/conformance/process.js";
-import { DUMMY, ROOT, jsonLines, tempDir } from "../helpers.js";
+import { DUMMY, ROOT, jsonLines, servedAgent, tempDir } from "../helpers.js";
 
 conformanceSuite("agent-dummy conformance", () => runConformance(DUMMY));
 
 describe("agent-dummy", () => {
-  let server: Served;
-  let cleanup: () => void;
-  let sock: string;
-  beforeAll(async () => {
-    const t = tempDir();
-    cleanup = t.cleanup;
-    sock = join(t.dir, "d.sock");
-    server = await serve(DUMMY, sock);
-  });
-  afterAll(async () => {
-    await server.stop();
-    cleanup();
-  });
+  const agent = servedAgent(DUMMY);
 
   it("prints exactly the checked-in manifest", () => {
     const printed = JSON.parse(execFileSync(DUMMY, ["--manifest"], { encoding: "utf8" })) as unknown;
@@ -47,14 +34,14 @@ describe("agent-dummy", () => {
   });
 
   it("answers curl --unix-socket", () => {
-    const out = execFileSync("curl", ["-s", "--unix-socket", sock, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{},"constraints":{}}'], { encoding: "utf8" });
+    const out = execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{},"constraints":{}}'], { encoding: "utf8" });
     expect(JSON.parse(out)).toMatchObject({ status: "success", payload: { received_action: "echo", context_lines: 0 } });
-    const health = JSON.parse(execFileSync("curl", ["-s", "--unix-socket", sock, "http://aip/healthz"], { encoding: "utf8" })) as Record<string, unknown>;
+    const health = JSON.parse(execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/healthz"], { encoding: "utf8" })) as Record<string, unknown>;
     expect(health).toMatchObject({ status: "ok", agent: "dummy", version: "1.0.0", max_concurrent: 256 });
   });
 
   it("answers NDJSON through socat", () => {
-    const out = execFileSync("socat", ["-", `UNIX-CONNECT:${sock}`], {
+    const out = execFileSync("socat", ["-", `UNIX-CONNECT:${agent.socket}`], {
       input: '{"action":"echo","context":{},"constraints":{},"trace_id":"s-1"}\n{"action":"echo","context":{},"constraints":{},"trace_id":"s-2"}\n',
       encoding: "utf8",
     });
@@ -62,7 +49,7 @@ describe("agent-dummy", () => {
   });
 
   it("times out at constraints.timeout_ms with AIP_ERR_TIMEOUT", () => {
-    const out = execFileSync("curl", ["-s", "--unix-socket", sock, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{},"constraints":{"timeout_ms":50,"delay_ms":5000}}'], { encoding: "utf8" });
+    const out = execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{},"constraints":{"timeout_ms":50,"delay_ms":5000}}'], { encoding: "utf8" });
     expect(JSON.parse(out).error).toMatchObject({ type: "AIP_ERR_TIMEOUT", status: 504 });
   });
 });
