@@ -8,6 +8,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import MiniSearch from "minisearch";
 import ts from "typescript";
 import { ParseCache } from "../agents/code/cache.js";
 import { parseFile } from "../agents/code/parse.js";
@@ -15,6 +16,8 @@ import { sliceAt } from "../agents/code/slice.js";
 import { createCompleteLite } from "../agents/complete-lite/handler.js";
 import { runQuery } from "../agents/search/query.js";
 import { IndexRegistry } from "../agents/search/registry.js";
+import { processTerm } from "../agents/search/tokenize.js";
+import { FIELD_BOOST, SEARCH_FIELDS, fieldTokens, type Doc } from "../agents/search/workspace-index.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen, warmPrettier } from "../agents/testgen/handler.js";
 import { StageTimer } from "../agents/runtime/timer.js";
@@ -22,7 +25,7 @@ import type { HandlerContext } from "../agents/runtime/types.js";
 import { createLogger } from "../protocol/log.js";
 import type { AipRequest } from "../protocol/schemas.js";
 import { generateSource, generateWorkspace } from "./generate.js";
-import { summarize, time, timeAsync, type Summary } from "./stats.js";
+import { percentile, summarize, time, timeAsync, type Summary } from "./stats.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 const TS = { language: "typescript", jsx: false } as const;
@@ -105,6 +108,11 @@ async function completeBench(): Promise<Record<string, Summary>> {
   return { first_request_ms: summarize([first]), same_buffer_ms: summarize(same), typing_ms: summarize(typing) };
 }
 
+/** How many times slower `a` is than `b` at percentile `p`, one decimal. */
+function ratio(a: number[], b: number[], p: number): number {
+  return Math.round((percentile(a, p) / percentile(b, p)) * 10) / 10;
+}
+
 async function searchBench(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), "aipbench-"));
   try {
@@ -120,7 +128,27 @@ async function searchBench(): Promise<Record<string, unknown>> {
     const samples: number[] = [];
     for (let r = 0; r < 20; r++) for (const q of queries) samples.push(time(() => runQuery(index, q, { limit: 10 })));
     const rescan = await timeAsync(() => registry.get(dir, 0));
-    return { files: index.fileCount, chunks: index.docs.size, index_build_ms: Math.round(build), query_ms: summarize(samples), rescan_unchanged_ms: Math.round(rescan) };
+    // Side by side, same chunks, same queries: MiniSearch 7.2 configured identically (the library this
+    // index replaced, and the oracle its tests compare scores against).
+    const ms = new MiniSearch<Doc>({ fields: [...SEARCH_FIELDS], storeFields: [], tokenize: (text, field) => fieldTokens(text, field ?? ""), processTerm: (t) => processTerm(t), extractField: (doc, field) => (field === "id" ? doc.id : String((doc as unknown as Record<string, unknown>)[field] ?? "")) });
+    const msBuild = time(() => ms.addAll([...index.docs.values()]));
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    for (let r = 0; r < 5; r++)
+      for (const q of queries) {
+        ours.push(time(() => index.search.search(q, { boost: FIELD_BOOST, limit: 10 })));
+        theirs.push(time(() => ms.search(q, { boost: FIELD_BOOST, combineWith: "OR" }).slice(0, 10)));
+      }
+    const o = summarize(ours);
+    const t = summarize(theirs);
+    return {
+      files: index.fileCount,
+      chunks: index.docs.size,
+      index_build_ms: Math.round(build),
+      query_ms: summarize(samples),
+      rescan_unchanged_ms: Math.round(rescan),
+      ranking_only_vs_minisearch: { ours_ms: o, minisearch_ms: t, minisearch_build_ms: Math.round(msBuild), p50_speedup: ratio(theirs, ours, 50), p95_speedup: ratio(theirs, ours, 95) },
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -48,14 +48,14 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const exts = options.languages?.flatMap((l) => EXT_BY_LANGUAGE[l.toLowerCase()] ?? []);
   const extSet = exts && exts.length > 0 ? new Set(exts) : undefined;
   // Definitions outrank mentions through the `symbol` field's boost (only definition chunks have one).
-  // No prefix or fuzzy expansion: they doubled query time on 5,000 files; stemming covers word forms.
+  // No prefix or fuzzy expansion: stemming covers word forms, and every expansion adds postings to score.
   const results = index.search.search(query, {
     boost: FIELD_BOOST,
-    combineWith: "OR",
+    limit: options.limit,
     ...(globMatch || extSet
       ? {
-          filter: (r: { id: unknown }) => {
-            const doc = index.docs.get(r.id as number);
+          filter: (id: number) => {
+            const doc = index.docs.get(id);
             if (!doc) return false;
             if (globMatch && !globMatch(doc.path)) return false;
             return !extSet || extSet.has(extname(doc.path).toLowerCase());
@@ -65,8 +65,8 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   });
   const raw = tokenize(query).map((t) => t.toLowerCase()).filter((t) => processTerm(t) !== null);
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
-  return results.slice(0, options.limit).map((r) => {
-    const doc = index.docs.get(r.id as number)!;
+  return results.map((r) => {
+    const doc = index.docs.get(r.id)!;
     return {
       path: doc.path,
       line_start: doc.line_start,

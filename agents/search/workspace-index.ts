@@ -1,9 +1,9 @@
-/** One workspace's search index: MiniSearch (BM25) over chunks, refreshed incrementally by file size and mtime. */
+/** One workspace's search index: BM25 with field boosts over chunks, refreshed incrementally by file size and mtime. */
 import { basename, extname } from "node:path";
-import MiniSearch from "minisearch";
 import type { Logger } from "../../protocol/log.js";
 import { listWorkspaceFiles, type ListedFile } from "../code/files.js";
 import { readContained } from "../code/workspace.js";
+import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
 import { processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
@@ -42,6 +42,7 @@ export interface IndexOptions {
 }
 
 /** Fields and boosts: a definition's name counts most, then its path, then the text (mentions). */
+export const SEARCH_FIELDS = ["symbol", "path", "text"] as const;
 export const FIELD_BOOST = { symbol: 4, path: 1.5, text: 1 };
 
 /** A definition's name and, when it has several, its words (`containedPath` → containedPath, contained, Path). */
@@ -52,8 +53,18 @@ function symbolTokens(text: string): string[] {
   });
 }
 
+/** A path's words: `agents/search/bm25.ts` → agents, search, bm25, bm, 25, ts. */
+function pathTokens(path: string): string[] {
+  return path.split(/[/._-]+/).flatMap((p) => [p, ...splitIdentifier(p)]);
+}
+
+/** The raw tokens of one field of a chunk. */
+export function fieldTokens(text: string, field: string): string[] {
+  return field === "symbol" ? symbolTokens(text) : field === "path" ? pathTokens(text) : tokenize(text);
+}
+
 export class WorkspaceIndex {
-  readonly search: MiniSearch<Doc>;
+  readonly search: Bm25Index;
   readonly docs = new Map<number, Doc>();
   private readonly files = new Map<string, FileState>();
   private nextId = 1;
@@ -64,13 +75,10 @@ export class WorkspaceIndex {
     readonly root: string,
     private readonly options: IndexOptions = {},
   ) {
-    this.search = new MiniSearch<Doc>({
-      fields: ["symbol", "path", "text"],
-      storeFields: [],
-      tokenize: (text, field) => (field === "symbol" ? symbolTokens(text) : field === "path" ? text.split(/[/._-]+/).flatMap((p) => [p, ...splitIdentifier(p)]) : tokenize(text)),
-      processTerm: (term) => processTerm(term),
-      extractField: (doc, field) => (field === "id" ? doc.id : String((doc as unknown as Record<string, unknown>)[field] ?? "")),
-      autoVacuum: true,
+    this.search = new Bm25Index({
+      fields: SEARCH_FIELDS,
+      tokenize: fieldTokens,
+      processTerm,
     });
   }
 
@@ -117,7 +125,7 @@ export class WorkspaceIndex {
 
   private drop(rel: string, state: FileState): void {
     for (const id of state.ids) {
-      this.search.discard(id);
+      this.search.remove(id);
       this.docs.delete(id);
     }
     this.files.delete(rel);
@@ -140,7 +148,7 @@ export class WorkspaceIndex {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
     }
-    this.search.addAll(docs);
+    for (const d of docs) this.search.add(d.id, [d.symbol ?? "", d.path, d.text]);
     return true;
   }
 }
