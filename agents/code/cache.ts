@@ -1,11 +1,13 @@
-/** Per-file parse cache keyed by path and content hash; a changed buffer is re-parsed incrementally when it can be. */
-import { reparseChanged } from "./incremental.js";
+/** Per-file parse cache keyed by path (and checked against the content); a changed buffer is re-parsed incrementally when it can be. */
+import { reparseChanged, settleAll } from "./incremental.js";
 import type { Dialect } from "./language.js";
-import { contentHash, parseFile, type ParsedFile } from "./parse.js";
+import { parseFile, type ParsedFile } from "./parse.js";
 
 export interface ParseCacheStats {
   hits: number;
+  /** Re-parsed locally: top-level statements or, counted in `nested` too, statements inside one block. */
   incremental: number;
+  nested: number;
   full: number;
   entries: number;
 }
@@ -24,7 +26,7 @@ export class ParseCache {
   private readonly entries = new Map<string, ParsedFile>();
   private readonly maxEntries: number;
   private readonly incremental: boolean;
-  private readonly counts = { hits: 0, incremental: 0, full: 0 };
+  private readonly counts = { hits: 0, incremental: 0, nested: 0, full: 0 };
 
   constructor(options: ParseCacheOptions = {}) {
     this.maxEntries = options.maxEntries ?? 64;
@@ -33,9 +35,21 @@ export class ParseCache {
 
   /** The parsed file for this content; throws AIP_ERR_PARSE (naming `label`, default the path) when it does not parse. */
   get(source: string, dialect: Dialect, filePath?: string, label = filePath): ParsedFile {
+    const parsed = this.getLazy(source, dialect, filePath, label);
+    settleAll(parsed.program);
+    return parsed;
+  }
+
+  /**
+   * Like `get`, but top-level statements after the last edit may still owe their descendants a shift
+   * (see incremental.ts): only their own range and lines are current. Callers descend through
+   * `ancestorsAt` (which settles the statement it enters) or call `settle` first.
+   */
+  getLazy(source: string, dialect: Dialect, filePath?: string, label = filePath): ParsedFile {
     const key = `${dialect.language}:${dialect.jsx ? 1 : 0}:${filePath ?? ANONYMOUS}`;
     const cached = this.entries.get(key);
-    if (cached && cached.source.length === source.length && cached.hash === contentHash(source)) {
+    // The entry keeps its source anyway: comparing it (memcmp) is cheaper than hashing the new one.
+    if (cached && cached.source === source) {
       this.entries.delete(key);
       this.entries.set(key, cached);
       this.counts.hits++;
@@ -47,6 +61,7 @@ export class ParseCache {
       this.entries.delete(key);
       parsed = reparseChanged(cached, source, label);
       if (parsed) this.counts.incremental++;
+      if (parsed?.via === "nested") this.counts.nested++;
     }
     if (!parsed) {
       parsed = parseFile(source, dialect, label);

@@ -1,6 +1,7 @@
 /** What is at the cursor: the innermost node, the enclosing function or method (with decorators and doc comment), the enclosing class. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { docCommentBefore } from "./comments.js";
+import { settle } from "./incremental.js";
 import type { Comment, Node, Program } from "./parse.js";
 import { forEachChild } from "./walk.js";
 
@@ -32,6 +33,7 @@ export function ancestorsAt(program: Program, offset: number): Node[] {
   const chain: Node[] = [program];
   const body = program.body;
   let node: Node | undefined = body[statementAt(body, offset).index];
+  if (node) settle(node);
   while (node) {
     chain.push(node);
     let next: Node | undefined;

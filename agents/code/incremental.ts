@@ -1,53 +1,90 @@
 /**
- * Re-parsing a changed buffer by re-parsing only the top-level declarations the edit touches.
+ * Re-parsing a changed buffer by re-parsing only what the edit touches.
  *
  * Why this strategy (figures in bench/results, README "Agents"): a full typescript-estree parse of a
- * 2,000-line file costs tens of milliseconds, over the 15 ms slicing budget. TypeScript's incremental
- * `updateSourceFile` only speeds up the TS-AST half; typescript-estree must still convert the whole
- * tree to ESTree. Re-parsing the touched top-level statements (with the untouched prefix blanked to
- * whitespace so every position comes out absolute) costs about the size of the edited declaration,
- * and the untouched statements after it only have their positions shifted.
+ * 2,000-line file costs tens of milliseconds, over the 15 ms slicing budget, and typescript-estree
+ * costs ~2-4 µs per character, so even one large top-level declaration (an exported call with a
+ * long callback) takes several milliseconds. TypeScript's incremental `updateSourceFile` only speeds
+ * up the TS-AST half; the whole tree must still be converted to ESTree. So:
+ *
+ * 1. Nested: when the edit lies inside a function body, only the statements of the innermost block
+ *    that the edit touches are re-parsed, inside a wrapper function with the same `async`/generator
+ *    flags (so `await`, `yield` and `return` parse as they do in place).
+ * 2. Otherwise the touched top-level statements are re-parsed alone.
+ * 3. Anything doubtful (an ASI hazard, a directive, a region that does not parse alone, a large
+ *    region) falls back to a full parse, which decides.
+ *
+ * Everything after the edit moves. Nodes inside the edited top-level statement are moved at once;
+ * the top-level statements after it only get their own range and lines moved, and the shift of
+ * their descendants is recorded as a debt (a pure translation, since they start on a later line)
+ * that `settle` pays when somebody descends into them. Moving every node of a 2,000-line file costs
+ * ~3 ms (about 10,000 nodes at ~270 ns each: the property reads are megamorphic), which a keystroke
+ * cannot afford; most keystrokes only ever descend into the statement at the cursor.
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import { contentHash, parseProgram, type Comment, type Node, type ParsedFile } from "./parse.js";
+import { parseProgram, type Comment, type Node, type ParsedFile, type Program } from "./parse.js";
 import { forEachChild } from "./walk.js";
 
 /** Fall back to a full parse when the edited region is this large a share of the file. */
 const MAX_REGION_SHARE = 0.5;
 
-/** A statement starting with one of these may continue the previous statement (no ASI). */
-const CONTINUES = /^\s*[([`+\-/<]/;
+/** Text after a statement that would continue it across a line break (no ASI before these). */
+const CONTINUES = /^(?:[([`+\-/<>.?,=*%&|^:]|(?:in|instanceof|as|satisfies)\b)/;
 
-const BLOCK_ENDED = new Set(["FunctionDeclaration", "ClassDeclaration", "TSInterfaceDeclaration", "TSEnumDeclaration", "TSModuleDeclaration", "BlockStatement"]);
+/** Whitespace and comments. */
+const GAP = /^(?:\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/;
+
+const BLOCK_ENDED = new Set(["FunctionDeclaration", "ClassDeclaration", "TSInterfaceDeclaration", "TSEnumDeclaration", "TSModuleDeclaration", "BlockStatement", "IfStatement", "ForStatement", "ForInStatement", "ForOfStatement", "WhileStatement", "TryStatement", "SwitchStatement", "LabeledStatement"]);
+
+/** The wrapper's name: a nested region is parsed as the body of `function __aip_region__() { … }`. */
+const WRAPPER = "__aip_region__";
 
 /** True when nothing that follows `stmt` can be parsed as part of it. */
 function endsSafely(stmt: Node, source: string): boolean {
   if (source[stmt.range[1] - 1] === ";") return true;
   const inner = (stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") && stmt.declaration ? stmt.declaration : stmt;
-  return BLOCK_ENDED.has(inner.type);
+  return BLOCK_ENDED.has(inner.type) && source[stmt.range[1] - 1] === "}";
 }
+
+/**
+ * True when the statement `left` cannot run on into `following` (the source text right after it):
+ * it ends with `;` or a closing brace of a block, or a line break comes before a token that cannot
+ * continue an expression, or nothing (or a closing brace) follows.
+ */
+function joinSafe(left: Node | undefined, leftSource: string, following: string): boolean {
+  if (!left || endsSafely(left, leftSource)) return true;
+  const gap = GAP.exec(following)![0];
+  const rest = following.slice(gap.length);
+  return rest === "" || rest.startsWith("}") || (gap.includes("\n") && !CONTINUES.test(rest));
+}
+
+/** Block sizes for comparing long strings: whole blocks compare as substrings (memcmp), the last block by characters. */
+const BLOCKS = [4096, 256, 16];
 
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
+  for (const size of BLOCKS) while (i + size <= n && a.slice(i, i + size) === b.slice(i, i + size)) i += size;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
   return i;
 }
 
 function commonSuffix(a: string, b: string, max: number): number {
   let i = 0;
+  for (const size of BLOCKS) while (i + size <= max && a.slice(a.length - i - size, a.length - i) === b.slice(b.length - i - size, b.length - i)) i += size;
   while (i < max && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
   return i;
 }
 
-function lineCol(source: string, offset: number): { line: number; column: number } {
-  let line = 1;
+/** The position just after `text` when `text` starts at `at` (what a parser reports, for "\n" line ends). */
+function endOf(at: TSESTree.Position, text: string): TSESTree.Position {
+  let lines = 0;
   let last = -1;
-  for (let i = source.indexOf("\n"); i !== -1 && i < offset; i = source.indexOf("\n", i + 1)) {
-    line++;
-    last = i;
+  for (let k = text.indexOf("\n"); k !== -1; k = text.indexOf("\n", k + 1)) {
+    lines++;
+    last = k;
   }
-  return { line, column: offset - last - 1 };
+  return lines === 0 ? { line: at.line, column: at.column + text.length } : { line: at.line + lines, column: text.length - last - 1 };
 }
 
 interface Shift {
@@ -58,29 +95,190 @@ interface Shift {
   colDelta: number;
 }
 
-function shiftLoc(loc: TSESTree.SourceLocation, s: Shift): void {
-  for (const p of [loc.start, loc.end]) {
-    if (p.line === s.line) p.column += s.colDelta;
-    p.line += s.lineDelta;
-  }
+function shiftPos(p: TSESTree.Position, s: Shift): void {
+  if (p.line === s.line) p.column += s.colDelta;
+  p.line += s.lineDelta;
 }
 
 function shiftComment(c: Comment, s: Shift): void {
   c.range[0] += s.delta;
   c.range[1] += s.delta;
-  shiftLoc(c.loc, s);
+  shiftPos(c.loc.start, s);
+  shiftPos(c.loc.end, s);
 }
 
-/** Move a subtree's positions in place (it now belongs to the new file). */
+/** Move a subtree's positions in place. */
 function shiftTree(node: Node, s: Shift): void {
   node.range[0] += s.delta;
   node.range[1] += s.delta;
-  shiftLoc(node.loc, s);
+  shiftPos(node.loc.start, s);
+  shiftPos(node.loc.end, s);
   forEachChild(node, (child) => shiftTree(child, s));
 }
 
+/** Move a subtree by a pure translation (no column changes). */
+function translateTree(node: Node, delta: number, lineDelta: number): void {
+  node.range[0] += delta;
+  node.range[1] += delta;
+  node.loc.start.line += lineDelta;
+  node.loc.end.line += lineDelta;
+  forEachChild(node, (child) => translateTree(child, delta, lineDelta));
+}
+
+/** What a top-level statement's descendants still have to move by (the statement itself is up to date). */
+interface Debt {
+  delta: number;
+  lineDelta: number;
+}
+
+const DEBTS = new WeakMap<Node, Debt>();
+
+/** Pay a top-level statement's debt: move its descendants to where the statement now is. */
+export function settle(stmt: Node): void {
+  const debt = DEBTS.get(stmt);
+  if (!debt) return;
+  DEBTS.delete(stmt);
+  forEachChild(stmt, (child) => translateTree(child, debt.delta, debt.lineDelta));
+}
+
+/** Settle every top-level statement of a program (before handing the tree to code that walks it all). */
+export function settleAll(program: Program): void {
+  for (const s of program.body) settle(s);
+}
+
+/** True when some statement of the program still owes a shift (for tests and stats). */
+export function hasDebt(program: Program): boolean {
+  return program.body.some((s) => DEBTS.has(s));
+}
+
+/** Move a top-level statement after the edit: lazily when it starts on a later line than the edit, else at once. */
+function shiftStatement(stmt: Node, s: Shift): void {
+  if (stmt.loc.start.line > s.line) {
+    stmt.range[0] += s.delta;
+    stmt.range[1] += s.delta;
+    stmt.loc.start.line += s.lineDelta;
+    stmt.loc.end.line += s.lineDelta;
+    const debt = DEBTS.get(stmt);
+    if (debt) {
+      debt.delta += s.delta;
+      debt.lineDelta += s.lineDelta;
+    } else DEBTS.set(stmt, { delta: s.delta, lineDelta: s.lineDelta });
+    return;
+  }
+  settle(stmt);
+  shiftTree(stmt, s);
+}
+
+/** The items of `list` that a region [start, end] touches: first and last index (first > last: a gap). */
+function touched(list: readonly Node[], start: number, end: number): [number, number] {
+  let i = 0;
+  while (i < list.length && list[i]!.range[1] < start) i++;
+  let j = list.length - 1;
+  while (j >= 0 && list[j]!.range[0] > end) j--;
+  return [i, j];
+}
+
+export type FunctionLike = TSESTree.FunctionDeclaration | TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression;
+
+/** Node types that change what a block may contain (`await`, `yield`, `return`): the nearest one must be a function. */
+const BOUNDARY = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression", "TSDeclareFunction", "TSEmptyBodyFunctionExpression", "StaticBlock", "ClassBody", "PropertyDefinition", "AccessorProperty", "TSModuleBlock", "Decorator"]);
+
+interface NestedTarget {
+  /** From the top-level statement down to the block whose items are re-parsed. */
+  chain: Node[];
+  block: TSESTree.BlockStatement;
+  fn: FunctionLike;
+  first: number;
+  last: number;
+  r0: number;
+  r1: number;
+}
+
+/** The innermost block inside a function whose statements cover the edit, if any. */
+function nestedTarget(stmt: Node, editStart: number, editEnd: number): NestedTarget | undefined {
+  const chain: Node[] = [];
+  let best: NestedTarget | undefined;
+  let fn: FunctionLike | undefined;
+  let node: Node | undefined = stmt;
+  while (node) {
+    chain.push(node);
+    if (BOUNDARY.has(node.type)) fn = node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression" ? node : undefined;
+    if (node.type === "BlockStatement" && fn && node.range[0] < editStart && editEnd < node.range[1]) {
+      const [first, last] = touched(node.body, editStart, editEnd);
+      const r0 = first > 0 ? node.body[first - 1]!.range[1] : node.range[0] + 1;
+      const r1 = last + 1 < node.body.length ? node.body[last + 1]!.range[0] : node.range[1] - 1;
+      if (r0 <= editStart && editEnd <= r1) best = { chain: [...chain], block: node, fn, first, last, r0, r1 };
+    }
+    let next: Node | undefined;
+    forEachChild(node, (child) => {
+      if (child.range[0] <= editStart && editEnd <= child.range[1]) next = child;
+    });
+    node = next;
+  }
+  return best;
+}
+
+/** The start of the wrapper that parses a block's statements as they parse in place in `fn`; it ends with "\n}". */
+export function wrapperHead(fn: FunctionLike): string {
+  return `${fn.async ? "async " : ""}function${fn.generator ? "*" : ""} ${WRAPPER}() {`;
+}
+
+export interface BlockRegion {
+  /** Offsets of the region: whole statements of one block inside a function, with the gaps between them. */
+  r0: number;
+  r1: number;
+  /** The statements at the offset alone (or the gap it is in), without the neighbours. */
+  inner: [number, number];
+  /** The function whose body (or nested block) the region is in: its flags pick the wrapper. */
+  fn: FunctionLike;
+}
+
 /**
- * The new file from the old one when the edit lies within a few top-level statements;
+ * The statements around `offset` inside the innermost block of a function, plus one neighbour on
+ * each side (so text inserted at `offset` meets its real neighbours when the region is parsed alone),
+ * or undefined when `offset` is not inside a function's block. `chain` is `ancestorsAt(offset)`.
+ */
+export function blockRegionAt(chain: readonly Node[], offset: number): BlockRegion | undefined {
+  let fn: FunctionLike | undefined;
+  let best: BlockRegion | undefined;
+  for (const node of chain) {
+    if (BOUNDARY.has(node.type)) fn = node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression" ? node : undefined;
+    if (node.type !== "BlockStatement" || !fn || !(node.range[0] < offset && offset < node.range[1])) continue;
+    const items = node.body;
+    const [first, last] = touched(items, offset, offset);
+    const a = Math.max(0, first - 1);
+    const b = Math.min(items.length - 1, last + 1);
+    const r0 = a < first ? items[a]!.range[0] : node.range[0] + 1;
+    const r1 = b > last ? items[b]!.range[1] : node.range[1] - 1;
+    const inner: [number, number] = [first > 0 ? items[first - 1]!.range[1] : node.range[0] + 1, last + 1 < items.length ? items[last + 1]!.range[0] : node.range[1] - 1];
+    best = { r0, r1, inner, fn };
+  }
+  return best;
+}
+
+/** Parse `region` (which starts at offset `r0`, position `start`) as a block body inside a wrapper like `fn`; absolute positions. */
+function parseNested(region: string, r0: number, start: TSESTree.Position, fn: FunctionLike, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[] } | undefined {
+  const head = wrapperHead(fn);
+  let program: Program;
+  try {
+    program = parseProgram(`${head}${region}\n}`, file.dialect, filePath);
+  } catch {
+    return undefined;
+  }
+  const wrapper = program.body[0];
+  if (program.body.length !== 1 || wrapper?.type !== "FunctionDeclaration" || !wrapper.body) return undefined;
+  const body = wrapper.body.body as Node[];
+  // A string statement first in the wrapper is a directive there, but may not be one in place.
+  if (body.some((s) => s.type === "ExpressionStatement" && s.directive !== undefined)) return undefined;
+  const into: Shift = { delta: r0 - head.length, lineDelta: start.line - 1, line: 1, colDelta: start.column - head.length };
+  for (const s of body) shiftTree(s, into);
+  const comments = (program.comments ?? []) as Comment[];
+  for (const c of comments) shiftComment(c, into);
+  return { body, comments };
+}
+
+/**
+ * The new file from the old one when the edit can be re-parsed locally;
  * `undefined` when a full parse is needed (large edits, ASI hazards, or the region alone does not parse).
  * Takes ownership of `old`'s tree: the caller must drop `old`.
  */
@@ -92,19 +290,20 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
   const oldEditEnd = prev.length - suffix;
   const delta = source.length - prev.length;
   const body = old.program.body;
-  let i = 0;
-  while (i < body.length && body[i]!.range[1] < editStart) i++;
-  let j = body.length - 1;
-  while (j >= 0 && body[j]!.range[0] > oldEditEnd) j--;
+  const [i, j] = touched(body, editStart, oldEditEnd);
+  if (i === j) {
+    settle(body[i]!);
+    const target = nestedTarget(body[i]!, editStart, oldEditEnd);
+    if (target) {
+      const next = reparseNested(old, source, filePath, target, i, delta);
+      if (next) return next;
+    }
+  }
   const r0 = i > 0 ? body[i - 1]!.range[1] : 0;
   const r1 = j + 1 < body.length ? body[j + 1]!.range[0] : prev.length;
   if (r1 - r0 > prev.length * MAX_REGION_SHARE && prev.length > 2_000) return undefined;
   const newR1 = r1 + delta;
   const region = source.slice(r0, newR1);
-  if (i > 0 && !endsSafely(body[i - 1]!, prev) && CONTINUES.test(region)) return undefined;
-  if (j + 1 < body.length && CONTINUES.test(source.slice(newR1, newR1 + 64))) {
-    if (!region.trimEnd().endsWith(";")) return undefined;
-  }
   let fresh;
   try {
     fresh = parseProgram(region, old.dialect, filePath);
@@ -112,23 +311,77 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
     return undefined; // e.g. an opened comment that the untouched rest closes: let the full parse decide
   }
   // The region was parsed alone: move its nodes to where the region starts.
-  const start = lineCol(prev, r0);
+  const start = i > 0 ? { ...body[i - 1]!.loc.end } : { line: 1, column: 0 };
   const into: Shift = { delta: r0, lineDelta: start.line - 1, line: 1, colDelta: start.column };
   for (const s of fresh.body) shiftTree(s, into);
   for (const c of fresh.comments ?? []) shiftComment(c, into);
-  const oldEnd = lineCol(prev, r1);
-  const newEnd = lineCol(source, newR1);
-  const shift: Shift = { delta, lineDelta: newEnd.line - oldEnd.line, line: oldEnd.line, colDelta: newEnd.column - oldEnd.column };
+  if (!edgesSafe(i > 0 ? body[i - 1] : undefined, fresh.body, source)) return undefined;
+  const shift = shiftAfter(start, prev.slice(r0, r1), region, delta);
   const after = body.slice(j + 1);
-  for (const s of after) shiftTree(s, shift);
-  const comments = old.program.comments ?? [];
-  const before = comments.filter((c) => c.range[1] <= r0);
-  const afterComments = comments.filter((c) => c.range[0] >= r1);
-  for (const c of afterComments) shiftComment(c, shift);
+  for (const s of after) shiftStatement(s, shift);
   const program = old.program;
   program.body = [...body.slice(0, i), ...fresh.body, ...after];
-  program.comments = [...before, ...(fresh.comments ?? []), ...afterComments] as Comment[];
-  program.range = [program.range[0], program.range[1] + delta];
-  program.loc = { start: program.loc.start, end: lineCol(source, source.length) };
-  return { source, program, dialect: old.dialect, hash: contentHash(source), via: "incremental" };
+  program.comments = spliceComments(program.comments ?? [], r0, r1, fresh.comments ?? [], shift);
+  return finish(old, program, source, shift, "incremental");
+}
+
+/** Re-parse the items of one block inside a function (see the module comment). */
+function reparseNested(old: ParsedFile, source: string, filePath: string | undefined, t: NestedTarget, index: number, delta: number): ParsedFile | undefined {
+  const prev = old.source;
+  const items = t.block.body;
+  const newR1 = t.r1 + delta;
+  const region = source.slice(t.r0, newR1);
+  const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { line: t.block.loc.start.line, column: t.block.loc.start.column + 1 };
+  const fresh = parseNested(region, t.r0, start, t.fn, old, filePath);
+  if (!fresh || !edgesSafe(t.first > 0 ? items[t.first - 1] : undefined, fresh.body, source)) return undefined;
+  const shift = shiftAfter(start, prev.slice(t.r0, t.r1), region, delta);
+  // Inside the edited statement: every node that starts after the region moves, every node around it grows.
+  const onChain = new Set(t.chain);
+  for (const n of t.chain) {
+    forEachChild(n, (child) => {
+      if (!onChain.has(child) && child.range[0] >= t.r1) shiftTree(child, shift);
+    });
+    n.range[1] += shift.delta;
+    shiftPos(n.loc.end, shift);
+  }
+  items.splice(t.first, t.last - t.first + 1, ...(fresh.body as TSESTree.Statement[]));
+  const program = old.program;
+  const body = program.body;
+  for (let k = index + 1; k < body.length; k++) shiftStatement(body[k]!, shift);
+  program.comments = spliceComments(program.comments ?? [], t.r0, t.r1, fresh.comments, shift);
+  return finish(old, program, source, shift, "nested");
+}
+
+/**
+ * The re-parsed statements join their untouched neighbours as they would in a full parse: the one
+ * before cannot run on into them, and the last of them (or the one before, if none) cannot run on
+ * into what follows. `before` ends before the edit, so its offsets are the same in both versions.
+ */
+function edgesSafe(before: Node | undefined, fresh: readonly Node[], source: string): boolean {
+  if (before && !joinSafe(before, source, source.slice(before.range[1], before.range[1] + 256))) return false;
+  const last = fresh.length > 0 ? fresh[fresh.length - 1]! : before;
+  return !last || joinSafe(last, source, source.slice(last.range[1], last.range[1] + 256));
+}
+
+/** The move of everything after a region that starts at position `start` and changed from `oldRegion` to `newRegion`. */
+function shiftAfter(start: TSESTree.Position, oldRegion: string, newRegion: string, delta: number): Shift {
+  const oldEnd = endOf(start, oldRegion);
+  const newEnd = endOf(start, newRegion);
+  return { delta, lineDelta: newEnd.line - oldEnd.line, line: oldEnd.line, colDelta: newEnd.column - oldEnd.column };
+}
+
+/** Comments before the region kept, inside it replaced by the fresh ones, after it moved. */
+function spliceComments(comments: Comment[], r0: number, r1: number, fresh: Comment[], shift: Shift): Comment[] {
+  const before = comments.filter((c) => c.range[1] <= r0);
+  const after = comments.filter((c) => c.range[0] >= r1);
+  for (const c of after) shiftComment(c, shift);
+  return [...before, ...fresh, ...after];
+}
+
+function finish(old: ParsedFile, program: Program, source: string, shift: Shift, via: ParsedFile["via"]): ParsedFile {
+  program.range = [program.range[0], program.range[1] + shift.delta];
+  const end = { ...program.loc.end };
+  shiftPos(end, shift);
+  program.loc = { start: program.loc.start, end };
+  return { source, program, dialect: old.dialect, via };
 }

@@ -1,6 +1,5 @@
 /** Parsing TS/TSX/JS/JSX into ESTree with typescript-estree; syntax errors become AIP_ERR_PARSE with a position. */
 import { parse, type TSESTree } from "@typescript-eslint/typescript-estree";
-import { createHash } from "node:crypto";
 import { AipError } from "../../protocol/errors.js";
 import type { Dialect } from "./language.js";
 
@@ -8,19 +7,13 @@ export type Program = TSESTree.Program;
 export type Node = TSESTree.Node;
 export type Comment = TSESTree.Comment;
 
-/** A parsed source: the text, its ESTree program (with comments) and the content hash it was parsed from. */
+/** A parsed source: the text it was parsed from and its ESTree program (with comments). */
 export interface ParsedFile {
   source: string;
   program: Program;
   dialect: Dialect;
-  hash: string;
-  /** How this file came to be: a full parse, or a re-parse of the changed top-level declarations. */
-  via: "full" | "incremental";
-}
-
-/** A short, stable content hash (sha1 is plenty for cache identity, and fast). */
-export function contentHash(source: string): string {
-  return createHash("sha1").update(source).digest("hex");
+  /** How this file came to be: a full parse, a re-parse of the changed top-level statements, or of statements inside one block ("nested"). */
+  via: "full" | "incremental" | "nested";
 }
 
 interface EstreeError {
@@ -45,5 +38,5 @@ export function parseProgram(source: string, dialect: Dialect, filePath?: string
 
 /** Parse a whole file. */
 export function parseFile(source: string, dialect: Dialect, filePath?: string): ParsedFile {
-  return { source, program: parseProgram(source, dialect, filePath), dialect, hash: contentHash(source), via: "full" };
+  return { source, program: parseProgram(source, dialect, filePath), dialect, via: "full" };
 }

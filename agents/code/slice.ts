@@ -2,7 +2,7 @@
 import { ancestorsAt, enclosingClass, enclosingFunction, type ClassNode, type FunctionSlice } from "./cursor.js";
 import type { Node, ParsedFile } from "./parse.js";
 import { offsetAt, type Position } from "./position.js";
-import { declaredBy, symbolsInScope, type SymbolEntry } from "./symbols.js";
+import { symbolsInScope, topLevelDeclarations, type SymbolEntry } from "./symbols.js";
 
 /** Module-scope declarations per parsed file: computed once, reused by every cursor in that version. */
 const MODULE_SYMBOLS = new WeakMap<ParsedFile, SymbolEntry[]>();
@@ -10,7 +10,7 @@ const MODULE_SYMBOLS = new WeakMap<ParsedFile, SymbolEntry[]>();
 function moduleEntries(file: ParsedFile): SymbolEntry[] {
   let entries = MODULE_SYMBOLS.get(file);
   if (!entries) {
-    entries = file.program.body.flatMap((s) => declaredBy(s, 0, file.source));
+    entries = file.program.body.flatMap((s) => topLevelDeclarations(s, file.source));
     MODULE_SYMBOLS.set(file, entries);
   }
   return entries;
@@ -30,9 +30,9 @@ export function symbolsAt(file: ParsedFile, chain: Node[], offset: number): Symb
   return symbolsInScope(chain, offset, file.source, moduleEntries(file));
 }
 
-/** Everything the agents need to know about the cursor position in a parsed file. */
-export function sliceAt(file: ParsedFile, cursor: Position): Slice {
-  const offset = offsetAt(file.source, cursor);
+/** Everything the agents need to know about the cursor position in a parsed file; `moduleScope: false` leaves module-level names out of `symbols`; `starts`: the source's line starts, if known. */
+export function sliceAt(file: ParsedFile, cursor: Position, options: { moduleScope?: boolean; starts?: number[] } = {}): Slice {
+  const offset = offsetAt(file.source, cursor, options.starts);
   const chain = ancestorsAt(file.program, offset);
   const fn = enclosingFunction(chain, file.program, file.source);
   const cls = enclosingClass(chain);
@@ -42,6 +42,6 @@ export function sliceAt(file: ParsedFile, cursor: Position): Slice {
     node: chain[chain.length - 1]!,
     ...(fn ? { fn } : {}),
     ...(cls ? { cls } : {}),
-    symbols: symbolsAt(file, chain, offset),
+    symbols: options.moduleScope === false ? symbolsInScope(chain, offset, file.source, []) : symbolsAt(file, chain, offset),
   };
 }

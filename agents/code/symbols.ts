@@ -1,6 +1,7 @@
 /** The symbol table for the scope chain at the cursor, sorted so the same input gives byte-identical output. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { isClass, isFunction } from "./cursor.js";
+import { settle } from "./incremental.js";
 import { boundIdentifiers, typeText } from "./names.js";
 import type { Node, Program } from "./parse.js";
 
@@ -143,7 +144,51 @@ export function compareSymbols(a: SymbolEntry, b: SymbolEntry): number {
   return a.scope_depth - b.scope_depth || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || a.line - b.line || a.column - b.column;
 }
 
-/** The module-level symbols of a program (for outlines and member lookups). */
+interface Declared {
+  line: number;
+  /** The statement's shape when computed: start column, length, line span, end column. */
+  column: number;
+  length: number;
+  span: number;
+  endColumn: number;
+  entries: SymbolEntry[];
+}
+
+const DECLARED = new WeakMap<Node, Declared>();
+
+/**
+ * `declaredBy(stmt, 0)` for a top-level statement, computed once and moved with the statement: a
+ * statement that was only moved down or up (same shape, another line) gets its entries' lines moved,
+ * without descending into it (which would settle its pending shift, see incremental.ts).
+ */
+export function topLevelDeclarations(stmt: Node, source: string): SymbolEntry[] {
+  const { start, end } = stmt.loc;
+  const shape = { column: start.column, length: stmt.range[1] - stmt.range[0], span: end.line - start.line, endColumn: end.column };
+  const known = DECLARED.get(stmt);
+  if (known && known.column === shape.column && known.length === shape.length && known.span === shape.span && known.endColumn === shape.endColumn) {
+    if (known.line === start.line) return known.entries;
+    const d = start.line - known.line;
+    const entries = known.entries.map((e) => ({ ...e, line: e.line + d }));
+    DECLARED.set(stmt, { line: start.line, ...shape, entries });
+    return entries;
+  }
+  settle(stmt);
+  let entries = declaredBy(stmt, 0, source);
+  // An edit inside a function body rarely changes what the statement declares: keep the old array then (moduleSymbols memoises on it).
+  if (known && JSON.stringify(known.entries) === JSON.stringify(entries)) entries = known.entries;
+  DECLARED.set(stmt, { line: start.line, ...shape, entries });
+  return entries;
+}
+
+/** The last module symbol table per program: incremental re-parses keep the Program object, and a keystroke inside a function keeps every statement's entries. */
+const MODULE = new WeakMap<Program, { parts: SymbolEntry[][]; table: SymbolEntry[] }>();
+
+/** The module-level symbols of a program (for outlines and member lookups). Do not mutate the entries: they are shared. */
 export function moduleSymbols(program: Program, source: string): SymbolEntry[] {
-  return dedupeAndSort(program.body.flatMap((s) => declaredBy(s, 0, source)));
+  const parts = program.body.map((s) => topLevelDeclarations(s, source));
+  const last = MODULE.get(program);
+  if (last && last.parts.length === parts.length && last.parts.every((p, i) => p === parts[i])) return last.table;
+  const table = dedupeAndSort(parts.flat());
+  MODULE.set(program, { parts, table });
+  return table;
 }

@@ -1,5 +1,4 @@
 /** The complete agent's definition: warm-up (parser, tokenizer, prettier, model + FIM self-probe), health, dispose. */
-import { format } from "prettier";
 import type { AgentManifest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { dialectOf } from "../code/language.js";
@@ -9,6 +8,7 @@ import type { LatestWins } from "../llm/latest.js";
 import { memoryFor } from "../llm/memory.js";
 import type { AgentDefinition } from "../runtime/types.js";
 import { createCompleteLite } from "../complete-lite/handler.js";
+import { formatChecked, syntaxError } from "./check.js";
 import { createComplete } from "./handler.js";
 
 const WARM_SOURCE = "export function add(a: number, b: number): number {\n  return a + b;\n}\n";
@@ -22,7 +22,8 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
     handlers: { complete: createComplete({ host, latest, cache, lite: createCompleteLite(cache), counter: () => (counter ??= new TokenCounter()) }) },
     warmup: async (log) => {
       cache.get(WARM_SOURCE, dialectOf("typescript"), "\0warmup");
-      await format(WARM_SOURCE, { parser: "typescript" });
+      await formatChecked(WARM_SOURCE, dialectOf("typescript"));
+      syntaxError(WARM_SOURCE, dialectOf("typescript"));
       await host.load(log);
       counter = new TokenCounter(host.ready ? (t) => host.tokenize(t) : undefined);
       await host.selfProbe();

@@ -12,56 +12,87 @@ const NEAR_QUANTUM = 8;
 /** The trimmed prefix starts on a multiple of this many lines, so nearby cursors share a byte-identical prompt prefix (KV reuse). */
 const PREFIX_QUANTUM = 16;
 
+/**
+ * Whole lines of the source, read on demand: a 2,000-line file is not split into an array on every
+ * keystroke when the budget only ever reads the lines nearest the cursor.
+ */
+export class Lines {
+  constructor(
+    private readonly source: string,
+    /** Offset of each line's start in `source`. */
+    private readonly starts: readonly number[],
+    /** First line (0-based) and the offset where the view ends. */
+    private readonly first: number,
+    readonly length: number,
+    private readonly end: number,
+  ) {}
+
+  /** Line `i` of the view, with its newline. */
+  at(i: number): string {
+    const k = this.first + i;
+    return this.source.slice(this.starts[k], k + 1 < this.starts.length ? Math.min(this.starts[k + 1]!, this.end) : this.end);
+  }
+
+  /** Lines `from` (inclusive) to `to` (exclusive) joined. */
+  text(from: number, to = this.length): string {
+    if (to <= from) return "";
+    const k = this.first + to;
+    return this.source.slice(this.starts[this.first + from], k < this.starts.length ? Math.min(this.starts[k]!, this.end) : this.end);
+  }
+}
+
 export interface CodeContext {
   /** Whole lines before the kept region (trimmable from the top). */
-  outerBefore: string[];
+  outerBefore: Lines;
   /** From the kept region's first line to the cursor. */
   keptBefore: string;
   /** From the cursor to the kept region's last line. */
   keptAfter: string;
   /** Whole lines after the kept region (trimmable from the bottom). */
-  outerAfter: string[];
+  outerAfter: Lines;
   /** 1-based line where the kept region starts. */
   keptStartLine: number;
 }
 
-function lineStartOf(source: string, offset: number): number {
-  return source.lastIndexOf("\n", offset - 1) + 1;
+/** The 0-based line containing `offset`. */
+function lineOf(starts: readonly number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
-function lineEndOf(source: string, offset: number): number {
-  const nl = source.indexOf("\n", offset);
-  return nl === -1 ? source.length : nl + 1;
-}
-
-function moveLines(source: string, offset: number, n: number): number {
-  let at = offset;
-  for (let i = 0; i < n && at < source.length; i++) at = lineEndOf(source, at);
-  return at;
-}
-
-function splitLines(text: string): string[] {
-  if (text === "") return [];
-  const lines = text.split(/(?<=\n)/);
-  return lines;
-}
-
-/** Cut the source at `offset` into kept and trimmable parts. */
-export function codeContext(source: string, offset: number, fn: FunctionSlice | undefined): CodeContext {
+/** Cut the source at `offset` into kept and trimmable parts (`starts`: the offset of each line). */
+export function codeContext(source: string, offset: number, fn: FunctionSlice | undefined, starts: readonly number[]): CodeContext {
   // The kept region starts where the enclosing function starts (or on a quantum line boundary outside
   // a function), so every cursor in the same function shares the prompt prefix before it (KV reuse).
-  let start: number;
-  let end = moveLines(source, offset, NEAR_AFTER);
+  const cursorLine = lineOf(starts, offset);
+  // Lines that hold text: a source ending with a newline has no line after it.
+  const lines = starts.length > 1 && starts[starts.length - 1] === source.length ? starts.length - 1 : starts.length;
+  const lineStart = (line: number): number => (line < lines ? starts[line]! : source.length);
+  let startLine: number;
+  let endLine = cursorLine + NEAR_AFTER; // exclusive
   if (fn) {
-    start = lineStartOf(source, fn.range[0]);
-    end = Math.max(end, lineEndOf(source, fn.range[1]));
+    startLine = lineOf(starts, fn.range[0]);
+    endLine = Math.max(endLine, lineOf(starts, fn.range[1]) + 1);
   } else {
-    const cursorLine = source.slice(0, offset).split("\n").length;
-    const startLine = Math.max(1, Math.floor((cursorLine - NEAR_BEFORE - 1) / NEAR_QUANTUM) * NEAR_QUANTUM + 1);
-    start = moveLines(source, 0, startLine - 1);
+    startLine = Math.max(0, Math.floor((cursorLine - NEAR_BEFORE) / NEAR_QUANTUM) * NEAR_QUANTUM);
   }
-  const keptStartLine = source.slice(0, start).split("\n").length;
-  return { outerBefore: splitLines(source.slice(0, start)), keptBefore: source.slice(start, offset), keptAfter: source.slice(offset, end), outerAfter: splitLines(source.slice(end)), keptStartLine };
+  endLine = Math.min(endLine, lines);
+  const start = lineStart(startLine);
+  const end = lineStart(endLine);
+  const afterCount = lines - endLine;
+  return {
+    outerBefore: new Lines(source, starts, 0, startLine, start),
+    keptBefore: source.slice(start, offset),
+    keptAfter: source.slice(offset, end),
+    outerAfter: new Lines(source, starts, endLine, afterCount, source.length),
+    keptStartLine: startLine + 1,
+  };
 }
 
 export interface Fill {
@@ -90,7 +121,7 @@ export function fillOuter(ctx: CodeContext, budget: number, count: (text: string
     const distAfter = a + 1;
     const takeBefore = beforeOpen && (!afterOpen || distBefore <= distAfter * 2);
     if (takeBefore) {
-      const n = count(ctx.outerBefore[b - 1]!);
+      const n = count(ctx.outerBefore.at(b - 1));
       if (n > left) beforeOpen = false;
       else {
         left -= n;
@@ -99,7 +130,7 @@ export function fillOuter(ctx: CodeContext, budget: number, count: (text: string
         if (b === 0) beforeOpen = false;
       }
     } else {
-      const n = count(ctx.outerAfter[a]!);
+      const n = count(ctx.outerAfter.at(a));
       if (n > left) afterOpen = false;
       else {
         left -= n;
@@ -112,7 +143,7 @@ export function fillOuter(ctx: CodeContext, budget: number, count: (text: string
   if (b > 0) {
     // Round the start up to the next quantum boundary (drops a few more lines, keeps prefixes byte-stable).
     const rounded = Math.min(ctx.outerBefore.length, Math.ceil(b / PREFIX_QUANTUM) * PREFIX_QUANTUM);
-    for (let i = b; i < rounded; i++) beforeTokens -= count(ctx.outerBefore[i]!);
+    for (let i = b; i < rounded; i++) beforeTokens -= count(ctx.outerBefore.at(i));
     b = rounded;
   }
   return { beforeFrom: b, afterCount: a, beforeTokens, afterTokens };

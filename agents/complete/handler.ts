@@ -36,15 +36,17 @@ const RESPONSE_RESERVE_MS = 25;
 /** Stands in for the identifier being typed when the buffer does not parse as is. */
 const PLACEHOLDER = "__aip_complete__";
 
-function parseForSlice(cache: ParseCache, source: string, offset: number, dialect: ReturnType<typeof dialectOf>, path: string | undefined): { parsed: ParsedFile; exact: boolean } {
+/** The buffer's parse for slicing: as is, or with a placeholder at the cursor when it does not parse as is (`extra` its length). */
+function parseForSlice(cache: ParseCache, source: string, offset: number, dialect: ReturnType<typeof dialectOf>, path: string | undefined): { parsed: ParsedFile; extra: number } {
   try {
-    return { parsed: cache.get(source, dialect, path), exact: true };
+    // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
+    return { parsed: cache.getLazy(source, dialect, path), extra: 0 };
   } catch (err) {
     if (!isAipError(err) || err.code !== "AIP_ERR_PARSE") throw err;
     for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`, `${PLACEHOLDER})`, `${PLACEHOLDER}}`]) {
       try {
         // The patched buffer gets its own cache slot so the real one stays for the next keystroke.
-        return { parsed: cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`), exact: false };
+        return { parsed: cache.getLazy(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`), extra: patch.length };
       } catch {
         // next patch
       }
@@ -101,14 +103,15 @@ export function createComplete(deps: CompleteDeps) {
       const starts = lineStarts(source);
       const cursor = cursorIn ?? positionAt(source.length, starts);
       const offset = offsetAt(source, cursor, starts);
-      const { parsed, exact } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
-      const slice = sliceAt(parsed, cursor);
-      const code0 = codeContext(source, offset, slice.fn);
+      const { parsed, extra } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
+      const slice = sliceAt(parsed, cursor, { moduleScope: false, starts }); // module symbols come from moduleSymbols below
+      const code0 = codeContext(source, offset, slice.fn, starts);
       stages.end("slice", signal);
 
       // symbols + prompt parts
       const header = headerText(dialect.language, loc.displayPath);
-      const modSymbols = moduleSymbols(parsed.program, parsed.source).filter((s) => s.name !== PLACEHOLDER);
+      const table = moduleSymbols(parsed.program, parsed.source);
+      const modSymbols = table.some((s) => s.name === PLACEHOLDER) ? table.filter((s) => s.name !== PLACEHOLDER) : table;
       const symbols = symbolsBlock(modSymbols);
       const locals = localSymbolsLine(slice.symbols.filter((s) => s.name !== PLACEHOLDER));
       stages.end("prompt", signal);
@@ -126,14 +129,14 @@ export function createComplete(deps: CompleteDeps) {
       stages.end("budget", signal);
 
       // inference ⇄ syntax
-      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, original: exact ? parsed : undefined });
+      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, base: { file: parsed, extra } });
       ctx.timer.mark("inference"); // advances the timer; the exact split is set below
       ctx.timer.set("inference", result.inferenceMs);
       ctx.timer.set("syntax", result.syntaxMs);
       stages.total("inference", result.inferenceMs);
       stages.total("syntax", result.syntaxMs);
       const chosen: Attempt | undefined = result.ok ?? (bestEffort ? result.best : undefined);
-      const attemptsOut = result.attempts.map((a) => ({ seed: a.seed, temperature: a.temperature, generated_tokens: a.gen.tokens, kv_reused_tokens: a.gen.kvReused, stop_reason: a.gen.stopReason, sequence: a.gen.sequence, inference_ms: Math.round(a.gen.ms * 100) / 100, syntax_ok: a.check.ok, ...(a.check.error ? { syntax_error: a.check.error } : {}) }));
+      const attemptsOut = result.attempts.map((a) => ({ seed: a.seed, temperature: a.temperature, generated_tokens: a.gen.tokens, kv_reused_tokens: a.gen.kvReused, stop_reason: a.gen.stopReason, sequence: a.gen.sequence, inference_ms: Math.round(a.gen.ms * 100) / 100, syntax_ok: a.check.ok, checked_region: a.check.region, ...(a.check.error ? { syntax_error: a.check.error } : {}) }));
       if (!chosen) {
         throw new AipError("AIP_ERR_SYNTAX", `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${result.attempts.at(-1)?.check.error ?? "unknown"}`, {
           extensions: { retries: result.attempts.length - 1, attempts: attemptsOut },

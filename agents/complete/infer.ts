@@ -2,9 +2,8 @@
 import { AipError } from "../../protocol/errors.js";
 import type { Token } from "node-llama-cpp";
 import type { Dialect } from "../code/language.js";
-import type { ParsedFile } from "../code/parse.js";
 import type { Generation, ModelHost } from "../llm/host.js";
-import { checkSplice, type CheckResult } from "./check.js";
+import { checkSplice, type CheckResult, type SpliceBase } from "./check.js";
 
 export const MAX_RETRIES = 2;
 /** Retries sample with this temperature (the first attempt is greedy). */
@@ -28,7 +27,8 @@ export interface InferInput {
   source: string;
   offset: number;
   dialect: Dialect;
-  original: ParsedFile | undefined;
+  /** The buffer's parse (region boundaries for the syntax check). */
+  base: SpliceBase | undefined;
 }
 
 export interface InferResult {
@@ -71,7 +71,7 @@ export async function infer(input: InferInput): Promise<InferResult> {
       }
       inferenceMs += performance.now() - t0;
       const t1 = performance.now();
-      const check = await checkSplice(input.source, input.offset, gen.text, input.dialect, input.original);
+      const check = await checkSplice(input.source, input.offset, gen.text, input.dialect, input.base);
       syntaxMs += performance.now() - t1;
       const attempt = { seed, temperature, gen, check };
       attempts.push(attempt);

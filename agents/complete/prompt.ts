@@ -14,10 +14,17 @@ function symbolLine(s: SymbolEntry): string {
   return `${s.kind} ${s.name}${detail}`.replace(/\s+/g, " ").slice(0, 160);
 }
 
-/** The CURRENT_SYMBOLS block: one comment line per symbol, in the symbol table's stable order. */
+const BLOCKS = new WeakMap<SymbolEntry[], string>();
+
+/** The CURRENT_SYMBOLS block: one comment line per symbol, in the symbol table's stable order (memoised per table). */
 export function symbolsBlock(symbols: SymbolEntry[]): string {
   if (symbols.length === 0) return "";
-  return `// CURRENT_SYMBOLS\n${symbols.map((s) => `// ${symbolLine(s)}\n`).join("")}// END_SYMBOLS\n`;
+  let block = BLOCKS.get(symbols);
+  if (block === undefined) {
+    block = `// CURRENT_SYMBOLS\n${symbols.map((s) => `// ${symbolLine(s)}\n`).join("")}// END_SYMBOLS\n`;
+    BLOCKS.set(symbols, block);
+  }
+  return block;
 }
 
 /** Names in scope at the cursor below module level, sorted: one comment line placed before the kept code. */

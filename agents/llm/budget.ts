@@ -32,6 +32,10 @@ export class Registry<T> {
 }
 `;
 
+/** Texts up to this long are memoised, at most this many (oldest dropped first). */
+const MEMO_MAX_CHARS = 512;
+const MEMO_ENTRIES = 20_000;
+
 export class TokenCounter {
   /** Model tokens per tiktoken token (1 when no model tokenizer is known). */
   readonly ratio: number;
@@ -41,8 +45,18 @@ export class TokenCounter {
     this.ratio = modelTokenize ? modelTokenize(SAMPLE).length / tiktokenCount(SAMPLE) : 1;
   }
 
+  /** tiktoken counts of short texts (lines, symbol lines) already seen: most lines survive a keystroke unchanged. */
+  private readonly memo = new Map<string, number>();
+
   /** Estimated model tokens of `text` (rounded up). */
   count(text: string): number {
-    return Math.ceil(tiktokenCount(text) * this.ratio);
+    if (text.length > MEMO_MAX_CHARS) return Math.ceil(tiktokenCount(text) * this.ratio);
+    let n = this.memo.get(text);
+    if (n === undefined) {
+      n = tiktokenCount(text);
+      if (this.memo.size >= MEMO_ENTRIES) this.memo.delete(this.memo.keys().next().value as string);
+      this.memo.set(text, n);
+    }
+    return Math.ceil(n * this.ratio);
   }
 }

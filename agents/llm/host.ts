@@ -43,6 +43,16 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
   return i;
 }
 
+/** Texts whose tokens `tokenizeStable` keeps (least recently used dropped first). */
+const TOKEN_MEMO_ENTRIES = 64;
+
+/** Pieces of code as prompts are cut (at line starts): does tokenising them apart and joining the tokens round-trip? */
+function tokenizesPiecewise(model: LlamaModel): boolean {
+  const pieces = ["export function f(a: number) {\n", "  const b = a + 1; // note\n", "\n", "  return b", ";\n}\n", "\tx"];
+  const tokens = pieces.flatMap((p) => model.tokenize(p, false));
+  return model.detokenize(tokens, false) === pieces.join("");
+}
+
 export class ModelHost {
   state: ModelState;
   fim: FimInfo = { available: false, format: "prefix" };
@@ -81,6 +91,7 @@ export class ModelHost {
       this.context = await this.model.createContext({ contextSize: Math.min(this.config.contextSize, this.model.trainContextSize), sequences: this.config.sequences, threads: this.config.threads });
       this.slots = Array.from({ length: this.config.sequences }, (_, id) => ({ id, seq: this.context!.getSequence(), busy: false }));
       this.fim = detectFim(this.model);
+      this.piecewise = tokenizesPiecewise(this.model);
       this.loadMs = performance.now() - started;
       this.state = { status: "ready" };
       log?.info({ event: "model_loaded", path, load_ms: Math.round(this.loadMs), context_size: this.contextSize, sequences: this.config.sequences, threads: this.config.threads, fim: this.fim.available }, "model loaded");
@@ -107,7 +118,31 @@ export class ModelHost {
 
   /** The model's tokenizer (special-token text in code is not turned into special tokens). */
   tokenize(text: string): Token[] {
+    if (text === "") return [];
     return this.requireModel().tokenize(text, false);
+  }
+
+  /**
+   * True when tokenising text in pieces split at line starts gives back the same text (checked at
+   * load): byte-level BPE vocabularies do; a SentencePiece vocabulary that adds a space prefix to every
+   * call does not, and then prompts are tokenised whole.
+   */
+  piecewise = false;
+
+  private readonly tokenMemo = new Map<string, Token[]>();
+
+  /**
+   * `tokenize`, remembered for the last few texts: the parts of a prompt that stay the same from one
+   * keystroke to the next (header, symbols, farther code) are tokenised once. The returned array is shared: do not mutate it.
+   */
+  tokenizeStable(text: string): readonly Token[] {
+    let tokens = this.tokenMemo.get(text);
+    if (tokens === undefined) {
+      tokens = this.tokenize(text);
+      if (this.tokenMemo.size >= TOKEN_MEMO_ENTRIES) this.tokenMemo.delete(this.tokenMemo.keys().next().value as string);
+    } else this.tokenMemo.delete(text);
+    this.tokenMemo.set(text, tokens);
+    return tokens;
   }
 
   detokenize(tokens: readonly Token[]): string {
@@ -195,7 +230,7 @@ export class ModelHost {
   }
 
   /** The prompt for one FIM request: prefix, suffix and middle markers around the tokenized text. */
-  fimPrompt(prefix: Token[], suffix: Token[]): Token[] {
+  fimPrompt(prefix: readonly Token[], suffix: readonly Token[]): Token[] {
     const t = this.fim.tokens!;
     return [t.prefix.id, ...prefix, t.suffix.id, ...suffix, t.middle.id];
   }
@@ -237,6 +272,7 @@ export class ModelHost {
             threads: this.config.threads,
             gpu_layers: this.config.gpuLayers,
             prompt_format: this.fim.format,
+            piecewise_tokenization: this.piecewise,
             fim_ok: this.fim.ok ?? false,
             inference: { ...this.stats },
           }

@@ -1,6 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ParseCache } from "../../../agents/code/cache.js";
+import { ancestorsAt } from "../../../agents/code/cursor.js";
+import { hasDebt, settleAll } from "../../../agents/code/incremental.js";
+import { moduleSymbols } from "../../../agents/code/symbols.js";
 import { parseFile } from "../../../agents/code/parse.js";
 import { generateSource } from "../../../bench/generate.js";
 import { isAipError } from "../../../protocol/errors.js";
@@ -10,7 +13,7 @@ const TS = { language: "typescript", jsx: false } as const;
 /** The program as plain data, for comparing an incremental result with a full parse. */
 function shape(src: string, cache?: ParseCache): string {
   const p = cache ? cache.get(src, TS, "f.ts").program : parseFile(src, TS).program;
-  return JSON.stringify({ body: p.body, comments: p.comments });
+  return JSON.stringify({ body: p.body, comments: p.comments, range: p.range, end: p.loc.end });
 }
 
 describe("ParseCache", () => {
@@ -32,40 +35,139 @@ describe("ParseCache", () => {
     expect(inc).toBe(shape(edited));
   });
 
-  it("matches a full parse after any sequence of small edits (property)", () => {
-    const base = generateSource(120);
-    const edit = fc.record({ at: fc.nat({ max: base.length }), del: fc.nat({ max: 6 }), text: fc.constantFrom("", "x", " ", "\n", "1", "a.b", ";", "// c\n", "/* c */", "(", "}", "`", "'", "\n\n") });
-    let incremental = 0;
-    fc.assert(
-      fc.property(fc.array(edit, { minLength: 1, maxLength: 6 }), (edits) => {
-        const cache = new ParseCache();
-        let src = base;
-        cache.get(src, TS, "f.ts");
-        for (const e of edits) {
-          const at = Math.min(e.at, src.length);
-          src = src.slice(0, at) + e.text + src.slice(Math.min(src.length, at + e.del));
-          let full: string | undefined;
-          let fullErr: string | undefined;
-          try {
-            full = shape(src);
-          } catch (err) {
-            fullErr = isAipError(err) ? `${err.code}` : String(err);
+  /** Hand-written code with what a nested re-parse must get right: async, generators, arrows, directives, no semicolons. */
+  const MIXED = [
+    "/** Module. */",
+    'import { x } from "./x.js";',
+    "",
+    "export async function* gen(items: number[]) {",
+    '  "use strict";',
+    "  for (const i of items) {",
+    "    const v = await x(i)",
+    "    yield v * 2",
+    "    if (v > 1) {",
+    "      continue",
+    "    }",
+    "  }",
+    "}",
+    "",
+    "function plain(a: number) {",
+    "  const await2 = (n: number) => n + a;",
+    "  let total = 0",
+    "  outer: for (let k = 0; k < a; k++) {",
+    "    switch (k) {",
+    "      case 1: {",
+    "        total += await2(k)",
+    "        break outer",
+    "      }",
+    "      default:",
+    "        total -= 1;",
+    "    }",
+    "  }",
+    "  return total",
+    "}",
+    "",
+    "export class K {",
+    "  static { const s = 1; void s; }",
+    "  async run(this: K, n: number): Promise<number> {",
+    "    const f = async () => { return await Promise.resolve(n) }",
+    "    return f()",
+    "  }",
+    "}",
+    "",
+    "export const arrow = (y: string) => {",
+    "  const z = y.trim()",
+    "  ;[1, 2].forEach((q) => { void q })",
+    "  return `${z}!`",
+    "}",
+    "",
+  ].join("\n");
+
+  for (const [name, base, minIncremental, minNested] of [
+    ["generated code", generateSource(120), 30, 8],
+    ["hand-written code with async, generators, directives and no semicolons", MIXED, 15, 4],
+  ] as const) {
+    it(`matches a full parse after any sequence of small edits, settled or lazy (property, ${name})`, () => {
+      const edit = fc.record({
+        at: fc.nat({ max: base.length }),
+        del: fc.nat({ max: 6 }),
+        text: fc.constantFrom("", "x", " ", "\n", "1", "a.b", ";", "// c\n", "/* c */", "(", "}", "{", "`", "'", "\n\n", "await ", "yield ", '"s";', "(q)", "+1", "\n(z)"),
+      });
+      let incremental = 0;
+      let nested = 0;
+      fc.assert(
+        fc.property(fc.array(edit, { minLength: 1, maxLength: 6 }), fc.boolean(), (edits, lazy) => {
+          const cache = new ParseCache();
+          let src = base;
+          cache.get(src, TS, "f.ts");
+          for (const e of edits) {
+            const at = Math.min(e.at, src.length);
+            src = src.slice(0, at) + e.text + src.slice(Math.min(src.length, at + e.del));
+            let full: string | undefined;
+            let fullErr: string | undefined;
+            try {
+              full = shape(src);
+            } catch (err) {
+              fullErr = isAipError(err) ? `${err.code}` : String(err);
+            }
+            let inc: string | undefined;
+            let incErr: string | undefined;
+            try {
+              if (lazy) {
+                // Lazy: descend at a cursor (settles one statement) and list module symbols, then settle the rest.
+                const file = cache.getLazy(src, TS, "f.ts");
+                ancestorsAt(file.program, Math.min(at, src.length));
+                expect(JSON.stringify(moduleSymbols(file.program, file.source))).toBe(JSON.stringify(moduleSymbols(parseFile(src, TS).program, src)));
+                settleAll(file.program);
+                inc = JSON.stringify({ body: file.program.body, comments: file.program.comments, range: file.program.range, end: file.program.loc.end });
+              } else inc = shape(src, cache);
+            } catch (err) {
+              incErr = isAipError(err) ? `${err.code}` : String(err);
+            }
+            expect(incErr).toBe(fullErr);
+            expect(inc).toBe(full);
           }
-          let inc: string | undefined;
-          let incErr: string | undefined;
-          try {
-            inc = shape(src, cache);
-          } catch (err) {
-            incErr = isAipError(err) ? `${err.code}` : String(err);
-          }
-          expect(incErr).toBe(fullErr);
-          expect(inc).toBe(full);
-        }
-        incremental += cache.stats().incremental;
-      }),
-      { numRuns: 40, seed: 42 },
-    );
-    expect(incremental).toBeGreaterThan(20); // the incremental path was exercised, not just the fallback
+          incremental += cache.stats().incremental;
+          nested += cache.stats().nested;
+        }),
+        { numRuns: 100, seed: 42 },
+      );
+      expect(incremental).toBeGreaterThan(minIncremental); // the incremental path was exercised, not just the fallback
+      expect(nested).toBeGreaterThan(minNested); // and the nested one
+    });
+  }
+
+  it("moves the statements after an edit lazily: their descendants move when something descends into them", () => {
+    const cache = new ParseCache();
+    const src = generateSource(300);
+    const first = cache.get(src, TS, "lazy.ts");
+    moduleSymbols(first.program, src); // as the first request on a file does
+    const at = src.indexOf("total += v * weight;");
+    const edited = src.slice(0, at) + "total += 1;\n    " + src.slice(at);
+    const file = cache.getLazy(edited, TS, "lazy.ts");
+    expect(file.via).toBe("nested");
+    expect(hasDebt(file.program)).toBe(true);
+    const full = parseFile(edited, TS);
+    // Top-level ranges and lines are current at once; module symbols too, without settling anything.
+    expect(file.program.body.map((s) => [s.range, s.loc])).toEqual(full.program.body.map((s) => [s.range, s.loc]));
+    expect(moduleSymbols(file.program, edited)).toEqual(moduleSymbols(full.program, edited));
+    expect(hasDebt(file.program)).toBe(true);
+    // Descending at a cursor near the end settles that statement: the chain matches a full parse.
+    const late = edited.lastIndexOf("total += v * weight;");
+    expect(JSON.stringify(ancestorsAt(file.program, late).slice(1))).toBe(JSON.stringify(ancestorsAt(full.program, late).slice(1)));
+    const settled = cache.get(edited, TS, "lazy.ts");
+    expect(settled).toBe(file);
+    expect(JSON.stringify({ body: settled.program.body, comments: settled.program.comments, range: settled.program.range, end: settled.program.loc.end }) === shape(edited)).toBe(true);
+    expect(hasDebt(file.program)).toBe(false);
+  });
+
+  it("refuses locally what a full parse refuses: statements run together once a semicolon is deleted", () => {
+    const cache = new ParseCache();
+    const src = "function f() {\n  let a = 1, b = 2;\n  a = 1; b = 2;\n  return a + b;\n}\n";
+    cache.get(src, TS, "join.ts");
+    const edited = src.replace("a = 1; b", "a = 1 b");
+    expect(() => parseFile(edited, TS)).toThrow();
+    expect(() => cache.get(edited, TS, "join.ts")).toThrow(expect.objectContaining({ code: "AIP_ERR_PARSE" }));
   });
 
   it("falls back to a full parse when the edit could join two statements (no ASI)", () => {

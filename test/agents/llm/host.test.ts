@@ -68,6 +68,16 @@ describe("ModelHost with the tiny FIM model (real node-llama-cpp)", () => {
     await Promise.all(busy);
   });
 
+  it("tokenises in pieces for a byte-level vocabulary: the same tokens as a whole, the stable pieces remembered", () => {
+    expect(host.piecewise).toBe(true);
+    expect(host.health()).toMatchObject({ piecewise_tokenization: true });
+    const lines = ["// Language: typescript\n", "export function f(a: number) {\n", "  const b = a + 1;\n", "  return b"];
+    expect(lines.flatMap((l) => host.tokenize(l))).toEqual(host.tokenize(lines.join("")));
+    const first = host.tokenizeStable(lines[0]!);
+    expect(host.tokenizeStable(lines[0]!)).toBe(first); // remembered: the same array
+    expect(host.tokenize("")).toEqual([]);
+  });
+
   it("calibrates tiktoken to the model's tokenizer (byte-level: several model tokens per tiktoken token)", () => {
     const counter = new TokenCounter((t) => host.tokenize(t));
     expect(counter.ratio).toBeGreaterThan(2);

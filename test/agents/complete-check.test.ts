@@ -1,0 +1,82 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ParseCache } from "../../agents/code/cache.js";
+import { parseProgram } from "../../agents/code/parse.js";
+import { checkSplice, syntaxError } from "../../agents/complete/check.js";
+
+const TS = { language: "typescript", jsx: false } as const;
+
+const SOURCE = [
+  "import { x } from './x.js';",
+  "",
+  "export async function* gen(items: number[]) {",
+  "  for (const i of items) {",
+  "    const v = await x(i)",
+  "    yield v * 2",
+  "  }",
+  "}",
+  "",
+  "export function plain(a: number): number {",
+  "  let total = 0;",
+  "  if (a > 1) {",
+  "    total += a;",
+  "  }",
+  "  return total",
+  "}",
+  "",
+  "export const LIMIT = { max: 3 };",
+  "",
+].join("\n");
+
+function at(line: number, column: number): number {
+  return SOURCE.split("\n").slice(0, line - 1).join("\n").length + (line > 1 ? 1 : 0) + column;
+}
+
+/** Does the whole buffer with the completion spliced in parse (the reference the region check must agree with)? */
+function wholeParses(offset: number, completion: string): boolean {
+  try {
+    parseProgram(SOURCE.slice(0, offset) + completion + SOURCE.slice(offset), TS);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("checkSplice", () => {
+  const base = { file: new ParseCache().get(SOURCE, TS, "c.ts"), extra: 0 };
+
+  it("checks the statements of the enclosing block inside a wrapper with the function's flags", async () => {
+    // `await` and `yield` parse only because the wrapper is an async generator like `gen`.
+    const ok = await checkSplice(SOURCE, at(5, 24), ";\n    await x(v); yield 1", TS, base);
+    expect(ok).toMatchObject({ ok: true, parsed: true, formatted: true, region: "block" });
+    expect(ok.checked_chars).toBeLessThan(SOURCE.length / 2);
+    const bad = await checkSplice(SOURCE, at(13, 15), " +* ;", TS, base);
+    expect(bad).toMatchObject({ ok: false, parsed: false, region: "block" });
+    expect(bad.error).toMatch(/^line 13: /); // a line of the buffer, not of the region
+  });
+
+  it("checks the top-level statement outside functions, and the whole buffer without a parse", async () => {
+    expect(await checkSplice(SOURCE, at(18, 30), ", min: 1", TS, base)).toMatchObject({ ok: true, region: "statement" });
+    expect(await checkSplice(SOURCE, at(18, 30), ", min: ", TS, base)).toMatchObject({ ok: false, region: "statement" });
+    expect(await checkSplice(SOURCE, at(13, 15), "", TS, undefined)).toMatchObject({ ok: true, region: "file", checked_chars: SOURCE.length });
+  });
+
+  it("agrees with a parse of the whole buffer for any completion anywhere (property)", async () => {
+    const piece = fc.constantFrom("x", " ", ";", "\n", "(", ")", "{", "}", "1", "+", "await ", "yield ", "return ", "a.b", "'s'", "`", "// c\n", "=>", ",");
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: SOURCE.length }), fc.array(piece, { maxLength: 5 }), async (offset, parts) => {
+        const completion = parts.join("");
+        const r = await checkSplice(SOURCE, offset, completion, TS, base);
+        // Prettier may refuse what parses; it never accepts what does not.
+        if (r.parsed) expect(wholeParses(offset, completion)).toBe(true);
+        else expect(wholeParses(offset, completion)).toBe(false);
+      }),
+      { numRuns: 300, seed: 7 },
+    );
+  });
+
+  it("reports TypeScript's first syntax error with its line", () => {
+    expect(syntaxError("const a = 1;\nconst = 2;\n", TS)).toMatchObject({ line: 2 });
+    expect(syntaxError("const a = 1;\n", TS)).toBeUndefined();
+  });
+});
