@@ -1,6 +1,7 @@
 /** The symbol table for the scope chain at the cursor, sorted so the same input gives byte-identical output. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { isClass, isFunction } from "./cursor.js";
+import { detach } from "../runtime/memo.js";
 import { settle } from "./incremental.js";
 import { boundIdentifiers, typeText } from "./names.js";
 import type { Node, Program } from "./parse.js";
@@ -24,7 +25,8 @@ export interface SymbolEntry {
 
 function entry(name: string, kind: SymbolKind, depth: number, at: Node, extra: { detail?: string | undefined; source?: string; exported?: boolean } = {}): SymbolEntry {
   const e: SymbolEntry = { name, kind, scope_depth: depth, line: at.loc.start.line, column: at.loc.start.column };
-  if (extra.detail !== undefined) e.detail = extra.detail;
+  // Copied: cut from the buffer, it would keep every version's buffer alive in the per-statement cache.
+  if (extra.detail !== undefined) e.detail = detach(extra.detail);
   if (extra.source !== undefined) e.source = extra.source;
   if (extra.exported) e.exported = true;
   return e;

@@ -3,6 +3,7 @@
  * against the model's own tokenizer at warm-up, so the budget holds for byte-level and BPE vocabularies alike.
  */
 import { get_encoding, type Tiktoken } from "tiktoken";
+import { TextMemo } from "../runtime/memo.js";
 
 let encoder: Tiktoken | undefined;
 
@@ -46,17 +47,12 @@ export class TokenCounter {
   }
 
   /** tiktoken counts of short texts (lines, symbol lines) already seen: most lines survive a keystroke unchanged. */
-  private readonly memo = new Map<string, number>();
+  private readonly memo = new TextMemo<number>(MEMO_ENTRIES);
 
   /** Estimated model tokens of `text` (rounded up). */
   count(text: string): number {
     if (text.length > MEMO_MAX_CHARS) return Math.ceil(tiktokenCount(text) * this.ratio);
-    let n = this.memo.get(text);
-    if (n === undefined) {
-      n = tiktokenCount(text);
-      if (this.memo.size >= MEMO_ENTRIES) this.memo.delete(this.memo.keys().next().value as string);
-      this.memo.set(text, n);
-    }
+    const n = this.memo.get(text, tiktokenCount);
     return Math.ceil(n * this.ratio);
   }
 }
