@@ -51,7 +51,8 @@ export interface Trimmed {
 function tokenizePrefix(host: ModelHost, p: PromptParts): Token[] {
   if (!host.piecewise) return host.tokenize(prefixText(p));
   const cut = p.keptBefore.lastIndexOf("\n") + 1;
-  return [...host.tokenizeStable(p.header + p.symbols + p.before), ...host.tokenizeStable(p.locals), ...host.tokenizeStable(p.keptBefore.slice(0, cut)), ...host.tokenize(p.keptBefore.slice(cut))];
+  // header + symbols stay the same when the cursor moves to another function; the farther code does not.
+  return [...host.tokenizeStable(p.header + p.symbols), ...host.tokenizeStable(p.before), ...host.tokenizeStable(p.locals), ...host.tokenizeStable(p.keptBefore.slice(0, cut)), ...host.tokenize(p.keptBefore.slice(cut))];
 }
 
 function tokenizeSuffix(host: ModelHost, p: PromptParts): Token[] {

@@ -33,9 +33,11 @@ export class Registry<T> {
 }
 `;
 
-/** Texts up to this long are memoised, at most this many (oldest dropped first). */
-const MEMO_MAX_CHARS = 512;
-const MEMO_ENTRIES = 20_000;
+/** Lines and other short texts are memoised (up to this many); longer texts (a function's rest after the cursor) in a smaller memo. */
+const SHORT_MAX_CHARS = 512;
+const SHORT_ENTRIES = 20_000;
+const LONG_MAX_CHARS = 64 * 1024;
+const LONG_ENTRIES = 64;
 
 export class TokenCounter {
   /** Model tokens per tiktoken token (1 when no model tokenizer is known). */
@@ -46,13 +48,13 @@ export class TokenCounter {
     this.ratio = modelTokenize ? modelTokenize(SAMPLE).length / tiktokenCount(SAMPLE) : 1;
   }
 
-  /** tiktoken counts of short texts (lines, symbol lines) already seen: most lines survive a keystroke unchanged. */
-  private readonly memo = new TextMemo<number>(MEMO_ENTRIES);
+  /** tiktoken counts of texts already seen: most lines (and the code after the cursor) survive a keystroke unchanged. */
+  private readonly short = new TextMemo<number>(SHORT_ENTRIES);
+  private readonly long = new TextMemo<number>(LONG_ENTRIES);
 
   /** Estimated model tokens of `text` (rounded up). */
   count(text: string): number {
-    if (text.length > MEMO_MAX_CHARS) return Math.ceil(tiktokenCount(text) * this.ratio);
-    const n = this.memo.get(text, tiktokenCount);
+    const n = text.length <= SHORT_MAX_CHARS ? this.short.get(text, tiktokenCount) : text.length <= LONG_MAX_CHARS ? this.long.get(text, tiktokenCount) : tiktokenCount(text);
     return Math.ceil(n * this.ratio);
   }
 }
