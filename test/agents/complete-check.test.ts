@@ -75,6 +75,19 @@ describe("checkSplice", () => {
     );
   });
 
+  it("takes region boundaries from a parse of the buffer patched at the cursor when the buffer does not parse", async () => {
+    // `total.` does not parse; the agent parses it with a placeholder identifier inserted at the cursor.
+    const broken = SOURCE.replace("    total += a;", "    total.");
+    const offset = broken.indexOf("total.") + "total.".length;
+    const patch = "__aip_complete__";
+    const patched = { file: new ParseCache().get(broken.slice(0, offset) + patch + broken.slice(offset), TS, "p.ts"), extra: patch.length };
+    const ok = await checkSplice(broken, offset, "toFixed();", TS, patched);
+    expect(ok).toMatchObject({ ok: true, region: "block" });
+    const bad = await checkSplice(broken, offset, "(", TS, patched);
+    expect(bad).toMatchObject({ ok: false, region: "block" });
+    expect(bad.error).toMatch(/^line 1[34]: /);
+  });
+
   it("reports TypeScript's first syntax error with its line", () => {
     expect(syntaxError("const a = 1;\nconst = 2;\n", TS)).toMatchObject({ line: 2 });
     expect(syntaxError("const a = 1;\n", TS)).toBeUndefined();
