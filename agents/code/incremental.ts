@@ -7,9 +7,11 @@
  * long callback) takes several milliseconds. TypeScript's incremental `updateSourceFile` only speeds
  * up the TS-AST half; the whole tree must still be converted to ESTree. So:
  *
- * 1. Nested: when the edit lies inside a function body, only the statements of the innermost block
- *    that the edit touches are re-parsed, inside a wrapper function with the same `async`/generator
- *    flags (so `await`, `yield` and `return` parse as they do in place).
+ * 1. Nested: when the edit lies inside a container (a block in a function, a namespace body, a class
+ *    body), only the items of the innermost one that the edit touches are re-parsed, inside a wrapper
+ *    that gives them the same meaning (a function with the same `async`/generator flags, so `await`,
+ *    `yield` and `return` parse as they do in place; a namespace; a class, abstract or ambient as the
+ *    original).
  * 2. Otherwise the touched top-level statements are re-parsed alone.
  * 3. Anything doubtful (an ASI hazard, a directive, a region that does not parse alone, a large
  *    region) falls back to a full parse, which decides.
@@ -28,13 +30,39 @@ import { forEachChild } from "./walk.js";
 /** Fall back to a full parse when the edited region is this large a share of the file. */
 const MAX_REGION_SHARE = 0.5;
 
-/** Text after a statement that would continue it across a line break (no ASI before these). */
-const CONTINUES = /^(?:[([`+\-/<>.?,=*%&|^:]|(?:in|instanceof|as|satisfies)\b)/;
+/** Text after a statement that would continue it across a line break (no ASI before these; a `;` ends it). */
+const CONTINUES = /^(?:[([`+\-/<>.?,=*%&|^:;]|(?:in|instanceof|as|satisfies)\b)/;
 
 /** Whitespace and comments. */
 const GAP = /^(?:\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/;
 
 const BLOCK_ENDED = new Set(["FunctionDeclaration", "ClassDeclaration", "TSInterfaceDeclaration", "TSEnumDeclaration", "TSModuleDeclaration", "BlockStatement", "IfStatement", "ForStatement", "ForInStatement", "ForOfStatement", "WhileStatement", "TryStatement", "SwitchStatement", "LabeledStatement"]);
+
+/**
+ * Appended to a region of a module (a file with imports or exports) so the region parses as a module
+ * too: alone it would be a script, where `await (x)` is a call of a function named `await`.
+ */
+export const MODULE_MARKER = "\nexport {};";
+
+/** The marker for a parsed file (empty for a script). */
+export function moduleMarker(file: ParsedFile): string {
+  return file.program.sourceType === "module" ? MODULE_MARKER : "";
+}
+
+/** Parse `text` + `marker`; the marker's statement is removed again (undefined if the text swallowed it). */
+function parseMarked(text: string, marker: string, file: ParsedFile, filePath?: string): Program | undefined {
+  let program: Program;
+  try {
+    program = parseProgram(text + marker, file.dialect, filePath);
+  } catch {
+    return undefined;
+  }
+  if (marker === "") return program;
+  const last = program.body[program.body.length - 1];
+  if (last?.type !== "ExportNamedDeclaration" || last.range[0] !== text.length + 1) return undefined;
+  program.body.pop();
+  return program;
+}
 
 /** The wrapper's name: a nested region is parsed as the body of `function __aip_region__() { … }`. */
 const WRAPPER = "__aip_region__";
@@ -183,31 +211,71 @@ export type FunctionLike = TSESTree.FunctionDeclaration | TSESTree.FunctionExpre
 /** Node types that change what a block may contain (`await`, `yield`, `return`): the nearest one must be a function. */
 const BOUNDARY = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression", "TSDeclareFunction", "TSEmptyBodyFunctionExpression", "StaticBlock", "ClassBody", "PropertyDefinition", "AccessorProperty", "TSModuleBlock", "Decorator"]);
 
+function isFunctionLike(node: Node): node is FunctionLike {
+  return node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression";
+}
+
+/** The start of the wrapper that parses a block's statements as they parse in place in `fn`; it ends with "\n}". */
+export function wrapperHead(fn: FunctionLike): string {
+  return `${fn.async ? "async " : ""}function${fn.generator ? "*" : ""} ${WRAPPER}() {`;
+}
+
+/**
+ * A node whose items can be parsed apart inside a wrapper that gives them the same meaning: a block
+ * in a function (wrapper: a function with its async/generator flags), a namespace body (a namespace,
+ * ambient when the original is) or a class body (a class, abstract or ambient when the original is).
+ */
+interface Container {
+  node: Node;
+  items: Node[];
+  head: string;
+}
+
+/** Tells which nodes of an ancestor chain (walked outermost first) are containers. */
+class ContainerScan {
+  private fn: FunctionLike | undefined;
+  private ambient = false;
+
+  visit(node: Node, parent: Node | undefined): Container | undefined {
+    if (node.type === "TSModuleDeclaration" && node.declare) this.ambient = true;
+    if (BOUNDARY.has(node.type)) this.fn = isFunctionLike(node) ? node : undefined;
+    if (node.type === "BlockStatement" && this.fn) return { node, items: node.body, head: wrapperHead(this.fn) };
+    if (node.type === "TSModuleBlock" && parent?.type === "TSModuleDeclaration" && parent.kind !== "global" && parent.id.type === "Identifier") {
+      return { node, items: node.body, head: `${this.ambient ? "declare " : ""}namespace ${WRAPPER} {` };
+    }
+    if (node.type === "ClassBody" && (parent?.type === "ClassDeclaration" || parent?.type === "ClassExpression")) {
+      const declared = this.ambient || (parent.type === "ClassDeclaration" && parent.declare);
+      return { node, items: node.body as Node[], head: `${declared ? "declare " : ""}${parent.abstract ? "abstract " : ""}class ${WRAPPER} {` };
+    }
+    return undefined;
+  }
+}
+
 interface NestedTarget {
-  /** From the top-level statement down to the block whose items are re-parsed. */
+  /** From the top-level statement down to the container whose items are re-parsed. */
   chain: Node[];
-  block: TSESTree.BlockStatement;
-  fn: FunctionLike;
+  container: Container;
   first: number;
   last: number;
   r0: number;
   r1: number;
 }
 
-/** The innermost block inside a function whose statements cover the edit, if any. */
+/** The innermost container whose items cover the edit, if any. */
 function nestedTarget(stmt: Node, editStart: number, editEnd: number): NestedTarget | undefined {
   const chain: Node[] = [];
+  const scan = new ContainerScan();
   let best: NestedTarget | undefined;
-  let fn: FunctionLike | undefined;
   let node: Node | undefined = stmt;
   while (node) {
+    const container = scan.visit(node, chain[chain.length - 1]);
     chain.push(node);
-    if (BOUNDARY.has(node.type)) fn = node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression" ? node : undefined;
-    if (node.type === "BlockStatement" && fn && node.range[0] < editStart && editEnd < node.range[1]) {
-      const [first, last] = touched(node.body, editStart, editEnd);
-      const r0 = first > 0 ? node.body[first - 1]!.range[1] : node.range[0] + 1;
-      const r1 = last + 1 < node.body.length ? node.body[last + 1]!.range[0] : node.range[1] - 1;
-      if (r0 <= editStart && editEnd <= r1) best = { chain: [...chain], block: node, fn, first, last, r0, r1 };
+    if (container && node.range[0] < editStart && editEnd < node.range[1]) {
+      const items = container.items;
+      const [first, last] = touched(items, editStart, editEnd);
+      const r0 = first > 0 ? items[first - 1]!.range[1] : node.range[0] + 1;
+      const r1 = last + 1 < items.length ? items[last + 1]!.range[0] : node.range[1] - 1;
+      if (r0 <= editStart && editEnd <= r1) best = { chain: [...chain], container, first, last, r0, r1 };
     }
     let next: Node | undefined;
     forEachChild(node, (child) => {
@@ -218,56 +286,55 @@ function nestedTarget(stmt: Node, editStart: number, editEnd: number): NestedTar
   return best;
 }
 
-/** The start of the wrapper that parses a block's statements as they parse in place in `fn`; it ends with "\n}". */
-export function wrapperHead(fn: FunctionLike): string {
-  return `${fn.async ? "async " : ""}function${fn.generator ? "*" : ""} ${WRAPPER}() {`;
-}
-
 export interface BlockRegion {
-  /** Offsets of the region: whole statements of one block inside a function, with the gaps between them. */
+  /** Offsets of the region: whole items of one container, with the gaps between them. */
   r0: number;
   r1: number;
-  /** The statements at the offset alone (or the gap it is in), without the neighbours. */
+  /** The items at the offset alone (or the gap it is in), without the neighbours. */
   inner: [number, number];
-  /** The function whose body (or nested block) the region is in: its flags pick the wrapper. */
-  fn: FunctionLike;
+  /** The wrapper's opening (it closes with "\n}"). */
+  head: string;
 }
 
 /**
- * The statements around `offset` inside the innermost block of a function, plus one neighbour on
- * each side (so text inserted at `offset` meets its real neighbours when the region is parsed alone),
- * or undefined when `offset` is not inside a function's block. `chain` is `ancestorsAt(offset)`.
+ * The items around `offset` in the innermost container (a function's block, a namespace or a class
+ * body), plus one neighbour on each side (so text inserted at `offset` meets its real neighbours when
+ * the region is parsed alone), or undefined when `offset` is in none. `chain` is `ancestorsAt(offset)`.
  */
 export function blockRegionAt(chain: readonly Node[], offset: number): BlockRegion | undefined {
-  let fn: FunctionLike | undefined;
+  const scan = new ContainerScan();
   let best: BlockRegion | undefined;
-  for (const node of chain) {
-    if (BOUNDARY.has(node.type)) fn = node.type === "FunctionDeclaration" || node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression" ? node : undefined;
-    if (node.type !== "BlockStatement" || !fn || !(node.range[0] < offset && offset < node.range[1])) continue;
-    const items = node.body;
+  chain.forEach((node, i) => {
+    const container = scan.visit(node, chain[i - 1]);
+    if (!container || !(node.range[0] < offset && offset < node.range[1])) return;
+    const items = container.items;
     const [first, last] = touched(items, offset, offset);
     const a = Math.max(0, first - 1);
     const b = Math.min(items.length - 1, last + 1);
     const r0 = a < first ? items[a]!.range[0] : node.range[0] + 1;
     const r1 = b > last ? items[b]!.range[1] : node.range[1] - 1;
     const inner: [number, number] = [first > 0 ? items[first - 1]!.range[1] : node.range[0] + 1, last + 1 < items.length ? items[last + 1]!.range[0] : node.range[1] - 1];
-    best = { r0, r1, inner, fn };
-  }
+    best = { r0, r1, inner, head: container.head };
+  });
   return best;
 }
 
-/** Parse `region` (which starts at offset `r0`, position `start`) as a block body inside a wrapper like `fn`; absolute positions. */
-function parseNested(region: string, r0: number, start: TSESTree.Position, fn: FunctionLike, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[] } | undefined {
-  const head = wrapperHead(fn);
-  let program: Program;
-  try {
-    program = parseProgram(`${head}${region}\n}`, file.dialect, filePath);
-  } catch {
-    return undefined;
-  }
-  const wrapper = program.body[0];
-  if (program.body.length !== 1 || wrapper?.type !== "FunctionDeclaration" || !wrapper.body) return undefined;
-  const body = wrapper.body.body as Node[];
+/** The items inside the wrapper of a parsed region (see ContainerScan), or undefined when the region broke out of it. */
+function wrapperItems(program: Program): Node[] | undefined {
+  if (program.body.length !== 1) return undefined;
+  const w = program.body[0]!;
+  if (w.type === "FunctionDeclaration") return w.body.body;
+  if (w.type === "TSModuleDeclaration" && w.body?.type === "TSModuleBlock") return w.body.body;
+  if (w.type === "ClassDeclaration") return w.body.body as Node[];
+  return undefined;
+}
+
+/** Parse `region` (which starts at offset `r0`, position `start`) as the items of a container inside its wrapper; absolute positions. */
+function parseNested(region: string, r0: number, start: TSESTree.Position, head: string, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[] } | undefined {
+  const program = parseMarked(`${head}${region}\n}`, moduleMarker(file), file, filePath);
+  if (!program) return undefined;
+  const body = wrapperItems(program);
+  if (!body) return undefined;
   // A string statement first in the wrapper is a directive there, but may not be one in place.
   if (body.some((s) => s.type === "ExpressionStatement" && s.directive !== undefined)) return undefined;
   const into: Shift = { delta: r0 - head.length, lineDelta: start.line - 1, line: 1, colDelta: start.column - head.length };
@@ -304,12 +371,9 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
   if (r1 - r0 > prev.length * MAX_REGION_SHARE && prev.length > 2_000) return undefined;
   const newR1 = r1 + delta;
   const region = source.slice(r0, newR1);
-  let fresh;
-  try {
-    fresh = parseProgram(region, old.dialect, filePath);
-  } catch {
-    return undefined; // e.g. an opened comment that the untouched rest closes: let the full parse decide
-  }
+  // Undefined e.g. for an opened comment that the untouched rest closes: the full parse decides.
+  const fresh = parseMarked(region, moduleMarker(old), old, filePath);
+  if (!fresh) return undefined;
   // The region was parsed alone: move its nodes to where the region starts.
   const start = i > 0 ? { ...body[i - 1]!.loc.end } : { line: 1, column: 0 };
   const into: Shift = { delta: r0, lineDelta: start.line - 1, line: 1, colDelta: start.column };
@@ -328,11 +392,12 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
 /** Re-parse the items of one block inside a function (see the module comment). */
 function reparseNested(old: ParsedFile, source: string, filePath: string | undefined, t: NestedTarget, index: number, delta: number): ParsedFile | undefined {
   const prev = old.source;
-  const items = t.block.body;
+  const items = t.container.items;
   const newR1 = t.r1 + delta;
   const region = source.slice(t.r0, newR1);
-  const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { line: t.block.loc.start.line, column: t.block.loc.start.column + 1 };
-  const fresh = parseNested(region, t.r0, start, t.fn, old, filePath);
+  const open = t.container.node.loc.start;
+  const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { line: open.line, column: open.column + 1 };
+  const fresh = parseNested(region, t.r0, start, t.container.head, old, filePath);
   if (!fresh || !edgesSafe(t.first > 0 ? items[t.first - 1] : undefined, fresh.body, source)) return undefined;
   const shift = shiftAfter(start, prev.slice(t.r0, t.r1), region, delta);
   // Inside the edited statement: every node that starts after the region moves, every node around it grows.
@@ -344,7 +409,7 @@ function reparseNested(old: ParsedFile, source: string, filePath: string | undef
     n.range[1] += shift.delta;
     shiftPos(n.loc.end, shift);
   }
-  items.splice(t.first, t.last - t.first + 1, ...(fresh.body as TSESTree.Statement[]));
+  items.splice(t.first, t.last - t.first + 1, ...fresh.body);
   const program = old.program;
   const body = program.body;
   for (let k = index + 1; k < body.length; k++) shiftStatement(body[k]!, shift);

@@ -9,17 +9,54 @@ import { memoryFor } from "../llm/memory.js";
 import type { AgentDefinition } from "../runtime/types.js";
 import { createCompleteLite } from "../complete-lite/handler.js";
 import { formatChecked, syntaxError } from "./check.js";
+import { StageTimer } from "../runtime/timer.js";
 import { createComplete } from "./handler.js";
 
 const WARM_SOURCE = "export function add(a: number, b: number): number {\n  return a + b;\n}\n";
 
+/** A small module in the shapes real code has (imports, types, a class, async code, objects, comments) for the pipeline warm-up. */
+const WARM_MODULE = `import { readFile } from "node:fs/promises";
+
+/** Options for {@link load}. */
+export interface LoadOptions {
+  retries: number;
+  label?: string;
+}
+
+export class Store<T> {
+  private readonly items = new Map<string, T>();
+
+  /** Remember one item. */
+  put(key: string, value: T): void {
+    if (this.items.has(key)) throw new Error(\`duplicate \${key}\`);
+    this.items.set(key, value);
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+}
+
+export async function load(path: string, options: LoadOptions = { retries: 1 }): Promise<string[]> {
+  const text = await readFile(path, "utf8");
+  const lines = text.split("\\n").filter((l) => l.trim() !== "");
+  return lines.map((l, i) => \`\${options.label ?? "line"} \${i}: \${l}\`);
+}
+
+export const DEFAULTS = { retries: 3, label: "entry", nested: { depth: 2, tags: ["a", "b"] } };
+`;
+
+/** Keystrokes the warm-up types (after these lines' ends), so the first real requests do not pay for cold code. */
+const WARM_KEYSTROKES = [14, 15, 24, 25, 19, 29];
+
 export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, latest: LatestWins): AgentDefinition {
   const cache = new ParseCache();
   let counter: TokenCounter | undefined;
+  const complete = createComplete({ host, latest, cache, lite: createCompleteLite(cache), counter: () => (counter ??= new TokenCounter()) });
   const resources = { ...manifest.resources, ...(host.config.path !== undefined ? { memory: memoryFor(host.config.path, host.config) ?? manifest.resources.memory } : {}) };
   return {
     manifest: { ...manifest, resources },
-    handlers: { complete: createComplete({ host, latest, cache, lite: createCompleteLite(cache), counter: () => (counter ??= new TokenCounter()) }) },
+    handlers: { complete },
     warmup: async (log) => {
       cache.get(WARM_SOURCE, dialectOf("typescript"), "\0warmup");
       await formatChecked(WARM_SOURCE, dialectOf("typescript"));
@@ -27,6 +64,17 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
       await host.load(log);
       counter = new TokenCounter(host.ready ? (t) => host.tokenize(t) : undefined);
       await host.selfProbe();
+      if (host.ready) {
+        // The whole pipeline, a few keystrokes with one generated token each: parser, incremental
+        // re-parse, symbols, tokenizers and prettier are compiled (JIT) before the first real request.
+        const lines = WARM_MODULE.split("\n");
+        for (const [k, line] of WARM_KEYSTROKES.entries()) {
+          lines[line - 1] += k % 2 === 0 ? " // warm" : "m";
+          const request = { action: "complete", context: { language: "typescript", file_path: "\0warmup.ts", source_code: lines.join("\n"), cursor: { line, column: lines[line - 1]!.length } }, constraints: { max_tokens: 1, best_effort: true } };
+          const ctx = { traceId: `warmup-${k}`, signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000, remainingMs: () => 30_000, timer: new StageTimer(), log, warn: () => undefined };
+          await complete(request as Parameters<typeof complete>[0], ctx).catch((err: unknown) => log.warn({ event: "warmup_request_failed", err: (err as Error).message }, "warm-up request failed"));
+        }
+      }
       log.info({ event: "warmup", model_state: host.state.status, fim_ok: host.fim.ok ?? false, tiktoken_ratio: counter.ratio }, "warm");
     },
     health: () => {

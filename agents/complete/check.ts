@@ -2,10 +2,11 @@
  * The syntax check: splice the completion into the buffer; the touched region must parse and
  * prettier must format it.
  *
- * The region is as small as stays faithful: inside a function, the statements of the innermost
- * block around the cursor plus one neighbour on each side, parsed inside a wrapper function with the
- * same async/generator flags (incremental.ts); elsewhere the top-level statement around the cursor;
- * without a parse of the buffer, the whole buffer. typescript-estree costs ~2-4 µs a character and
+ * The region is as small as stays faithful: the items of the innermost container around the cursor
+ * (a function's block, a namespace body, a class body) plus one neighbour on each side, parsed inside
+ * a wrapper that gives them the same meaning (a function with the same async/generator flags, a
+ * namespace, a class: incremental.ts); elsewhere the top-level statement around the cursor; without a
+ * parse of the buffer, the whole buffer. typescript-estree costs ~2-4 µs a character and
  * prettier about five times that, so checking a whole 1,700-character declaration took 6 ms to parse
  * and 24 ms to format, against an 8 ms budget for the stage.
  *
@@ -17,29 +18,43 @@
  * every loaded plugin's options, and with all built-in languages loaded a call cost ~1.6 ms against
  * ~1.1 ms (tight loop, 150 characters).
  */
+import type { Plugin } from "prettier";
+import { createRequire } from "node:module";
+import { format } from "prettier/standalone";
+import type TypeScript from "typescript";
+import { ancestorsAt, statementAt } from "../code/cursor.js";
+import { blockRegionAt, moduleMarker } from "../code/incremental.js";
+import type { Dialect } from "../code/language.js";
+import type { ParsedFile } from "../code/parse.js";
+
+// `require`, not `import`: importing the 9 MB CommonJS `typescript` from ESM has Node scan its source
+// for export names first (~0.3 s of start-up); typescript-estree has already required it anyway.
+const ts = createRequire(import.meta.url)("typescript") as typeof TypeScript;
+
+/** Prettier's plugins, loaded on first use (the TypeScript one alone is ~3 MB of JavaScript to compile). */
+const PLUGINS: Record<string, () => Promise<Plugin>> = {
+  estree: () => import("prettier/plugins/estree") as Promise<Plugin>,
+  typescript: () => import("prettier/plugins/typescript"),
+  babel: () => import("prettier/plugins/babel"),
+};
+const loaded = new Map<string, Promise<Plugin>>();
+
+function plugin(name: string): Promise<Plugin> {
+  let p = loaded.get(name);
+  if (!p) loaded.set(name, (p = PLUGINS[name]!()));
+  return p;
+}
 
 /** The prettier call of the check (also used to warm it up). */
-export function formatChecked(text: string, dialect: Dialect): Promise<string> {
+export async function formatChecked(text: string, dialect: Dialect): Promise<string> {
+  const parser = dialect.language === "typescript" ? "typescript" : "babel";
+  const plugins = await Promise.all([plugin("estree"), plugin(parser)]);
   // Standalone prettier has no file path inference: the parser decides JSX (typescript: by content; babel: always allowed).
   // Whether prettier can format the code does not depend on the layout: an unbounded line width and no
   // formatting of embedded languages (CSS/GraphQL in template literals, whose errors prettier swallows
   // anyway) save it the line-fitting and embed work, ~30% of a call on a statement.
-  return format(text, {
-    parser: dialect.language === "typescript" ? "typescript" : "babel",
-    plugins: [estreePlugin, dialect.language === "typescript" ? typescriptPlugin : babelPlugin],
-    printWidth: 10_000,
-    embeddedLanguageFormatting: "off",
-  });
+  return format(text, { parser, plugins, printWidth: 10_000, embeddedLanguageFormatting: "off" });
 }
-import * as babelPlugin from "prettier/plugins/babel";
-import * as estreePlugin from "prettier/plugins/estree";
-import * as typescriptPlugin from "prettier/plugins/typescript";
-import { format } from "prettier/standalone";
-import ts from "typescript";
-import { ancestorsAt, statementAt } from "../code/cursor.js";
-import { blockRegionAt, wrapperHead } from "../code/incremental.js";
-import type { Dialect } from "../code/language.js";
-import type { ParsedFile } from "../code/parse.js";
 
 export interface CheckResult {
   ok: boolean;
@@ -48,7 +63,7 @@ export interface CheckResult {
   error?: string;
   /** How far into the completion the parser got (for ranking best-effort candidates). */
   score: number;
-  /** What was checked: statements of the enclosing block, the top-level statement, or the whole buffer. */
+  /** What was checked: items of the enclosing container, the top-level statement, or the whole buffer. */
   region: "block" | "statement" | "file";
   /** Characters parsed (wrapper included). */
   checked_chars: number;
@@ -61,11 +76,17 @@ export interface SpliceBase {
   extra: number;
 }
 
-/** The span of top-level statements around `offset`, from the end of the previous statement to the start of the next. */
-function statementRegion(file: ParsedFile, offset: number): [number, number] {
+/**
+ * Top-level statements around `offset`: the statement at it (or the gap it is in) alone, and with
+ * one neighbour on each side (so text inserted at the cursor meets its real neighbours).
+ */
+function statementRegion(file: ParsedFile, offset: number): { outer: [number, number]; inner: [number, number] } {
   const body = file.program.body;
-  const { before: prev, after: next } = statementAt(body, offset);
-  return [prev >= 0 ? body[prev]!.range[1] : 0, next < body.length ? body[next]!.range[0] : file.source.length];
+  const { index, before, after } = statementAt(body, offset);
+  const [first, last] = index >= 0 ? [index, index] : [after, before];
+  const inner: [number, number] = [first > 0 ? body[first - 1]!.range[1] : 0, last + 1 < body.length ? body[last + 1]!.range[0] : file.source.length];
+  const outer: [number, number] = [first > 0 ? body[first - 1]!.range[0] : 0, last + 1 < body.length ? body[last + 1]!.range[1] : file.source.length];
+  return { outer, inner };
 }
 
 interface Spliced {
@@ -75,7 +96,9 @@ interface Spliced {
   at: number;
   start: number;
   region: CheckResult["region"];
-  /** For a block region: the statements at the cursor alone, wrapped the same way (what prettier formats when it parses). */
+  /** Where the wrapper must end in `text` (block regions). */
+  wrapperEnd?: number;
+  /** The statements at the cursor alone, wrapped the same way (what prettier formats when they parse alone). */
   inner?: string;
 }
 
@@ -84,14 +107,18 @@ function spliced(source: string, offset: number, completion: string, base: Splic
   if (!base) return { text: source.slice(0, offset) + completion + source.slice(offset), at: offset, start: 0, region: "file" };
   // Region ends come from the parsed buffer: past the cursor they are `extra` characters later than in `source`.
   const real = (end: number): number => (end >= offset + base.extra ? end - base.extra : Math.min(end, offset));
+  // A module's region is parsed as a module too (top-level `await`, strict mode).
+  const marker = moduleMarker(base.file);
   const block = blockRegionAt(ancestorsAt(base.file.program, offset), offset);
   if (block) {
-    const head = wrapperHead(block.fn);
-    const wrap = (r0: number, r1: number): string => `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}\n}`;
-    return { text: wrap(block.r0, block.r1), at: head.length + offset - block.r0, start: block.r0, region: "block", inner: wrap(block.inner[0], block.inner[1]) };
+    const { head } = block;
+    const wrap = (r0: number, r1: number): string => `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}\n}${marker}`;
+    const text = wrap(block.r0, block.r1);
+    return { text, at: head.length + offset - block.r0, start: block.r0, region: "block", inner: wrap(block.inner[0], block.inner[1]), wrapperEnd: text.length - marker.length };
   }
-  const [r0, r1] = statementRegion(base.file, offset);
-  return { text: source.slice(r0, offset) + completion + source.slice(offset, real(r1)), at: offset - r0, start: r0, region: "statement" };
+  const { outer, inner } = statementRegion(base.file, offset);
+  const cut = (r0: number, r1: number): string => `${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${marker}`;
+  return { text: cut(outer[0], outer[1]), at: offset - outer[0], start: outer[0], region: "statement", inner: cut(inner[0], inner[1]) };
 }
 
 /** The 1-based line of `offset`. */
@@ -101,27 +128,36 @@ function lineAt(text: string, offset: number): number {
   return line;
 }
 
-const KIND: Record<string, ts.ScriptKind> = { "typescript:false": ts.ScriptKind.TS, "typescript:true": ts.ScriptKind.TSX, "javascript:false": ts.ScriptKind.JS, "javascript:true": ts.ScriptKind.JSX };
+const KIND: Record<string, TypeScript.ScriptKind> = { "typescript:false": ts.ScriptKind.TS, "typescript:true": ts.ScriptKind.TSX, "javascript:false": ts.ScriptKind.JS, "javascript:true": ts.ScriptKind.JSX };
 
-/** TypeScript's first syntax error in `text` (1-based line), if any. */
-export function syntaxError(text: string, dialect: Dialect): { line: number; message: string } | undefined {
+/**
+ * TypeScript's first syntax error in `text` (1-based line), if any. With `wrapperEnd`, the text is a
+ * region inside a wrapper that must stay whole: its first statement has to end there (a completion
+ * that closes the enclosing block leaves the rest of the region outside the wrapper, where it may
+ * parse without meaning the same).
+ */
+export function syntaxError(text: string, dialect: Dialect, wrapperEnd?: number): { line: number; message: string } | undefined {
   const file = ts.createSourceFile(`check.${dialect.language === "typescript" ? "ts" : "js"}${dialect.jsx ? "x" : ""}`, text, ts.ScriptTarget.Latest, false, KIND[`${dialect.language}:${dialect.jsx}`]);
   // `parseDiagnostics` is what typescript-estree reads too; it is not in the public typings.
-  const first = (file as unknown as { parseDiagnostics: readonly ts.DiagnosticWithLocation[] }).parseDiagnostics[0];
-  if (!first) return undefined;
-  return { line: file.getLineAndCharacterOfPosition(first.start).line + 1, message: ts.flattenDiagnosticMessageText(first.messageText, "\n") };
+  const first = (file as unknown as { parseDiagnostics: readonly TypeScript.DiagnosticWithLocation[] }).parseDiagnostics[0];
+  if (first) return { line: file.getLineAndCharacterOfPosition(first.start).line + 1, message: ts.flattenDiagnosticMessageText(first.messageText, "\n") };
+  const wrapper = file.statements[0];
+  if (wrapperEnd !== undefined && wrapper && wrapper.end !== wrapperEnd) {
+    return { line: file.getLineAndCharacterOfPosition(wrapper.end).line + 1, message: "The completion closes the enclosing block" };
+  }
+  return undefined;
 }
 
 /** Check `completion` inserted at `offset` of `source`. */
 export async function checkSplice(source: string, offset: number, completion: string, dialect: Dialect, base: SpliceBase | undefined): Promise<CheckResult> {
-  const { text, at: cursor, start, region, inner } = spliced(source, offset, completion, base);
+  const { text, at: cursor, start, region, inner, wrapperEnd } = spliced(source, offset, completion, base);
   // Rank failures by how far past the cursor the parser got, in lines (a later error = a better candidate).
   const failed = (line: number, message: string, parsed: boolean): CheckResult => {
     // The region's first line is the buffer's line `first` (the wrapper adds no line): report buffer lines.
     const first = lineAt(source, start);
     return { ok: false, parsed, formatted: false, error: `line ${first + line - 1}: ${message}`, score: line - lineAt(text, cursor), region, checked_chars: text.length };
   };
-  const bad = syntaxError(text, dialect);
+  const bad = syntaxError(text, dialect, wrapperEnd);
   if (bad) return failed(bad.line, bad.message, false);
   try {
     // Prettier's cost grows with the text: it gets the statements at the cursor alone, and the region

@@ -26,6 +26,19 @@ const SOURCE = [
   "",
   "export const LIMIT = { max: 3 };",
   "",
+  "export namespace Geometry {",
+  "  export const unit = 1;",
+  "  export interface Box { w: number }",
+  "}",
+  "",
+  "export abstract class Shape {",
+  "  abstract area(): number;",
+  "  protected count = 0",
+  "  describe(): string {",
+  "    return `shape ${this.count}`;",
+  "  }",
+  "}",
+  "",
 ].join("\n");
 
 function at(line: number, column: number): number {
@@ -53,6 +66,20 @@ describe("checkSplice", () => {
     const bad = await checkSplice(SOURCE, at(13, 15), " +* ;", TS, base);
     expect(bad).toMatchObject({ ok: false, parsed: false, region: "block" });
     expect(bad.error).toMatch(/^line 13: /); // a line of the buffer, not of the region
+  });
+
+  it("checks namespace and class members in a namespace or (abstract) class wrapper", async () => {
+    const inNamespace = at(21, 24);
+    expect(await checkSplice(SOURCE, inNamespace, "\n  export const two = 2;", TS, base)).toMatchObject({ ok: true, region: "block" });
+    expect(await checkSplice(SOURCE, inNamespace, "\n  export const = 2;", TS, base)).toMatchObject({ ok: false, region: "block" });
+    const inClass = at(26, 26);
+    const member = await checkSplice(SOURCE, inClass, "\n  abstract perimeter(): number;", TS, base);
+    expect(member).toMatchObject({ ok: true, region: "block" });
+    expect(member.checked_chars).toBeLessThan(300);
+    // Closing the method's body early leaves the rest outside the wrapper: refused, as in place.
+    const closes = await checkSplice(SOURCE, at(28, 22), "}{", TS, base);
+    expect(closes).toMatchObject({ ok: false, region: "block" });
+    expect(closes.error).toMatch(/closes the enclosing block/);
   });
 
   it("checks the top-level statement outside functions, and the whole buffer without a parse", async () => {

@@ -75,6 +75,27 @@ describe("ParseCache", () => {
     "  }",
     "}",
     "",
+    "export namespace Shapes {",
+    "  export const unit = 1",
+    "  export function area(w: number, h: number) {",
+    "    return w * h * unit",
+    "  }",
+    "  export interface Box { w: number }",
+    "}",
+    "",
+    "declare namespace Ambient {",
+    "  function probe(x: number): void;",
+    "  const level: number;",
+    "}",
+    "",
+    "export abstract class Base<T> {",
+    "  abstract make(): T;",
+    "  protected count = 0;",
+    "  ['computed']() { return this.count }",
+    "  *items() { yield this.count }",
+    "  static readonly NAME = 'base';",
+    "}",
+    "",
     "export const arrow = (y: string) => {",
     "  const z = y.trim()",
     "  ;[1, 2].forEach((q) => { void q })",
@@ -84,14 +105,14 @@ describe("ParseCache", () => {
   ].join("\n");
 
   for (const [name, base, minIncremental, minNested] of [
-    ["generated code", generateSource(120), 30, 8],
-    ["hand-written code with async, generators, directives and no semicolons", MIXED, 15, 4],
+    ["generated code", generateSource(120), 20, 8],
+    ["hand-written code with async, generators, directives, namespaces, classes and no semicolons", MIXED, 15, 8],
   ] as const) {
     it(`matches a full parse after any sequence of small edits, settled or lazy (property, ${name})`, () => {
       const edit = fc.record({
         at: fc.nat({ max: base.length }),
         del: fc.nat({ max: 6 }),
-        text: fc.constantFrom("", "x", " ", "\n", "1", "a.b", ";", "// c\n", "/* c */", "(", "}", "{", "`", "'", "\n\n", "await ", "yield ", '"s";', "(q)", "+1", "\n(z)"),
+        text: fc.constantFrom("", "x", " ", "\n", "1", "a.b", ";", "// c\n", "/* c */", "(", "}", "{", "`", "'", "\n\n", "await ", "yield ", '"s";', "(q)", "+1", "\n(z)", "\n[k]() {}", "abstract ", "m(): void;", "\nexport const z = 2;"),
       });
       let incremental = 0;
       let nested = 0;
@@ -159,6 +180,16 @@ describe("ParseCache", () => {
     expect(settled).toBe(file);
     expect(JSON.stringify({ body: settled.program.body, comments: settled.program.comments, range: settled.program.range, end: settled.program.loc.end }) === shape(edited)).toBe(true);
     expect(hasDebt(file.program)).toBe(false);
+  });
+
+  it("a semicolon typed after a statement without one ends that statement, as in a full parse", () => {
+    const cache = new ParseCache();
+    const src = "function f(k: number) {\n  let t = 0\n  t += k\n  return t\n}\n";
+    cache.get(src, TS, "semi.ts");
+    const at = src.indexOf("  return");
+    const edited = src.slice(0, at) + ";" + src.slice(at);
+    const inc = cache.get(edited, TS, "semi.ts").program;
+    expect(JSON.stringify({ body: inc.body, comments: inc.comments, range: inc.range, end: inc.loc.end })).toBe(shape(edited));
   });
 
   it("refuses locally what a full parse refuses: statements run together once a semicolon is deleted", () => {
