@@ -222,13 +222,22 @@ export function wrapperHead(fn: FunctionLike): string {
 
 /**
  * A node whose items can be parsed apart inside a wrapper that gives them the same meaning: a block
- * in a function (wrapper: a function with its async/generator flags), a namespace body (a namespace,
- * ambient when the original is) or a class body (a class, abstract or ambient when the original is).
+ * or a `case` clause in a function (wrapper: a function with its async/generator flags), a namespace
+ * body (a namespace, ambient when the original is) or a class body (a class, abstract or ambient when
+ * the original is). Items lie between `open` and `close` (inside the braces, after a case's colon).
  */
 interface Container {
   node: Node;
   items: Node[];
   head: string;
+  open: number;
+  openPos: TSESTree.Position;
+  close: number;
+}
+
+/** Between braces: items start after `{` and end before `}`. */
+function braced(node: Node, items: Node[], head: string): Container {
+  return { node, items, head, open: node.range[0] + 1, openPos: { line: node.loc.start.line, column: node.loc.start.column + 1 }, close: node.range[1] - 1 };
 }
 
 /** Tells which nodes of an ancestor chain (walked outermost first) are containers. */
@@ -236,16 +245,27 @@ class ContainerScan {
   private fn: FunctionLike | undefined;
   private ambient = false;
 
+  constructor(private readonly source: string) {}
+
   visit(node: Node, parent: Node | undefined): Container | undefined {
     if (node.type === "TSModuleDeclaration" && node.declare) this.ambient = true;
     if (BOUNDARY.has(node.type)) this.fn = isFunctionLike(node) ? node : undefined;
-    if (node.type === "BlockStatement" && this.fn) return { node, items: node.body, head: wrapperHead(this.fn) };
+    if (node.type === "BlockStatement" && this.fn) return braced(node, node.body, wrapperHead(this.fn));
+    if (node.type === "SwitchCase" && this.fn && node.consequent.length > 0) {
+      // Items start after the colon that follows `case <test>` (or `default`).
+      const after = node.test ? node.test.range[1] : node.range[0] + "default".length;
+      const gap = GAP.exec(this.source.slice(after, node.consequent[0]!.range[0]))![0];
+      if (this.source[after + gap.length] !== ":") return undefined;
+      const open = after + gap.length + 1;
+      const start = node.test ? node.test.loc.end : { line: node.loc.start.line, column: node.loc.start.column + "default".length };
+      return { node, items: node.consequent, head: wrapperHead(this.fn), open, openPos: endOf(start, this.source.slice(after, open)), close: node.range[1] };
+    }
     if (node.type === "TSModuleBlock" && parent?.type === "TSModuleDeclaration" && parent.kind !== "global" && parent.id.type === "Identifier") {
-      return { node, items: node.body, head: `${this.ambient ? "declare " : ""}namespace ${WRAPPER} {` };
+      return braced(node, node.body, `${this.ambient ? "declare " : ""}namespace ${WRAPPER} {`);
     }
     if (node.type === "ClassBody" && (parent?.type === "ClassDeclaration" || parent?.type === "ClassExpression")) {
       const declared = this.ambient || (parent.type === "ClassDeclaration" && parent.declare);
-      return { node, items: node.body as Node[], head: `${declared ? "declare " : ""}${parent.abstract ? "abstract " : ""}class ${WRAPPER} {` };
+      return braced(node, node.body as Node[], `${declared ? "declare " : ""}${parent.abstract ? "abstract " : ""}class ${WRAPPER} {`);
     }
     return undefined;
   }
@@ -262,20 +282,22 @@ interface NestedTarget {
 }
 
 /** The innermost container whose items cover the edit, if any. */
-function nestedTarget(stmt: Node, editStart: number, editEnd: number): NestedTarget | undefined {
+function nestedTarget(stmt: Node, editStart: number, editEnd: number, source: string): NestedTarget | undefined {
   const chain: Node[] = [];
-  const scan = new ContainerScan();
+  const scan = new ContainerScan(source);
   let best: NestedTarget | undefined;
   let node: Node | undefined = stmt;
   while (node) {
     const container = scan.visit(node, chain[chain.length - 1]);
     chain.push(node);
-    if (container && node.range[0] < editStart && editEnd < node.range[1]) {
+    if (container && container.open <= editStart && editEnd <= container.close) {
       const items = container.items;
       const [first, last] = touched(items, editStart, editEnd);
-      const r0 = first > 0 ? items[first - 1]!.range[1] : node.range[0] + 1;
-      const r1 = last + 1 < items.length ? items[last + 1]!.range[0] : node.range[1] - 1;
-      if (r0 <= editStart && editEnd <= r1) best = { chain: [...chain], container, first, last, r0, r1 };
+      const r0 = first > 0 ? items[first - 1]!.range[1] : container.open;
+      const r1 = last + 1 < items.length ? items[last + 1]!.range[0] : container.close;
+      // A case clause ends where its last statement ends (no brace): an edit reaching it re-parses the enclosing block instead.
+      const open = container.node.type === "SwitchCase" && last + 1 >= items.length;
+      if (r0 <= editStart && editEnd <= r1 && !open) best = { chain: [...chain], container, first, last, r0, r1 };
     }
     let next: Node | undefined;
     forEachChild(node, (child) => {
@@ -297,23 +319,24 @@ export interface BlockRegion {
 }
 
 /**
- * The items around `offset` in the innermost container (a function's block, a namespace or a class
- * body), plus one neighbour on each side (so text inserted at `offset` meets its real neighbours when
- * the region is parsed alone), or undefined when `offset` is in none. `chain` is `ancestorsAt(offset)`.
+ * The items around `offset` in the innermost container (a function's block or case clause, a
+ * namespace or a class body), plus one neighbour on each side (so text inserted at `offset` meets its
+ * real neighbours when the region is parsed alone), or undefined when `offset` is in none. `chain` is
+ * `ancestorsAt(offset)` in `source`.
  */
-export function blockRegionAt(chain: readonly Node[], offset: number): BlockRegion | undefined {
-  const scan = new ContainerScan();
+export function blockRegionAt(chain: readonly Node[], offset: number, source: string): BlockRegion | undefined {
+  const scan = new ContainerScan(source);
   let best: BlockRegion | undefined;
   chain.forEach((node, i) => {
     const container = scan.visit(node, chain[i - 1]);
-    if (!container || !(node.range[0] < offset && offset < node.range[1])) return;
+    if (!container || !(container.open <= offset && offset <= container.close)) return;
     const items = container.items;
     const [first, last] = touched(items, offset, offset);
     const a = Math.max(0, first - 1);
     const b = Math.min(items.length - 1, last + 1);
-    const r0 = a < first ? items[a]!.range[0] : node.range[0] + 1;
-    const r1 = b > last ? items[b]!.range[1] : node.range[1] - 1;
-    const inner: [number, number] = [first > 0 ? items[first - 1]!.range[1] : node.range[0] + 1, last + 1 < items.length ? items[last + 1]!.range[0] : node.range[1] - 1];
+    const r0 = a < first ? items[a]!.range[0] : container.open;
+    const r1 = b > last ? items[b]!.range[1] : container.close;
+    const inner: [number, number] = [first > 0 ? items[first - 1]!.range[1] : container.open, last + 1 < items.length ? items[last + 1]!.range[0] : container.close];
     best = { r0, r1, inner, head: container.head };
   });
   return best;
@@ -360,7 +383,7 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
   const [i, j] = touched(body, editStart, oldEditEnd);
   if (i === j) {
     settle(body[i]!);
-    const target = nestedTarget(body[i]!, editStart, oldEditEnd);
+    const target = nestedTarget(body[i]!, editStart, oldEditEnd, prev);
     if (target) {
       const next = reparseNested(old, source, filePath, target, i, delta);
       if (next) return next;
@@ -395,8 +418,7 @@ function reparseNested(old: ParsedFile, source: string, filePath: string | undef
   const items = t.container.items;
   const newR1 = t.r1 + delta;
   const region = source.slice(t.r0, newR1);
-  const open = t.container.node.loc.start;
-  const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { line: open.line, column: open.column + 1 };
+  const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { ...t.container.openPos };
   const fresh = parseNested(region, t.r0, start, t.container.head, old, filePath);
   if (!fresh || !edgesSafe(t.first > 0 ? items[t.first - 1] : undefined, fresh.body, source)) return undefined;
   const shift = shiftAfter(start, prev.slice(t.r0, t.r1), region, delta);

@@ -109,7 +109,7 @@ function spliced(source: string, offset: number, completion: string, base: Splic
   const real = (end: number): number => (end >= offset + base.extra ? end - base.extra : Math.min(end, offset));
   // A module's region is parsed as a module too (top-level `await`, strict mode).
   const marker = moduleMarker(base.file);
-  const block = blockRegionAt(ancestorsAt(base.file.program, offset), offset);
+  const block = blockRegionAt(ancestorsAt(base.file.program, offset), offset, base.file.source);
   if (block) {
     const { head } = block;
     const wrap = (r0: number, r1: number): string => `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}\n}${marker}`;

@@ -21,6 +21,13 @@ const SOURCE = [
   "  if (a > 1) {",
   "    total += a;",
   "  }",
+  "  switch (a) {",
+  "    case 2:",
+  "      total *= 2;",
+  "      break;",
+  "    default:",
+  "      total -= 1",
+  "  }",
   "  return total",
   "}",
   "",
@@ -68,23 +75,30 @@ describe("checkSplice", () => {
     expect(bad.error).toMatch(/^line 13: /); // a line of the buffer, not of the region
   });
 
+  it("checks the statements of a case clause alone, not the whole switch", async () => {
+    const inCase = await checkSplice(SOURCE, at(17, 17), "\n      total += 1;", TS, base);
+    expect(inCase).toMatchObject({ ok: true, region: "block" });
+    expect(inCase.checked_chars).toBeLessThan(120);
+    expect(await checkSplice(SOURCE, at(17, 17), "\n      total += ;", TS, base)).toMatchObject({ ok: false, region: "block" });
+  });
+
   it("checks namespace and class members in a namespace or (abstract) class wrapper", async () => {
-    const inNamespace = at(21, 24);
+    const inNamespace = at(28, 24);
     expect(await checkSplice(SOURCE, inNamespace, "\n  export const two = 2;", TS, base)).toMatchObject({ ok: true, region: "block" });
     expect(await checkSplice(SOURCE, inNamespace, "\n  export const = 2;", TS, base)).toMatchObject({ ok: false, region: "block" });
-    const inClass = at(26, 26);
+    const inClass = at(33, 26);
     const member = await checkSplice(SOURCE, inClass, "\n  abstract perimeter(): number;", TS, base);
     expect(member).toMatchObject({ ok: true, region: "block" });
     expect(member.checked_chars).toBeLessThan(300);
     // Closing the method's body early leaves the rest outside the wrapper: refused, as in place.
-    const closes = await checkSplice(SOURCE, at(28, 22), "}{", TS, base);
+    const closes = await checkSplice(SOURCE, at(35, 22), "}{", TS, base);
     expect(closes).toMatchObject({ ok: false, region: "block" });
     expect(closes.error).toMatch(/closes the enclosing block/);
   });
 
   it("checks the top-level statement outside functions, and the whole buffer without a parse", async () => {
-    expect(await checkSplice(SOURCE, at(18, 30), ", min: 1", TS, base)).toMatchObject({ ok: true, region: "statement" });
-    expect(await checkSplice(SOURCE, at(18, 30), ", min: ", TS, base)).toMatchObject({ ok: false, region: "statement" });
+    expect(await checkSplice(SOURCE, at(25, 30), ", min: 1", TS, base)).toMatchObject({ ok: true, region: "statement" });
+    expect(await checkSplice(SOURCE, at(25, 30), ", min: ", TS, base)).toMatchObject({ ok: false, region: "statement" });
     expect(await checkSplice(SOURCE, at(13, 15), "", TS, undefined)).toMatchObject({ ok: true, region: "file", checked_chars: SOURCE.length });
   });
 
@@ -94,9 +108,10 @@ describe("checkSplice", () => {
       fc.asyncProperty(fc.nat({ max: SOURCE.length }), fc.array(piece, { maxLength: 5 }), async (offset, parts) => {
         const completion = parts.join("");
         const r = await checkSplice(SOURCE, offset, completion, TS, base);
-        // Prettier may refuse what parses; it never accepts what does not.
+        // Never accepts what does not parse in place; refuses what does only when the completion
+        // closes the block it is in (the rest of the block would then change meaning).
         if (r.parsed) expect(wholeParses(offset, completion)).toBe(true);
-        else expect(wholeParses(offset, completion)).toBe(false);
+        else if (wholeParses(offset, completion)) expect(r.error).toMatch(/closes the enclosing block/);
       }),
       { numRuns: 300, seed: 7 },
     );
