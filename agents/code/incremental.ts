@@ -229,7 +229,9 @@ export function wrapperHead(fn: FunctionLike): string {
 interface Container {
   node: Node;
   items: Node[];
+  /** The wrapper around the items: `head` + items + `tail`. */
   head: string;
+  tail: string;
   open: number;
   openPos: TSESTree.Position;
   close: number;
@@ -237,7 +239,7 @@ interface Container {
 
 /** Between braces: items start after `{` and end before `}`. */
 function braced(node: Node, items: Node[], head: string): Container {
-  return { node, items, head, open: node.range[0] + 1, openPos: { line: node.loc.start.line, column: node.loc.start.column + 1 }, close: node.range[1] - 1 };
+  return { node, items, head, tail: "\n}", open: node.range[0] + 1, openPos: { line: node.loc.start.line, column: node.loc.start.column + 1 }, close: node.range[1] - 1 };
 }
 
 /** Tells which nodes of an ancestor chain (walked outermost first) are containers. */
@@ -258,7 +260,14 @@ class ContainerScan {
       if (this.source[after + gap.length] !== ":") return undefined;
       const open = after + gap.length + 1;
       const start = node.test ? node.test.loc.end : { line: node.loc.start.line, column: node.loc.start.column + "default".length };
-      return { node, items: node.consequent, head: wrapperHead(this.fn), open, openPos: endOf(start, this.source.slice(after, open)), close: node.range[1] };
+      // ...and end where the next case starts (or the switch closes): a trailing comment belongs to the clause.
+      const cases = parent?.type === "SwitchStatement" ? parent.cases : [];
+      const next = cases[cases.indexOf(node) + 1];
+      const close = next ? next.range[0] : parent ? parent.range[1] - 1 : node.range[1];
+      // The wrapper is a switch in a function, and what follows the clause follows it there too (another
+      // clause, or the switch's end): `x case 2:` does not parse, `x }` does.
+      const head = `${wrapperHead(this.fn)} switch (0) { case 0:`;
+      return { node, items: node.consequent, head, tail: next ? "case 1: } }" : "} }", open, openPos: endOf(start, this.source.slice(after, open)), close };
     }
     if (node.type === "TSModuleBlock" && parent?.type === "TSModuleDeclaration" && parent.kind !== "global" && parent.id.type === "Identifier") {
       return braced(node, node.body, `${this.ambient ? "declare " : ""}namespace ${WRAPPER} {`);
@@ -314,8 +323,9 @@ export interface BlockRegion {
   r1: number;
   /** The items at the offset alone (or the gap it is in), without the neighbours. */
   inner: [number, number];
-  /** The wrapper's opening (it closes with "\n}"). */
+  /** The wrapper: `head` + region + `tail`. */
   head: string;
+  tail: string;
 }
 
 /**
@@ -327,8 +337,8 @@ export interface BlockRegion {
 export function blockRegionAt(chain: readonly Node[], offset: number, source: string): BlockRegion | undefined {
   const scan = new ContainerScan(source);
   let best: BlockRegion | undefined;
-  chain.forEach((node, i) => {
-    const container = scan.visit(node, chain[i - 1]);
+  const visit = (node: Node, parent: Node | undefined): void => {
+    const container = scan.visit(node, parent);
     if (!container || !(container.open <= offset && offset <= container.close)) return;
     const items = container.items;
     const [first, last] = touched(items, offset, offset);
@@ -337,15 +347,27 @@ export function blockRegionAt(chain: readonly Node[], offset: number, source: st
     const r0 = a < first ? items[a]!.range[0] : container.open;
     const r1 = b > last ? items[b]!.range[1] : container.close;
     const inner: [number, number] = [first > 0 ? items[first - 1]!.range[1] : container.open, last + 1 < items.length ? items[last + 1]!.range[0] : container.close];
-    best = { r0, r1, inner, head: container.head };
+    best = { r0, r1, inner, head: container.head, tail: container.tail };
+  };
+  chain.forEach((node, i) => {
+    visit(node, chain[i - 1]);
+    // After a case's last statement (a trailing comment, say) the offset is in the switch but in no case node.
+    if (node.type === "SwitchStatement" && chain[i + 1]?.type !== "SwitchCase") {
+      const clause = node.cases.filter((c) => c.range[0] <= offset).at(-1);
+      if (clause) visit(clause, node);
+    }
   });
   return best;
 }
 
 /** The items inside the wrapper of a parsed region (see ContainerScan), or undefined when the region broke out of it. */
-function wrapperItems(program: Program): Node[] | undefined {
+function wrapperItems(program: Program, container: Container): Node[] | undefined {
   if (program.body.length !== 1) return undefined;
   const w = program.body[0]!;
+  if (container.node.type === "SwitchCase") {
+    const sw = w.type === "FunctionDeclaration" && w.body.body.length === 1 ? w.body.body[0] : undefined;
+    return sw?.type === "SwitchStatement" && sw.cases.length === 1 ? sw.cases[0]!.consequent : undefined;
+  }
   if (w.type === "FunctionDeclaration") return w.body.body;
   if (w.type === "TSModuleDeclaration" && w.body?.type === "TSModuleBlock") return w.body.body;
   if (w.type === "ClassDeclaration") return w.body.body as Node[];
@@ -353,10 +375,13 @@ function wrapperItems(program: Program): Node[] | undefined {
 }
 
 /** Parse `region` (which starts at offset `r0`, position `start`) as the items of a container inside its wrapper; absolute positions. */
-function parseNested(region: string, r0: number, start: TSESTree.Position, head: string, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[] } | undefined {
-  const program = parseMarked(`${head}${region}\n}`, moduleMarker(file), file, filePath);
+function parseNested(region: string, r0: number, start: TSESTree.Position, container: Container, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[] } | undefined {
+  const { head } = container;
+  // A case clause's region ends before its next item (see nestedTarget): the clause itself is closed by "} }".
+  const tail = container.node.type === "SwitchCase" ? "\n} }" : container.tail;
+  const program = parseMarked(`${head}${region}${tail}`, moduleMarker(file), file, filePath);
   if (!program) return undefined;
-  const body = wrapperItems(program);
+  const body = wrapperItems(program, container);
   if (!body) return undefined;
   // A string statement first in the wrapper is a directive there, but may not be one in place.
   if (body.some((s) => s.type === "ExpressionStatement" && s.directive !== undefined)) return undefined;
@@ -419,7 +444,7 @@ function reparseNested(old: ParsedFile, source: string, filePath: string | undef
   const newR1 = t.r1 + delta;
   const region = source.slice(t.r0, newR1);
   const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { ...t.container.openPos };
-  const fresh = parseNested(region, t.r0, start, t.container.head, old, filePath);
+  const fresh = parseNested(region, t.r0, start, t.container, old, filePath);
   if (!fresh || !edgesSafe(t.first > 0 ? items[t.first - 1] : undefined, fresh.body, source)) return undefined;
   const shift = shiftAfter(start, prev.slice(t.r0, t.r1), region, delta);
   // Inside the edited statement: every node that starts after the region moves, every node around it grows.

@@ -111,8 +111,8 @@ function spliced(source: string, offset: number, completion: string, base: Splic
   const marker = moduleMarker(base.file);
   const block = blockRegionAt(ancestorsAt(base.file.program, offset), offset, base.file.source);
   if (block) {
-    const { head } = block;
-    const wrap = (r0: number, r1: number): string => `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}\n}${marker}`;
+    const { head, tail } = block;
+    const wrap = (r0: number, r1: number): string => `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${tail}${marker}`;
     const text = wrap(block.r0, block.r1);
     return { text, at: head.length + offset - block.r0, start: block.r0, region: "block", inner: wrap(block.inner[0], block.inner[1]), wrapperEnd: text.length - marker.length };
   }
