@@ -25,6 +25,7 @@
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { parseProgram, type Comment, type Node, type ParsedFile, type Program } from "./parse.js";
+import { positionAfter } from "./position.js";
 import { forEachChild } from "./walk.js";
 
 /** Fall back to a full parse when the edited region is this large a share of the file. */
@@ -102,17 +103,6 @@ function commonSuffix(a: string, b: string, max: number): number {
   for (const size of BLOCKS) while (i + size <= max && a.slice(a.length - i - size, a.length - i) === b.slice(b.length - i - size, b.length - i)) i += size;
   while (i < max && a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i)) i++;
   return i;
-}
-
-/** The position just after `text` when `text` starts at `at` (what a parser reports, for "\n" line ends). */
-function endOf(at: TSESTree.Position, text: string): TSESTree.Position {
-  let lines = 0;
-  let last = -1;
-  for (let k = text.indexOf("\n"); k !== -1; k = text.indexOf("\n", k + 1)) {
-    lines++;
-    last = k;
-  }
-  return lines === 0 ? { line: at.line, column: at.column + text.length } : { line: at.line + lines, column: text.length - last - 1 };
 }
 
 interface Shift {
@@ -267,7 +257,7 @@ class ContainerScan {
       // The wrapper is a switch in a function, and what follows the clause follows it there too (another
       // clause, or the switch's end): `x case 2:` does not parse, `x }` does.
       const head = `${wrapperHead(this.fn)} switch (0) { case 0:`;
-      return { node, items: node.consequent, head, tail: next ? "case 1: } }" : "} }", open, openPos: endOf(start, this.source.slice(after, open)), close };
+      return { node, items: node.consequent, head, tail: next ? "case 1: } }" : "} }", open, openPos: positionAfter(start, this.source.slice(after, open)), close };
     }
     if (node.type === "TSModuleBlock" && parent?.type === "TSModuleDeclaration" && parent.kind !== "global" && parent.id.type === "Identifier") {
       return braced(node, node.body, `${this.ambient ? "declare " : ""}namespace ${WRAPPER} {`);
@@ -477,8 +467,8 @@ function edgesSafe(before: Node | undefined, fresh: readonly Node[], source: str
 
 /** The move of everything after a region that starts at position `start` and changed from `oldRegion` to `newRegion`. */
 function shiftAfter(start: TSESTree.Position, oldRegion: string, newRegion: string, delta: number): Shift {
-  const oldEnd = endOf(start, oldRegion);
-  const newEnd = endOf(start, newRegion);
+  const oldEnd = positionAfter(start, oldRegion);
+  const newEnd = positionAfter(start, newRegion);
   return { delta, lineDelta: newEnd.line - oldEnd.line, line: oldEnd.line, colDelta: newEnd.column - oldEnd.column };
 }
 

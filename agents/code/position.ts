@@ -26,7 +26,7 @@ export function offsetAt(source: string, cursor: Position, starts = lineStarts(s
 }
 
 /** The cursor at an offset. */
-export function positionAt(offset: number, starts: number[]): Position {
+export function positionAt(offset: number, starts: readonly number[]): Position {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {
@@ -35,4 +35,22 @@ export function positionAt(offset: number, starts: number[]): Position {
     else hi = mid - 1;
   }
   return { line: lo + 1, column: offset - starts[lo]! };
+}
+
+/** The 1-based line of `offset` (counting "\n"), without building a table of line starts. */
+export function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
+  return line;
+}
+
+/** The position just after `text` when `text` starts at `at` (what a parser reports, for "\n" line ends). */
+export function positionAfter(at: Position, text: string): Position {
+  let lines = 0;
+  let last = -1;
+  for (let k = text.indexOf("\n"); k !== -1; k = text.indexOf("\n", k + 1)) {
+    lines++;
+    last = k;
+  }
+  return lines === 0 ? { line: at.line, column: at.column + text.length } : { line: at.line + lines, column: text.length - last - 1 };
 }

@@ -4,6 +4,7 @@ import { docSummary } from "./comments.js";
 import type { FunctionSlice } from "./cursor.js";
 import { textOf, typeText } from "./names.js";
 import type { Node } from "./parse.js";
+import { lineAt } from "./position.js";
 
 export interface ParamInfo {
   name: string;
@@ -70,13 +71,7 @@ export function signatureOf(slice: FunctionSlice, source: string): SignatureInfo
     text,
     doc: docSummary(slice.doc),
     decorators: slice.decorators,
-    line_start: lineOf(source, slice.range[0]),
+    line_start: lineAt(source, slice.range[0]),
     line_end: slice.decl.loc.end.line,
   };
-}
-
-function lineOf(source: string, offset: number): number {
-  let line = 1;
-  for (let i = source.indexOf("\n"); i !== -1 && i < offset; i = source.indexOf("\n", i + 1)) line++;
-  return line;
 }

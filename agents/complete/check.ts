@@ -26,6 +26,7 @@ import { ancestorsAt, statementAt } from "../code/cursor.js";
 import { blockRegionAt, moduleMarker } from "../code/incremental.js";
 import type { Dialect } from "../code/language.js";
 import type { ParsedFile } from "../code/parse.js";
+import { lineAt } from "../code/position.js";
 
 // `require`, not `import`: importing the 9 MB CommonJS `typescript` from ESM has Node scan its source
 // for export names first (~0.3 s of start-up); typescript-estree has already required it anyway.
@@ -119,13 +120,6 @@ function spliced(source: string, offset: number, completion: string, base: Splic
   const { outer, inner } = statementRegion(base.file, offset);
   const cut = (r0: number, r1: number): string => `${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${marker}`;
   return { text: cut(outer[0], outer[1]), at: offset - outer[0], start: outer[0], region: "statement", inner: cut(inner[0], inner[1]) };
-}
-
-/** The 1-based line of `offset`. */
-function lineAt(text: string, offset: number): number {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
-  return line;
 }
 
 const KIND: Record<string, TypeScript.ScriptKind> = { "typescript:false": ts.ScriptKind.TS, "typescript:true": ts.ScriptKind.TSX, "javascript:false": ts.ScriptKind.JS, "javascript:true": ts.ScriptKind.JSX };

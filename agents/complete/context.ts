@@ -3,6 +3,7 @@
  * cursor neighbourhood) and what may be trimmed (farther code, farthest lines first).
  */
 import type { FunctionSlice } from "../code/cursor.js";
+import { positionAt } from "../code/position.js";
 
 /** Lines before/after the cursor kept whole (before: outside a function only). */
 const NEAR_BEFORE = 6;
@@ -55,30 +56,23 @@ export interface CodeContext {
 }
 
 /** The 0-based line containing `offset`. */
-function lineOf(starts: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+function line0(starts: readonly number[], offset: number): number {
+  return positionAt(offset, starts).line - 1;
 }
 
 /** Cut the source at `offset` into kept and trimmable parts (`starts`: the offset of each line). */
 export function codeContext(source: string, offset: number, fn: FunctionSlice | undefined, starts: readonly number[]): CodeContext {
   // The kept region starts where the enclosing function starts (or on a quantum line boundary outside
   // a function), so every cursor in the same function shares the prompt prefix before it (KV reuse).
-  const cursorLine = lineOf(starts, offset);
+  const cursorLine = line0(starts, offset);
   // Lines that hold text: a source ending with a newline has no line after it.
   const lines = starts.length > 1 && starts[starts.length - 1] === source.length ? starts.length - 1 : starts.length;
   const lineStart = (line: number): number => (line < lines ? starts[line]! : source.length);
   let startLine: number;
   let endLine = cursorLine + NEAR_AFTER; // exclusive
   if (fn) {
-    startLine = lineOf(starts, fn.range[0]);
-    endLine = Math.max(endLine, lineOf(starts, fn.range[1]) + 1);
+    startLine = line0(starts, fn.range[0]);
+    endLine = Math.max(endLine, line0(starts, fn.range[1]) + 1);
   } else {
     startLine = Math.max(0, Math.floor((cursorLine - NEAR_BEFORE) / NEAR_QUANTUM) * NEAR_QUANTUM);
   }
