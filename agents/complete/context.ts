@@ -14,6 +14,13 @@ const NEAR_QUANTUM = 8;
 const PREFIX_QUANTUM = 16;
 
 /**
+ * Farther code is tokenised in chunks cut at file lines that are multiples of this (ModelHost.tokenizeStable
+ * remembers each chunk): the chunks of the code before and after the cursor are the same texts wherever
+ * the cursor is, so the buffer can be tokenised ahead in idle time (prewarm.ts) and a cursor jump finds them.
+ */
+export const CHUNK_LINES = PREFIX_QUANTUM;
+
+/**
  * Whole lines of the source, read on demand: a 2,000-line file is not split into an array on every
  * keystroke when the budget only ever reads the lines nearest the cursor.
  */
@@ -39,6 +46,25 @@ export class Lines {
     if (to <= from) return "";
     const k = this.first + to;
     return this.source.slice(this.starts[this.first + from], k < this.starts.length ? Math.min(this.starts[k]!, this.end) : this.end);
+  }
+
+  /** Lines `from` to `to` (exclusive) as texts cut where the file's line number is a multiple of CHUNK_LINES (joined, they are `text(from, to)`). */
+  chunks(from: number, to = this.length): string[] {
+    const out: string[] = [];
+    for (let i = from; i < to; ) {
+      const next = Math.min(to, (Math.floor((this.first + i) / CHUNK_LINES) + 1) * CHUNK_LINES - this.first);
+      out.push(this.text(i, next));
+      i = next;
+    }
+    return out;
+  }
+}
+
+/** The text of every whole chunk of the file (what Lines.chunks gives for the code around any cursor), with the lines in it. */
+export function* fileChunks(source: string, starts: readonly number[]): Generator<{ text: string; lines: number }> {
+  for (let k = 0; k < starts.length; k += CHUNK_LINES) {
+    const end = k + CHUNK_LINES < starts.length ? starts[k + CHUNK_LINES]! : source.length;
+    if (end > starts[k]!) yield { text: source.slice(starts[k], end), lines: Math.min(CHUNK_LINES, starts.length - k) };
   }
 }
 

@@ -16,7 +16,8 @@ import type { ModelHost } from "../llm/host.js";
 import type { LatestWins } from "../llm/latest.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { codeContext } from "./context.js";
-import { infer, type Attempt } from "./infer.js";
+import { infer, type Attempt, type InferInput } from "./infer.js";
+import type { Prewarm } from "./prewarm.js";
 import { headerText, localSymbolsLine, symbolsBlock } from "./prompt.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
 import { trimToBudget } from "./trim.js";
@@ -28,6 +29,10 @@ export interface CompleteDeps {
   cache?: ParseCache;
   /** The model-free engine (complete-lite's), used without a model when the caller asks for it with `constraints.fallback: "lite"`. */
   lite?: (request: AipRequest, ctx: HandlerContext) => Promise<unknown>;
+  /** Tokenises the buffer ahead in idle time (prewarm.ts); told when a request is in a non-model stage. */
+  prewarm?: Prewarm;
+  /** Replaces the model call (see InferInput.generate). */
+  generate?: InferInput["generate"];
 }
 
 /** Kept back from the deadline for the syntax check and the response (8 + 2 ms budgets, plus scheduling slack). */
@@ -89,6 +94,9 @@ export function createComplete(deps: CompleteDeps) {
     const debugPrompt = bool(c, "debug_prompt") ?? false;
     const ticket = deps.latest.enter(request, ctx.traceId);
     const signal = AbortSignal.any([ctx.signal, ticket.signal]);
+    const { prewarm } = deps;
+    prewarm?.enter();
+    let buffer: { source: string; starts: number[] } | undefined;
     try {
       stages.end("accept", signal);
 
@@ -101,6 +109,7 @@ export function createComplete(deps: CompleteDeps) {
       else throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", { extensions: { fields: ["context.source_code", "context.file_path"] } });
       const dialect = dialectOf(language, request.context.file_path);
       const starts = lineStarts(source);
+      buffer = { source, starts };
       const cursor = cursorIn ?? positionAt(source.length, starts);
       const offset = offsetAt(source, cursor, starts);
       const { parsed, extra } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
@@ -129,7 +138,7 @@ export function createComplete(deps: CompleteDeps) {
       stages.end("budget", signal);
 
       // inference ⇄ syntax
-      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, base: { file: parsed, extra } });
+      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, base: { file: parsed, extra }, ...(deps.generate ? { generate: deps.generate } : {}), waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())) });
       ctx.timer.mark("inference"); // advances the timer; the exact split is set below
       ctx.timer.set("inference", result.inferenceMs);
       ctx.timer.set("syntax", result.syntaxMs);
@@ -177,6 +186,9 @@ export function createComplete(deps: CompleteDeps) {
       return payload;
     } finally {
       ticket.release();
+      // The next keystroke's cursor may be anywhere in this buffer: tokenise it ahead while idle.
+      if (buffer) prewarm?.schedule(buffer.source, buffer.starts);
+      prewarm?.leave();
     }
   };
 }

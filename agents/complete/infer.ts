@@ -2,7 +2,7 @@
 import { AipError } from "../../protocol/errors.js";
 import type { Token } from "node-llama-cpp";
 import type { Dialect } from "../code/language.js";
-import type { Generation, ModelHost } from "../llm/host.js";
+import type { GenerateOptions, Generation, ModelHost } from "../llm/host.js";
 import { checkSplice, type CheckResult, type SpliceBase } from "./check.js";
 
 export const MAX_RETRIES = 2;
@@ -29,6 +29,10 @@ export interface InferInput {
   dialect: Dialect;
   /** The buffer's parse (region boundaries for the syntax check). */
   base: SpliceBase | undefined;
+  /** The model call; default `host.generate` (the warm-up's dry keystrokes pass a canned completion). */
+  generate?: (prompt: Token[], options: GenerateOptions) => Promise<Generation>;
+  /** Told when the request starts (true) and stops (false) waiting for the model (prewarm.ts works only then). */
+  waiting?: (waiting: boolean) => void;
 }
 
 export interface InferResult {
@@ -57,8 +61,10 @@ export async function infer(input: InferInput): Promise<InferResult> {
       const seed = input.seed + i;
       const t0 = performance.now();
       let gen: Generation;
+      input.waiting?.(true);
       try {
-        gen = await input.host.generate(input.prompt, { maxTokens: input.maxTokens, temperature, seed, stop: input.stop, signal });
+        const options = { maxTokens: input.maxTokens, temperature, seed, stop: input.stop, signal };
+        gen = await (input.generate ? input.generate(input.prompt, options) : input.host.generate(input.prompt, options));
       } catch (err) {
         if (limit.signal.aborted && !input.signal.aborted) {
           const took = Math.round(performance.now() - started);
@@ -68,6 +74,8 @@ export async function infer(input: InferInput): Promise<InferResult> {
           });
         }
         throw input.signal.aborted ? (input.signal.reason as Error) : err;
+      } finally {
+        input.waiting?.(false);
       }
       inferenceMs += performance.now() - t0;
       const t1 = performance.now();

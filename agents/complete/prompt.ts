@@ -41,6 +41,9 @@ export interface PromptParts {
   keptBefore: string;
   keptAfter: string;
   after: string;
+  /** `before` and `after` cut into file chunks (context.ts CHUNK_LINES), for tokenising piece by piece. */
+  beforeChunks?: string[];
+  afterChunks?: string[];
 }
 
 /** The text before the cursor (everything the model reads first). */

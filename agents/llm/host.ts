@@ -46,8 +46,11 @@ function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
   return i;
 }
 
-/** Texts whose tokens `tokenizeStable` keeps (least recently used dropped first). */
-const TOKEN_MEMO_ENTRIES = 64;
+/**
+ * Texts whose tokens `tokenizeStable` keeps (least recently used dropped first): the pieces of recent
+ * prompts and the file chunks prewarm.ts tokenises ahead (PREWARM_MAX_CHUNKS of them, 16 lines each).
+ */
+const TOKEN_MEMO_ENTRIES = 1024;
 
 /** Pieces of code as prompts are cut (at line starts): does tokenising them apart and joining the tokens round-trip? */
 function tokenizesPiecewise(model: LlamaModel): boolean {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { httpRequest, invokeHttp as rawInvoke } from "../../protocol/client.js";
 import { serve, type Served } from "../../scripts/conformance/process.js";
 import { tempDir } from "../helpers.js";
+import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/llm/config.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";
 
 type Json = Record<string, any>;
@@ -86,6 +87,21 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     const h = await health(ctx.sock);
     expect(h.status).toBe("ok");
     expect(h).toMatchObject({ model_state: "ready", fim_ok: true, prompt_format: "fim", threads: 1, sequences: 2 });
+    // The warm-up typed its dry keystrokes through the non-model stages before the agent listened.
+    const warmup = h.warmup as { keystrokes: number; ms: number };
+    expect(warmup.keystrokes).toBe(DEFAULT_WARMUP_KEYSTROKES);
+    expect(warmup.ms).toBeGreaterThan(0);
+  });
+
+  it("tokenises the buffer ahead after a request (prewarm), shown in /healthz", async () => {
+    const before = (await health(ctx.sock)).prewarm as { buffers: number; chunks: number };
+    const { json } = await invokeHttp(ctx.sock, request());
+    expect(json.status).toBe("success");
+    // The buffer is scheduled when the request ends; wait for its chunks (health answers between slices).
+    let after = before;
+    for (const until = Date.now() + 10_000; after.chunks === before.chunks && Date.now() < until; ) after = (await health(ctx.sock)).prewarm as typeof before;
+    expect(after.buffers).toBeGreaterThan(before.buffers);
+    expect(after.chunks).toBeGreaterThan(before.chunks);
   });
 
   it("loads and generates: every stage timed, accounting in the payload", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TokenCounter } from "../../../agents/llm/budget.js";
-import { defaultThreads, modelConfig } from "../../../agents/llm/config.js";
+import { DEFAULT_WARMUP_KEYSTROKES, defaultThreads, modelConfig } from "../../../agents/llm/config.js";
 import { ModelHost } from "../../../agents/llm/host.js";
 import { tinyModel } from "./tiny-model.js";
 
@@ -112,5 +112,12 @@ describe("ModelHost without FIM, without a model, with a broken model", () => {
     expect(defaultThreads(2)).toBe(1);
     expect(defaultThreads(16)).toBe(4);
     expect(() => modelConfig({}, { AIP_MODEL_THREADS: "zero" })).toThrow(/AIP_MODEL_THREADS/);
+  });
+
+  it("warm-up keystrokes: AIP_WARMUP_KEYSTROKES, a named default, and a clear error for a bad value", () => {
+    expect(modelConfig({}, {}).warmupKeystrokes).toBe(DEFAULT_WARMUP_KEYSTROKES);
+    expect(modelConfig({}, { AIP_WARMUP_KEYSTROKES: "0" }).warmupKeystrokes).toBe(0);
+    expect(modelConfig({ warmupKeystrokes: 7 }, { AIP_WARMUP_KEYSTROKES: "50" }).warmupKeystrokes).toBe(7);
+    expect(() => modelConfig({}, { AIP_WARMUP_KEYSTROKES: "-1" })).toThrow(/AIP_WARMUP_KEYSTROKES must be an integer from 0 to 100000, got "-1"/);
   });
 });
