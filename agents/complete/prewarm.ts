@@ -25,7 +25,7 @@ export class Prewarm {
   private scheduled = false;
   /** Requests in a non-model stage now (the handler counts them). */
   private busy = 0;
-  readonly stats = { buffers: 0, chunks: 0, slices: 0 };
+  readonly stats = { buffers: 0, chunks: 0, slices: 0, errors: 0 };
 
   constructor(
     private readonly host: ModelHost,
@@ -80,12 +80,28 @@ export class Prewarm {
   }
 
   private slice(): void {
-    if (this.busy > 0 || !this.work || !this.host.ready) return;
+    if (this.busy > 0 || !this.work) return;
+    if (!this.host.ready) {
+      this.work = undefined;
+      return;
+    }
     this.stats.slices++;
+    try {
+      this.step(this.work);
+    } catch {
+      // Ahead-of-time work only: a request tokenises what it needs itself.
+      this.stats.errors++;
+      this.work = undefined;
+      return;
+    }
+    this.kick();
+  }
+
+  private step(work: Generator<{ text: string; lines: number }>): void {
     const counter = this.counter();
     const until = performance.now() + SLICE_MS;
     do {
-      const next = this.work.next();
+      const next = work.next();
       if (next.done) {
         this.work = undefined;
         return;
@@ -99,7 +115,6 @@ export class Prewarm {
       }
       this.stats.chunks++;
     } while (performance.now() < until);
-    this.kick();
   }
 }
 

@@ -284,6 +284,8 @@ export class ModelHost {
   }
 
   async dispose(): Promise<void> {
+    // Not ready from here on: nothing may tokenise or generate with a model being freed.
+    if (this.ready) this.state = { status: "failed", reason: "the model was disposed" };
     for (const w of this.waiters) w.reject(new Error("model disposed"));
     for (const s of this.slots) s.completion.dispose({ disposeSequence: false });
     this.waiters = [];
