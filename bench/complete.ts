@@ -13,7 +13,7 @@ import { LatestWins } from "../agents/llm/latest.js";
 import { AgentInvoker } from "../agents/runtime/invoke.js";
 import { bundledManifest } from "../agents/runtime/manifest.js";
 import { createLogger } from "../protocol/log.js";
-import { writeTinyGguf } from "../scripts/make-tiny-gguf.js";
+import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../scripts/make-tiny-gguf.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 // 200 samples per file: a p95 from 60 samples (the 57th value) moved by 2x between runs here.
@@ -116,7 +116,10 @@ async function kvReuse(host: ModelHost): Promise<{ cold_ms: number; warm_ms: num
   return { cold_ms: c, warm_ms: w, ratio: Math.round((c / w) * 10) / 10, prompt_tokens: base.length + 8, reused_tokens: reused };
 }
 
-const model = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-v2.gguf"), { fim: true });
+// The tiny model tokenises like Qwen2.5-Coder (pre-tokenizer "qwen2"); the 2,000-line file is also
+// measured with llama.cpp's generic "default" pre-tokenizer (std::regex splitting, ~7x slower a call).
+const model = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-v3.gguf"), { fim: true });
+const modelDefaultPre = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-default-pre-v3.gguf"), { fim: true, pre: "default" });
 const loads: number[] = [];
 const modelLoads: number[] = [];
 for (let i = 0; i < 3; i++) {
@@ -131,6 +134,15 @@ for (const f of files()) {
   stages[`${f.lines} lines`] = { file: f.name, lines: f.lines, ...(await stageTimings(host, f)) };
   console.log(`${f.lines} lines: non-model p50/p95`, (stages[`${f.lines} lines`] as Record<string, { p50: number; p95: number }>).non_model);
 }
+const medium = files()[1]!;
+const byPre: Record<string, { p50: number; p95: number }> = { [DEFAULT_PRE_TOKENIZER]: (stages[`${medium.lines} lines`] as Record<string, { p50: number; p95: number }>).non_model! };
+{
+  const hostDefault = await loaded({ path: modelDefaultPre, threads: 1, contextSize: 2048, sequences: 1 });
+  const t = await stageTimings(hostDefault, medium);
+  byPre.default = t.non_model!;
+  console.log(`${medium.lines} lines, "default" pre-tokenizer: non-model p50/p95`, t.non_model, "budget", t.budget);
+  await hostDefault.dispose();
+}
 const tps1 = await tokensPerSecond(host, 5, 128);
 const kv = await kvReuse(host);
 await host.dispose();
@@ -142,10 +154,11 @@ const date = new Date().toISOString().slice(0, 10);
 const result = {
   date,
   host: { cpus: (await import("node:os")).availableParallelism(), node: process.version },
-  model: { file: "tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32)", load_ms_median: Math.round(median(loads) * 10) / 10, model_file_load_ms_median: Math.round(median(modelLoads) * 10) / 10 },
+  model: { file: `tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32, pre-tokenizer ${DEFAULT_PRE_TOKENIZER})`, load_ms_median: Math.round(median(loads) * 10) / 10, model_file_load_ms_median: Math.round(median(modelLoads) * 10) / 10 },
   load_average_during_run: (await import("node:os")).loadavg().map((x) => Math.round(x * 100) / 100),
   iterations: ITERATIONS,
   stages_ms: stages,
+  non_model_ms_by_pre_tokenizer: { file: medium.name, lines: medium.lines, ...byPre },
   tokens_per_s: { threads_1: tps1, threads_2: tps2 },
   kv_reuse: kv,
 };

@@ -31,7 +31,7 @@ export function symbolsAt(file: ParsedFile, chain: Node[], offset: number): Symb
 }
 
 /** Everything the agents need to know about the cursor position in a parsed file; `moduleScope: false` leaves module-level names out of `symbols`; `starts`: the source's line starts, if known. */
-export function sliceAt(file: ParsedFile, cursor: Position, options: { moduleScope?: boolean; starts?: number[] } = {}): Slice {
+export function sliceAt(file: ParsedFile, cursor: Position, options: { moduleScope?: boolean; starts?: readonly number[] } = {}): Slice {
   const offset = offsetAt(file.source, cursor, options.starts);
   const chain = ancestorsAt(file.program, offset);
   const fn = enclosingFunction(chain, file.program, file.source);

@@ -165,15 +165,17 @@ const DECLARED = new WeakMap<Node, Declared>();
  */
 export function topLevelDeclarations(stmt: Node, source: string): SymbolEntry[] {
   const { start, end } = stmt.loc;
-  const shape = { column: start.column, length: stmt.range[1] - stmt.range[0], span: end.line - start.line, endColumn: end.column };
+  const length = stmt.range[1] - stmt.range[0];
   const known = DECLARED.get(stmt);
-  if (known && known.column === shape.column && known.length === shape.length && known.span === shape.span && known.endColumn === shape.endColumn) {
+  // Called for every top-level statement on every keystroke: no allocation when nothing changed.
+  if (known && known.column === start.column && known.length === length && known.span === end.line - start.line && known.endColumn === end.column) {
     if (known.line === start.line) return known.entries;
     const d = start.line - known.line;
-    const entries = known.entries.map((e) => ({ ...e, line: e.line + d }));
-    DECLARED.set(stmt, { line: start.line, ...shape, entries });
-    return entries;
+    known.entries = known.entries.map((e) => ({ ...e, line: e.line + d }));
+    known.line = start.line;
+    return known.entries;
   }
+  const shape = { column: start.column, length, span: end.line - start.line, endColumn: end.column };
   settle(stmt);
   let entries = declaredBy(stmt, 0, source);
   // An edit inside a function body rarely changes what the statement declares: keep the old array then (moduleSymbols memoises on it).
@@ -187,9 +189,14 @@ const MODULE = new WeakMap<Program, { parts: SymbolEntry[][]; table: SymbolEntry
 
 /** The module-level symbols of a program (for outlines and member lookups). Do not mutate the entries: they are shared. */
 export function moduleSymbols(program: Program, source: string): SymbolEntry[] {
-  const parts = program.body.map((s) => topLevelDeclarations(s, source));
+  const body = program.body;
   const last = MODULE.get(program);
-  if (last && last.parts.length === parts.length && last.parts.every((p, i) => p === parts[i])) return last.table;
+  // The common case (a keystroke inside a function): every statement has its old entries, nothing is built.
+  let k = 0;
+  if (last && last.parts.length === body.length) while (k < body.length && topLevelDeclarations(body[k]!, source) === last.parts[k]) k++;
+  if (last && k === body.length) return last.table;
+  const parts = last ? last.parts.slice(0, k) : [];
+  for (let i = k; i < body.length; i++) parts.push(topLevelDeclarations(body[i]!, source));
   const table = dedupeAndSort(parts.flat());
   MODULE.set(program, { parts, table });
   return table;

@@ -5,7 +5,7 @@ import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { dialectOf } from "../code/language.js";
 import type { ParsedFile } from "../code/parse.js";
-import { lineStarts, offsetAt, positionAt } from "../code/position.js";
+import { LineStartsCache, offsetAt, positionAt } from "../code/position.js";
 import { optionalInt, optionalStrings } from "../code/request.js";
 import { sliceAt } from "../code/slice.js";
 import { locateRequestFile } from "../code/source.js";
@@ -70,6 +70,7 @@ function bool(obj: Record<string, unknown>, key: string): boolean | undefined {
 /** The model-backed complete handler. */
 export function createComplete(deps: CompleteDeps) {
   const cache = deps.cache ?? new ParseCache();
+  const lines = new LineStartsCache();
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const stages = new Stages(ctx);
     const { host } = deps;
@@ -96,7 +97,7 @@ export function createComplete(deps: CompleteDeps) {
     const signal = AbortSignal.any([ctx.signal, ticket.signal]);
     const { prewarm } = deps;
     prewarm?.enter();
-    let buffer: { source: string; starts: number[] } | undefined;
+    let buffer: { source: string; starts: readonly number[] } | undefined;
     try {
       stages.end("accept", signal);
 
@@ -108,7 +109,7 @@ export function createComplete(deps: CompleteDeps) {
       else if (loc.absPath !== undefined) source = (await readContained(loc.absPath)).text;
       else throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", { extensions: { fields: ["context.source_code", "context.file_path"] } });
       const dialect = dialectOf(language, request.context.file_path);
-      const starts = lineStarts(source);
+      const starts = lines.get(source);
       buffer = { source, starts };
       const cursor = cursorIn ?? positionAt(source.length, starts);
       const offset = offsetAt(source, cursor, starts);

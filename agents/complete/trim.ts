@@ -6,6 +6,7 @@
 import type { Token } from "node-llama-cpp";
 import type { TokenCounter } from "../llm/budget.js";
 import type { ModelHost } from "../llm/host.js";
+import { detach } from "../runtime/memo.js";
 import { fillOuter, type CodeContext } from "./context.js";
 import { prefixText, suffixText, type PromptParts } from "./prompt.js";
 
@@ -67,6 +68,20 @@ function tokenizeSuffix(host: ModelHost, p: PromptParts): Token[] {
   return out;
 }
 
+/** Per counter, the last CURRENT_SYMBOLS block's lines and running token counts: the block is the same text from one keystroke to the next. */
+const SYMBOL_COUNTS = new WeakMap<TokenCounter, { block: string; lines: string[]; upTo: number[] }>();
+
+function symbolCounts(block: string, counter: TokenCounter): { lines: string[]; upTo: number[] } {
+  const last = SYMBOL_COUNTS.get(counter);
+  if (last?.block === block) return last;
+  const lines = block === "" ? [] : block.split(/(?<=\n)/).slice(1, -1);
+  const upTo = [0];
+  for (const line of lines) upTo.push(upTo[upTo.length - 1]! + counter.count(line));
+  const entry = { block: detach(block), lines: lines.map(detach), upTo };
+  SYMBOL_COUNTS.set(counter, entry);
+  return entry;
+}
+
 /** Fit the context into the window. */
 export function trimToBudget(input: TrimInput): Trimmed {
   const { host, counter, useFim, window, maxTokens, code, header } = input;
@@ -85,17 +100,17 @@ export function trimToBudget(input: TrimInput): Trimmed {
     const keptBefore = keptLines.slice(keptFrom).join("");
     const droppedKept = keptFrom;
     // Then the symbols, at most a quarter of the budget (code near the cursor matters more); the block's last lines go first.
-    const symbolLines = input.symbols === "" ? [] : input.symbols.split(/(?<=\n)/).slice(1, -1);
+    const { lines: symbolLines, upTo } = symbolCounts(input.symbols, counter);
     const frame = input.symbols === "" ? 0 : count("// CURRENT_SYMBOLS\n// END_SYMBOLS\n");
     const symbolRoom = Math.min(avail - base - keptTokens, Math.floor(avail / 4)) - frame;
-    let symbolTokens = 0;
+    // The most lines whose tokens fit: upTo[k] is the count of the first k lines (non-decreasing).
     let keepSymbols = 0;
-    for (const line of symbolLines) {
-      const n = count(line);
-      if (symbolTokens + n > symbolRoom) break;
-      symbolTokens += n;
-      keepSymbols++;
+    for (let lo = 0, hi = symbolLines.length; lo < hi; ) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (upTo[mid]! <= symbolRoom) lo = keepSymbols = mid;
+      else hi = mid - 1;
     }
+    const symbolTokens = upTo[keepSymbols]!;
     const droppedSymbols = symbolLines.length - keepSymbols;
     const symbols = keepSymbols > 0 ? `// CURRENT_SYMBOLS\n${symbolLines.slice(0, keepSymbols).join("")}// END_SYMBOLS\n` : "";
     const fixed = base + keptTokens + (keepSymbols > 0 ? symbolTokens + frame : 0);

@@ -12,20 +12,23 @@ function heapAfterGc(): number {
 }
 
 describe("TextMemo", () => {
-  it("remembers, recomputes nothing on a hit, and drops the least recently used beyond its size", () => {
-    const memo = new TextMemo<number>(2);
+  it("remembers, recomputes nothing on a hit, and drops the entry used longest ago beyond its size", () => {
+    const memo = new TextMemo<number>(4);
     let computed = 0;
     const len = (t: string): number => (computed++, t.length);
-    expect(memo.get("alpha", len)).toBe(5);
-    expect(memo.get("beta", len)).toBe(4);
-    expect(memo.get("alpha", len)).toBe(5); // hit: alpha is now the most recent
-    expect(computed).toBe(2);
-    memo.get("gamma", len); // evicts beta
-    expect(memo.size).toBe(2);
-    memo.get("alpha", len);
-    expect(computed).toBe(3);
-    memo.get("beta", len);
+    for (const k of ["a", "bb", "ccc", "dddd"]) memo.get(k, len);
+    expect(memo.get("a", len)).toBe(1); // hit on the oldest entry: it becomes the youngest
     expect(computed).toBe(4);
+    memo.get("eeeee", len); // evicts "bb", now the oldest
+    expect(memo.size).toBe(4);
+    memo.get("a", len);
+    expect(computed).toBe(5);
+    memo.get("bb", len); // recomputed; evicts "ccc"
+    expect(computed).toBe(6);
+    memo.get("ccc", len);
+    expect(computed).toBe(7);
+    memo.get("a", len); // still there: refreshed before, never the oldest since
+    expect(computed).toBe(7);
   });
 
   it("does not keep the buffers its keys were cut from alive (a keystroke's buffer per entry, before)", () => {

@@ -6,7 +6,7 @@ import { ROOT } from "../../helpers.js";
 
 const CACHE = join(ROOT, "node_modules/.cache/agency");
 /** Bump when the generator's output changes. */
-const VERSION = 2;
+const VERSION = 3;
 
 /** Path of the tiny model with FIM tokens (`fim: true`) or without. */
 export function tinyModel(fim = true): string {
