@@ -11,6 +11,7 @@ import { sliceAt } from "../code/slice.js";
 import { locateRequestFile } from "../code/source.js";
 import { moduleSymbols } from "../code/symbols.js";
 import { readContained } from "../code/workspace.js";
+import { detach } from "../runtime/memo.js";
 import type { TokenCounter } from "../llm/budget.js";
 import type { ModelHost } from "../llm/host.js";
 import type { LatestWins } from "../llm/latest.js";
@@ -58,6 +59,16 @@ function parseForSlice(cache: ParseCache, source: string, offset: number, dialec
     }
     throw err;
   }
+}
+
+/** The last stable prefix's sha1: the symbols block (~20 KB on a 2,000-line file) is the same string from one keystroke to the next. */
+let lastStable: { header: string; symbols: string; sha1: string } | undefined;
+
+function stableSha1(header: string, symbols: string): string {
+  if (lastStable?.header === header && lastStable.symbols === symbols) return lastStable.sha1;
+  const sha1 = createHash("sha1").update(header + symbols).digest("hex");
+  lastStable = { header: detach(header), symbols: detach(symbols), sha1 };
+  return sha1;
 }
 
 function bool(obj: Record<string, unknown>, key: string): boolean | undefined {
@@ -168,7 +179,7 @@ export function createComplete(deps: CompleteDeps) {
           tokens: first.promptTokens,
           window_tokens: window,
           max_tokens: maxTokens,
-          stable_prefix: { chars: header.length + symbols.length, sha1: createHash("sha1").update(header + symbols).digest("hex") },
+          stable_prefix: { chars: header.length + symbols.length, sha1: stableSha1(header, symbols) },
           ...(debugPrompt ? { prefix_text: trimmed.prefix, suffix_text: trimmed.suffix } : {}),
         },
         context: trimmed.accounting,
