@@ -12,43 +12,14 @@ import { formatChecked, syntaxError } from "./check.js";
 import { StageTimer } from "../runtime/timer.js";
 import { createComplete } from "./handler.js";
 import { Prewarm } from "./prewarm.js";
+import { WARM_MODULE, warmLines } from "./warm-module.js";
 
 const WARM_SOURCE = "export function add(a: number, b: number): number {\n  return a + b;\n}\n";
 
-/** A small module in the shapes real code has (imports, types, a class, async code, objects, comments) for the pipeline warm-up. */
-const WARM_MODULE = `import { readFile } from "node:fs/promises";
-
-/** Options for {@link load}. */
-export interface LoadOptions {
-  retries: number;
-  label?: string;
-}
-
-export class Store<T> {
-  private readonly items = new Map<string, T>();
-
-  /** Remember one item. */
-  put(key: string, value: T): void {
-    if (this.items.has(key)) throw new Error(\`duplicate \${key}\`);
-    this.items.set(key, value);
-  }
-
-  get size(): number {
-    return this.items.size;
-  }
-}
-
-export async function load(path: string, options: LoadOptions = { retries: 1 }): Promise<string[]> {
-  const text = await readFile(path, "utf8");
-  const lines = text.split("\\n").filter((l) => l.trim() !== "");
-  return lines.map((l, i) => \`\${options.label ?? "line"} \${i}: \${l}\`);
-}
-
-export const DEFAULTS = { retries: 3, label: "entry", nested: { depth: 2, tags: ["a", "b"] } };
-`;
-
-/** Keystrokes the warm-up types (after these lines' ends), so the first real requests do not pay for cold code. */
-const WARM_KEYSTROKES = [14, 15, 24, 25, 19, 29];
+/** Keystrokes the warm-up types through the whole pipeline (one generated token each), each at another line of WARM_MODULE. */
+const FULL_KEYSTROKES = 6;
+/** Dry keystrokes per cursor position (typing a comment there), as in an editor. */
+const PER_POSITION = 10;
 
 export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, latest: LatestWins): AgentDefinition {
   const cache = new ParseCache();
@@ -75,18 +46,21 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
         // The whole pipeline, a few keystrokes with one generated token each: parser, incremental
         // re-parse, symbols, tokenizers and prettier are compiled (JIT) before the first real request.
         const lines = WARM_MODULE.split("\n");
-        const keystroke = async (handler: typeof complete, k: number): Promise<void> => {
-          const line = WARM_KEYSTROKES[k % WARM_KEYSTROKES.length]!;
-          lines[line - 1] += k % 2 === 0 ? " // warm" : "m";
+        const positions = warmLines();
+        const keystroke = async (handler: typeof complete, k: number, line: number, first: boolean): Promise<void> => {
+          lines[line - 1] += first ? " // warm" : "m";
           const request = { action: "complete", context: { language: "typescript", file_path: "\0warmup.ts", source_code: lines.join("\n"), cursor: { line, column: lines[line - 1]!.length } }, constraints: { max_tokens: 1, best_effort: true } };
           const ctx = { traceId: `warmup-${k}`, signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000, remainingMs: () => 30_000, timer: new StageTimer(), log, warn: () => undefined };
           await handler(request as Parameters<typeof complete>[0], ctx).catch((err: unknown) => log.warn({ event: "warmup_request_failed", err: (err as Error).message }, "warm-up request failed"));
         };
-        for (let k = 0; k < WARM_KEYSTROKES.length; k++) await keystroke(complete, k);
+        for (let k = 0; k < FULL_KEYSTROKES; k++) await keystroke(complete, k, positions[k % positions.length]!, true);
         // Then the non-model stages alone, many times (a canned completion instead of the model: a real
         // model would make this take minutes), until V8 has optimised their hot paths.
         const started = performance.now();
-        for (let k = 0; k < host.config.warmupKeystrokes; k++) await keystroke(dry, WARM_KEYSTROKES.length + k);
+        for (let k = 0; k < host.config.warmupKeystrokes; k++) {
+          const at = Math.floor(k / PER_POSITION);
+          await keystroke(dry, FULL_KEYSTROKES + k, positions[at % positions.length]!, k % PER_POSITION === 0);
+        }
         // Prettier most of all (the largest part of the syntax stage): in a tight loop it is optimised
         // further than interleaved with the other stages (~1.6 against ~2.5 ms a call in the pipeline here).
         for (let k = 0; k < host.config.warmupKeystrokes; k++) await formatChecked(`function f() {\n  const v${k} = a?.b ?? { c: [1, 2], ...d }; // ${k}\n}\n`, dialectOf("typescript"));
