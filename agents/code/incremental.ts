@@ -25,7 +25,7 @@
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { parseProgram, type Comment, type Node, type ParsedFile, type Program } from "./parse.js";
-import { commonPrefix, commonSuffix, positionAfter } from "./position.js";
+import { commonPrefix, commonSuffix, firstPast, positionAfter } from "./position.js";
 import { forEachChild } from "./walk.js";
 
 /** Fall back to a full parse when the edited region is this large a share of the file. */
@@ -168,18 +168,6 @@ function shiftStatement(stmt: Node, s: Shift): void {
   }
   settle(stmt);
   shiftTree(stmt, s);
-}
-
-/** The first index in `[0, n)` for which `past(i)` holds, `past` being false and then true along the list (binary search). */
-function firstPast(n: number, past: (i: number) => boolean): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (past(mid)) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
 }
 
 /**

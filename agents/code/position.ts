@@ -44,39 +44,41 @@ export class LineStartsCache {
   /** The line starts of `source` (do not mutate the array: it is kept for the next call). */
   get(source: string): readonly number[] {
     const last = this.last;
-    let starts: number[];
-    if (last === undefined || last.source === source) {
-      if (last) return last.starts;
-      starts = lineStarts(source);
-    } else {
-      const old = last.source;
-      const prefix = commonPrefix(old, source);
-      const suffix = commonSuffix(old, source, Math.min(old.length, source.length) - prefix);
-      const oldEnd = old.length - suffix;
-      const newEnd = source.length - suffix;
-      const delta = source.length - old.length;
-      const prev = last.starts;
-      // A start s follows a "\n" at s - 1: kept when that is in the common prefix, moved when in the common suffix.
-      const keep = firstAbove(prev, prefix);
-      starts = prev.slice(0, keep);
-      for (let i = source.indexOf("\n", prefix); i !== -1 && i < newEnd; i = source.indexOf("\n", i + 1)) starts.push(i + 1);
-      for (let k = firstAbove(prev, oldEnd); k < prev.length; k++) starts.push(prev[k]! + delta);
-    }
+    if (last?.source === source) return last.starts;
+    const starts = last ? movedStarts(last.source, last.starts, source) : lineStarts(source);
     this.last = { source, starts };
     return starts;
   }
 }
 
-/** The first index whose value is above `x` (values ascending). */
-function firstAbove(values: readonly number[], x: number): number {
+/** The line starts of `source` from those of `old`, the buffer it was edited from. */
+function movedStarts(old: string, prev: readonly number[], source: string): number[] {
+  const prefix = commonPrefix(old, source);
+  const suffix = commonSuffix(old, source, Math.min(old.length, source.length) - prefix);
+  const newEnd = source.length - suffix;
+  const delta = source.length - old.length;
+  // A start s follows a "\n" at s - 1: kept when that is in the common prefix, moved when in the common suffix.
+  const starts = prev.slice(0, firstAbove(prev, prefix));
+  for (let i = source.indexOf("\n", prefix); i !== -1 && i < newEnd; i = source.indexOf("\n", i + 1)) starts.push(i + 1);
+  for (let k = firstAbove(prev, old.length - suffix); k < prev.length; k++) starts.push(prev[k]! + delta);
+  return starts;
+}
+
+/** The first index in `[0, n)` for which `past(i)` holds, `past` being false and then true along it (binary search). */
+export function firstPast(n: number, past: (i: number) => boolean): number {
   let lo = 0;
-  let hi = values.length;
+  let hi = n;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (values[mid]! > x) hi = mid;
+    if (past(mid)) hi = mid;
     else lo = mid + 1;
   }
   return lo;
+}
+
+/** The first index whose value is above `x` (values ascending). */
+export function firstAbove(values: readonly number[], x: number): number {
+  return firstPast(values.length, (k) => values[k]! > x);
 }
 
 /** The offset of a cursor; a column past the end of its line is clamped to the line end. */
@@ -93,14 +95,8 @@ export function offsetAt(source: string, cursor: Position, starts: readonly numb
 
 /** The cursor at an offset. */
 export function positionAt(offset: number, starts: readonly number[]): Position {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return { line: lo + 1, column: offset - starts[lo]! };
+  const line = Math.max(0, firstAbove(starts, offset) - 1);
+  return { line: line + 1, column: offset - starts[line]! };
 }
 
 /** The 1-based line of `offset` (counting "\n"), without building a table of line starts. */

@@ -48,6 +48,7 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
         // The whole pipeline, a few keystrokes with one generated token each: parser, incremental
         // re-parse, symbols, tokenizers and prettier are compiled (JIT) before the first real request.
         const one = WARM_MODULE.split("\n");
+        const lines0 = warmLines();
         const keystroke = async (handler: typeof complete, lines: string[], k: number, line: number, first: boolean): Promise<void> => {
           lines[line - 1] += first ? " // warm" : "m";
           const request = { action: "complete", context: { language: "typescript", file_path: "\0warmup.ts", source_code: lines.join("\n"), cursor: { line, column: lines[line - 1]!.length } }, constraints: { max_tokens: 1, best_effort: true } };
@@ -55,7 +56,7 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
           await handler(request as Parameters<typeof complete>[0], ctx).catch((err: unknown) => log.warn({ event: "warmup_request_failed", err: (err as Error).message }, "warm-up request failed"));
         };
         const small = [...one];
-        for (let k = 0; k < FULL_KEYSTROKES; k++) await keystroke(complete, small, k, warmLines()[k]!, true);
+        for (let k = 0; k < FULL_KEYSTROKES; k++) await keystroke(complete, small, k, lines0[k]!, true);
         // Then the non-model stages alone, many times (a canned completion instead of the model: a real
         // model would make this take minutes), until V8 has optimised their hot paths.
         const started = performance.now();
@@ -63,7 +64,7 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
         // buffer size the budgets are set for (incremental re-parse, symbols, trimming, chunks). Against
         // the module alone this took ~1 ms off the benchmark's p95 (4 runs each, side by side).
         const big = Array.from({ length: WARM_COPIES }, () => one).flat();
-        const positions = warmLines()
+        const positions = lines0
           .flatMap((l) => Array.from({ length: WARM_COPIES }, (_, c) => l + c * one.length))
           .sort((a, b) => ((a * 7919) % 1009) - ((b * 7919) % 1009) || a - b);
         for (let k = 0; k < host.config.warmupKeystrokes; k++) {

@@ -6,6 +6,7 @@
 import type { Token } from "node-llama-cpp";
 import type { TokenCounter } from "../llm/budget.js";
 import type { ModelHost } from "../llm/host.js";
+import { firstAbove } from "../code/position.js";
 import { detach } from "../runtime/memo.js";
 import { fillOuter, type CodeContext } from "./context.js";
 import { prefixText, suffixText, type PromptParts } from "./prompt.js";
@@ -104,12 +105,7 @@ export function trimToBudget(input: TrimInput): Trimmed {
     const frame = input.symbols === "" ? 0 : count("// CURRENT_SYMBOLS\n// END_SYMBOLS\n");
     const symbolRoom = Math.min(avail - base - keptTokens, Math.floor(avail / 4)) - frame;
     // The most lines whose tokens fit: upTo[k] is the count of the first k lines (non-decreasing).
-    let keepSymbols = 0;
-    for (let lo = 0, hi = symbolLines.length; lo < hi; ) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (upTo[mid]! <= symbolRoom) lo = keepSymbols = mid;
-      else hi = mid - 1;
-    }
+    const keepSymbols = Math.max(0, firstAbove(upTo, symbolRoom) - 1);
     const symbolTokens = upTo[keepSymbols]!;
     const droppedSymbols = symbolLines.length - keepSymbols;
     const symbols = keepSymbols > 0 ? `// CURRENT_SYMBOLS\n${symbolLines.slice(0, keepSymbols).join("")}// END_SYMBOLS\n` : "";
