@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // .ci/run sets AIP_VITEST_JSON to collect counts for its closing "N passed, N failed" line.
@@ -5,6 +6,9 @@ const json = process.env.AIP_VITEST_JSON;
 
 export default defineConfig({
   test: {
+    // Suites read this checkout and temp dirs as workspaces; agents refuse roots outside this list
+    // (docs/security.md). Tests of the refusal set their own.
+    env: { AIP_WORKSPACE_ROOTS: [import.meta.dirname, "/tmp", tmpdir()].join(":") },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites start real processes and sockets; two cores are shared by all of them.

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // `npm run test:reliability`: the full reliability suites (>= 100,000 fuzzed inputs, faults under load).
@@ -5,7 +6,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/reliability/**/*.test.ts"],
-    env: { AIP_RELIABILITY: "full" },
+    env: { AIP_RELIABILITY: "full", AIP_WORKSPACE_ROOTS: [import.meta.dirname, "/tmp", tmpdir()].join(":") },
     testTimeout: 600_000,
     hookTimeout: 120_000,
     // One suite at a time: they measure memory and count every request.

@@ -29,6 +29,8 @@ export class AgentRecord {
   circuit = { open: false, failures: 0, opened_at: null as string | null };
   admission: { admitted: boolean; reason: string | null } = { admitted: true, reason: null };
   manifestMismatch: string[] = [];
+  /** False until the checked-in manifest was compared with what the agent printed (in the vetting run). */
+  registered = true;
   /** Sandbox vetting outcome, when vetting ran. */
   vetting: Record<string, unknown> | null = null;
   inflight = 0;

@@ -8,6 +8,8 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../protocol/limits.js";
 import { formatIssues } from "../protocol/schemas.js";
+import { defaultWorkspaceRoots } from "../protocol/workspace-roots.js";
+import { unsafeNames } from "./agent-env.js";
 
 const AgentConfigSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, "expected a lowercase name of letters, digits and dashes"),
@@ -19,6 +21,18 @@ const AgentConfigSchema = z.strictObject({
   socket: z.string().min(1).optional(),
   enabled: z.boolean().default(true),
   env: z.record(z.string(), z.string()).default({}),
+  /** Names from the unsafe list (NODE_OPTIONS, LD_PRELOAD, …) that `env` may set for this agent. */
+  allow_env: z.array(z.string().min(1)).default([]),
+  /**
+   * Other versions of this agent a canary may start: version → command (and env). The admin API names
+   * one of these; it never carries a command or an environment of its own.
+   */
+  versions: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ command: z.array(z.string().min(1)).min(1), env: z.record(z.string(), z.string()).default({}) }),
+    )
+    .default({}),
 });
 
 const LimitsConfigSchema = z.strictObject({
@@ -77,6 +91,15 @@ export const AgencyConfigSchema = z.strictObject({
   mode: z.enum(["embedded", "systemd"]).default("embedded"),
   /** Group allowed to connect (socket 0660); absent = owner only (0600). */
   socket_group: z.string().min(1).optional(),
+  /** The admin API's socket (canary control, forced health checks): always owner-only (0600). */
+  admin_socket: z.string().min(1).optional(),
+  /** false: no admin socket at all. */
+  admin_api: z.boolean().default(true),
+  /**
+   * Directories a request's workspace_root may be in (docs/security.md). Default: the invoking user's
+   * home and /tmp in embedded mode; under systemd it must be configured (default: none).
+   */
+  workspace_roots: z.array(z.string().min(1).refine((p) => isAbsolute(p), "expected an absolute path")).optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
   /** Sandbox vetting of agent executables: required (default in systemd mode), warn (default embedded), off. */
@@ -93,6 +116,11 @@ export const AgencyConfigSchema = z.strictObject({
 export type AgencyConfigInput = z.input<typeof AgencyConfigSchema>;
 export type LimitsConfig = z.infer<typeof LimitsConfigSchema>;
 
+export interface DeclaredVersion {
+  command: string[];
+  env: Record<string, string>;
+}
+
 export interface AgentConfig {
   name: string;
   command: string[];
@@ -100,6 +128,9 @@ export interface AgentConfig {
   socket: string;
   enabled: boolean;
   env: Record<string, string>;
+  allowEnv: string[];
+  /** Canary versions the config declares (commands resolved like `command`). */
+  versions: Record<string, DeclaredVersion>;
 }
 
 export interface AgencyConfig {
@@ -109,6 +140,10 @@ export interface AgencyConfig {
   agentSocketDir: string;
   mode: "embedded" | "systemd";
   socketGroup: string | undefined;
+  /** The admin socket's path, or undefined when the admin API is off. */
+  adminSocket: string | undefined;
+  /** Allowed workspace roots, passed to every agent as AIP_WORKSPACE_ROOTS. */
+  workspaceRoots: string[];
   healthPort: number | undefined;
   stateDir: string;
   vetting: "required" | "warn" | "off";
@@ -135,6 +170,8 @@ const ENV_OVERRIDES = {
   AIP_AGENT_SOCKET_DIR: "agent_socket_dir",
   AIP_MODE: "mode",
   AIP_SOCKET_GROUP: "socket_group",
+  AIP_ADMIN_SOCKET: "admin_socket",
+  AIP_WORKSPACE_ROOTS: "workspace_roots",
   AIP_HEALTH_PORT: "health_port",
   AIP_STATE_DIR: "state_dir",
   AIP_VETTING: "vetting",
@@ -146,7 +183,7 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
   for (const [variable, key] of Object.entries(ENV_OVERRIDES)) {
     const value = env[variable];
     if (value === undefined || value === "") continue;
-    withEnv[key] = key === "health_port" ? Number(value) : value;
+    withEnv[key] = key === "health_port" ? Number(value) : key === "workspace_roots" ? value.split(":").filter(Boolean) : value;
   }
   const parsed = AgencyConfigSchema.safeParse(withEnv);
   if (!parsed.success) {
@@ -160,13 +197,24 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
   for (const [i, a] of c.agents.entries()) {
     if (names.has(a.name)) throw new ConfigError(`Invalid agency config ${source}:\n  agents[${i}].name: duplicate agent name "${a.name}"`);
     names.add(a.name);
+    const unsafe = [a.env, ...Object.values(a.versions).map((v) => v.env)].flatMap((env) => unsafeNames(env, a.allow_env));
+    if (unsafe.length > 0) {
+      throw new ConfigError(
+        `Invalid agency config ${source}:\n  agents[${i}].env: ${[...new Set(unsafe)].join(", ")} can load foreign code into the agent; list ${unsafe.length > 1 ? "them" : "it"} in agents[${i}].allow_env to allow it`,
+      );
+    }
   }
+  const command = (cmd: string[]): string[] => [cmd[0]!.includes("/") ? abs(cmd[0]!) : cmd[0]!, ...cmd.slice(1)];
+  const socket = abs(c.socket);
+  const workspaceRoots = c.workspace_roots ?? (c.mode === "systemd" ? [] : defaultWorkspaceRoots());
   return {
     baseDir,
-    socket: abs(c.socket),
+    socket,
     agentSocketDir,
     mode: c.mode,
     socketGroup: c.socket_group,
+    adminSocket: c.admin_api ? (c.admin_socket ? abs(c.admin_socket) : adminSocketFor(socket)) : undefined,
+    workspaceRoots: workspaceRoots.map((p) => resolve(p)),
     healthPort: c.health_port,
     stateDir: abs(c.state_dir),
     vetting: c.vetting ?? (c.mode === "systemd" ? "required" : "warn"),
@@ -175,13 +223,20 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
     limits: c.limits,
     agents: c.agents.map((a) => ({
       name: a.name,
-      command: [a.command[0]!.includes("/") ? abs(a.command[0]!) : a.command[0]!, ...a.command.slice(1)],
+      command: command(a.command),
       manifestPath: abs(a.manifest),
       socket: a.socket ? abs(a.socket, agentSocketDir) : join(agentSocketDir, `${a.name}.sock`),
       enabled: a.enabled,
       env: a.env,
+      allowEnv: a.allow_env,
+      versions: Object.fromEntries(Object.entries(a.versions).map(([v, d]) => [v, { command: command(d.command), env: d.env }])),
     })),
   };
+}
+
+/** The default admin socket: `aip.sock` → `aip.admin.sock`, beside the main socket. */
+export function adminSocketFor(socket: string): string {
+  return socket.endsWith(".sock") ? `${socket.slice(0, -".sock".length)}.admin.sock` : `${socket}.admin`;
 }
 
 /** Load the config file (default: `$AIP_CONFIG` or manifests/agency.json under the package root). */

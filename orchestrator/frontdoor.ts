@@ -1,4 +1,7 @@
-/** The orchestrator's front door: AIP-1 on its Unix socket, and an optional 127.0.0.1 port for probes. */
+/**
+ * The orchestrator's front door: AIP-1 on its Unix socket (owner, or the socket group), the admin API on
+ * a separate owner-only socket (docs/security.md), and an optional 127.0.0.1 port for probes.
+ */
 import { createServer, type Server } from "node:http";
 import { z } from "zod";
 import { AipError } from "../protocol/errors.js";
@@ -8,11 +11,10 @@ import type { Orchestrator } from "./orchestrator.js";
 
 const json = (status: number, body: unknown): { status: number; body: string } => ({ status, body: JSON.stringify(body) });
 
+/** A canary names a version the agency config declares; a command or an environment is never accepted. */
 const CanaryStartSchema = z.strictObject({
   agent: z.string().min(1),
   version: z.string().min(1),
-  command: z.array(z.string().min(1)).min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
   percent: z.number().min(0).max(100).optional(),
 });
 const CanaryAgentSchema = z.strictObject({ agent: z.string().min(1) });
@@ -26,41 +28,81 @@ function body<T>(schema: z.ZodType<T>, value: unknown): T {
   return parsed.data;
 }
 
+/** The routes of the public socket: health, metrics, the agent list. */
 export function routes(o: Orchestrator): Record<string, RouteHandler> {
+  const refused = (): never => {
+    throw new AipError(
+      "AIP_ERR_FORBIDDEN",
+      o.config.adminSocket ? `Admin operations are served only on the admin socket ${o.config.adminSocket} (owner only)` : "The admin API is switched off (config admin_api: false)",
+    );
+  };
+  const admin = Object.fromEntries(Object.keys(adminRoutes(o)).map((k) => [k, refused]));
   return {
+    ...admin,
     "GET /healthz": async () => {
       const h = o.healthz();
       return json(h.httpStatus, h.body);
     },
     "GET /metrics": async () => ({ status: 200, body: await o.metrics.text(), contentType: o.metrics.contentType }),
     "GET /v1/agents": async () => json(200, { agents: o.agentList() }),
+  };
+}
+
+/** The routes of the admin socket: forced health checks and canary control. */
+export function adminRoutes(o: Orchestrator): Record<string, RouteHandler> {
+  return {
+    "GET /healthz": async () => {
+      const h = o.healthz();
+      return json(h.httpStatus, h.body);
+    },
     "POST /v1/admin/health-check": async () => json(200, { checked: await o.checkNow() }),
     "GET /v1/admin/canary": async () => json(200, { canary: o.canary.status() }),
     "POST /v1/admin/canary/start": async ({ body: b }) => {
+      const raw = (b ?? {}) as Record<string, unknown>;
+      const carried = ["command", "env", "args"].filter((k) => typeof raw === "object" && raw !== null && k in raw);
+      if (carried.length > 0) {
+        throw new AipError("AIP_ERR_FORBIDDEN", `A canary names a version declared in the agency config (agents[].versions); ${carried.join(" and ")} ${carried.length > 1 ? "are" : "is"} never accepted`);
+      }
       const { agent, ...opts } = body(CanaryStartSchema, b);
-      return json(200, await o.canary.start(agent, opts as Parameters<typeof o.canary.start>[1]));
+      return json(200, await o.canary.start(agent, opts.percent !== undefined ? { version: opts.version, percent: opts.percent } : { version: opts.version }));
     },
     "POST /v1/admin/canary/promote": async ({ body: b }) => json(200, await o.canary.promote(body(CanaryAgentSchema, b).agent)),
     "POST /v1/admin/canary/rollback": async ({ body: b }) => json(200, await o.canary.rollback(body(CanaryAgentSchema, b).agent)),
   };
 }
 
+function serverLimits(o: Orchestrator): Parameters<typeof AipServer.listen>[0]["limits"] {
+  const l = o.config.limits;
+  return {
+    maxBodyBytes: l.max_body_bytes,
+    maxLineBytes: l.max_line_bytes,
+    maxJsonDepth: l.max_json_depth,
+    maxConnections: l.max_connections,
+    idleTimeoutMs: l.idle_timeout_ms,
+    headersTimeoutMs: l.headers_timeout_ms,
+    shutdownGraceMs: l.shutdown_grace_ms,
+  };
+}
+
+/** Listen on the admin socket (0600, never the socket group); undefined when the admin API is off. */
+export async function listenAdmin(o: Orchestrator): Promise<AipServer | undefined> {
+  if (!o.config.adminSocket) return undefined;
+  return AipServer.listen({
+    socketPath: o.config.adminSocket,
+    limits: serverLimits(o),
+    invoke: () => Promise.reject(new AipError("AIP_ERR_NO_ROUTE", `The admin socket serves admin routes only; send requests to ${o.config.socket}`)),
+    routes: adminRoutes(o),
+    onEvent: (e) => o.log.warn({ ...e, socket: "admin" }, e.event),
+  });
+}
+
 /** Listen on the orchestrator socket (same framing and limits as every agent). */
 export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
-  const l = o.config.limits;
   return AipServer.listen({
     socketPath: o.config.socket,
     ...(o.config.socketGroup !== undefined ? { group: o.config.socketGroup } : {}),
-    limits: {
-      maxBodyBytes: l.max_body_bytes,
-      maxLineBytes: l.max_line_bytes,
-      maxJsonDepth: l.max_json_depth,
-      maxConnections: l.max_connections,
-      idleTimeoutMs: l.idle_timeout_ms,
-      headersTimeoutMs: l.headers_timeout_ms,
-      shutdownGraceMs: l.shutdown_grace_ms,
-    },
-    invoke: (value, ctx) => o.handle(value, ctx.signal),
+    limits: serverLimits(o),
+    invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection),
     routes: routes(o),
     onEvent: (e) => o.log.warn({ ...e }, e.event),
   });

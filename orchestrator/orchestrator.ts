@@ -12,10 +12,16 @@ import { Metrics } from "./metrics.js";
 import { AgentPool } from "./pool/agent-pool.js";
 import type { SizingStrategy } from "./pool/sizing.js";
 import { undiciTransport, type TransportFactory } from "./pool/transport.js";
-import { printedManifest, register } from "./registration.js";
+import { checkedInManifest, printedManifest, registration } from "./registration.js";
+import { agentEnvironment } from "./agent-env.js";
+import { parseManifest } from "../protocol/manifest.js";
+import { homedir } from "node:os";
+import { dirname } from "node:path";
+import type { VetReport } from "./vet/report.js";
 import { applyResourceRule, candidates, choose } from "./router.js";
 import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
-import { Supersession } from "./supersede.js";
+import { Supersession, scopeToConnection } from "./supersede.js";
+import { lockSocketDir } from "./lock.js";
 import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
 import { join } from "node:path";
@@ -46,6 +52,7 @@ export class Orchestrator {
   private readonly supersession = new Supersession();
   private vetCache: VetCache | undefined;
   private vetPolicy: VetPolicy | undefined;
+  private unlock: (() => void) | undefined;
 
   constructor(
     readonly config: AgencyConfig,
@@ -70,14 +77,15 @@ export class Orchestrator {
 
   /** Register every enabled agent, start them (embedded) or find them (systemd), start health checks. */
   async start(): Promise<void> {
+    // Before anything else (vetting included): a second orchestrator on these sockets stops here.
+    this.unlock = lockSocketDir(this.config.agentSocketDir);
     this.canary = new CanaryController(
       {
         agents: this.agents,
         addRecord: (c, m, r) => this.addRecord(c, m, r),
         removeRecord: (r) => this.removeRecord(r),
-        printedManifest: (command, env) => printedManifest(command, env),
-        agentConfig: (name) => this.config.agents.find((a) => a.name === name),
-        socketFor: (name, version) => join(this.config.agentSocketDir, `${name}-${version}.sock`),
+        prepare: (config) => this.prepare(config),
+        declared: (name, version) => this.declared(name, version),
         agentLog: (name) => this.agentLog(name),
         onDecision: (agent, action) => this.metrics.decision(agent, action),
       },
@@ -88,11 +96,15 @@ export class Orchestrator {
     const enabled = this.config.agents.filter((a) => a.enabled);
     const records = await Promise.all(
       enabled.map(async (a) => {
-        // A promotion that survived a restart replaces the config's version of this agent.
+        // A promotion that survived a restart replaces the config's version of this agent, if the
+        // config still declares that version (the state file never carries a command).
         const promoted = this.canary.stableOverride(a.name);
-        if (!promoted) return this.registerAgent(a);
-        const config = { ...a, command: promoted.command, env: promoted.env, socket: join(this.config.agentSocketDir, `${a.name}-${promoted.version}.sock`) };
-        return this.newRecord(config, promoted.manifest, "stable");
+        const declared = promoted ? this.declared(a.name, promoted.version) : undefined;
+        if (!promoted || !declared) {
+          if (promoted) this.agentLog(a.name).warn({ event: "promotion_dropped", version: promoted.version }, `promoted version ${promoted.version} is no longer declared in the config; running the config's version`);
+          return this.registerAgent(a);
+        }
+        return this.newRecord(declared, promoted.manifest, "stable");
       }),
     );
     await Promise.all(records.map((r) => this.vet(r)));
@@ -119,26 +131,83 @@ export class Orchestrator {
     return record;
   }
 
-  /** Add and start another agent process at runtime (a canary, a retained version). */
-  async addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): Promise<AgentRecord> {
+  /** Add and start another agent process at runtime (a canary, a retained version), vetted first. */
+  async addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole, report?: VetReport): Promise<AgentRecord> {
     const record = this.newRecord(config, manifest, role);
-    await this.vet(record);
+    await this.vet(record, report);
     this.agents.push(record);
     if (record.state !== "rejected") await this.bringUp(record);
     return record;
   }
 
   /**
+   * The config of `name` at `version`, when the config declares it: the agent's own command (its
+   * checked-in manifest's version) or one of its `versions`. Anything else cannot run.
+   */
+  declared(name: string, version: string): AgentConfig | undefined {
+    const base = this.config.agents.find((a) => a.name === name);
+    if (!base) return undefined;
+    const v = base.versions[version];
+    if (v) return { ...base, command: v.command, env: v.env, socket: join(this.config.agentSocketDir, `${name}-${version}.sock`) };
+    try {
+      return checkedInManifest(base).version === version ? base : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The whole environment an agent process gets, in vetting and in the real run alike. */
+  private agentEnv(config: AgentConfig): Record<string, string> {
+    return agentEnvironment({ env: config.env, workspaceRoots: this.config.workspaceRoots });
+  }
+
+  /** Where the sandbox puts a candidate: the real run's HOME, TMPDIR and cwd; the sockets hidden. */
+  private sandboxLayout(env: Record<string, string>): { home: string; tmpdir: string; cwd: string; hide: string[] } {
+    const hide = [this.config.agentSocketDir, dirname(this.config.socket), ...(this.config.adminSocket ? [dirname(this.config.adminSocket)] : [])];
+    return { home: env.HOME ?? homedir(), tmpdir: env.TMPDIR ?? "/tmp", cwd: process.cwd(), hide };
+  }
+
+  /** Vet a config's command (sandboxed); undefined when vetting is off. */
+  private async vetReport(config: AgentConfig): Promise<VetReport | undefined> {
+    const mode = this.config.vetting;
+    if (mode === "off") return undefined;
+    this.vetPolicy ??= loadPolicy(this.config.vetPolicy);
+    if (!this.vetCache) {
+      this.vetCache = new VetCache(join(this.config.stateDir, "vet-cache.json"));
+      for (const r of this.vetCache.rejected) {
+        this.log.warn({ event: "vet_cache_entry_rejected", executable: r.path, reason: r.reason }, `vetting cache entry for ${r.path} dropped (${r.reason}); it will be vetted again`);
+      }
+    }
+    const [exe, ...args] = config.command;
+    const env = this.agentEnv(config);
+    const { hide, cwd } = this.sandboxLayout(env);
+    return vetAgent(exe!, { policy: this.vetPolicy, cache: this.vetCache, args, env, configEnv: config.env, layout: { cwd, hide } });
+  }
+
+  /** What the agent printed for `--manifest`: from the vetting run, or (vetting off) from a sandboxed run. */
+  private async printed(config: AgentConfig, report: VetReport | undefined): Promise<unknown> {
+    if (report) return report.manifest ?? new Error(`--manifest gave no valid manifest in the vetting run${report.reasons.length > 0 ? `: ${report.reasons.slice(0, 3).join("; ")}` : ""}`);
+    const env = this.agentEnv(config);
+    return printedManifest(config.command, env, { layout: this.sandboxLayout(env), configEnv: config.env, unsandboxed: true }).catch((err: Error) => err);
+  }
+
+  /**
    * Sandbox vetting (config `vetting`): an agent that fails under `required` is registered as
    * `rejected` with its reasons and never started; under `warn` it runs and the failure is shown.
+   * Nothing of the agent runs outside the sandbox before this: `--manifest` is one of the vetting runs.
    */
-  private async vet(record: AgentRecord): Promise<void> {
+  private async vet(record: AgentRecord, known?: VetReport): Promise<void> {
     const mode = this.config.vetting;
-    if (mode === "off") return;
-    this.vetPolicy ??= loadPolicy(this.config.vetPolicy);
-    this.vetCache ??= new VetCache(join(this.config.stateDir, "vet-cache.json"));
-    const [exe, ...args] = record.config.command;
-    const report = await vetAgent(exe!, { policy: this.vetPolicy, cache: this.vetCache, args, env: record.config.env });
+    const report = known ?? (await this.vetReport(record.config));
+    if (!record.registered) {
+      record.registered = true;
+      const { mismatch } = registration(record.manifest, await this.printed(record.config, report));
+      record.manifestMismatch = mismatch;
+      if (mismatch.length > 0) {
+        this.agentLog(record.name).warn({ event: "manifest_mismatch", differences: mismatch }, `checked-in manifest and --manifest differ: ${mismatch.join("; ")}`);
+      }
+    }
+    if (!report) return;
     const verdict = admission(report, mode);
     record.vetting = vettingSummary(report, mode);
     const log = this.agentLog(record.name);
@@ -150,6 +219,27 @@ export class Orchestrator {
       log.warn({ event: "vetting_failed", vetting: verdict.vetting, reasons: verdict.reasons }, `vetting ${verdict.vetting} (mode warn: registered anyway): ${verdict.reasons.join("; ")}`);
     } else {
       log.info({ event: "vetting_passed", sha256: report.sha256, cached: report.cached === true, ms: Math.round(report.durationMs) }, "vetting passed");
+    }
+  }
+
+  /**
+   * Before a canary starts: vet its declared command in the sandbox and read its manifest from that run.
+   * A candidate that vetting rejects never runs outside the sandbox.
+   */
+  async prepare(config: AgentConfig): Promise<{ manifest: AgentManifest; report: VetReport | undefined }> {
+    const report = await this.vetReport(config);
+    if (report) {
+      const verdict = admission(report, this.config.vetting);
+      if (!verdict.admit) {
+        throw new AipError("AIP_ERR_FORBIDDEN", `${config.name}: vetting ${verdict.vetting}: ${verdict.reasons.slice(0, 5).join("; ")}`, { extensions: { vetting: vettingSummary(report, this.config.vetting) } });
+      }
+    }
+    const printed = await this.printed(config, report);
+    if (printed instanceof Error) throw new AipError("AIP_ERR_INVALID_FIELD", `Cannot start ${config.name}: ${printed.message}`);
+    try {
+      return { manifest: parseManifest(printed, `${config.command.join(" ")} --manifest`), report };
+    } catch (err) {
+      throw new AipError("AIP_ERR_INVALID_FIELD", `Cannot start ${config.name}: ${(err as Error).message}`);
     }
   }
 
@@ -165,13 +255,10 @@ export class Orchestrator {
     await record.pool.close();
   }
 
-  private async registerAgent(config: AgentConfig): Promise<AgentRecord> {
-    const { manifest, mismatch } = await register(config);
-    const record = this.newRecord(config, manifest, "stable");
-    record.manifestMismatch = mismatch;
-    if (mismatch.length > 0) {
-      this.agentLog(config.name).warn({ event: "manifest_mismatch", differences: mismatch }, `checked-in manifest and --manifest differ: ${mismatch.join("; ")}`);
-    }
+  /** A configured agent with its checked-in manifest; vet() compares it with the printed one. */
+  private registerAgent(config: AgentConfig): AgentRecord {
+    const record = this.newRecord(config, checkedInManifest(config), "stable");
+    record.registered = false;
     return record;
   }
 
@@ -188,7 +275,7 @@ export class Orchestrator {
       name: record.name,
       command: record.config.command,
       socketPath: record.socketPath,
-      env: { AIP_LOG_LEVEL: process.env.AIP_LOG_LEVEL ?? "info", ...record.config.env },
+      env: this.agentEnv(record.config),
       log,
       spawner: this.deps.spawner ?? execaSpawner,
       startTimeoutMs: l.start_timeout_ms,
@@ -302,9 +389,9 @@ export class Orchestrator {
     return run;
   }
 
-  /** Answer one decoded request from a client. */
-  handle(value: unknown, signal: AbortSignal): Promise<AipResponse> {
-    return forward(value, signal, {
+  /** Answer one decoded request from a client; `connection` scopes latest-wins to that client. */
+  handle(value: unknown, signal: AbortSignal, connection = 0): Promise<AipResponse> {
+    return forward(scopeToConnection(value, connection), signal, {
       select: (request: AipRequest, traceId: string) => choose(this.canary.split(candidates(request, this.agents), traceId)),
       onAgentFailure: (agent) => {
         agent.circuit.failures++;
@@ -371,6 +458,8 @@ export class Orchestrator {
     this.canary?.stop();
     await Promise.all([...this.supervisors.values()].map((s) => s.stop()));
     await Promise.all(this.agents.map((a) => a.pool.close()));
+    this.unlock?.();
+    this.unlock = undefined;
   }
 }
 

@@ -1,5 +1,6 @@
-/** Registration: the checked-in manifest, compared with what the agent itself prints (`--manifest`). */
+/** Registration: the checked-in manifest, compared with what the agent itself prints (`--manifest`, run sandboxed). */
 import { execa } from "execa";
+import { commandPaths, findSandbox, sandboxArgs, type SandboxLayout } from "./vet/sandbox.js";
 import { isDeepStrictEqual } from "node:util";
 import { readManifestFile } from "../protocol/manifest.js";
 import type { AgentManifest } from "../protocol/schemas.js";
@@ -28,10 +29,28 @@ export interface Registration {
   mismatch: string[];
 }
 
-/** Run `command --manifest`; resolves with the decoded output, or rejects saying what went wrong. */
-export async function printedManifest(command: string[], env: Record<string, string>, timeoutMs = 10_000): Promise<unknown> {
-  const [cmd, ...args] = command;
-  const run = await execa(cmd!, [...args, "--manifest"], { reject: false, timeout: timeoutMs, env: { ...process.env, ...env }, stdin: "ignore" });
+/**
+ * Run `command --manifest` inside the vetting sandbox (bwrap), with the agent's real environment, and
+ * decode its output. Without bubblewrap it runs only when `unsandboxed` allows it (vetting off): the
+ * command then is the operator's own config, never a client's. Rejects saying what went wrong.
+ */
+export async function printedManifest(
+  command: string[],
+  env: Record<string, string>,
+  opts: { layout: Omit<SandboxLayout, "keep">; configEnv: Record<string, string>; unsandboxed: boolean; timeoutMs?: number },
+): Promise<unknown> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const argv = [...command, "--manifest"];
+  const sandbox = await findSandbox();
+  let run;
+  if (typeof sandbox !== "string") {
+    const layout = { ...opts.layout, keep: commandPaths(command, opts.configEnv) };
+    run = await execa(sandbox.bwrap, sandboxArgs(layout, argv), { reject: false, timeout: timeoutMs, env, extendEnv: false, stdin: "ignore" });
+  } else if (opts.unsandboxed) {
+    run = await execa(argv[0]!, argv.slice(1), { reject: false, timeout: timeoutMs, env, extendEnv: false, stdin: "ignore", cwd: opts.layout.cwd });
+  } else {
+    throw new Error(`--manifest not run: ${sandbox}`);
+  }
   if (run.exitCode !== 0 || run.failed) {
     throw new Error(`--manifest failed: ${run.timedOut ? `no answer within ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`} ${String(run.stderr).slice(0, 200)}`.trim());
   }
@@ -42,17 +61,17 @@ export async function printedManifest(command: string[], env: Record<string, str
   }
 }
 
-/** Load the checked-in manifest and compare it with the agent's own `--manifest` output. */
-export async function register(agent: AgentConfig, timeoutMs = 10_000): Promise<Registration> {
+/** The checked-in manifest of a configured agent (its name must be the agent's). */
+export function checkedInManifest(agent: AgentConfig): AgentManifest {
   const manifest = readManifestFile(agent.manifestPath);
   if (manifest.name !== agent.name) {
     throw new Error(`Agent "${agent.name}": its manifest ${agent.manifestPath} is for "${manifest.name}"`);
   }
-  let printed: unknown;
-  try {
-    printed = await printedManifest(agent.command, agent.env, timeoutMs);
-  } catch (err) {
-    return { manifest, mismatch: [(err as Error).message] };
-  }
+  return manifest;
+}
+
+/** Compare the checked-in manifest with what the agent printed (or why it printed nothing). */
+export function registration(manifest: AgentManifest, printed: unknown): Registration {
+  if (printed instanceof Error) return { manifest, mismatch: [printed.message] };
   return { manifest, mismatch: manifestDiff(manifest as unknown as Record<string, unknown>, printed as Record<string, unknown>) };
 }

@@ -22,6 +22,7 @@ export type Spawner = (command: string, args: string[], env: Record<string, stri
 export const execaSpawner: Spawner = (command, args, env) => {
   const child = execa(command, args, {
     env,
+    extendEnv: false, // the whole environment is built by agent-env.ts
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -45,6 +46,7 @@ export interface SupervisorOptions {
   name: string;
   command: string[];
   socketPath: string;
+  /** The agent's whole environment (agent-env.ts); nothing else is inherited. */
   env: Record<string, string>;
   log: Logger;
   spawner: Spawner;
@@ -94,7 +96,7 @@ export class Supervisor {
     this.stopping = false;
     const gen = ++this.generation;
     const [cmd, ...args] = this.o.command;
-    const child = this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], { ...process.env, ...this.o.env } as Record<string, string>);
+    const child = this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], this.o.env);
     this.child = child;
     this.o.onState("starting", { pid: child.pid });
     this.drain(child.stdout, "stdout");

@@ -83,7 +83,12 @@ export const ERROR_REGISTRY = {
   AIP_ERR_FORBIDDEN_PATH: {
     title: "Path outside the workspace",
     status: 403,
-    suggestion: "Use a file_path inside workspace_root (symlinks are resolved before the check)",
+    suggestion: "Use a file_path inside workspace_root, and a workspace_root inside an allowed root (AIP_WORKSPACE_ROOTS / config workspace_roots)",
+  },
+  AIP_ERR_FORBIDDEN: {
+    title: "Not allowed",
+    status: 403,
+    suggestion: "Admin operations are served on the admin socket only, to its owner; a canary must be a version the config declares and must pass vetting",
   },
   AIP_ERR_CANCELLED: {
     title: "Request cancelled",

@@ -1,4 +1,5 @@
 /** The AIP-1 log line shape: pino JSON Lines with `timestamp`, `level` as a label, `agent_name`, `trace_id`, `event`. */
+import { chmodSync, statSync } from "node:fs";
 import { pino, type Logger, type DestinationStream } from "pino";
 
 export type { Logger } from "pino";
@@ -25,9 +26,19 @@ export function createLogger(options: LoggerOptions): Logger {
   return pino(config, openDestination(options.destination));
 }
 
-/** Open a log destination once, so several loggers (one per agent name) can share it. */
+/**
+ * Open a log destination once, so several loggers (one per agent name) can share it. A log file is
+ * created owner-only (0600), and an existing regular file is narrowed to 0600: logs carry trace ids,
+ * paths and errors (docs/security.md, "State").
+ */
 export function openDestination(destination: string | number | DestinationStream): DestinationStream {
-  return typeof destination === "string" || typeof destination === "number"
-    ? pino.destination({ dest: destination, sync: true, mkdir: true })
-    : destination;
+  if (typeof destination === "number") return pino.destination({ dest: destination, sync: true });
+  if (typeof destination !== "string") return destination;
+  const stream = pino.destination({ dest: destination, sync: true, mkdir: true, mode: 0o600 });
+  try {
+    if (statSync(destination).isFile()) chmodSync(destination, 0o600);
+  } catch {
+    // not a file we can narrow (e.g. /dev/stderr)
+  }
+  return stream;
 }

@@ -19,6 +19,11 @@ export interface InvokeContext {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
   framing: "http" | "ndjson";
+  /**
+   * This server's id for the client connection the request came on (unique for the server's lifetime).
+   * Latest-wins is scoped by it, so two clients never cancel each other (README "Latest wins").
+   */
+  connection: number;
 }
 
 /** Answers one decoded JSON request. Throwing is allowed: the server turns it into an AIP-1 error. */
@@ -75,6 +80,8 @@ export class AipServer {
   private readonly net: NetServer;
   private readonly http: HttpServer;
   private readonly sockets = new Set<Socket>();
+  private readonly connectionIds = new WeakMap<Socket, number>();
+  private connectionCount = 0;
   private inflightCount = 0;
   private ino: number | undefined;
   private closing: Promise<void> | undefined;
@@ -158,6 +165,7 @@ export class AipServer {
   }
 
   private onConnection(socket: Socket): void {
+    this.connectionIds.set(socket, ++this.connectionCount);
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
     socket.on("error", () => socket.destroy());
@@ -178,7 +186,7 @@ export class AipServer {
       if (isHttpStart(first)) {
         this.http.emit("connection", socket);
       } else {
-        const drain = serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal));
+        const drain = serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal, "ndjson", this.connectionIds.get(socket) ?? 0));
         if (this.draining) drain();
         else {
           this.ndjsonDrains.add(drain);
@@ -233,12 +241,12 @@ export class AipServer {
   }
 
   /** Decode and answer one request frame; never throws. */
-  private async answerFrame(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson" = "ndjson"): Promise<string> {
-    const response = await this.answer(bytes, signal, framing);
+  private async answerFrame(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson", connection: number): Promise<string> {
+    const response = await this.answer(bytes, signal, framing, connection);
     return JSON.stringify(response);
   }
 
-  private async answer(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson"): Promise<AipResponse> {
+  private async answer(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson", connection: number): Promise<AipResponse> {
     let value: unknown;
     try {
       value = decodeJson(bytes, this.limits.maxJsonDepth);
@@ -247,7 +255,7 @@ export class AipServer {
     }
     this.inflightCount++;
     try {
-      return await this.options.invoke(value, { signal, framing });
+      return await this.options.invoke(value, { signal, framing, connection });
     } catch (err) {
       const traceId = traceIdOf(value) ?? newTraceId();
       if (!(err instanceof AipError)) this.emit({ event: "handler_error", trace_id: traceId, error: err });
@@ -278,7 +286,7 @@ export class AipServer {
     const body = await this.readBody(req, res);
     if (body === undefined) return;
     if (isInvoke) {
-      const response = await this.answer(body, controller.signal, "http");
+      const response = await this.answer(body, controller.signal, "http", this.connectionIds.get(req.socket as Socket) ?? 0);
       this.sendJson(res, response);
       return;
     }

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll } from "vitest";
@@ -68,4 +69,35 @@ export function servedAgent(exe: string): { socket: string } {
     cleanup();
   });
   return handle;
+}
+
+/** One NDJSON connection kept open: many requests in flight on it, each answer matched by trace_id. */
+export interface NdjsonSession {
+  send(request: Record<string, unknown> & { trace_id: string }): Promise<Record<string, any>>;
+  close(): void;
+}
+
+export async function ndjsonSession(socketPath: string): Promise<NdjsonSession> {
+  const socket = createConnection(socketPath);
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  const waiting = new Map<string, (answer: Record<string, any>) => void>();
+  let buffered = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    buffered += chunk;
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) !== -1) {
+      const answer = JSON.parse(buffered.slice(0, nl)) as Record<string, any>;
+      buffered = buffered.slice(nl + 1);
+      waiting.get(answer.trace_id as string)?.(answer);
+    }
+  });
+  return {
+    send: (request) =>
+      new Promise((resolve) => {
+        waiting.set(request.trace_id, resolve);
+        socket.write(`${JSON.stringify(request)}\n`);
+      }),
+    close: () => socket.destroy(),
+  };
 }

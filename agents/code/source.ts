@@ -45,7 +45,7 @@ export async function readRequestText(request: AipRequest, options: ReadOptions 
   if (typeof code === "string") {
     text = code;
   } else if (filePath !== undefined) {
-    text = (await readContained(absPath!, options)).text;
+    text = (await readContained(root!, absPath!, options)).text;
   } else {
     throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", {
       extensions: { fields: ["context.source_code", "context.file_path"] },

@@ -55,7 +55,7 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
       continue;
     }
     try {
-      const file = await readContained(real);
+      const file = await readContained(root, real);
       const parsed = cache.get(file.text, dialectOf(undefined, real), real);
       return moduleSymbols(parsed.program, parsed.source)
         .filter((s) => s.exported)

@@ -117,7 +117,7 @@ export function createComplete(deps: CompleteDeps) {
       const loc = await locateRequestFile(request);
       let source: string;
       if (typeof code === "string") source = code;
-      else if (loc.absPath !== undefined) source = (await readContained(loc.absPath)).text;
+      else if (loc.absPath !== undefined) source = (await readContained(loc.root!, loc.absPath)).text;
       else throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", { extensions: { fields: ["context.source_code", "context.file_path"] } });
       const dialect = dialectOf(language, request.context.file_path);
       const starts = lines.get(source);

@@ -26,7 +26,7 @@ export function createSearch(registry = new IndexRegistry()) {
     return {
       query,
       hits,
-      index: { files: index.fileCount, chunks: index.docs.size, ...(refreshed ? { refreshed: { added: refreshed.added, changed: refreshed.changed, removed: refreshed.removed, skipped: refreshed.skipped, ms: refreshed.ms } } : {}) },
+      index: { files: index.fileCount, chunks: index.docs.size, ...(refreshed ? { refreshed: { added: refreshed.added, changed: refreshed.changed, removed: refreshed.removed, skipped: refreshed.skipped, unreadable: refreshed.unreadable, ms: refreshed.ms } } : {}) },
     };
   };
 }

@@ -32,6 +32,8 @@ export interface RefreshStats {
   changed: number;
   removed: number;
   skipped: number;
+  /** Files and directories that vanished or could not be read during the walk (skipped, not errors). */
+  unreadable: number;
   ms: number;
 }
 
@@ -90,8 +92,13 @@ export class WorkspaceIndex {
   async refresh(signal?: AbortSignal): Promise<RefreshStats> {
     const start = performance.now();
     const first = this.files.size === 0 && this.builds === 0;
-    const listed = await listWorkspaceFiles(this.root, { maxFiles: this.options.maxFiles ?? 50_000, accept: (rel) => INDEXED.has(extname(rel).toLowerCase()) });
-    const stats: RefreshStats = { files: listed.length, added: 0, changed: 0, removed: 0, skipped: 0, ms: 0 };
+    let unreadable = 0;
+    const listed = await listWorkspaceFiles(this.root, {
+      maxFiles: this.options.maxFiles ?? 50_000,
+      accept: (rel) => INDEXED.has(extname(rel).toLowerCase()),
+      onSkip: () => void unreadable++,
+    });
+    const stats: RefreshStats = { files: listed.length, added: 0, changed: 0, removed: 0, skipped: 0, unreadable, ms: 0 };
     const seen = new Set<string>();
     let done = 0;
     for (const f of listed) {
@@ -137,7 +144,7 @@ export class WorkspaceIndex {
     this.files.set(f.rel, state); // remembered even when skipped, so it is not retried until it changes
     let text: string;
     try {
-      text = (await readContained(f.abs, { maxBytes: this.options.maxFileBytes ?? 1024 * 1024 })).text;
+      text = (await readContained(this.root, f.abs, { maxBytes: this.options.maxFileBytes ?? 1024 * 1024 })).text;
     } catch {
       return false;
     }

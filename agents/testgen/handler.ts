@@ -20,7 +20,7 @@ import { targetAtCursor, targetByName } from "./target.js";
 async function isEsmPackage(root: string | undefined): Promise<boolean> {
   if (root === undefined) return false;
   try {
-    const pkg = await readContained(join(root, "package.json"), { maxBytes: 256 * 1024 });
+    const pkg = await readContained(root, join(root, "package.json"), { maxBytes: 256 * 1024 });
     return (JSON.parse(pkg.text) as { type?: unknown }).type === "module";
   } catch {
     return false;

@@ -6,10 +6,10 @@
 import { AipError } from "../../protocol/errors.js";
 import { goesToCanary } from "../../protocol/bucket.js";
 import type { Logger } from "../../protocol/log.js";
-import { parseManifest } from "../../protocol/manifest.js";
 import type { AgentManifest } from "../../protocol/schemas.js";
 import type { AgentRecord } from "../agent.js";
 import type { AgentConfig } from "../config.js";
+import type { VetReport } from "../vet/report.js";
 import { evaluate, regression, type CanaryGates, type Decision } from "./analysis.js";
 import { loadState, saveState, statePath, type AgentCanaryState, type CanaryFile, type DecisionRecord, type Deployment } from "./state.js";
 import { OutcomeWindow } from "./window.js";
@@ -24,19 +24,19 @@ export interface CanarySettings extends CanaryGates {
 /** What the controller needs from the orchestrator. */
 export interface CanaryHost {
   readonly agents: AgentRecord[];
-  addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRecord["role"]): Promise<AgentRecord>;
+  addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRecord["role"], report?: VetReport): Promise<AgentRecord>;
   removeRecord(record: AgentRecord): Promise<void>;
-  printedManifest(command: string[], env: Record<string, string>): Promise<unknown>;
-  agentConfig(name: string): AgentConfig | undefined;
-  socketFor(name: string, version: string): string;
+  /** Vet a declared version in the sandbox and read its manifest from that run; throws when it may not run. */
+  prepare(config: AgentConfig): Promise<{ manifest: AgentManifest; report: VetReport | undefined }>;
+  /** The config of a version the agency config declares, or undefined. */
+  declared(name: string, version: string): AgentConfig | undefined;
   agentLog(name: string): Logger;
   onDecision(agent: string, action: string): void;
 }
 
+/** A canary names a version the config declares; it never carries a command or an environment. */
 export interface StartOptions {
   version: string;
-  command?: string[];
-  env?: Record<string, string>;
   percent?: number;
 }
 
@@ -115,15 +115,8 @@ export class CanaryController {
   }
 
   private async launch(name: string, d: Deployment, role: AgentRecord["role"]): Promise<AgentRecord> {
-    const base = this.host.agentConfig(name);
-    const config: AgentConfig = {
-      name,
-      command: d.command,
-      manifestPath: base?.manifestPath ?? "",
-      socket: this.host.socketFor(name, d.version),
-      enabled: true,
-      env: d.env,
-    };
+    const config = this.host.declared(name, d.version);
+    if (!config) throw new Error(`${name}@${d.version} is no longer declared in the agency config`);
     return this.host.addRecord(config, d.manifest, role);
   }
 
@@ -147,23 +140,24 @@ export class CanaryController {
       if (s.canary) throw new AipError("AIP_ERR_INVALID_FIELD", `Agent ${name} already has canary ${s.canary.version}; promote or roll it back first`);
       if (opts.version === stable.version) throw new AipError("AIP_ERR_INVALID_FIELD", `Version ${opts.version} is already the stable version of ${name}`);
       const percent = opts.percent ?? this.settings.default_percent;
-      const command = opts.command ?? stable.config.command;
-      const env = opts.env ?? stable.config.env;
-      let manifest: AgentManifest;
-      try {
-        manifest = parseManifest(await this.host.printedManifest(command, env), `${command.join(" ")} --manifest`);
-      } catch (err) {
-        throw new AipError("AIP_ERR_INVALID_FIELD", `Cannot start canary: ${(err as Error).message}`);
+      const config = this.host.declared(name, opts.version);
+      if (!config) {
+        const listed = Object.keys(stable.config.versions);
+        throw new AipError("AIP_ERR_FORBIDDEN", `Version ${opts.version} of ${name} is not declared in the agency config (agents[].versions); declared: ${listed.join(", ") || "none"}`, {
+          extensions: { declared_versions: listed },
+        });
       }
+      // Vetting (sandboxed) runs before anything else of the candidate; its --manifest run names it.
+      const { manifest, report } = await this.host.prepare(config);
       if (manifest.name !== name || manifest.version !== opts.version) {
         throw new AipError("AIP_ERR_INVALID_FIELD", `The canary command prints ${manifest.name}@${manifest.version}, expected ${name}@${opts.version}`);
       }
-      const record = await this.launch(name, { version: opts.version, command, env, manifest }, "canary");
+      const record = await this.host.addRecord(config, manifest, "canary", report);
       if (record.state !== "healthy") {
         await this.host.removeRecord(record);
         throw new AipError("AIP_ERR_UNAVAILABLE", `Canary ${name}@${opts.version} did not become healthy: ${record.lastError ?? record.state}`);
       }
-      s.canary = { version: opts.version, command, env, manifest, percent, started_at: new Date().toISOString() };
+      s.canary = { version: opts.version, manifest, percent, started_at: new Date().toISOString() };
       this.live(name).stable.clear();
       this.live(name).canary.clear();
       this.decide(name, { action: "step", percent, reason: `canary ${opts.version} started at ${percent}%` }, false, "start");
@@ -183,14 +177,12 @@ export class CanaryController {
         old.role = "retained";
         s.retained = {
           version: old.version,
-          command: old.config.command,
-          env: old.config.env,
           manifest: old.manifest,
           until: new Date(Date.now() + this.settings.retention_ms).toISOString(),
         };
       }
       canary.role = "stable";
-      s.stable = { version: s.canary.version, command: s.canary.command, env: s.canary.env, manifest: s.canary.manifest };
+      s.stable = { version: s.canary.version, manifest: s.canary.manifest };
       const promoted = s.canary.version;
       s.canary = null;
       this.live(name).stable.clear();
@@ -227,7 +219,7 @@ export class CanaryController {
     const current = this.record(name, "stable");
     retained.role = "stable";
     const restored = s.retained.version;
-    s.stable = { version: s.retained.version, command: s.retained.command, env: s.retained.env, manifest: s.retained.manifest };
+    s.stable = { version: s.retained.version, manifest: s.retained.manifest };
     s.retained = null;
     this.decide(name, { action: "rollback", reason: `${current?.version ?? "?"} rolled back to retained ${restored}: ${reason}` }, automatic);
     if (current) await this.host.removeRecord(current);

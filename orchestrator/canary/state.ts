@@ -3,17 +3,17 @@
  * orchestrator restart keeps versions, percent and the windows the decisions need. A corrupt file
  * is reported and replaced by the safe default: stable only, no canary.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { z } from "zod";
 import { ManifestSchema } from "../../protocol/schemas.js";
+import { writeFileAtomic } from "../state-file.js";
 
 const SampleSchema = z.object({ t: z.number(), ms: z.number(), err: z.boolean() });
 
+/** A running version. Its command and env are never stored: they come from the config's declared versions. */
 export const DeploymentSchema = z.object({
   version: z.string(),
-  command: z.array(z.string()).min(1),
-  env: z.record(z.string(), z.string()).default({}),
   manifest: ManifestSchema,
 });
 export type Deployment = z.infer<typeof DeploymentSchema>;
@@ -74,8 +74,5 @@ export function loadState(path: string, onCorrupt: (reason: string) => void): Ca
 
 /** Write atomically: a crash mid-write leaves the old file or the new one, never half of one. */
 export function saveState(path: string, state: CanaryFile): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(state, null, 2) + "\n", { mode: 0o640 });
-  renameSync(tmp, path);
+  writeFileAtomic(path, JSON.stringify(state, null, 2) + "\n");
 }

@@ -1,14 +1,15 @@
 /**
- * Dynamic inspection: run the agent under `strace -f` with a scratch HOME, TMPDIR and cwd, a minimal
- * environment, the given stdin and a time limit; collect stdout, stderr, the exit status and the parsed
- * trace. Judging the result is rules.ts's job. The scratch directories are removed by the caller after
- * judging (paths are resolved against them first).
+ * Dynamic inspection: run the agent under `strace -f` inside the vetting sandbox (sandbox.ts) with the
+ * real run's environment, HOME, TMPDIR and cwd, the given stdin and a time limit; collect stdout, stderr,
+ * the exit status and the parsed trace. Judging the result is rules.ts's job. The trace goes to a file
+ * outside the sandbox, reached by strace only through an inherited descriptor.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Scratch } from "./policy.js";
+import { sandboxArgs, type SandboxLayout } from "./sandbox.js";
 import { TRACED_SYSCALLS, parseStrace, type TraceEvent } from "./strace.js";
 
 /** One way of running the agent: empty stdin, `--manifest`, or (tests) a real request. */
@@ -31,29 +32,34 @@ export interface ProbeRun {
   stdout: string;
   stderr: string;
   timedOut: boolean;
-  /** The limit the run had. */
+  /** The limit the run had: CPU time (and WALL_FACTOR times it in wall-clock time). */
   limitMs: number;
+  /** CPU time the run's processes used, as last sampled. */
+  cpuMs: number;
   durationMs: number;
   events: TraceEvent[];
-  /** The scratch directories this run used (still present until `cleanup`). */
+  /** HOME, TMPDIR and cwd as the run saw them (inside the sandbox). */
   scratch: Scratch & { cwd: string };
   cleanup(): void;
+  /** The trace file was truncated or overwritten while the run went on (the candidate holds its descriptor). */
+  tampered: boolean;
 }
 
 export interface TraceOptions {
   strace: string;
+  /** CPU-time limit per run (ms); see WALL_FACTOR. */
   timeoutMs: number;
   /** Whether `--seccomp-bpf` works here (much faster: only traced syscalls stop the tracee). */
   seccomp: boolean;
-  /** PATH for the agent (its interpreter is looked up on it). */
-  pathEnv: string;
-  /** Extra environment; PATH, HOME and TMPDIR are always the ones above and the scratch ones. */
-  env?: Record<string, string>;
+  /** The whole environment of the real run (agent-env.ts); the candidate gets exactly this. */
+  env: Record<string, string>;
+  /** bwrap and the layout of the real run. */
+  sandbox: { bwrap: string; layout: SandboxLayout };
 }
 
 const OUTPUT_CAP = 1 << 20;
 
-/** Runs in progress (process group → scratch cleanup): if this process exits first, a hanging agent must not outlive it. */
+/** Runs in progress (process group → trace cleanup): if this process exits first, a hanging agent must not outlive it. */
 const active = new Map<number, () => void>();
 let exitHook = false;
 function track(pid: number | undefined, cleanup: () => void): void {
@@ -63,78 +69,138 @@ function track(pid: number | undefined, cleanup: () => void): void {
   exitHook = true;
   process.once("exit", () => {
     for (const [group, clean] of active) {
-      try {
-        process.kill(-group, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killGroup(group);
       clean();
     }
   });
 }
 
-/** Run `exe probe.args` under strace; never rejects for the agent's behaviour, only if strace cannot be spawned. */
+/** A run may use this many times its CPU limit in wall-clock time (an idle hang, or a loaded machine). */
+export const WALL_FACTOR = 4;
+const CPU_POLL_MS = 100;
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
+
+/**
+ * CPU time (ms) used so far by `pid` and every descendant, from /proc: each live process's own
+ * utime + stime, plus what its reaped children used (cutime + cstime).
+ */
+export function treeCpuMs(pid: number): number {
+  const children = new Map<number, number[]>();
+  const cpu = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, "utf8");
+    } catch {
+      continue; // exited meanwhile
+    }
+    // Fields after the parenthesised command (which may contain spaces): state ppid … utime(14) stime cutime cstime.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ppid = Number(f[1]);
+    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    cpu.set(Number(e), ticks);
+    const list = children.get(ppid);
+    if (list) list.push(Number(e));
+    else children.set(ppid, [Number(e)]);
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    total += cpu.get(p) ?? 0;
+    stack.push(...(children.get(p) ?? []));
+  }
+  return total * TICK_MS;
+}
+
+/** Run `exe probe.args` under strace in the sandbox; never rejects for the agent's behaviour, only if bwrap cannot be spawned. */
 export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise<ProbeRun> {
-  const base = mkdtempSync(join(tmpdir(), "aip-vet-"));
-  const scratch = { home: join(base, "home"), tmpdir: join(base, "tmp"), cwd: join(base, "cwd") };
-  for (const d of [scratch.home, scratch.tmpdir, scratch.cwd]) mkdirSync(d, { mode: 0o700 });
-  // The trace lives outside the agent's scratch tree, so that nothing it does there reads as its own.
+  const { layout, bwrap } = opts.sandbox;
+  const scratch = { home: layout.home, tmpdir: layout.tmpdir, cwd: layout.cwd };
+  // The trace lives outside the sandbox (its /tmp is private): strace writes it through fd 3.
   const traceDir = mkdtempSync(join(tmpdir(), "aip-vet-trace-"));
   const traceFile = join(traceDir, "trace");
-  const cleanup = (): void => {
-    rmSync(base, { recursive: true, force: true });
-    rmSync(traceDir, { recursive: true, force: true });
-  };
-  const args = [
-    "-f", "-qq", ...(opts.seccomp ? ["--seccomp-bpf"] : []), "-s", "4096", "-y",
-    "-e", `trace=${TRACED_SYSCALLS.join(",")}`, "-e", "signal=none", "-o", traceFile, "--", exe, ...probe.args,
+  const traceFd = openSync(traceFile, "w", 0o600);
+  const cleanup = (): void => rmSync(traceDir, { recursive: true, force: true });
+  const strace = [
+    opts.strace, "-f", "-qq", ...(opts.seccomp ? ["--seccomp-bpf"] : []), "-s", "4096", "-y",
+    "-e", `trace=${TRACED_SYSCALLS.join(",")}`, "-e", "signal=none", "-o", "/proc/self/fd/3", "--", exe, ...probe.args,
   ];
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(opts.strace, args, {
-      cwd: scratch.cwd,
-      env: { ...opts.env, PATH: opts.pathEnv, HOME: scratch.home, TMPDIR: scratch.tmpdir },
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true, // own process group: a timeout kills strace and every tracee together
+    const child = spawn(bwrap, sandboxArgs(layout, strace), {
+      env: opts.env,
+      stdio: ["pipe", "pipe", "pipe", traceFd],
+      detached: true, // own process group: a timeout kills bwrap, and with it the sandbox's every process
     });
+    closeSync(traceFd);
     track(child.pid, cleanup);
-    const out = capture(child.stdout);
-    const err = capture(child.stderr);
+    const [stdin, stdout, stderr] = [child.stdin!, child.stdout!, child.stderr!];
+    const out = capture(stdout);
+    const err = capture(stderr);
+    // The limit is CPU time, so that a verdict does not flip with the machine's load; an idle run
+    // (a hang) is stopped after WALL_FACTOR times the limit in wall-clock time.
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killAll(child.pid, traceFile, scratch.home);
-    }, opts.timeoutMs);
+    let cpuMs = 0;
+    const timer = setInterval(() => {
+      if (child.pid === undefined) return;
+      cpuMs = Math.max(cpuMs, treeCpuMs(child.pid));
+      if (cpuMs > opts.timeoutMs || performance.now() - started > opts.timeoutMs * WALL_FACTOR) {
+        timedOut = true;
+        clearInterval(timer);
+        killGroup(child.pid);
+      }
+    }, CPU_POLL_MS);
     child.on("error", (e) => {
-      clearTimeout(timer);
+      clearInterval(timer);
       if (child.pid !== undefined) active.delete(child.pid);
       cleanup();
       reject(e);
     });
     child.on("exit", () => {
-      // A tracee that escaped the group may still hold the pipes: after a timeout, stop waiting for them.
       if (timedOut) {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        stdout.destroy();
+        stderr.destroy();
       }
     });
     child.on("close", (code, signal) => {
-      clearTimeout(timer);
+      clearInterval(timer);
       if (child.pid !== undefined) active.delete(child.pid);
       let text = "";
+      let tampered = false;
       try {
-        text = readFileSync(traceFile, "utf8");
+        const fd = openSync(traceFile, "r");
+        try {
+          text = readFileSync(fd, "utf8");
+          tampered = fstatSync(fd).size !== Buffer.byteLength(text) || text.includes("\0");
+        } finally {
+          closeSync(fd);
+        }
       } catch {
         // strace never started the agent: no trace
       }
       resolve({
-        probe, exitCode: code, signal, stdout: out(), stderr: err(), timedOut, limitMs: opts.timeoutMs,
-        durationMs: performance.now() - started, events: parseStrace(text, scratch.cwd), scratch, cleanup,
+        probe, exitCode: code, signal, stdout: out(), stderr: err(), timedOut, limitMs: opts.timeoutMs, cpuMs,
+        durationMs: performance.now() - started, events: parseStrace(text, scratch.cwd), scratch, cleanup, tampered,
       });
     });
-    child.stdin.on("error", () => undefined); // the agent may exit without reading stdin
-    child.stdin.end(probe.stdin);
+    stdin.on("error", () => undefined); // the agent may exit without reading stdin
+    stdin.end(probe.stdin);
   });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 function capture(stream: NodeJS.ReadableStream): () => string {
@@ -145,31 +211,4 @@ function capture(stream: NodeJS.ReadableStream): () => string {
     size += c.length;
   });
   return () => Buffer.concat(chunks).toString("utf8").slice(0, OUTPUT_CAP);
-}
-
-/** SIGKILL strace's process group, then any traced process that left it (setsid) but still runs with our scratch HOME. */
-function killAll(pid: number | undefined, traceFile: string, home: string): void {
-  if (pid !== undefined) {
-    try {
-      process.kill(-pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-  let pids: Set<number>;
-  try {
-    pids = new Set(readFileSync(traceFile, "utf8").split("\n").map((l) => Number(/^(\d+)\s/.exec(l)?.[1])).filter((n) => n > 0));
-  } catch {
-    return;
-  }
-  const marker = `HOME=${home}\0`;
-  for (const p of pids) {
-    try {
-      if (!readdirSync(`/proc/${p}`).includes("environ")) continue;
-      if (!readFileSync(`/proc/${p}/environ`, "utf8").includes(marker)) continue;
-      process.kill(p, "SIGKILL");
-    } catch {
-      // exited meanwhile
-    }
-  }
 }

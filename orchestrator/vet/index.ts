@@ -10,20 +10,24 @@
  *     - static: ELF → `readelf -d` NEEDED (transitively); `#!` script → interpreter chain resolved to its
  *       ELF (`/usr/bin/env node` → the node found on PATH), plus native `.node` addons loaded at run time;
  *       GPU/driver libraries refused unless the manifest declares `resources.gpu` and `policy.allow_gpu`.
- *     - dynamic: two runs under `strace -f` (empty stdin; `--manifest`), scratch HOME/TMPDIR/cwd, minimal
- *       env (PATH, HOME, TMPDIR), `timeoutMs` each (default 5000), run concurrently.
+ *     - dynamic: two runs under `strace -f` (empty stdin; `--manifest`) inside the sandbox (sandbox.ts), with
+ *       the real run's environment, HOME, TMPDIR and cwd, `timeoutMs` each (default 5000), run concurrently.
  *     - report.ok: every check passed. report.couldNotVet: strace/readelf missing or unusable (reasons say
  *       how to install); never cached. report.reasons: one "rule: detail" line per violation.
  *   loadPolicy(path?): VetPolicy — the policy file (default manifests/vet-policy.json), defaults filled in.
- *   new VetCache(file?) — results keyed by path + size + mtime + sha256 + policy; persisted when `file` is given.
+ *   new VetCache(file?, keyFile?) — results keyed by the sha256 of the executable and of every file in its
+ *     interpreter chain, plus the policy; persisted when `file` is given, each entry MAC-signed.
  *   formatReport(report) — the human table `aip vet` prints.
  *   admission(report, mode) / vettingSummary(report, mode) / defaultVetMode(orchestratorMode) — the
  *     orchestrator's `required | warn | off` policy: whether to register, and what /v1/agents shows.
  */
 import { createHash } from "node:crypto";
+import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { fingerprint, VetCache, type Fingerprint } from "./cache.js";
-import { DEFAULT_PROBES, traceRun, type Probe, type ProbeRun } from "./dynamic.js";
+import { commandPaths, findSandbox, type SandboxLayout } from "./sandbox.js";
+import { agentEnvironment } from "../agent-env.js";
+import { DEFAULT_PROBES, traceRun, type Probe, type ProbeRun, type TraceOptions } from "./dynamic.js";
 import { judgeManifest } from "./manifest.js";
 import { DEFAULT_POLICY, loadPolicy, matchesLibrary, type VetPolicy } from "./policy.js";
 import { buildChecks, dedupe, type VetReport } from "./report.js";
@@ -46,11 +50,15 @@ export interface VetOptions {
   cache?: VetCache;
   /** Arguments before the probe's own (`--manifest`), e.g. the script when the command is `node script.js`. */
   args?: string[];
-  /** Extra environment for the agent (the scratch HOME and TMPDIR and `pathEnv` always win). */
+  /** The whole environment of the real run (default: this process's, without UNSAFE_ENV names). */
   env?: Record<string, string>;
+  /** The real run's cwd (default: this process's), directories to hide (socket dirs), paths to keep visible. */
+  layout?: Partial<Pick<SandboxLayout, "cwd" | "hide" | "keep">>;
+  /** The agent's configured env (its absolute paths stay visible in the sandbox); default: none. */
+  configEnv?: Record<string, string>;
   /** Extra runs beyond the two default ones (e.g. a real request), judged by the same rules. */
   probes?: Probe[];
-  /** PATH the agent runs with (its `#!/usr/bin/env` interpreter is found on it); default: this process's PATH. */
+  /** PATH the agent runs with (its `#!/usr/bin/env` interpreter is found on it); default: `env.PATH`. */
   pathEnv?: string;
   /** Tool names or paths (default "strace", "readelf" on PATH). */
   tools?: { strace?: string; readelf?: string };
@@ -59,18 +67,30 @@ export interface VetOptions {
 /** Vet one agent executable. Never throws for the agent's sake; "could not vet" is a report too. */
 export async function vetAgent(executablePath: string, options: VetOptions = {}): Promise<VetReport> {
   const started = performance.now();
-  const pathEnv = options.pathEnv ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+  const env = options.env ?? agentEnvironment({ env: {}, workspaceRoots: [] });
+  const pathEnv = options.pathEnv ?? env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+  if (options.pathEnv !== undefined) env.PATH = options.pathEnv;
   const exe = executablePath.includes("/") ? resolve(executablePath) : (which(executablePath, pathEnv) ?? resolve(executablePath));
   const policy = options.policy ?? loadPolicy();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const { args = [], env = {} } = options;
-  const policyKey = createHash("sha256").update(JSON.stringify({ policy, timeoutMs, pathEnv, args, env, probes: options.probes ?? [] })).digest("hex");
+  const { args = [] } = options;
+  const layout: SandboxLayout = {
+    home: env.HOME ?? homedir(),
+    tmpdir: env.TMPDIR ?? "/tmp",
+    cwd: options.layout?.cwd ?? process.cwd(),
+    hide: options.layout?.hide ?? [],
+    keep: [],
+  };
   const base = { executable: exe, sha256: "", interpreter: [exe], libraries: [] as Library[], addons: [] as string[] };
   const finish = (r: Omit<VetReport, "durationMs" | "vettedAt">): VetReport => ({ ...r, durationMs: performance.now() - started, vettedAt: new Date().toISOString() });
 
+  const info = inspectExecutable(exe, pathEnv);
+  layout.keep = [...commandPaths([exe, ...args], options.configEnv ?? {}), ...info.chain, ...(options.layout?.keep ?? [])];
+  const policyKey = createHash("sha256").update(JSON.stringify({ policy, timeoutMs, pathEnv, args, env, layout, probes: options.probes ?? [] })).digest("hex");
   let fp: Fingerprint | undefined;
   try {
-    fp = await fingerprint(exe);
+    // The executable and every file of its interpreter chain: a changed interpreter is a new candidate.
+    fp = await fingerprint(exe, info.chain.filter((p) => p !== exe));
   } catch {
     // reported by the executable check below
   }
@@ -81,14 +101,17 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
   if (typeof tools === "string") {
     return finish({ ...base, sha256: fp?.sha256 ?? "", ok: false, couldNotVet: true, checks: [], reasons: [tools] });
   }
-  const info = inspectExecutable(exe, pathEnv);
+  const sandbox = await findSandbox();
+  if (typeof sandbox === "string") {
+    return finish({ ...base, sha256: fp?.sha256 ?? "", ok: false, couldNotVet: true, checks: [], reasons: [sandbox] });
+  }
   let report: VetReport;
   if (info.problem !== undefined || !fp) {
     const v: Violation[] = [{ rule: "executable", detail: info.problem ?? `${exe} is not readable` }];
     report = finish({ ...base, sha256: fp?.sha256 ?? "", interpreter: info.chain, ok: false, couldNotVet: false, checks: buildChecks(v), reasons: reasons(v) });
   } else {
     const probes = [...DEFAULT_PROBES, ...(options.probes ?? [])].map((p) => ({ ...p, args: [...args, ...p.args] }));
-    report = finish(await vetRuns(exe, fp.sha256, info, policy, tools, { timeoutMs, pathEnv, env, probes }));
+    report = finish(await vetRuns(exe, fp.sha256, info, policy, tools, { timeoutMs, env, probes, sandbox: { bwrap: sandbox.bwrap, layout } }));
   }
   if (fp) options.cache?.set(exe, fp, policyKey, report);
   return report;
@@ -96,14 +119,14 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
 
 async function vetRuns(
   exe: string, sha256: string, info: ExecutableInfo, policy: VetPolicy, tools: Tools,
-  o: { timeoutMs: number; pathEnv: string; env: Record<string, string>; probes: Probe[] },
+  o: { timeoutMs: number; env: Record<string, string>; probes: Probe[]; sandbox: TraceOptions["sandbox"] },
 ): Promise<Omit<VetReport, "durationMs" | "vettedAt">> {
-  const settled = await Promise.allSettled(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, pathEnv: o.pathEnv, env: o.env })));
+  const settled = await Promise.allSettled(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, env: o.env, sandbox: o.sandbox })));
   const runs: ProbeRun[] = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (failed) {
     for (const r of runs) r.cleanup();
-    const message = `could not run ${tools.strace}: ${(failed.reason as Error).message}`;
+    const message = `could not run the sandbox (${o.sandbox.bwrap}): ${(failed.reason as Error).message}`;
     return { executable: exe, sha256, interpreter: info.chain, libraries: [], addons: [], ok: false, couldNotVet: true, checks: [], reasons: [message] };
   }
   try {

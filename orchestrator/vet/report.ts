@@ -39,7 +39,7 @@ export const CHECKS: { name: string; rules: string[]; describes: string }[] = [
   { name: "network", rules: ["network", "unix-socket"], describes: "no IP sockets; Unix sockets only in the allowed directories" },
   { name: "filesystem", rules: ["write", "sensitive-read"], describes: "writes only under the write roots; no sensitive reads" },
   { name: "exec", rules: ["exec"], describes: "executes nothing but its own interpreter" },
-  { name: "syscalls", rules: ["evasive-syscall"], describes: "no io_uring, open_by_handle_at, ptrace or process_vm_*" },
+  { name: "syscalls", rules: ["evasive-syscall", "trace-integrity"], describes: "no io_uring, open_by_handle_at, ptrace or process_vm_*; the trace left intact" },
   { name: "stderr", rules: ["stderr"], describes: "nothing written to stderr" },
   { name: "time-limit", rules: ["timeout"], describes: "each run finishes within the limit" },
 ];

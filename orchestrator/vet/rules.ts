@@ -65,11 +65,15 @@ export function judgeRun(run: ProbeRun, ctx: RuleContext): Violation[] {
       v.push({ rule: "exec", detail: `exec of ${e.path} (${JSON.stringify(e.argv.slice(0, 4))}): only the agent's own interpreter (${ctx.info.chain.slice(1).join(" → ") || "none"}) may be executed`, evidence: e.line });
     }
   }
+  if (run.tampered) {
+    v.push({ rule: "trace-integrity", detail: `${run.probe.name}: the trace was truncated or overwritten during the run (the candidate wrote to its descriptor)` });
+  }
   if (run.stderr.length > 0) {
     v.push({ rule: "stderr", detail: `${run.probe.name}: wrote ${Buffer.byteLength(run.stderr)} bytes to stderr (a scheduler treats stderr output as a crash)`, evidence: run.stderr.slice(0, 500).trimEnd() });
   }
   if (run.timedOut) {
-    v.push({ rule: "timeout", detail: `${run.probe.name}: still running after the ${run.limitMs} ms limit; killed` });
+    const why = run.cpuMs > run.limitMs ? `used ${Math.round(run.cpuMs)} ms of CPU time` : `idle: ${Math.round(run.cpuMs)} ms of CPU time in ${Math.round(run.durationMs)} ms`;
+    v.push({ rule: "timeout", detail: `${run.probe.name}: still running after the ${run.limitMs} ms limit (${why}); killed` });
     return v; // a killed run's output says nothing
   }
   if (run.exitCode !== 0) {

@@ -1,7 +1,7 @@
 /** `aip canary start|status|promote|rollback`: canary rollouts of agent versions. */
 import { httpRequest } from "../../protocol/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
-import { socketPath } from "./socket.js";
+import { adminSocketPath } from "./socket.js";
 import { table } from "./status.js";
 
 type Status = {
@@ -34,24 +34,28 @@ async function call(sock: string, method: string, path: string, body?: unknown):
 
 export const canary: Command = {
   summary: "canary rollouts: start, status, promote, rollback",
-  usage: `Usage: aip canary start AGENT --version V [--command "EXE ARGS…"] [--percent 5] [--socket PATH]
-       aip canary status [--json] [--socket PATH]
-       aip canary promote AGENT [--socket PATH]
-       aip canary rollback AGENT [--socket PATH]
+  usage: `Usage: aip canary start AGENT --version V [--percent 5] [--admin-socket PATH]
+       aip canary status [--json] [--admin-socket PATH]
+       aip canary promote AGENT [--admin-socket PATH]
+       aip canary rollback AGENT [--admin-socket PATH]
 
-start     run version V of AGENT beside the stable one on its own socket (the command
-          defaults to the stable's; it must print a manifest with version V) and send it
-          the requests whose trace id bucket (FNV-1a 32 of the UTF-8 trace id, mod 100)
-          is below PERCENT
+start     run version V of AGENT beside the stable one on its own socket and send it the
+          requests whose trace id bucket (FNV-1a 32 of the UTF-8 trace id, mod 100) is
+          below PERCENT. V must be declared in the agency config (agents[].versions, with
+          its command); it is vetted in the sandbox first and must print a manifest with
+          version V
 status    versions, traffic share, requests, error rate and P95 per version, last decision
 promote   the canary becomes the stable; the old stable is retained (out of rotation)
           for the retention window, then stopped
-rollback  stop the canary; after a promotion, restore the retained version`,
+rollback  stop the canary; after a promotion, restore the retained version
+
+These talk to the owner-only admin socket: --admin-socket, $AIP_ADMIN_SOCKET, or the
+one beside --socket / $AIP_SOCKET / the config's socket (aip.sock -> aip.admin.sock).`,
   async run(argv) {
-    const { flags, positionals } = parseArgs(argv, ["version", "command", "percent", "socket"], ["json"]);
+    const { flags, positionals } = parseArgs(argv, ["version", "percent", "socket", "admin-socket"], ["json"]);
     const [verb, agent, ...extra] = positionals;
     if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
-    const sock = socketPath(flags.socket);
+    const sock = adminSocketPath(flags["admin-socket"], flags.socket);
     let res: { status: number; json: Record<string, unknown> };
     try {
       if (verb === "status") {
@@ -61,8 +65,7 @@ rollback  stop the canary; after a promotion, restore the retained version`,
         if (typeof flags.version !== "string") throw new UsageError("start needs --version V");
         const percent = flags.percent === undefined ? undefined : Number(flags.percent);
         if (percent !== undefined && (!Number.isFinite(percent) || percent < 0 || percent > 100)) throw new UsageError(`--percent must be 0-100, got ${String(flags.percent)}`);
-        const command = typeof flags.command === "string" ? flags.command.split(/\s+/).filter(Boolean) : undefined;
-        res = await call(sock, "POST", "/v1/admin/canary/start", { agent, version: flags.version, ...(command ? { command } : {}), ...(percent !== undefined ? { percent } : {}) });
+        res = await call(sock, "POST", "/v1/admin/canary/start", { agent, version: flags.version, ...(percent !== undefined ? { percent } : {}) });
       } else if (verb === "promote" || verb === "rollback") {
         if (!agent) throw new UsageError(`${verb} needs an AGENT`);
         res = await call(sock, "POST", `/v1/admin/canary/${verb}`, { agent });

@@ -1,5 +1,5 @@
 /** Where the CLI finds the orchestrator: --socket, then $AIP_SOCKET, then the config's socket. */
-import { loadConfig } from "../../orchestrator/config.js";
+import { adminSocketFor, loadConfig } from "../../orchestrator/config.js";
 
 export function socketPath(flag: string | true | undefined): string {
   if (typeof flag === "string") return flag;
@@ -9,4 +9,19 @@ export function socketPath(flag: string | true | undefined): string {
   } catch {
     return "./run/aip.sock";
   }
+}
+
+/** Where the CLI finds the admin socket: --admin-socket, then $AIP_ADMIN_SOCKET, then beside the main socket. */
+export function adminSocketPath(adminFlag: string | true | undefined, socketFlag: string | true | undefined): string {
+  if (typeof adminFlag === "string") return adminFlag;
+  if (process.env.AIP_ADMIN_SOCKET) return process.env.AIP_ADMIN_SOCKET;
+  if (typeof socketFlag !== "string" && !process.env.AIP_SOCKET) {
+    try {
+      const c = loadConfig();
+      if (c.adminSocket) return c.adminSocket;
+    } catch {
+      // fall through to the default beside the main socket
+    }
+  }
+  return adminSocketFor(socketPath(socketFlag));
 }

@@ -1,12 +1,12 @@
 /** `aip health`, `aip agents`, `aip check`: the orchestrator's view of its agents. */
 import { httpRequest } from "../../protocol/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
-import { socketPath } from "./socket.js";
+import { adminSocketPath, socketPath } from "./socket.js";
 
-async function get(argv: string[], method: string, path: string): Promise<{ json: Record<string, unknown>; asJson: boolean; status: number } | number> {
-  const { flags, positionals } = parseArgs(argv, ["socket"], ["json"]);
+async function get(argv: string[], method: string, path: string, admin = false): Promise<{ json: Record<string, unknown>; asJson: boolean; status: number } | number> {
+  const { flags, positionals } = parseArgs(argv, admin ? ["socket", "admin-socket"] : ["socket"], ["json"]);
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const sock = socketPath(flags.socket);
+  const sock = admin ? adminSocketPath(flags["admin-socket"], flags.socket) : socketPath(flags.socket);
   try {
     const res = await httpRequest(sock, { method, path, ...(method === "POST" ? { body: "" } : {}) });
     return { json: JSON.parse(res.body) as Record<string, unknown>, asJson: flags.json === true, status: res.status };
@@ -67,9 +67,9 @@ export const agents: Command = {
 
 export const check: Command = {
   summary: "health-check every agent now; unresponsive agents are restarted",
-  usage: "Usage: aip check [--json] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator. Exit 1 if any agent failed the check.",
+  usage: "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). Exit 1 if any agent failed the check.",
   async run(argv) {
-    const r = await get(argv, "POST", "/v1/admin/health-check");
+    const r = await get(argv, "POST", "/v1/admin/health-check", true);
     if (typeof r === "number") return r;
     const checked = (r.json.checked ?? []) as Record<string, unknown>[];
     if (r.asJson) console.log(JSON.stringify(r.json, null, 2));

@@ -2,7 +2,7 @@
 import type { Server } from "node:http";
 import { relative } from "node:path";
 import { ConfigError, loadConfig } from "../../orchestrator/config.js";
-import { listenFrontDoor, listenHealthPort } from "../../orchestrator/frontdoor.js";
+import { listenAdmin, listenFrontDoor, listenHealthPort } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
@@ -19,6 +19,10 @@ agents' sockets. Prints the socket path and a curl line once ready.
   --mode MODE        embedded or systemd (env AIP_MODE)
   --health-port N    also serve GET /healthz and /metrics on 127.0.0.1:N (env AIP_HEALTH_PORT)
   --log FILE         write JSON Lines logs to FILE instead of stdout (env AIP_LOG_FILE)
+
+The admin API (canary control, forced health checks) is served on a separate owner-only
+socket (config admin_socket, default <socket>.admin.sock; env AIP_ADMIN_SOCKET).
+A second orchestrator on the same agent socket directory exits 1 at once.
 
 Signals: SIGTERM/SIGINT stop everything (no orphan process, no socket file left);
 SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
@@ -46,11 +50,13 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     const stop = async (signal: string): Promise<void> => {
       log.info({ event: "shutdown", signal }, "stopping the agency");
       await server?.close(config.limits.shutdown_grace_ms);
+      await adminServer?.close(config.limits.shutdown_grace_ms);
       healthServer?.close();
       await orchestrator.stop();
       log.info({ event: "stopped" }, "agency stopped");
     };
     let server: Awaited<ReturnType<typeof listenFrontDoor>> | undefined;
+    let adminServer: Awaited<ReturnType<typeof listenAdmin>>;
     let stopping: Promise<void> | undefined;
     const done = new Promise<void>((resolve) => {
       // `on`, not `once`: execa's exit hook re-raises a signal that has no other listener left.
@@ -67,10 +73,12 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     try {
       await orchestrator.start();
       server = await listenFrontDoor(orchestrator);
+      adminServer = await listenAdmin(orchestrator);
       if (config.healthPort !== undefined) healthServer = await listenHealthPort(orchestrator, config.healthPort);
     } catch (err) {
       log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
       console.error(`aip up: ${(err as Error).message}`);
+      await server?.close(0);
       await orchestrator.stop();
       return EXIT.aipError;
     }

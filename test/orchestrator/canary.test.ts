@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 const admin = async (path: string, body?: unknown) => {
-  const r = await httpRequest(agency!.socket, { method: body === undefined ? "GET" : "POST", path, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await httpRequest(agency!.adminSocket, { method: body === undefined ? "GET" : "POST", path, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   return { status: r.status, json: JSON.parse(r.body) as Record<string, any> };
 };
 
@@ -23,6 +23,16 @@ function v2(dir: string, version = "2.0.0"): string {
   writeFileSync(path, JSON.stringify(manifestFor({ name: "svc", version })));
   return path;
 }
+
+/** The stable svc and the versions its config declares (2.0.0; 2.0.1 fails every second request; 3.0.0 prints 2.0.0). */
+const SVC = {
+  name: "svc",
+  versions: {
+    "2.0.0": { env: { FIXTURE_MANIFEST: "{dir}/svc-2.0.0.json" } },
+    "2.0.1": { env: { FIXTURE_MANIFEST: "{dir}/svc-2.0.1.json", FIXTURE_FAIL_EVERY: "2" } },
+    "3.0.0": { env: { FIXTURE_MANIFEST: "{dir}/svc-2.0.0.json" } },
+  },
+};
 
 /** Send `ids` with at most `concurrency` in flight; returns the answers in order. */
 async function sendAll(ids: string[], concurrency = 16): Promise<Record<string, any>[]> {
@@ -40,8 +50,10 @@ async function sendAll(ids: string[], concurrency = 16): Promise<Record<string, 
 
 describe("canary", () => {
   it("sends exactly the trace ids the documented hash predicts, about 5% of them", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 100_000 } });
-    const started = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 5 });
+    agency = await startAgency([SVC], {}, {}, { canary: { min_requests: 100_000 } });
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    const started = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", percent: 5 });
     expect(started.status).toBe(200);
     expect(started.json.canary).toMatchObject({ version: "2.0.0", percent: 5, state: "healthy" });
     const ids = Array.from({ length: 2000 }, (_, i) => `split-${i}-${(i * 7919) % 104729}`);
@@ -65,12 +77,14 @@ describe("canary", () => {
   it("rolls back a canary that fails half its requests, after at most min_requests + concurrency requests", async () => {
     const minRequests = 20;
     const concurrency = 8;
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: minRequests, interval_ms: 60_000 } });
-    const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir), FIXTURE_FAIL_EVERY: "2" }, percent: 50 });
+    agency = await startAgency([SVC], {}, {}, { canary: { min_requests: minRequests, interval_ms: 60_000 } });
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.1", percent: 50 });
     expect(r.status).toBe(200);
     const canaryPid = agency.orchestrator.agents.find((a) => a.role === "canary")!.pid!;
     const answers = await sendAll(Array.from({ length: 400 }, (_, i) => `bad-${i}`), concurrency);
-    const toCanary = answers.filter((a) => a.version === "2.0.0").length;
+    const toCanary = answers.filter((a) => a.version === "2.0.1").length;
     // The documented bound: the regression gate runs after every canary outcome, so the canary
     // receives at most min_requests plus the requests already in flight when it trips.
     expect(toCanary).toBeGreaterThanOrEqual(minRequests);
@@ -87,8 +101,10 @@ describe("canary", () => {
   it("promotes a healthy canary through the automatic steps, retains the old stable, then stops it", async () => {
     // The latency gate is off here (ratio 1000): on a loaded 2-core machine tiny samples are noisy,
     // and this test is about steps, promotion and retention. The gates have their own tests.
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500, max_p95_ratio: 1000 } });
-    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 5 });
+    agency = await startAgency([SVC], {}, {}, { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500, max_p95_ratio: 1000 } });
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", percent: 5 });
     const oldPid = agency.orchestrator.agents.find((a) => a.role === "stable")!.pid!;
     let i = 0;
     await until(async () => {
@@ -110,8 +126,10 @@ describe("canary", () => {
   }, 90_000);
 
   it("rolls back to the retained version within the retention window", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });
-    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    agency = await startAgency([SVC], {}, {}, { canary: { retention_ms: 60_000 } });
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0" });
     expect((await admin("/v1/admin/canary/promote", { agent: "svc" })).json.stable.version).toBe("2.0.0");
     const back = await admin("/v1/admin/canary/rollback", { agent: "svc" });
     expect(back.json.stable.version).toBe("1.0.0");
@@ -120,8 +138,10 @@ describe("canary", () => {
   });
 
   it("keeps a canary's version, percent and windows across an orchestrator restart", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { min_requests: 1000 } });
-    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) }, percent: 20 });
+    agency = await startAgency([SVC], {}, {}, { canary: { min_requests: 1000 } });
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", percent: 20 });
     await sendAll(Array.from({ length: 100 }, (_, i) => `pre-${i}`));
     const before = (await admin("/v1/admin/canary")).json.canary[0];
     await agency.restart();
@@ -135,8 +155,10 @@ describe("canary", () => {
   });
 
   it("keeps a promotion across a restart", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });
-    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    agency = await startAgency([SVC], {}, {}, { canary: { retention_ms: 60_000 } });
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0" });
     await admin("/v1/admin/canary/promote", { agent: "svc" });
     await agency.restart();
     expect((await invokeHttp(agency.socket, echo())).json.version).toBe("2.0.0");
@@ -144,7 +166,7 @@ describe("canary", () => {
   });
 
   it("survives a corrupt state file: logs it and runs the stable version only", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, {
+    agency = await startAgency([SVC], {}, {}, {
       beforeStart: (dir) => {
         mkdirSync(join(dir, "state"), { recursive: true });
         writeFileSync(join(dir, "state", "canary.json"), '{"version":1,"agents":{"svc":{"canary":{"version":');
@@ -158,10 +180,16 @@ describe("canary", () => {
   });
 
   it("refuses a canary whose command prints another version", async () => {
-    agency = await startAgency([{ name: "svc" }]);
-    const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "3.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    agency = await startAgency([SVC]);
+    v2(agency.dir);
+    v2(agency.dir, "2.0.1");
+    const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "3.0.0" });
     expect(r.status).toBe(400);
     expect(r.json.error.detail).toContain("prints svc@2.0.0, expected svc@3.0.0");
     expect((await admin("/v1/admin/canary/start", { agent: "svc" })).json.error.detail).toContain("version");
+    // Undeclared versions are refused before anything runs.
+    const undeclared = await admin("/v1/admin/canary/start", { agent: "svc", version: "9.9.9" });
+    expect(undeclared.status).toBe(403);
+    expect(undeclared.json.error).toMatchObject({ type: "AIP_ERR_FORBIDDEN", declared_versions: ["2.0.0", "2.0.1", "3.0.0"] });
   });
 });

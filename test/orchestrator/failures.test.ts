@@ -68,7 +68,7 @@ describe("failures", () => {
     agency = await startAgency([{ name: "frozen" }], { health_timeout_ms: 300, restart_initial_ms: 10 });
     const pid = agentOf("frozen").pid!;
     process.kill(pid, "SIGSTOP");
-    const res = await httpRequest(agency.socket, { method: "POST", path: "/v1/admin/health-check", body: "" });
+    const res = await httpRequest(agency.adminSocket, { method: "POST", path: "/v1/admin/health-check", body: "" });
     const checked = JSON.parse(res.body).checked as Record<string, unknown>[];
     expect(checked).toEqual([expect.objectContaining({ agent: "frozen", ok: false, action: "killed" })]);
     await until(() => agentOf("frozen").state === "healthy" && agentOf("frozen").pid !== pid, 15_000, "restarted");
@@ -123,7 +123,7 @@ describe("failures", () => {
     expect(agentOf("broken").circuit.open).toBe(true);
     expect((await call(echo())).error.type).toBe("AIP_ERR_UNAVAILABLE");
     // A successful probe closes the circuit again.
-    await httpRequest(agency.socket, { method: "POST", path: "/v1/admin/health-check", body: "" });
+    await httpRequest(agency.adminSocket, { method: "POST", path: "/v1/admin/health-check", body: "" });
     expect(agentOf("broken").circuit.open).toBe(false);
   });
 

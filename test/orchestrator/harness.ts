@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DestinationStream } from "pino";
 import { parseConfig, type AgencyConfig } from "../../orchestrator/config.js";
-import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
+import { listenAdmin, listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator, type OrchestratorDeps } from "../../orchestrator/orchestrator.js";
 import type { AipServer } from "../../protocol/server.js";
 import { ROOT, tempDir } from "../helpers.js";
@@ -23,6 +23,8 @@ export interface FixtureSpec {
   command?: string;
   /** A real manifest file (e.g. manifests/complete.json) instead of one generated from this spec. */
   manifest?: string;
+  /** Canary versions the config declares (`agents[].versions`); "{dir}" in env values as in `env`. */
+  versions?: Record<string, { command?: string; env?: Record<string, string> }>;
 }
 
 export function manifestFor(spec: FixtureSpec): Record<string, unknown> {
@@ -55,7 +57,10 @@ export interface Agency {
   config: AgencyConfig;
   orchestrator: Orchestrator;
   server: AipServer;
+  /** The owner-only admin socket's server. */
+  admin: AipServer;
   socket: string;
+  adminSocket: string;
   logs: LogSink;
   /** Stop the orchestrator and its agents, then start a new one on the same config and state. */
   restart(): Promise<void>;
@@ -74,8 +79,9 @@ export async function startAgency(
     const manifestPath = spec.manifest ?? join(dir, `${spec.name}.json`);
     if (spec.manifest === undefined) writeFileSync(manifestPath, JSON.stringify(manifestFor(spec)));
     // "{dir}" in an env value stands for this agency's temp directory.
-    const env = Object.fromEntries(Object.entries(spec.env ?? {}).map(([k, v]) => [k, v.replaceAll("{dir}", dir)]));
-    return { name: spec.name, command: [spec.command ?? FIXTURE_AGENT], manifest: manifestPath, env: { FIXTURE_MANIFEST: manifestPath, ...env } };
+    const inDir = (env: Record<string, string> = {}): Record<string, string> => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replaceAll("{dir}", dir)]));
+    const versions = Object.fromEntries(Object.entries(spec.versions ?? {}).map(([v, d]) => [v, { command: [d.command ?? FIXTURE_AGENT], env: inDir(d.env) }]));
+    return { name: spec.name, command: [spec.command ?? FIXTURE_AGENT], manifest: manifestPath, env: { FIXTURE_MANIFEST: manifestPath, ...inDir(spec.env) }, versions };
   });
   const config = parseConfig(
     {
@@ -92,24 +98,27 @@ export async function startAgency(
   );
   extra.beforeStart?.(dir);
   const logs = new LogSink();
-  const boot = async (): Promise<{ orchestrator: Orchestrator; server: AipServer }> => {
+  const boot = async (): Promise<{ orchestrator: Orchestrator; server: AipServer; admin: AipServer }> => {
     const orchestrator = new Orchestrator(config, { logDestination: logs, ...deps });
     await orchestrator.start();
-    return { orchestrator, server: await listenFrontDoor(orchestrator) };
+    return { orchestrator, server: await listenFrontDoor(orchestrator), admin: (await listenAdmin(orchestrator))! };
   };
   const agency: Agency = {
     dir,
     config,
     ...(await boot()),
     socket: config.socket,
+    adminSocket: config.adminSocket!,
     logs,
     async restart() {
       await agency.server.close(100);
+      await agency.admin.close(100);
       await agency.orchestrator.stop();
       Object.assign(agency, await boot());
     },
     async stop() {
       await agency.server.close(100);
+      await agency.admin.close(100);
       await agency.orchestrator.stop();
       cleanup();
     },

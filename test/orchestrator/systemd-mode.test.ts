@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, invokeHttp } from "../../protocol/client.js";
 import { parseConfig } from "../../orchestrator/config.js";
-import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
+import { listenAdmin, listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { AipServer } from "../../protocol/server.js";
 import { serve, type Served } from "../../scripts/conformance/process.js";
@@ -14,6 +14,7 @@ describe("systemd mode: connect to agents started by someone else", () => {
   let agent: Served;
   let orchestrator: Orchestrator;
   let server: AipServer;
+  let admin: AipServer;
   const logs = new LogSink();
 
   beforeAll(async () => {
@@ -34,10 +35,12 @@ describe("systemd mode: connect to agents started by someone else", () => {
     orchestrator = new Orchestrator(config, { logDestination: logs });
     await orchestrator.start();
     server = await listenFrontDoor(orchestrator);
+    admin = (await listenAdmin(orchestrator))!;
   });
 
   afterAll(async () => {
     await server.close(100);
+    await admin.close(100);
     await orchestrator.stop();
     if (agent.child.exitCode === null) await agent.stop();
     t.cleanup();
@@ -52,7 +55,7 @@ describe("systemd mode: connect to agents started by someone else", () => {
   it("reports an unresponsive agent instead of killing it", async () => {
     process.kill(agent.child.pid!, "SIGSTOP");
     try {
-      const res = await httpRequest(server.socketPath, { method: "POST", path: "/v1/admin/health-check", body: "" });
+      const res = await httpRequest(admin.socketPath, { method: "POST", path: "/v1/admin/health-check", body: "" });
       expect(JSON.parse(res.body).checked[0]).toMatchObject({ agent: "dummy", ok: false, action: "reported" });
       expect(agent.child.exitCode).toBeNull();
       expect(logs.events("agent_unresponsive")).toHaveLength(1);

@@ -11,6 +11,7 @@
  * (counted, with the longest unread wait). Anything else without an answer is lost.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { adminSocketFor } from "../../orchestrator/config.js";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpRequest } from "../../protocol/client.js";
@@ -99,7 +100,7 @@ const agentBack = async (a: RealAgency, before: number): Promise<boolean> => {
   const d = (await a.health()).agents.dummy!;
   return d.status === "healthy" && d.pid !== null && d.pid !== before;
 };
-const healthCheck = (a: RealAgency): Promise<unknown> => httpRequest(a.socket, { method: "POST", path: "/v1/admin/health-check", body: "", timeoutMs: 10_000 });
+const healthCheck = (a: RealAgency): Promise<unknown> => httpRequest(adminSocketFor(a.socket), { method: "POST", path: "/v1/admin/health-check", body: "", timeoutMs: 10_000 });
 
 describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
   for (let i = 1; i <= REPEAT; i++) {

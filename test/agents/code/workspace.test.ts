@@ -5,7 +5,7 @@ import { listWorkspaceFiles } from "../../../agents/code/files.js";
 import { nodeFs, readWorkspaceFile, type WorkspaceFs } from "../../../agents/code/workspace.js";
 import { tempDir } from "../../helpers.js";
 
-/** The real file system, counting every call per path: proves which files were opened. */
+/** The real file system, counting every stat and read per opened path: proves which files were read. */
 function spyFs(): WorkspaceFs & { reads: string[]; stats: string[] } {
   const reads: string[] = [];
   const stats: string[] = [];
@@ -13,13 +13,22 @@ function spyFs(): WorkspaceFs & { reads: string[]; stats: string[] } {
     reads,
     stats,
     realpath: (p) => nodeFs.realpath(p),
-    stat: (p) => {
-      stats.push(p);
-      return nodeFs.stat(p);
-    },
-    readHead: (p, n) => {
-      reads.push(p);
-      return nodeFs.readHead(p, n);
+    whereIs: (h) => nodeFs.whereIs(h),
+    open: async (p, flags) => {
+      const h = await nodeFs.open(p, flags);
+      const stat = h.stat.bind(h);
+      const read = h.read.bind(h) as (...a: unknown[]) => ReturnType<typeof h.read>;
+      Object.assign(h, {
+        stat: (...a: Parameters<typeof h.stat>) => {
+          stats.push(p);
+          return stat(...a);
+        },
+        read: (...a: unknown[]) => {
+          if (!reads.includes(p)) reads.push(p);
+          return read(...a);
+        },
+      });
+      return h;
     },
   };
 }

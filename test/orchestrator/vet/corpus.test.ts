@@ -8,7 +8,7 @@ import { CORPUS, buildGpuAddonAgent, buildGpuAgent, rulesOf } from "./helpers.js
 const CORPUS_CASES: { file: string; rule: string; check: string; detail: RegExp; timeoutMs?: number }[] = [
   { file: "connect-inet.cjs", rule: "network", check: "network", detail: /AF_INET 127\.0\.0\.1:9/ },
   { file: "read-secret.cjs", rule: "sensitive-read", check: "filesystem", detail: /\/etc\/shadow/ },
-  { file: "write-home.cjs", rule: "write", check: "filesystem", detail: /home\/\.fixture-state .*outside the write roots/ },
+  { file: "write-home.cjs", rule: "write", check: "filesystem", detail: /\/\.fixture-state .*outside the write roots/ },
   { file: "stderr.cjs", rule: "stderr", check: "stderr", detail: /wrote 19 bytes to stderr/ },
   { file: "no-manifest.cjs", rule: "manifest-missing", check: "manifest", detail: /printed nothing/ },
   { file: "invalid-manifest.cjs", rule: "manifest-invalid", check: "manifest", detail: /^resources\.cpu: / },

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { vetAgent } from "../../../orchestrator/vet/index.js";
@@ -17,9 +19,11 @@ describe("vetAgent options", () => {
   });
 
   it("passes env to the agent: a log file outside the write roots is a write violation", async () => {
-    const log = join(t.dir, "agent.log");
-    const report = await vetAgent(DUMMY, { env: { AIP_LOG_FILE: log } });
+    // HOME is private in the sandbox: the write succeeds there, is judged, and never reaches the real home.
+    const log = join(homedir(), `aipvo-${process.pid}.log`);
+    const report = await vetAgent(DUMMY, { env: { PATH: process.env.PATH!, HOME: homedir(), AIP_LOG_FILE: log } });
     expect(rulesOf(report)).toEqual(["write"]);
     expect(report.reasons.some((r) => r.includes(log))).toBe(true);
+    expect(existsSync(log)).toBe(false);
   });
 });
