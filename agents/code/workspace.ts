@@ -62,19 +62,24 @@ export async function resolveRoot(root: string, fs: WorkspaceFs = nodeFs): Promi
       extensions: { errors: [{ path: "context.workspace_root", message: "expected an absolute path" }] },
     });
   }
+  // Judged before and after resolving symlinks: before, so that the answer for a root outside the
+  // allowed ones never tells whether it exists; after, so that a link cannot lead outside them.
+  const allowed = workspaceRootsFromEnv();
+  const refuse = (why: string): AipError =>
+    new AipError("AIP_ERR_FORBIDDEN_PATH", `context.workspace_root ${JSON.stringify(root)} is not allowed: ${why}`, {
+      suggestion: "Use a workspace inside an allowed root; the operator lists them in the agency config (workspace_roots) or AIP_WORKSPACE_ROOTS",
+      extensions: { workspace_root: root, allowed_roots: allowed },
+    });
+  const lexical = refuseWorkspaceRoot(resolve(root), allowed);
+  if (lexical !== undefined) throw refuse(lexical);
   let real: string;
   try {
     real = await fs.realpath(root);
   } catch {
     throw notFound("context.workspace_root", root);
   }
-  const why = refuseWorkspaceRoot(real, workspaceRootsFromEnv());
-  if (why !== undefined) {
-    throw new AipError("AIP_ERR_FORBIDDEN_PATH", `context.workspace_root ${JSON.stringify(root)} is not allowed: ${why}`, {
-      suggestion: "Use a workspace inside an allowed root; the operator lists them in the agency config (workspace_roots) or AIP_WORKSPACE_ROOTS",
-      extensions: { workspace_root: root, allowed_roots: workspaceRootsFromEnv() },
-    });
-  }
+  const why = refuseWorkspaceRoot(real, allowed);
+  if (why !== undefined) throw refuse(why);
   return real;
 }
 

@@ -108,6 +108,16 @@ export function inspectExecutable(exe: string, pathEnv: string): ExecutableInfo 
       for (const d of dirs) info.allowedExecs.add(posix.join(d, prog));
       const found = prog.includes("/") ? prog : dirs.map((d) => posix.join(d, prog)).find(executable);
       if (!found) return { ...info, problem: `${current}: ${prog} is not on PATH (${pathEnv})` };
+      const shim = versionManagerShim(found);
+      if (shim !== undefined) {
+        const real = prog.includes("/") ? undefined : dirs.map((d) => posix.join(d, prog)).find((c) => executable(c) && versionManagerShim(c) === undefined);
+        return {
+          ...info,
+          problem:
+            `${current}: ${prog} resolves to ${found}, a ${shim} shim (a script that asks ${shim} which interpreter to run, and runs it); ` +
+            `vetting cannot vouch for what it picks. Point the #! line at the real interpreter${real ? `, e.g. #!${real}` : ` (${shim} which ${prog} prints it)`}`,
+        };
+      }
       next = found;
       add(info, next);
     }
@@ -115,6 +125,24 @@ export function inspectExecutable(exe: string, pathEnv: string): ExecutableInfo 
     current = next;
   }
   return { ...info, problem: `${exe}: interpreter chain deeper than 4` };
+}
+
+/** Version managers whose `shims/` directories hold scripts that pick an interpreter at run time. */
+const SHIM_MANAGERS: [RegExp, string][] = [
+  [/\/\.pyenv\/shims\//, "pyenv"],
+  [/\/\.asdf\/shims\//, "asdf"],
+  [/\/\.rbenv\/shims\//, "rbenv"],
+  [/\/\.nodenv\/shims\//, "nodenv"],
+  [/\/mise\/shims\//, "mise"],
+  [/\/\.volta\/bin\//, "volta"],
+];
+
+/** The version manager whose shim `path` is, or undefined. */
+export function versionManagerShim(path: string): string | undefined {
+  for (const [re, name] of SHIM_MANAGERS) if (re.test(path)) return name;
+  const text = head(path).toString("utf8");
+  const m = /\b(pyenv|asdf|rbenv|nodenv|mise) exec\b/.exec(text);
+  return text.startsWith("#!") && m ? m[1] : undefined;
 }
 
 function add(info: ExecutableInfo, path: string): void {

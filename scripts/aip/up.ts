@@ -2,8 +2,7 @@
 import type { Server } from "node:http";
 import { relative } from "node:path";
 import { ConfigError, loadConfig } from "../../orchestrator/config.js";
-import { listenAdmin, listenFrontDoor, listenHealthPort } from "../../orchestrator/frontdoor.js";
-import { Orchestrator } from "../../orchestrator/orchestrator.js";
+import { LockedError, lockSocketDir } from "../../orchestrator/lock.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const up: Command = {
@@ -43,6 +42,17 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       }
       throw err;
     }
+    // The lock comes first, before the orchestrator's modules load: a second agency on the same
+    // agent sockets says so at once and vets nothing.
+    try {
+      lockSocketDir(config.agentSocketDir);
+    } catch (err) {
+      if (!(err instanceof LockedError)) throw err;
+      console.error(`aip up: ${err.message}`);
+      return EXIT.aipError;
+    }
+    const { listenAdmin, listenFrontDoor, listenHealthPort } = await import("../../orchestrator/frontdoor.js");
+    const { Orchestrator } = await import("../../orchestrator/orchestrator.js");
     const logFile = typeof flags.log === "string" ? flags.log : process.env.AIP_LOG_FILE;
     const orchestrator = new Orchestrator(config, { logDestination: logFile ?? 1 });
     const log = orchestrator.log;
@@ -56,7 +66,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       log.info({ event: "stopped" }, "agency stopped");
     };
     let server: Awaited<ReturnType<typeof listenFrontDoor>> | undefined;
-    let adminServer: Awaited<ReturnType<typeof listenAdmin>>;
+    let adminServer: Awaited<ReturnType<typeof listenAdmin>> | undefined;
     let stopping: Promise<void> | undefined;
     const done = new Promise<void>((resolve) => {
       // `on`, not `once`: execa's exit hook re-raises a signal that has no other listener left.
