@@ -142,10 +142,13 @@ export async function openContained(realRoot: string, path: string, kind: "file"
   try {
     handle = await fs.open(path, kind === "directory" ? DIR_FLAGS : READ_FLAGS);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = (err as NodeJS.ErrnoException).code ?? "EIO";
     // ELOOP: the last component is a symlink (O_NOFOLLOW); where it points is never opened.
     if (code === "ELOOP" || code === "ENOTDIR") throw escapedOrInvalid(realRoot, path, code);
-    throw err;
+    // Vanished between the listing (or the early check) and the open, or unreadable: a clear 400.
+    throw new AipError("AIP_ERR_INVALID_FIELD", `${JSON.stringify(path)} cannot be opened (${code === "ENOENT" ? "it does not exist (any more)" : code})`, {
+      extensions: { errors: [{ path: "context.file_path", message: code }] },
+    });
   }
   try {
     const real = await fs.whereIs(handle);
