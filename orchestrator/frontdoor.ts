@@ -58,6 +58,8 @@ export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
       maxConnections: l.max_connections,
       idleTimeoutMs: l.idle_timeout_ms,
       headersTimeoutMs: l.headers_timeout_ms,
+      // An NDJSON line has the deadline an HTTP head has (README, Limits: lineReceiveTimeoutMs).
+      lineReceiveTimeoutMs: l.headers_timeout_ms,
       shutdownGraceMs: l.shutdown_grace_ms,
     },
     invoke: (value, ctx) => o.handle(value, ctx.signal),

@@ -16,6 +16,10 @@ export interface Limits {
   requestReceiveTimeoutMs: number;
   /** Requests answered concurrently on one NDJSON connection; reading pauses beyond it. */
   maxPipelined: number;
+  /** Answers written to an NDJSON connection and not yet read by its client; reading pauses beyond it. */
+  maxQueuedOutputBytes: number;
+  /** A whole NDJSON line must arrive within this long of its first byte (the trickle guard); then the connection closes. */
+  lineReceiveTimeoutMs: number;
   /** SIGTERM: in-flight work gets this long to finish before the process exits. */
   shutdownGraceMs: number;
 }
@@ -29,6 +33,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   headersTimeoutMs: 10_000,
   requestReceiveTimeoutMs: 30_000,
   maxPipelined: 64,
+  maxQueuedOutputBytes: 1024 * 1024,
+  lineReceiveTimeoutMs: 10_000,
   shutdownGraceMs: 5_000,
 });
 
