@@ -1,6 +1,6 @@
 /** The composition root: registry, pools, supervisor, health, router, front door, metrics. */
 import { AipError } from "../protocol/errors.js";
-import { createLogger, openDestination, type Logger } from "../protocol/log.js";
+import { RateLimit, createLogger, openDestination, type Logger } from "../protocol/log.js";
 import type { DestinationStream } from "pino";
 import type { AgentManifest, AipRequest, AipResponse } from "../protocol/schemas.js";
 import { AgentRecord, type AgentRole } from "./agent.js";
@@ -19,6 +19,9 @@ import { Supersession } from "./supersede.js";
 import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
 import { join } from "node:path";
+
+/** Request lines for client errors (4xx) logged per second at most; the others are counted in `suppressed`. */
+const CLIENT_ERROR_LOG_PER_S = 50;
 
 export interface OrchestratorDeps {
   /** Where JSON Lines go: a path, a file descriptor (default 1, stdout), a stream, or false for none. */
@@ -46,6 +49,7 @@ export class Orchestrator {
   private readonly supersession = new Supersession();
   private vetCache: VetCache | undefined;
   private vetPolicy: VetPolicy | undefined;
+  private readonly clientErrorLog = new RateLimit(CLIENT_ERROR_LOG_PER_S);
 
   constructor(
     readonly config: AgencyConfig,
@@ -327,7 +331,13 @@ export class Orchestrator {
     if (o.agent && o.version) this.canary.observe(o.agent, o.version, o.timings_ms.total ?? 0, o.server_error);
     const fields = { event: "request", trace_id: o.trace_id, action: o.action, agent: o.agent, version: o.version, outcome: o.outcome, timings_ms: o.timings_ms };
     if (o.server_error) this.log.warn(fields, `request failed: ${o.outcome}`);
-    else this.log.info(fields, "request");
+    else if (o.outcome === "success") this.log.info(fields, "request");
+    else {
+      // The client's own errors are logged at most CLIENT_ERROR_LOG_PER_S a second (README, Operating it);
+      // the metrics count every one.
+      const suppressed = this.clientErrorLog.take();
+      if (suppressed !== undefined) this.log.info(suppressed > 0 ? { ...fields, suppressed } : fields, "request");
+    }
   }
 
   /** The /healthz body. */

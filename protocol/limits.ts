@@ -41,3 +41,17 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
 export function resolveLimits(overrides: Partial<Limits> = {}): Limits {
   return { ...DEFAULT_LIMITS, ...overrides };
 }
+
+/**
+ * How much more an agent's server accepts than the front door: the orchestrator forwards the request
+ * re-encoded with `trace_id` and `timeout_ms` added, and numbers may be written longer (`1e20` as 21
+ * digits). A forwarded body over the agent's limit is refused by the orchestrator as the client's 413.
+ */
+export const FORWARD_HEADROOM_BYTES = 64 * 1024;
+
+/** The limits an agent serves with (`--listen`): the front door's defaults plus the forwarding headroom. */
+export const AGENT_LIMITS: Readonly<Limits> = Object.freeze({
+  ...DEFAULT_LIMITS,
+  maxBodyBytes: DEFAULT_LIMITS.maxBodyBytes + FORWARD_HEADROOM_BYTES,
+  maxLineBytes: DEFAULT_LIMITS.maxLineBytes + FORWARD_HEADROOM_BYTES,
+});

@@ -2,8 +2,8 @@
 import { AipError } from "../../protocol/errors.js";
 import { errorResponse } from "../../protocol/envelope.js";
 import { decodeJson } from "../../protocol/json.js";
-import { DEFAULT_LIMITS, resolveLimits, type Limits } from "../../protocol/limits.js";
-import { createLogger, type Logger } from "../../protocol/log.js";
+import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../protocol/limits.js";
+import { RateLimit, createLogger, type Logger } from "../../protocol/log.js";
 import { AipServer } from "../../protocol/server.js";
 import { socketIsLive } from "../../protocol/socket-file.js";
 import { newTraceId } from "../../protocol/trace.js";
@@ -136,7 +136,8 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
     server = await AipServer.listen({
       socketPath,
       ...(group !== undefined ? { group } : {}),
-      limits,
+      // An agent accepts whatever the front door accepted, once re-encoded for forwarding (README, Limits).
+      limits: { ...AGENT_LIMITS, ...limits },
       invoke: async (value, ctx) => logged(log, await invoker.invoke(value, ctx.signal), ctx.framing),
       routes: {
         "GET /healthz": async () => ({
@@ -175,9 +176,15 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
   log.info({ event: "stopped" }, "agent stopped");
 }
 
+/** Failed requests logged per second at most when the failure is the client's (4xx); the others are counted in `suppressed`. */
+const CLIENT_ERROR_LOG_PER_S = 50;
+const clientErrorLog = new RateLimit(CLIENT_ERROR_LOG_PER_S);
+
 function logged(log: Logger, response: import("../../protocol/schemas.js").AipResponse, framing: string): import("../../protocol/schemas.js").AipResponse {
   const fields = { event: "request", trace_id: response.trace_id, framing, outcome: response.status, timings_ms: response.timings_ms };
-  if (response.status === "error") log.info({ ...fields, error: response.error.type }, "request failed");
-  else log.debug(fields, "request");
+  if (response.status === "error") {
+    const suppressed = response.error.status < 500 ? clientErrorLog.take() : 0;
+    if (suppressed !== undefined) log.info({ ...fields, error: response.error.type, ...(suppressed > 0 ? { suppressed } : {}) }, "request failed");
+  } else log.debug(fields, "request");
   return response;
 }

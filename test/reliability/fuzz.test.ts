@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ndjsonExchange } from "../../protocol/client.js";
+import { AGENT_LIMITS } from "../../protocol/limits.js";
 import { FULL, pidAlive, rssMiB, startRealAgency, type RealAgency } from "./lib/agency.js";
 import { bogusHttpArb, framesIn, lineArb, type Line } from "./lib/inputs.js";
 import { httpInvoke, isEnvelope, rawExchange, rawHttp } from "./lib/raw.js";
@@ -126,8 +127,10 @@ describe.sequential("fuzz: bad input", () => {
 
     it(`over the limit (${target}): 413 envelopes, memory bounded`, { timeout: 120_000 }, async () => {
       const socket = targets()[target];
+      // An agent accepts the forwarding headroom beyond the front door's limit (README, Limits).
+      const limit = target === "agent runtime" ? AGENT_LIMITS.maxLineBytes : MiB;
       for (let i = 0; i < SCALE.huge; i++) {
-        const big = Buffer.alloc(MiB + 100 + i, 0x61);
+        const big = Buffer.alloc(limit + 100 + i, 0x61);
         big[0] = 0x7b; // "{": NDJSON
         const nd = await ndjsonExchange(socket, Buffer.concat([big, Buffer.from('\n{"action":"echo","context":{},"constraints":{}}\n')]), { timeoutMs: 30_000 });
         expect(nd.map((l) => JSON.parse(l).error?.type ?? JSON.parse(l).status)).toEqual(["AIP_ERR_PAYLOAD_TOO_LARGE", "success"]);
