@@ -8,6 +8,7 @@ import type { AgencyConfig, AgentConfig } from "./config.js";
 import { forward, type RequestOutcome } from "./forward.js";
 import { applyProbe, probe } from "./health.js";
 import { CpuLoadSampler, type LoadSampler } from "./load.js";
+import { nodeOptionsFor } from "./memory.js";
 import { Metrics } from "./metrics.js";
 import { AgentPool } from "./pool/agent-pool.js";
 import type { SizingStrategy } from "./pool/sizing.js";
@@ -192,7 +193,12 @@ export class Orchestrator {
       name: record.name,
       command: record.config.command,
       socketPath: record.socketPath,
-      env: { AIP_LOG_LEVEL: process.env.AIP_LOG_LEVEL ?? "info", ...record.config.env },
+      env: {
+        AIP_LOG_LEVEL: process.env.AIP_LOG_LEVEL ?? "info",
+        ...record.config.env,
+        // The heap limit from the manifest's memory (README, Supervisor; orchestrator/memory.ts).
+        NODE_OPTIONS: nodeOptionsFor(record.manifest.resources.memory, record.config.env.NODE_OPTIONS ?? process.env.NODE_OPTIONS),
+      },
       log,
       spawner: this.deps.spawner ?? execaSpawner,
       startTimeoutMs: l.start_timeout_ms,

@@ -1,4 +1,5 @@
 /** Turns an agent definition into an executable: one-shot (stdin → stdout), `--listen PATH`, `--manifest`. */
+import { getHeapStatistics } from "node:v8";
 import { AipError } from "../../protocol/errors.js";
 import { errorResponse } from "../../protocol/envelope.js";
 import { decodeJson } from "../../protocol/json.js";
@@ -150,6 +151,7 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
             uptime_s: Math.round((Date.now() - started) / 1000),
             concurrent_requests: invoker.inflight,
             max_concurrent: def.manifest.max_concurrent,
+            memory: memoryReport(),
             ...def.health?.(),
           }),
         }),
@@ -179,6 +181,13 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
 /** Failed requests logged per second at most when the failure is the client's (4xx); the others are counted in `suppressed`. */
 const CLIENT_ERROR_LOG_PER_S = 50;
 const clientErrorLog = new RateLimit(CLIENT_ERROR_LOG_PER_S);
+
+/** Heap in use and its limit (from --max-old-space-size: the manifest's memory in embedded mode), and RSS, in MiB. */
+function memoryReport(): Record<string, number> {
+  const h = getHeapStatistics();
+  const mib = (b: number): number => Math.round((b / 1024 / 1024) * 10) / 10;
+  return { heap_used_mib: mib(h.used_heap_size), heap_limit_mib: mib(h.heap_size_limit), rss_mib: mib(process.memoryUsage.rss()) };
+}
 
 function logged(log: Logger, response: import("../../protocol/schemas.js").AipResponse, framing: string): import("../../protocol/schemas.js").AipResponse {
   const fields = { event: "request", trace_id: response.trace_id, framing, outcome: response.status, timings_ms: response.timings_ms };
