@@ -33,7 +33,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   headersTimeoutMs: 10_000,
   requestReceiveTimeoutMs: 30_000,
   maxPipelined: 64,
-  maxQueuedOutputBytes: 1024 * 1024,
+  maxQueuedOutputBytes: 256 * 1024,
   lineReceiveTimeoutMs: 10_000,
   shutdownGraceMs: 5_000,
 });

@@ -150,27 +150,29 @@ describe.sequential("fuzz: bad input", () => {
     });
   }
 
-  for (const target of ["front door", "agent runtime"] as const) {
-    it(`hostile framing (${target}): bad chunk sizes answered 400 at once, short bodies 408, both closed`, { timeout: 120_000 }, async () => {
-      const socket = targets()[target];
-      const head = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
-      const badChunks = ["zz\r\n{}\r\n0\r\n\r\n", "-1\r\n{}\r\n0\r\n\r\n", "1000000000000000000\r\n{}\r\n0\r\n\r\n", "2\n{}\n0\n\n"];
-      // The client does not half-close: the answer and the close must come from the server.
-      const bad = await Promise.all(badChunks.map((b) => rawHttp(socket, Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n${b}`), 10_000, 1)));
-      bad.forEach((r, i) => {
-        expect(r.responses.map((x) => x.status), JSON.stringify(badChunks[i])).toEqual([400]);
-        expect(isEnvelope(r.responses[0]!.body)).toBe(true);
-      });
-      // Bodies that stop short: answered 408 at requestReceiveTimeoutMs (30 s), never held until the idle timeout.
-      const short = [`${head}Content-Length: 100\r\n\r\n{"action":`, `${head}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n`];
-      const cut = await Promise.all(short.map((b) => rawExchange(socket, Buffer.from(b), 45_000, { end: false })));
-      for (const r of cut) {
-        expect(r.closed).toBe(true);
-        expect(r.data.toString("latin1")).toMatch(/^HTTP\/1\.1 408 /);
-      }
-      counted.hostile += badChunks.length + short.length;
-    });
-  }
+  it("hostile framing (front door and agent runtime): bad chunk sizes answered 400 at once, short bodies 408, both closed", { timeout: 120_000 }, async () => {
+    const head = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
+    const badChunks = ["zz\r\n{}\r\n0\r\n\r\n", "-1\r\n{}\r\n0\r\n\r\n", "1000000000000000000\r\n{}\r\n0\r\n\r\n", "2\n{}\n0\n\n"];
+    const short = [`${head}Content-Length: 100\r\n\r\n{"action":`, `${head}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n`];
+    // Both targets at once: the short bodies wait for requestReceiveTimeoutMs (30 s) on each.
+    await Promise.all(
+      Object.values(targets()).map(async (socket) => {
+        // The client does not half-close: the answer and the close must come from the server.
+        const bad = await Promise.all(badChunks.map((b) => rawHttp(socket, Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n${b}`), 10_000, 1)));
+        bad.forEach((r, i) => {
+          expect(r.responses.map((x) => x.status), JSON.stringify(badChunks[i])).toEqual([400]);
+          expect(isEnvelope(r.responses[0]!.body)).toBe(true);
+        });
+        // Bodies that stop short: answered 408 at requestReceiveTimeoutMs, never held until the idle timeout.
+        const cut = await Promise.all(short.map((b) => rawExchange(socket, Buffer.from(b), 45_000, { end: false })));
+        for (const r of cut) {
+          expect(r.closed).toBe(true);
+          expect(r.data.toString("latin1")).toMatch(/^HTTP\/1\.1 408 /);
+        }
+        counted.hostile += badChunks.length + short.length;
+      }),
+    );
+  });
 
   it("at the limit (front door): a line of exactly maxLineBytes is served; numbers that grow are the client's 413", { timeout: 120_000 }, async () => {
     const shell = JSON.stringify({ action: "echo", context: { source_code: "" }, constraints: {}, trace_id: "at-limit" });
