@@ -21,7 +21,7 @@ import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPoli
 import { CanaryController } from "./canary/controller.js";
 import { join } from "node:path";
 
-/** Request lines for client errors (4xx) logged per second at most; the others are counted in `suppressed`. */
+/** Request lines for client errors (4xx but cancellations) logged per second at most; the others are counted in `suppressed`. */
 const CLIENT_ERROR_LOG_PER_S = 50;
 
 export interface OrchestratorDeps {
@@ -337,7 +337,7 @@ export class Orchestrator {
     if (o.agent && o.version) this.canary.observe(o.agent, o.version, o.timings_ms.total ?? 0, o.server_error);
     const fields = { event: "request", trace_id: o.trace_id, action: o.action, agent: o.agent, version: o.version, outcome: o.outcome, timings_ms: o.timings_ms };
     if (o.server_error) this.log.warn(fields, `request failed: ${o.outcome}`);
-    else if (o.outcome === "success") this.log.info(fields, "request");
+    else if (o.outcome === "success" || o.outcome === "AIP_ERR_CANCELLED") this.log.info(fields, "request");
     else {
       // The client's own errors are logged at most CLIENT_ERROR_LOG_PER_S a second (README, Operating it);
       // the metrics count every one.
