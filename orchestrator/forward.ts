@@ -6,6 +6,7 @@ import { setMaxListeners } from "node:events";
 import { AipError, isAipError } from "../protocol/errors.js";
 import { errorResponse } from "../protocol/envelope.js";
 import { ResponseSchema, formatIssues, type AipRequest, type AipResponse } from "../protocol/schemas.js";
+import { AGENT_LIMITS } from "../protocol/limits.js";
 import { newTraceId } from "../protocol/trace.js";
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
@@ -123,8 +124,19 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
 
 /** Send to the agent (one retry if the request never reached it) and check its answer. */
 async function call(agent: AgentRecord, request: AipRequest, traceId: string, deadline: number, signal: AbortSignal): Promise<AipResponse> {
-  const body = (): string =>
-    JSON.stringify({ ...request, trace_id: traceId, constraints: { ...request.constraints, timeout_ms: Math.max(1, deadline - Date.now()) } });
+  const body = (): string => {
+    const text = JSON.stringify({ ...request, trace_id: traceId, constraints: { ...request.constraints, timeout_ms: Math.max(1, deadline - Date.now()) } });
+    // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
+    // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
+    const bytes = Buffer.byteLength(text);
+    if (bytes > AGENT_LIMITS.maxBodyBytes) {
+      throw new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `The request re-encoded for the agent is ${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`, {
+        suggestion: "Send less, or write numbers in their plain form",
+        extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
+      });
+    }
+    return text;
+  };
   let reply;
   try {
     try {
@@ -135,6 +147,7 @@ async function call(agent: AgentRecord, request: AipRequest, traceId: string, de
     }
   } catch (err) {
     if (signal.aborted) throw signal.reason;
+    if (isAipError(err)) throw err; // the request itself was refused before sending
     if (neverReachedAgent(err)) {
       throw new AipError("AIP_ERR_UNAVAILABLE", `Agent ${agent.name} is not accepting connections (${(err as { code?: string }).code})`);
     }
@@ -150,6 +163,11 @@ async function call(agent: AgentRecord, request: AipRequest, traceId: string, de
   if (!parsed.success) {
     const issues = formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; ");
     throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} broke the AIP-1 envelope: ${issues}`);
+  }
+  if (parsed.data.trace_id !== traceId && parsed.data.status === "error" && parsed.data.error.status < 500) {
+    // The agent refused the request before it could read its trace id (too large, not JSON to it): the
+    // request's fault, answered as such, never the agent's (its circuit is not touched).
+    return { ...parsed.data, trace_id: traceId };
   }
   if (parsed.data.trace_id !== traceId) {
     throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} answered trace_id ${parsed.data.trace_id}, expected ${traceId}`);

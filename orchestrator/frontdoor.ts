@@ -80,6 +80,8 @@ function serverLimits(o: Orchestrator): Parameters<typeof AipServer.listen>[0]["
     maxConnections: l.max_connections,
     idleTimeoutMs: l.idle_timeout_ms,
     headersTimeoutMs: l.headers_timeout_ms,
+    // An NDJSON line has the deadline an HTTP head has (README, Limits: lineReceiveTimeoutMs).
+    lineReceiveTimeoutMs: l.headers_timeout_ms,
     shutdownGraceMs: l.shutdown_grace_ms,
   };
 }

@@ -1,6 +1,6 @@
 /** The composition root: registry, pools, supervisor, health, router, front door, metrics. */
 import { AipError } from "../protocol/errors.js";
-import { createLogger, openDestination, type Logger } from "../protocol/log.js";
+import { RateLimit, createLogger, openDestination, type Logger } from "../protocol/log.js";
 import type { DestinationStream } from "pino";
 import type { AgentManifest, AipRequest, AipResponse } from "../protocol/schemas.js";
 import { AgentRecord, type AgentRole } from "./agent.js";
@@ -8,6 +8,7 @@ import type { AgencyConfig, AgentConfig } from "./config.js";
 import { forward, type RequestOutcome } from "./forward.js";
 import { applyProbe, probe } from "./health.js";
 import { CpuLoadSampler, type LoadSampler } from "./load.js";
+import { nodeOptionsFor } from "./memory.js";
 import { Metrics } from "./metrics.js";
 import { AgentPool } from "./pool/agent-pool.js";
 import type { SizingStrategy } from "./pool/sizing.js";
@@ -25,6 +26,9 @@ import { lockSocketDir } from "./lock.js";
 import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
 import { join } from "node:path";
+
+/** Request lines for client errors (4xx but cancellations) logged per second at most; the others are counted in `suppressed`. */
+const CLIENT_ERROR_LOG_PER_S = 50;
 
 export interface OrchestratorDeps {
   /** Where JSON Lines go: a path, a file descriptor (default 1, stdout), a stream, or false for none. */
@@ -53,6 +57,7 @@ export class Orchestrator {
   private vetCache: VetCache | undefined;
   private vetPolicy: VetPolicy | undefined;
   private unlock: (() => void) | undefined;
+  private readonly clientErrorLog = new RateLimit(CLIENT_ERROR_LOG_PER_S);
 
   constructor(
     readonly config: AgencyConfig,
@@ -156,9 +161,23 @@ export class Orchestrator {
     }
   }
 
-  /** The whole environment an agent process gets, in vetting and in the real run alike. */
-  private agentEnv(config: AgentConfig): Record<string, string> {
-    return agentEnvironment({ env: config.env, workspaceRoots: this.config.workspaceRoots });
+  /**
+   * The whole environment an agent process gets, in vetting and in the real run alike, with the heap
+   * limit from the manifest's memory (README, Supervisor; orchestrator/memory.ts). `memory` defaults
+   * to the agent's checked-in manifest (a canary is vetted before its own manifest is known).
+   */
+  private agentEnv(config: AgentConfig, memory?: string): Record<string, string> {
+    const env = agentEnvironment({ env: config.env, workspaceRoots: this.config.workspaceRoots });
+    let mem = memory;
+    if (mem === undefined) {
+      try {
+        mem = checkedInManifest(config).resources.memory;
+      } catch {
+        // no readable manifest: no heap flags (vetting reports the manifest problem)
+      }
+    }
+    if (mem !== undefined) env.NODE_OPTIONS = nodeOptionsFor(mem, config.env.NODE_OPTIONS);
+    return env;
   }
 
   /** Where the sandbox puts a candidate: the real run's HOME, TMPDIR and cwd; the sockets hidden. */
@@ -275,7 +294,7 @@ export class Orchestrator {
       name: record.name,
       command: record.config.command,
       socketPath: record.socketPath,
-      env: this.agentEnv(record.config),
+      env: this.agentEnv(record.config, record.manifest.resources.memory),
       log,
       spawner: this.deps.spawner ?? execaSpawner,
       startTimeoutMs: l.start_timeout_ms,
@@ -414,7 +433,13 @@ export class Orchestrator {
     if (o.agent && o.version) this.canary.observe(o.agent, o.version, o.timings_ms.total ?? 0, o.server_error);
     const fields = { event: "request", trace_id: o.trace_id, action: o.action, agent: o.agent, version: o.version, outcome: o.outcome, timings_ms: o.timings_ms };
     if (o.server_error) this.log.warn(fields, `request failed: ${o.outcome}`);
-    else this.log.info(fields, "request");
+    else if (o.outcome === "success" || o.outcome === "AIP_ERR_CANCELLED") this.log.info(fields, "request");
+    else {
+      // The client's own errors are logged at most CLIENT_ERROR_LOG_PER_S a second (README, Operating it);
+      // the metrics count every one.
+      const suppressed = this.clientErrorLog.take();
+      if (suppressed !== undefined) this.log.info(suppressed > 0 ? { ...fields, suppressed } : fields, "request");
+    }
   }
 
   /** The /healthz body. */

@@ -70,6 +70,11 @@ export const ERROR_REGISTRY = {
     status: 422,
     suggestion: "Retry, or set constraints.best_effort to receive the best candidate flagged",
   },
+  AIP_ERR_TOO_COMPLEX: {
+    title: "Input too deeply nested to process",
+    status: 422,
+    suggestion: "Reduce the nesting (brackets, functions, chained operators) or send a smaller part of the source",
+  },
   AIP_ERR_AGENT_CRASHED: {
     title: "Agent crashed",
     status: 502,

@@ -42,3 +42,34 @@ export function openDestination(destination: string | number | DestinationStream
   }
   return stream;
 }
+
+/**
+ * At most `perSecond` events a second pass; the others are counted. `take()` answers `undefined` for an
+ * event to drop, or the number dropped since the last one that passed (to log with it).
+ */
+export class RateLimit {
+  private windowStart = 0;
+  private passed = 0;
+  private dropped = 0;
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  take(): number | undefined {
+    const t = this.now();
+    if (t - this.windowStart >= 1000) {
+      this.windowStart = t;
+      this.passed = 0;
+    }
+    if (this.passed >= this.perSecond) {
+      this.dropped++;
+      return undefined;
+    }
+    this.passed++;
+    const dropped = this.dropped;
+    this.dropped = 0;
+    return dropped;
+  }
+}

@@ -1,4 +1,12 @@
-/** NDJSON framing: one request a line, answers written in request order, backpressure both ways. */
+/**
+ * NDJSON framing: one request a line, answers written in request order, backpressure both ways.
+ *
+ * Bounded per connection (README, Limits): at most `maxPipelined` requests in flight; no new line is
+ * taken while `maxQueuedOutputBytes` of answers wait for a client that does not read; at most
+ * `maxPipelined` lines are taken per turn of the event loop, so one connection's flood of lines
+ * cannot hold the process; a line must arrive whole within `lineReceiveTimeoutMs` of its first byte.
+ * Bytes read but not yet taken stay in a backlog of at most one socket read while reading is paused.
+ */
 import { setMaxListeners } from "node:events";
 import type { Socket } from "node:net";
 import { AipError } from "./errors.js";
@@ -14,6 +22,8 @@ interface Slot {
 }
 
 const NEWLINE = 0x0a;
+/** After the connection is told to end (line deadline), how long its answers may take to be read. */
+const LINGER_MS = 2000;
 
 function isBlank(buf: Buffer): boolean {
   for (const b of buf) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return false;
@@ -29,32 +39,33 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
   // Every pipelined request listens on this signal: up to maxPipelined at once.
   setMaxListeners(limits.maxPipelined + 16, controller.signal);
   const order: Slot[] = [];
+  /** Bytes read from the socket and not yet framed (reading is paused while this is not empty). */
+  let backlog: Buffer | undefined;
+  /** The start of a line whose newline has not arrived yet. */
   let chunks: Buffer[] = [];
   let buffered = 0;
   let discarding = false; // inside a line that already exceeded the limit
   let inflight = 0;
-  let ended = false;
-  let waitingDrain = false;
+  let ended = false; // the client half-closed
+  let stopped = false; // no more lines are taken: drained, or a line missed its deadline
+  let clientEnded = false;
+  let pumpScheduled = false;
+  let lineTimer: NodeJS.Timeout | undefined;
 
   const flush = (): void => {
     while (order.length > 0 && order[0]!.text !== undefined) {
       const slot = order.shift()!;
       if (socket.destroyed) return;
-      if (!socket.write(slot.text + "\n") && !waitingDrain) {
-        waitingDrain = true;
-        socket.pause();
-        socket.once("drain", () => {
-          waitingDrain = false;
-          maybeResume();
-        });
-      }
+      socket.write(slot.text + "\n");
     }
-    if (ended && order.length === 0 && !socket.destroyed) socket.end();
+    if ((ended || stopped) && order.length === 0 && inflight === 0 && !socket.destroyed && socket.writable) {
+      socket.end();
+      if (stopped && !clientEnded) setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    }
   };
 
-  const maybeResume = (): void => {
-    if (!waitingDrain && inflight < limits.maxPipelined && !ended && !socket.destroyed) socket.resume();
-  };
+  /** Room for one more request: in-flight cap and queued-output cap (a client that does not read). */
+  const hasRoom = (): boolean => inflight < limits.maxPipelined && socket.writableLength < limits.maxQueuedOutputBytes;
 
   const answer = (text: string): void => {
     order.push({ text });
@@ -66,14 +77,13 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     const slot: Slot = { text: undefined };
     order.push(slot);
     inflight++;
-    if (inflight >= limits.maxPipelined) socket.pause();
     handle(line, controller.signal)
       .catch((err: unknown) => JSON.stringify(errorResponse(err, newTraceId())))
       .then((text) => {
         slot.text = text;
         inflight--;
         flush();
-        maybeResume();
+        schedulePump();
       })
       .catch(() => socket.destroy());
   };
@@ -85,53 +95,126 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     answer(JSON.stringify(errorResponse(err, newTraceId())));
   };
 
-  socket.on("data", (chunk: Buffer) => {
-    let start = 0;
-    for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-      const piece = chunk.subarray(start, nl);
-      start = nl + 1;
+  const lineLate = (): void => {
+    lineTimer = undefined;
+    if (stopped || socket.destroyed) return;
+    const err = new AipError("AIP_ERR_INVALID_JSON", `NDJSON line did not arrive within ${limits.lineReceiveTimeoutMs} ms of its first byte`, {
+      suggestion: "Send each request as one whole line; the connection is closed",
+      extensions: { limit_ms: limits.lineReceiveTimeoutMs },
+    });
+    stop();
+    answer(JSON.stringify(errorResponse(err, newTraceId())));
+  };
+
+  const clearLineTimer = (): void => {
+    clearTimeout(lineTimer);
+    lineTimer = undefined;
+  };
+
+  /** Frame and dispatch lines from the backlog while there is room; the rest waits, reading paused. */
+  const pump = (): void => {
+    pumpScheduled = false;
+    if (stopped || socket.destroyed) return;
+    let taken = 0;
+    while (backlog !== undefined) {
+      if (!hasRoom() || taken >= limits.maxPipelined) break;
+      const chunk: Buffer = backlog;
+      const nl = chunk.indexOf(NEWLINE);
+      if (nl === -1) {
+        backlog = undefined;
+        if (discarding) break;
+        if (buffered + chunk.length > limits.maxLineBytes) {
+          // Answer now, then skip the rest of this line: memory stays bounded by the limit.
+          chunks = [];
+          buffered = 0;
+          discarding = true;
+          tooLarge();
+          break;
+        }
+        chunks.push(Buffer.from(chunk));
+        buffered += chunk.length;
+        break;
+      }
+      const piece = chunk.subarray(0, nl);
+      backlog = nl + 1 < chunk.length ? chunk.subarray(nl + 1) : undefined;
+      clearLineTimer();
       if (discarding) {
         discarding = false;
         continue;
       }
-      if (buffered + piece.length + 1 > limits.maxLineBytes) {
-        tooLarge();
-      } else {
+      if (buffered + piece.length + 1 > limits.maxLineBytes) tooLarge();
+      else if (buffered + piece.length > 0) {
         dispatch(chunks.length === 0 ? piece : Buffer.concat([...chunks, piece]));
+        taken++;
       }
       chunks = [];
       buffered = 0;
     }
-    const rest = chunk.subarray(start);
-    if (rest.length === 0 || discarding) return;
-    if (buffered + rest.length > limits.maxLineBytes) {
-      // Answer now, then skip the rest of this line: memory stays bounded by the limit.
-      chunks = [];
-      buffered = 0;
-      discarding = true;
-      tooLarge();
+    if (backlog !== undefined) {
+      socket.pause();
+      // The client is not the one holding its line up now: its deadline starts again when reading resumes.
+      clearLineTimer();
+      // Out of room: more is taken when an answer is written or read; out of turn: on the next one.
+      if (hasRoom()) schedulePump();
       return;
     }
-    chunks.push(Buffer.from(rest));
-    buffered += rest.length;
-  });
+    if (clientEnded) {
+      finishInput();
+      return;
+    }
+    // Waiting on the client for the rest of a line: that is what the line deadline bounds.
+    if ((buffered > 0 || discarding) && lineTimer === undefined) lineTimer = setTimeout(lineLate, limits.lineReceiveTimeoutMs);
+    socket.resume();
+  };
 
-  socket.on("end", () => {
+  const schedulePump = (): void => {
+    if (pumpScheduled || backlog === undefined || stopped) return;
+    pumpScheduled = true;
+    setImmediate(pump);
+  };
+
+  const finishInput = (): void => {
+    if (ended) return;
     ended = true;
+    clearLineTimer();
     if (!discarding && buffered > 0) dispatch(Buffer.concat(chunks)); // last unterminated object
     chunks = [];
     buffered = 0;
     flush();
-  });
+  };
 
-  socket.on("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
-
-  return () => {
-    if (ended) return;
-    ended = true;
+  const stop = (): void => {
+    stopped = true;
+    clearLineTimer();
     socket.pause();
+    backlog = undefined;
     chunks = [];
     buffered = 0;
+  };
+
+  socket.on("data", (chunk: Buffer) => {
+    if (stopped) return;
+    backlog = backlog === undefined ? chunk : Buffer.concat([backlog, chunk]);
+    pump();
+  });
+
+  socket.on("drain", () => schedulePump());
+
+  socket.on("end", () => {
+    clientEnded = true;
+    if (stopped) return flush();
+    if (backlog === undefined) finishInput();
+    // else: the backlog is framed first; pump() finishes the input when it is empty.
+  });
+
+  socket.on("close", () => {
+    clearLineTimer();
+    controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+  });
+
+  return () => {
+    if (ended || stopped) return;
+    stop();
     flush();
   };
 }

@@ -12,6 +12,7 @@ import { resolveLimits, type Limits } from "./limits.js";
 import { serveNdjson } from "./ndjson.js";
 import type { AipResponse } from "./schemas.js";
 import { applySocketPermissions, prepareSocketPath, removeSocketFile } from "./socket-file.js";
+import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
 import { traceIdOf } from "./validate.js";
 
@@ -45,7 +46,7 @@ export interface RouteContext {
 export type RouteHandler = (ctx: RouteContext) => Promise<RouteResponse>;
 
 export type ServerEvent =
-  | { event: "client_error"; message: string }
+  | { event: "client_error"; message: string; code?: string; suppressed?: number }
   | { event: "connection_dropped"; connections: number }
   | { event: "handler_error"; trace_id: string; error: unknown };
 
@@ -64,6 +65,8 @@ const JSON_TYPE = "application/json";
 /** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
 const LINGER_MS = 2000;
 const PROBLEM_TYPE = "application/problem+json";
+/** Malformed-request events logged per second at most (a flood of bad bytes must not become a flood of log). */
+const CLIENT_ERROR_EVENTS_PER_S = 10;
 
 function isHttpStart(byte: number): boolean {
   return byte >= 0x41 && byte <= 0x5a; // an uppercase letter: GET, POST, PUT, …
@@ -88,9 +91,12 @@ export class AipServer {
   private idleWaiters: (() => void)[] = [];
   /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
   private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
+  /** Responses whose request body went bad or ran out of time: answered by onClientError, never invoked. */
+  private readonly failedBodies = new WeakSet<ServerResponse>();
   /** Shutting down: answer what was read, then close each connection (HTTP: Connection: close). */
   private draining = false;
   private readonly ndjsonDrains = new Set<() => void>();
+  private readonly clientErrors = new RateLimit(CLIENT_ERROR_EVENTS_PER_S);
 
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
@@ -104,7 +110,7 @@ export class AipServer {
         // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's
         // own check would answer them a bare 400 instead of an AIP-1 envelope.
         requireHostHeader: false,
-        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(this.limits.headersTimeoutMs / 2))),
+        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(this.limits.headersTimeoutMs, this.limits.requestReceiveTimeoutMs) / 2))),
       },
       (req, res) =>
         void this.onHttp(req, res).catch((err: unknown) => {
@@ -138,6 +144,13 @@ export class AipServer {
 
   private emit(event: ServerEvent): void {
     this.options.onEvent?.(event);
+  }
+
+  /** Malformed input is reported at most `CLIENT_ERROR_EVENTS_PER_S` times a second; the rest are counted in the next one. */
+  private emitClientError(err: NodeJS.ErrnoException): void {
+    const suppressed = this.clientErrors.take();
+    if (suppressed === undefined) return;
+    this.emit({ event: "client_error", message: err.message, ...(err.code ? { code: err.code } : {}), ...(suppressed > 0 ? { suppressed } : {}) });
   }
 
   private async start(): Promise<void> {
@@ -211,7 +224,7 @@ export class AipServer {
   }
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-    this.emit({ event: "client_error", message: err.message });
+    this.emitClientError(err);
     if (!socket.writable || err.code === "ECONNRESET") {
       socket.destroy();
       return;
@@ -225,7 +238,23 @@ export class AipServer {
           suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
         });
     const status = timeout ? 408 : p.status;
-    const body = JSON.stringify(errorResponse(new AipError(p.type, p.detail, { suggestion: p.suggestion }), newTraceId()));
+    const failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
+    const pending = [...(this.responding.get(socket) ?? [])];
+    // The request whose body was being read when the bytes went bad (or its time ran out) is answered
+    // itself, through its own response: after the answers of the requests read before it, in order.
+    // Waiting for it instead would wait for ever (see README, Limits: a bad or unfinished body gets an answer).
+    const unfinished = pending.find((res) => !res.req.complete);
+    if (unfinished) {
+      this.failedBodies.add(unfinished);
+      if (!unfinished.headersSent) {
+        unfinished.setHeader("Connection", "close");
+        this.sendJson(unfinished, errorResponse(failure, newTraceId()), status);
+      }
+      // Its answer ends the connection (Connection: close); a client that never reads it is not waited for.
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      return;
+    }
+    const body = JSON.stringify(errorResponse(failure, newTraceId()));
     const send = (): void => {
       if (!socket.writable) return void socket.destroy();
       socket.end(
@@ -234,7 +263,6 @@ export class AipServer {
       );
     };
     // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
-    const pending = [...(this.responding.get(socket) ?? [])];
     if (pending.length === 0) return send();
     let left = pending.length;
     for (const res of pending) res.once("close", () => --left === 0 && send());
@@ -349,8 +377,11 @@ export class AipServer {
       });
       req.once("end", () => {
         if (over) answerTooLarge();
+        else if (this.failedBodies.has(res)) resolve(undefined);
         else resolve(Buffer.concat(chunks));
       });
+      // A body that went bad or ran out of time was answered by onClientError: stop waiting for it.
+      res.once("close", () => resolve(undefined));
       req.once("error", () => resolve(undefined));
       req.once("close", () => {
         clearTimeout(linger);
@@ -359,12 +390,12 @@ export class AipServer {
     });
   }
 
-  private sendJson(res: ServerResponse, response: AipResponse): void {
+  private sendJson(res: ServerResponse, response: AipResponse, status = httpStatusOf(response)): void {
     if (res.destroyed || res.headersSent) return;
     // While shutting down, the client learns not to send more on this connection (it is closed after this answer).
     if (this.draining) res.setHeader("Connection", "close");
     const body = JSON.stringify(response);
-    res.writeHead(httpStatusOf(response), {
+    res.writeHead(status, {
       "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
       "Content-Length": Buffer.byteLength(body),
     });

@@ -1,9 +1,10 @@
 /** Turns an agent definition into an executable: one-shot (stdin → stdout), `--listen PATH`, `--manifest`. */
+import { getHeapStatistics } from "node:v8";
 import { AipError } from "../../protocol/errors.js";
 import { errorResponse } from "../../protocol/envelope.js";
 import { decodeJson } from "../../protocol/json.js";
-import { DEFAULT_LIMITS, resolveLimits, type Limits } from "../../protocol/limits.js";
-import { createLogger, type Logger } from "../../protocol/log.js";
+import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../protocol/limits.js";
+import { RateLimit, createLogger, type Logger } from "../../protocol/log.js";
 import { AipServer } from "../../protocol/server.js";
 import { socketIsLive } from "../../protocol/socket-file.js";
 import { newTraceId } from "../../protocol/trace.js";
@@ -136,7 +137,8 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
     server = await AipServer.listen({
       socketPath,
       ...(group !== undefined ? { group } : {}),
-      limits,
+      // An agent accepts whatever the front door accepted, once re-encoded for forwarding (README, Limits).
+      limits: { ...AGENT_LIMITS, ...limits },
       invoke: async (value, ctx) => logged(log, await invoker.invoke(value, ctx.signal), ctx.framing),
       routes: {
         "GET /healthz": async () => ({
@@ -149,6 +151,7 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
             uptime_s: Math.round((Date.now() - started) / 1000),
             concurrent_requests: invoker.inflight,
             max_concurrent: def.manifest.max_concurrent,
+            memory: memoryReport(),
             ...def.health?.(),
           }),
         }),
@@ -175,9 +178,22 @@ export async function listen(def: AgentDefinition, socketPath: string, group?: s
   log.info({ event: "stopped" }, "agent stopped");
 }
 
+/** Failed requests logged per second at most when the failure is the client's (4xx); the others are counted in `suppressed`. */
+const CLIENT_ERROR_LOG_PER_S = 50;
+const clientErrorLog = new RateLimit(CLIENT_ERROR_LOG_PER_S);
+
+/** Heap in use and its limit (from --max-old-space-size: the manifest's memory in embedded mode), and RSS, in MiB. */
+function memoryReport(): Record<string, number> {
+  const h = getHeapStatistics();
+  const mib = (b: number): number => Math.round((b / 1024 / 1024) * 10) / 10;
+  return { heap_used_mib: mib(h.used_heap_size), heap_limit_mib: mib(h.heap_size_limit), rss_mib: mib(process.memoryUsage.rss()) };
+}
+
 function logged(log: Logger, response: import("../../protocol/schemas.js").AipResponse, framing: string): import("../../protocol/schemas.js").AipResponse {
   const fields = { event: "request", trace_id: response.trace_id, framing, outcome: response.status, timings_ms: response.timings_ms };
-  if (response.status === "error") log.info({ ...fields, error: response.error.type }, "request failed");
-  else log.debug(fields, "request");
+  if (response.status === "error") {
+    const suppressed = response.error.status < 500 ? clientErrorLog.take() : 0;
+    if (suppressed !== undefined) log.info({ ...fields, error: response.error.type, ...(suppressed > 0 ? { suppressed } : {}) }, "request failed");
+  } else log.debug(fields, "request");
   return response;
 }

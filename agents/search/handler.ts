@@ -1,4 +1,5 @@
 /** The search action: ranked hits over a workspace's code and docs. */
+import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { optionalInt, optionalStrings, requiredString } from "../code/request.js";
 import { resolveRoot } from "../code/workspace.js";
@@ -9,13 +10,47 @@ import { IndexRegistry } from "./registry.js";
 /** By default a workspace is rescanned (stat only; changed files re-read) when its index is older than this. */
 export const DEFAULT_STALE_MS = 2_000;
 
+/** Longest `context.query` accepted, in characters (README, search). */
+export const MAX_QUERY_CHARS = 1_000;
+/** Bounds on `constraints.paths`: globs compile to regular expressions, matched against every path. */
+export const MAX_GLOBS = 32;
+export const MAX_GLOB_CHARS = 256;
+/** `*` wildcards in one path segment (`**` as a whole segment aside): each one more multiplies the backtracking by the segment's length. */
+export const MAX_STARS_PER_SEGMENT = 2;
+
+/** Refuse globs whose matching could take more than linear-ish time (AIP_ERR_INVALID_FIELD naming the glob). */
+export function checkGlobs(globs: string[]): void {
+  const refuse = (glob: string, why: string): never => {
+    throw new AipError("AIP_ERR_INVALID_FIELD", `constraints.paths: ${JSON.stringify(glob.length > 60 ? `${glob.slice(0, 57)}...` : glob)} ${why}`, {
+      suggestion: `At most ${MAX_GLOBS} globs of ${MAX_GLOB_CHARS} characters, ${MAX_STARS_PER_SEGMENT} '*' per path segment, no extglobs`,
+    });
+  };
+  if (globs.length > MAX_GLOBS) refuse(globs[MAX_GLOBS]!, `is one glob too many: the limit is ${MAX_GLOBS}`);
+  for (const glob of globs) {
+    if (glob.length > MAX_GLOB_CHARS) refuse(glob, `is ${glob.length} characters; the limit is ${MAX_GLOB_CHARS}`);
+    if (/[@!+*?]\(/.test(glob)) refuse(glob, "uses an extglob (@( !( +( *( ?( ), which is not supported");
+    for (const segment of glob.split("/")) {
+      if (segment === "**") continue;
+      const stars = segment.split("*").length - 1;
+      if (stars > MAX_STARS_PER_SEGMENT) refuse(glob, `has ${stars} '*' in the segment ${JSON.stringify(segment.slice(0, 40))}; the limit is ${MAX_STARS_PER_SEGMENT}`);
+    }
+  }
+}
+
 /** The search handler over an index registry (one per process). */
 export function createSearch(registry = new IndexRegistry()) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const rootIn = requiredString(request.context, "workspace_root", "context.workspace_root");
     const query = requiredString(request.context, "query", "context.query");
+    if (query.length > MAX_QUERY_CHARS) {
+      throw new AipError("AIP_ERR_INVALID_FIELD", `context.query is ${query.length} characters; the limit is ${MAX_QUERY_CHARS}`, {
+        suggestion: "Search for a few words or identifiers",
+        extensions: { limit: MAX_QUERY_CHARS },
+      });
+    }
     const limit = optionalInt(request.constraints, "limit", "constraints.limit", 1, 200) ?? 10;
     const globs = optionalStrings(request.constraints, "paths", "constraints.paths");
+    if (globs) checkGlobs(globs);
     const languages = optionalStrings(request.constraints, "languages", "constraints.languages");
     const staleMs = optionalInt(request.constraints, "refresh_ms", "constraints.refresh_ms", 0, 86_400_000) ?? DEFAULT_STALE_MS;
     const root = await resolveRoot(rootIn);

@@ -44,7 +44,7 @@ function snippetOf(doc: Doc, terms: string[]): string {
 
 /** The ranked hits for `query`. */
 export function runQuery(index: WorkspaceIndex, query: string, options: QueryOptions): Hit[] {
-  const globMatch = options.globs && options.globs.length > 0 ? picomatch(options.globs, { dot: true }) : undefined;
+  const globMatch = options.globs && options.globs.length > 0 ? picomatch(options.globs, { dot: true, noextglob: true }) : undefined;
   const exts = options.languages?.flatMap((l) => EXT_BY_LANGUAGE[l.toLowerCase()] ?? []);
   const extSet = exts && exts.length > 0 ? new Set(exts) : undefined;
   // Definitions outrank mentions through the `symbol` field's boost (only definition chunks have one).

@@ -6,7 +6,8 @@ const STOP = new Set(["a", "an", "and", "are", "as", "at", "be", "by", "for", "f
 export function splitIdentifier(id: string): string[] {
   return id
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    // One capital and a lookahead: linear. `([A-Z]+)([A-Z][a-z])` backtracked over every capital run (quadratic).
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, "$1 ")
     .replace(/([A-Za-z])(\d)/g, "$1 $2")
     .replace(/(\d)([A-Za-z])/g, "$1 $2")
     .split(/[\s_\-$]+/)

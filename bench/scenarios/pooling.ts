@@ -1,12 +1,20 @@
-/** Scenario 2: adaptive pool vs a fixed pool of 10 vs a new connection per request, under bursts, agent latency 5-60 ms. */
+/**
+ * Scenario 2: adaptive pool vs a fixed pool of 10 vs a new connection per request, under bursts, agent
+ * latency 5-60 ms; then 200 steady clients of the plain echo, adaptive vs a fixed pool of the agent's
+ * max_concurrent (the adaptive pool must reach >= 0.9x its throughput).
+ */
 import { httpKeepAlive } from "../lib/clients.js";
-import { bursts } from "../lib/loadgen.js";
+import { bursts, closedLoop } from "../lib/loadgen.js";
 import { benchDir, startDummy, startPoolOrchestrator, type Proc } from "../lib/procs.js";
 import { echoBody, interleave, ratio, table, type Compared, type Scenario } from "../lib/scenario.js";
 
 const CONCURRENCY = [100, 200];
 const POOLS = ["adaptive", "fixed-10", "fresh"];
 const GAP_MS = 250;
+/** agent-dummy's max_concurrent (manifests/dummy.json): the fixed pool the steady load compares against. */
+const DUMMY_MAX_CONCURRENT = 256;
+const STEADY_CLIENTS = 200;
+const STEADY_POOLS = ["adaptive", `fixed-${DUMMY_MAX_CONCURRENT}`];
 
 /** agent-dummy waits `delay_ms`: uniform 5-60 ms per request. */
 const variedBody = (): string => echoBody(5 + Math.floor(Math.random() * 56));
@@ -21,8 +29,9 @@ export const pooling: Scenario = {
     const agent = await startDummy(dir);
     const orchestrators: Proc[] = [];
     try {
-      for (const p of POOLS) orchestrators.push(await startPoolOrchestrator(dir, p, agent.socket));
-      const targets: Record<string, string> = Object.fromEntries(POOLS.map((p, i) => [p, orchestrators[i]!.socket]));
+      for (const p of new Set([...POOLS, ...STEADY_POOLS])) orchestrators.push(await startPoolOrchestrator(dir, p, agent.socket));
+      const all: Record<string, string> = Object.fromEntries([...new Set([...POOLS, ...STEADY_POOLS])].map((p, i) => [p, orchestrators[i]!.socket]));
+      const targets: Record<string, string> = Object.fromEntries(POOLS.map((p) => [p, all[p]!]));
       if (ctx.socket) targets.other = ctx.socket;
       const results: Record<number, Compared> = {};
       const rows: (string | number | null)[][] = [];
@@ -47,12 +56,42 @@ export const pooling: Scenario = {
           rows.push([c, name, m.p50_ms, m.p95_ms, m.p99_ms, ratio(m.p95_ms, a.p95_ms), m.errors]);
         }
       }
+      // Steady: every client sends its next request as soon as the previous one is answered; plain echo.
+      const steady = await interleave(
+        `[pooling] steady ${STEADY_CLIENTS}`,
+        STEADY_POOLS.map((name) => ({
+          name,
+          measure: async () => {
+            const client = httpKeepAlive(all[name]!, STEADY_CLIENTS);
+            try {
+              return await closedLoop(client, STEADY_CLIENTS, durationMs, () => echoBody());
+            } finally {
+              await client.close();
+            }
+          },
+        })),
+        rounds,
+        ctx.progress,
+      );
+      const fixedSteady = steady.median[`fixed-${DUMMY_MAX_CONCURRENT}`]!;
+      const steadyRows = STEADY_POOLS.map((name) => {
+        const m = steady.median[name]!;
+        return [STEADY_CLIENTS, name, m.rps, ratio(m.rps, fixedSteady.rps), m.p50_ms, m.p95_ms, m.p99_ms, m.errors];
+      });
       const markdown = [
         `Bursts: all clients send at once, wait for every answer, pause ${GAP_MS} ms, again; agent-dummy takes 5-60 ms (uniform) per request. Clients reach the orchestrator over keep-alive HTTP; the orchestrator reaches the one shared agent-dummy (max_concurrent 256) through an adaptive pool, a fixed pool of 10, or a new connection per call (no pool limit). ${rounds} interleaved rounds of ${durationMs} ms; medians.`,
         "",
         table(["clients", "pool", "p50 ms", "p95 ms", "p99 ms", "p95 / adaptive p95", "errors"], rows),
+        "",
+        `Steady: ${STEADY_CLIENTS} closed-loop clients of the plain echo (no delay), adaptive pool vs a fixed pool of agent-dummy's max_concurrent (${DUMMY_MAX_CONCURRENT}); target: adaptive req/s >= 0.9x fixed.`,
+        "",
+        table(["clients", "pool", "req/s", "req/s vs fixed", "p50 ms", "p95 ms", "p99 ms", "errors"], steadyRows),
       ].join("\n");
-      return { parameters: { rounds, duration_ms: durationMs, gap_ms: GAP_MS, concurrency: CONCURRENCY, pools: POOLS, agent_latency_ms: [5, 60] }, results, markdown };
+      return {
+        parameters: { rounds, duration_ms: durationMs, gap_ms: GAP_MS, concurrency: CONCURRENCY, pools: POOLS, agent_latency_ms: [5, 60], steady_clients: STEADY_CLIENTS, steady_pools: STEADY_POOLS },
+        results: { ...results, steady },
+        markdown,
+      };
     } finally {
       await Promise.all(orchestrators.map((o) => o.stop()));
       await agent.stop();

@@ -4,6 +4,9 @@ import { Slots, type SlotStats } from "./slots.js";
 import { adaptiveSizing, type SizingStrategy } from "./sizing.js";
 import type { Transport, TransportFactory, TransportReply } from "./transport.js";
 
+/** Calls per window over which the peak demand is taken (the latency window's length). */
+const DEMAND_WINDOW_CALLS = 100;
+
 export interface PoolStats extends SlotStats {
   strategy: string;
   p95_ms: number;
@@ -26,6 +29,10 @@ export class AgentPool {
   private readonly sizing: SizingStrategy;
   private readonly maxConcurrent: number;
   private calls = 0;
+  /** Peak demand in the current and the previous window of DEMAND_WINDOW_CALLS calls. */
+  private peakNow = 0;
+  private peakBefore = 0;
+  private windowCalls = 0;
 
   constructor(options: AgentPoolOptions) {
     this.sizing = options.sizing ?? adaptiveSizing;
@@ -44,6 +51,8 @@ export class AgentPool {
 
   /** Wait for a slot (bounded queue, until the deadline); resolves with its release function. */
   acquire(deadline: number, signal?: AbortSignal): Promise<() => void> {
+    // A caller about to wait is demand the strategy may meet at once.
+    this.resize(this.demand() + 1);
     return this.slots.acquire(deadline, signal);
   }
 
@@ -56,7 +65,23 @@ export class AgentPool {
   record(ms: number): void {
     this.calls++;
     this.latency.record(ms);
-    const next = this.sizing.next(this.slots.size, this.latency.p95(), this.maxConcurrent);
+    if (++this.windowCalls >= DEMAND_WINDOW_CALLS) {
+      this.windowCalls = 0;
+      this.peakBefore = this.peakNow;
+      this.peakNow = 0;
+    }
+    this.resize(this.demand());
+  }
+
+  /** Calls in flight plus callers waiting. */
+  private demand(): number {
+    const s = this.slots.stats();
+    return s.inflight + s.queued;
+  }
+
+  private resize(now: number): void {
+    this.peakNow = Math.max(this.peakNow, now);
+    const next = this.sizing.next(this.slots.size, { now, peak: Math.max(this.peakNow, this.peakBefore) }, this.maxConcurrent);
     if (next !== this.slots.size) this.slots.resize(next);
   }
 

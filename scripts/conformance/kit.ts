@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { connect } from "node:net";
 import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_LIMITS } from "../../protocol/limits.js";
+import { AGENT_LIMITS, DEFAULT_LIMITS } from "../../protocol/limits.js";
 import { ManifestSchema, ResponseSchema, formatIssues, type AgentManifest } from "../../protocol/schemas.js";
 import { httpRequest, ndjsonExchange, waitForSocket } from "../../protocol/client.js";
 import { runOnce, serve, socketDir, type Served } from "./process.js";
@@ -220,7 +220,7 @@ export const CHECKS: Check[] = [
     name: "socket HTTP: a body over the limit → 413, and the server keeps serving",
     mode: "socket",
     run: async (ctx) => {
-      const big = JSON.stringify(good(ctx, { context: { source_code: "x".repeat(DEFAULT_LIMITS.maxBodyBytes + 10) } }));
+      const big = JSON.stringify(good(ctx, { context: { source_code: "x".repeat(AGENT_LIMITS.maxBodyBytes + 10) } }));
       const r = await http(ctx, big);
       expect(r.status === 413, `HTTP status ${r.status}, expected 413`);
       expectError(r.env, "AIP_ERR_PAYLOAD_TOO_LARGE", "oversized body");
@@ -232,7 +232,7 @@ export const CHECKS: Check[] = [
     name: "socket NDJSON: good, bad and oversized lines answered in order",
     mode: "socket",
     run: async (ctx) => {
-      const big = JSON.stringify(good(ctx, { context: { source_code: "x".repeat(DEFAULT_LIMITS.maxLineBytes) } }));
+      const big = JSON.stringify(good(ctx, { context: { source_code: "x".repeat(AGENT_LIMITS.maxLineBytes) } }));
       const data = [JSON.stringify(good(ctx, { trace_id: "n-1" })), "{oops", big, deep, JSON.stringify(good(ctx, { trace_id: "n-2" }))].join("\n") + "\n";
       const envs = await ndjson(ctx, data);
       expect(envs.length === 5, `expected 5 answers, got ${envs.length}`);

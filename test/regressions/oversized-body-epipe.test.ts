@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { httpRequest } from "../../protocol/client.js";
-import { DEFAULT_LIMITS } from "../../protocol/limits.js";
+import { AGENT_LIMITS } from "../../protocol/limits.js";
 import { DUMMY, servedAgent } from "../helpers.js";
 
 // The server closed the connection right after its 413 while the client was still writing the body:
@@ -8,7 +8,7 @@ import { DUMMY, servedAgent } from "../helpers.js";
 const agent = servedAgent(DUMMY);
 
 it("an oversized body always gets its 413, never EPIPE, and the server keeps serving", async () => {
-  const big = JSON.stringify({ action: "echo", context: { source_code: "x".repeat(DEFAULT_LIMITS.maxBodyBytes + 10) }, constraints: {} });
+  const big = JSON.stringify({ action: "echo", context: { source_code: "x".repeat(AGENT_LIMITS.maxBodyBytes + 10) }, constraints: {} });
   for (let i = 0; i < 20; i++) {
     const r = await httpRequest(agent.socket, { body: big, timeoutMs: 15_000 });
     expect(r.status).toBe(413);

@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ndjsonExchange } from "../../protocol/client.js";
+import { AGENT_LIMITS } from "../../protocol/limits.js";
 import { FULL, pidAlive, rssMiB, startRealAgency, type RealAgency } from "./lib/agency.js";
 import { bogusHttpArb, framesIn, lineArb, type Line } from "./lib/inputs.js";
 import { httpInvoke, isEnvelope, rawExchange, rawHttp } from "./lib/raw.js";
@@ -35,7 +36,7 @@ let agency: RealAgency;
 let steady: Steady;
 let before: { orchestrator: number; agent: number };
 let pids: { orchestrator: number; agent: number };
-const counted = { ndjson_lines: 0, http_bodies: 0, bogus_http: 0, over_limit: 0, mixed: 0, slowloris: 0 };
+const counted = { ndjson_lines: 0, http_bodies: 0, bogus_http: 0, over_limit: 0, mixed: 0, slowloris: 0, hostile: 0 };
 
 beforeAll(async () => {
   agency = await startRealAgency({ headers_timeout_ms: HEADERS_TIMEOUT_MS, health_interval_ms: 60_000 });
@@ -126,8 +127,10 @@ describe.sequential("fuzz: bad input", () => {
 
     it(`over the limit (${target}): 413 envelopes, memory bounded`, { timeout: 120_000 }, async () => {
       const socket = targets()[target];
+      // An agent accepts the forwarding headroom beyond the front door's limit (README, Limits).
+      const limit = target === "agent runtime" ? AGENT_LIMITS.maxLineBytes : MiB;
       for (let i = 0; i < SCALE.huge; i++) {
-        const big = Buffer.alloc(MiB + 100 + i, 0x61);
+        const big = Buffer.alloc(limit + 100 + i, 0x61);
         big[0] = 0x7b; // "{": NDJSON
         const nd = await ndjsonExchange(socket, Buffer.concat([big, Buffer.from('\n{"action":"echo","context":{},"constraints":{}}\n')]), { timeoutMs: 30_000 });
         expect(nd.map((l) => JSON.parse(l).error?.type ?? JSON.parse(l).status)).toEqual(["AIP_ERR_PAYLOAD_TOO_LARGE", "success"]);
@@ -147,7 +150,45 @@ describe.sequential("fuzz: bad input", () => {
     });
   }
 
-  it("slowloris: trickled HTTP heads get 408 and are closed; trickled NDJSON lines do not block others", { timeout: 120_000 }, async () => {
+  it("hostile framing (front door and agent runtime): bad chunk sizes answered 400 at once, short bodies 408, both closed", { timeout: 120_000 }, async () => {
+    const head = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
+    const badChunks = ["zz\r\n{}\r\n0\r\n\r\n", "-1\r\n{}\r\n0\r\n\r\n", "1000000000000000000\r\n{}\r\n0\r\n\r\n", "2\n{}\n0\n\n"];
+    const short = [`${head}Content-Length: 100\r\n\r\n{"action":`, `${head}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n`];
+    // Both targets at once: the short bodies wait for requestReceiveTimeoutMs (30 s) on each.
+    await Promise.all(
+      Object.values(targets()).map(async (socket) => {
+        // The client does not half-close: the answer and the close must come from the server.
+        const bad = await Promise.all(badChunks.map((b) => rawHttp(socket, Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n${b}`), 10_000, 1)));
+        bad.forEach((r, i) => {
+          expect(r.responses.map((x) => x.status), JSON.stringify(badChunks[i])).toEqual([400]);
+          expect(isEnvelope(r.responses[0]!.body)).toBe(true);
+        });
+        // Bodies that stop short: answered 408 at requestReceiveTimeoutMs, never held until the idle timeout.
+        const cut = await Promise.all(short.map((b) => rawExchange(socket, Buffer.from(b), 45_000, { end: false })));
+        for (const r of cut) {
+          expect(r.closed).toBe(true);
+          expect(r.data.toString("latin1")).toMatch(/^HTTP\/1\.1 408 /);
+        }
+        counted.hostile += badChunks.length + short.length;
+      }),
+    );
+  });
+
+  it("at the limit (front door): a line of exactly maxLineBytes is served; numbers that grow are the client's 413", { timeout: 120_000 }, async () => {
+    const shell = JSON.stringify({ action: "echo", context: { source_code: "" }, constraints: {}, trace_id: "at-limit" });
+    const line = shell.replace('"source_code":""', `"source_code":"${"a".repeat(MiB - shell.length)}"`);
+    expect(Buffer.byteLength(line) + 1).toBe(MiB + 1);
+    const [atLimit] = await ndjsonExchange(agency.socket, line + "\n", { timeoutMs: 30_000 });
+    expect(JSON.parse(atLimit!)).toMatchObject({ status: "success", trace_id: "at-limit" });
+    const grows = JSON.stringify({ action: "echo", context: { n: [] }, constraints: {} }).replace("[]", `[${Array(64_000).fill("1e20").join(",")}]`);
+    const answers = await ndjsonExchange(agency.socket, `${grows}\n`.repeat(8), { timeoutMs: 30_000 });
+    expect(answers.map((a) => JSON.parse(a).error?.type)).toEqual(Array(8).fill("AIP_ERR_PAYLOAD_TOO_LARGE"));
+    // The agent's circuit did not count them.
+    expect((await agency.health()).agents.dummy!.status).toBe("healthy");
+    counted.hostile += 9;
+  });
+
+  it("slowloris: trickled HTTP heads get 408 and are closed; so do trickled NDJSON lines, with an error line", { timeout: 120_000 }, async () => {
     const trickle = (socket: string, head: string, maxBytes: number): Promise<{ data: string; closedByServer: boolean }> =>
       new Promise((resolve) => {
         const conn = (async () => {
@@ -178,7 +219,7 @@ describe.sequential("fuzz: bad input", () => {
       });
     const maxBytes = Math.ceil((HEADERS_TIMEOUT_MS * 4) / 100);
     const http = Array.from({ length: SCALE.slow }, () => trickle(agency.socket, "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nX-Slow: ", maxBytes));
-    const nd = Array.from({ length: Math.ceil(SCALE.slow / 10) }, () => trickle(agency.socket, '{"action":"echo","context":{"source_code":"', 20));
+    const nd = Array.from({ length: Math.ceil(SCALE.slow / 10) }, () => trickle(agency.socket, '{"action":"echo","context":{"source_code":"', maxBytes));
     const results = await Promise.all(http);
     counted.slowloris += results.length;
     for (const r of results) {
@@ -186,9 +227,13 @@ describe.sequential("fuzz: bad input", () => {
       expect(r.data).toMatch(/^HTTP\/1\.1 408 /);
       expect(isEnvelope(r.data.slice(r.data.indexOf("\r\n\r\n") + 4))).toBe(true);
     }
-    // NDJSON has no head timeout: a trickled line keeps its connection until the idle timeout (documented); others go on.
-    await Promise.all(nd);
+    // A trickled NDJSON line meets the same deadline (lineReceiveTimeoutMs = headers_timeout_ms): an error line, then the close.
+    const lines = await Promise.all(nd);
     counted.slowloris += nd.length;
+    for (const r of lines) {
+      expect(r.closedByServer).toBe(true);
+      expect(JSON.parse(r.data.trim()).error).toMatchObject({ type: "AIP_ERR_INVALID_JSON" });
+    }
     const fresh = await rawExchange(agency.socket, Buffer.from('{"action":"echo","context":{},"constraints":{}}\n'), 10_000);
     expect(isEnvelope(fresh.data.toString("utf8").trim())).toBe(true);
   });
@@ -215,4 +260,36 @@ describe.sequential("fuzz: bad input", () => {
       writeFileSync(join(dir, `${new Date().toISOString().slice(0, 10)}-reliability-fuzz.json`), JSON.stringify(figures, null, 2) + "\n");
     }
   });
+  it("100,000 tiny lines on one connection and 10 clients that never read: all bounded, log sampled", { timeout: 180_000 }, async () => {
+    const { connect } = await import("node:net");
+    const { statSync } = await import("node:fs");
+    const logBefore = statSync(agency.logFile).size;
+    const hogs = await Promise.all(
+      Array.from({ length: 10 }, () => new Promise<import("node:net").Socket>((resolve) => {
+        const c = connect(agency.socket, () => resolve(c));
+        c.on("error", () => undefined);
+      })),
+    );
+    // Each writes 150,000 requests that fail validation (3 bytes each) and never reads an answer.
+    for (const h of hogs) {
+      h.pause();
+      h.write("{}\n".repeat(150_000));
+    }
+    const tiny = await ndjsonExchange(agency.socket, "{}\n".repeat(100_000), { timeoutMs: 150_000 });
+    expect(tiny).toHaveLength(100_000);
+    expect(JSON.parse(tiny[99_999]!).error.type).toBe("AIP_ERR_MISSING_FIELD");
+    // The orchestrator answers others meanwhile.
+    expect((await agency.health()).agents.dummy!.status).toBe("healthy");
+    for (const h of hogs) h.destroy();
+    // Bounded in absolute terms (this volume grows the heap, so it runs after the < 50 MB growth check).
+    const rss = rssMiB(pids.orchestrator);
+    console.log(`fuzz volume: orchestrator RSS ${Math.round(rss)} MiB after 100,000 lines and 10 non-reading clients`);
+    expect(rss).toBeLessThan(256);
+    expect((await agency.health()).pid).toBe(pids.orchestrator);
+    const logGrowth = statSync(agency.logFile).size - logBefore;
+    // 100,000+ client errors: logged at most 50 a second (~300 bytes a line), not one line each (28+ MB).
+    expect(logGrowth).toBeLessThan(8 * MiB);
+    counted.hostile += 100_000 + 10;
+  });
+
 });

@@ -11,25 +11,40 @@ afterEach(async () => {
 const healthz = async (name: string) => JSON.parse((await httpRequest(agency!.socket, { path: "/healthz" })).body).agents[name] as Record<string, any>;
 
 describe("adaptive pool over a real agent", () => {
-  it("grows under a slow agent and shrinks under a fast one (seen through /healthz)", async () => {
+  it("grows to the demand under load and shrinks when it goes (seen through /healthz)", async () => {
     agency = await startAgency([{ name: "variable", max_concurrent: 12 }]);
     expect((await healthz("variable")).pool_size).toBe(5);
-    // Slow phase: 80 ms per call, 12 clients: P95 > 50 ms, the pool grows to max_concurrent.
+    // 12 clients at once: callers wait, the pool grows to the demand, here max_concurrent.
     await Promise.all(Array.from({ length: 12 }, async () => {
       for (let i = 0; i < 6; i++) await invokeHttp(agency!.socket, echo({ constraints: { delay_ms: 80 } }));
     }));
     const grown = await healthz("variable");
-    expect(grown.pool_size).toBe(12);
+    // The demand seen: up to the 12 clients (a loaded machine delivers a few of them late).
+    expect(grown.pool_size).toBeGreaterThanOrEqual(8);
+    expect(grown.pool_size).toBeLessThanOrEqual(12);
     expect(grown.p95_latency_ms).toBeGreaterThan(50);
-    // Fast phase: once the slow calls leave the P95 window (100 calls), it shrinks one step per call
-    // down to 3. Bounded loop: a loaded machine may need more calls before P95 drops below 15 ms.
+    // One client at a time: once the peak of 12 has left the demand window (100-200 calls), it
+    // shrinks one step per call down to 3.
     let shrunk = await healthz("variable");
     for (let round = 0; round < 10 && shrunk.pool_size !== 3; round++) {
       for (let i = 0; i < 110; i++) await invokeHttp(agency.socket, echo());
       shrunk = await healthz("variable");
     }
-    expect(shrunk.p95_latency_ms).toBeLessThan(15);
     expect(shrunk.pool_size).toBe(3);
+  });
+
+  it("under steady load it meets the demand, whatever its size was before (no history)", async () => {
+    agency = await startAgency([{ name: "steady", max_concurrent: 64 }]);
+    const load = async (): Promise<number> => {
+      await Promise.all(Array.from({ length: 40 }, async () => {
+        for (let i = 0; i < 8; i++) await invokeHttp(agency!.socket, echo({ constraints: { delay_ms: 2 } }));
+      }));
+      return (await healthz("steady")).pool_size as number;
+    };
+    // 40 clients of a 2 ms agent: the old rule (P95 under 50 ms) left the pool at 5 or shrank it to 3, so
+    // callers queued behind 5 connections while the agent admits 64.
+    expect(await load()).toBeGreaterThanOrEqual(10);
+    expect(await load()).toBeGreaterThanOrEqual(10);
   });
 
   it("answers AIP_ERR_SOCKET_BUSY when the pool and its queue are full", async () => {

@@ -1,25 +1,66 @@
 import { describe, expect, it } from "vitest";
 import { AipError } from "../../../protocol/errors.js";
+import { AgentPool } from "../../../orchestrator/pool/agent-pool.js";
 import { Slots } from "../../../orchestrator/pool/slots.js";
 import { adaptiveSizing, fixedSizing } from "../../../orchestrator/pool/sizing.js";
 import { LatencyWindow } from "../../../orchestrator/stats.js";
 
 const far = () => Date.now() + 60_000;
 
-describe("adaptive sizing (DESIGN.md rule)", () => {
+describe("adaptive sizing (README rule: follows demand)", () => {
   it("starts at min(5, max_concurrent)", () => {
     expect(adaptiveSizing.initial(8)).toBe(5);
     expect(adaptiveSizing.initial(2)).toBe(2);
   });
-  it("grows by 1 above 50 ms up to max_concurrent, shrinks by 1 below 15 ms, never below 3", () => {
-    expect(adaptiveSizing.next(5, 51, 8)).toBe(6);
-    expect(adaptiveSizing.next(8, 500, 8)).toBe(8);
-    expect(adaptiveSizing.next(5, 50, 8)).toBe(5);
-    expect(adaptiveSizing.next(5, 14.9, 8)).toBe(4);
-    expect(adaptiveSizing.next(4, 1, 8)).toBe(3);
-    expect(adaptiveSizing.next(3, 1, 8)).toBe(3);
-    expect(adaptiveSizing.next(5, 15, 8)).toBe(5);
-    expect(fixedSizing(10).next(10, 500, 64)).toBe(10);
+  it("grows at once to the demand when callers wait, up to max_concurrent", () => {
+    expect(adaptiveSizing.next(5, { now: 6, peak: 6 }, 8)).toBe(6);
+    expect(adaptiveSizing.next(5, { now: 200, peak: 200 }, 256)).toBe(200);
+    expect(adaptiveSizing.next(5, { now: 300, peak: 300 }, 256)).toBe(256);
+    expect(adaptiveSizing.next(8, { now: 500, peak: 500 }, 8)).toBe(8);
+    expect(adaptiveSizing.next(5, { now: 5, peak: 5 }, 8)).toBe(5);
+  });
+  it("shrinks by 1 while the peak demand leaves a slot idle, never below 3 (or max_concurrent)", () => {
+    expect(adaptiveSizing.next(5, { now: 1, peak: 4 }, 8)).toBe(4);
+    expect(adaptiveSizing.next(5, { now: 1, peak: 5 }, 8)).toBe(5);
+    expect(adaptiveSizing.next(4, { now: 0, peak: 1 }, 8)).toBe(3);
+    expect(adaptiveSizing.next(3, { now: 0, peak: 0 }, 8)).toBe(3);
+    expect(adaptiveSizing.next(2, { now: 0, peak: 0 }, 2)).toBe(2);
+  });
+  it("does not depend on history: the same steady demand gives the same size from a small or a grown pool", () => {
+    let small = 3;
+    let grown = 256;
+    for (let i = 0; i < 500; i++) {
+      small = adaptiveSizing.next(small, { now: 200, peak: 200 }, 256);
+      grown = adaptiveSizing.next(grown, { now: 200, peak: 200 }, 256);
+    }
+    expect(small).toBe(200);
+    expect(grown).toBe(200);
+    expect(fixedSizing(10).next(10, { now: 500, peak: 500 }, 64)).toBe(10);
+  });
+});
+
+describe("adaptive pool under steady load", () => {
+  it("200 steady callers of a fast agent: the pool is sized to them (the latency rule shrank it to 3)", async () => {
+    const pool = new AgentPool({
+      label: "t",
+      socketPath: "/nonexistent",
+      maxConcurrent: 256,
+      maxQueue: 256,
+      transport: () => ({ send: async () => ({ statusCode: 200, body: "" }), close: async () => undefined }),
+    });
+    const midway: number[] = [];
+    await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        for (let i = 0; i < 20; i++) {
+          const release = await pool.acquire(far());
+          await new Promise((r) => setImmediate(r));
+          pool.record(1); // a 1 ms call
+          if (i === 10) midway.push(pool.size);
+          release();
+        }
+      }),
+    );
+    expect(Math.min(...midway)).toBeGreaterThanOrEqual(190);
   });
 });
 
