@@ -2,6 +2,7 @@
 import { createServer, type Server } from "node:http";
 import { z } from "zod";
 import { AipError } from "../protocol/errors.js";
+import { openApiDocument, schemaDocument } from "../protocol/published.js";
 import { formatIssues } from "../protocol/schemas.js";
 import { AipServer, type RouteHandler } from "../protocol/server.js";
 import type { Orchestrator } from "./orchestrator.js";
@@ -26,8 +27,15 @@ function body<T>(schema: z.ZodType<T>, value: unknown): T {
   return parsed.data;
 }
 
+/** The published contract (protocol/published.ts), serialised once. */
+let published: { schema: string; openapi: string } | undefined;
+const publishedDocs = (): { schema: string; openapi: string } =>
+  (published ??= { schema: JSON.stringify(schemaDocument()), openapi: JSON.stringify(openApiDocument()) });
+
 export function routes(o: Orchestrator): Record<string, RouteHandler> {
   return {
+    "GET /v1/schema": async () => ({ status: 200, body: publishedDocs().schema, contentType: "application/schema+json" }),
+    "GET /openapi.json": async () => ({ status: 200, body: publishedDocs().openapi }),
     "GET /healthz": async () => {
       const h = o.healthz();
       return json(h.httpStatus, h.body);
