@@ -13,6 +13,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   vet: async () => (await import("./aip/vet.js")).vet,
   systemd: async () => (await import("./aip/systemd.js")).systemd,
   lsp: async () => (await import("./aip/lsp.js")).lsp,
+  mcp: async () => (await import("./aip/mcp.js")).mcp,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -212,7 +212,7 @@ describe("aip lsp without an agency", () => {
   it("starts an embedded agency and says so on the log channel", async () => {
     const { dir, cleanup } = tempDir("aipl-");
     const config = join(dir, "agency.json");
-    writeFileSync(config, JSON.stringify({ vetting: "off", limits: { health_interval_ms: 60_000 }, agents: [{ name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" }] }));
+    writeFileSync(config, JSON.stringify({ vetting: "off", limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 }, agents: [{ name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" }] }));
     const lsp = await startLsp(["--socket", join(dir, "nobody.sock"), "--config", config], null);
     try {
       await until(() => lsp.logs.length > 0, "log message");
