@@ -63,6 +63,12 @@ const SYMBOL_KINDS: Record<string, SymbolKind> = {
   property: SymbolKind.Property,
 };
 
+/**
+ * Deadline of a completion request. complete-lite's manifest default (500 ms) suits keystrokes on a warm
+ * buffer; a file's first request parses it cold, and a stale request is cancelled by the editor anyway.
+ */
+const COMPLETION_TIMEOUT_MS = 2000;
+
 /** AIP-1 (1-based line) ↔ LSP (0-based line); columns are UTF-16 code units in both. */
 const toLsp = (p: { line: number; column: number }) => ({ line: p.line - 1, character: p.column });
 const toAip = (p: { line: number; character: number }) => ({ line: p.line + 1, column: p.character });
@@ -166,7 +172,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
 
   connection.onCompletion(async (params, token) => {
     const d = doc(params.textDocument.uri);
-    const answer = await call<CompletePayload>(d.uri, "complete", { ...contextOf(d), cursor: toAip(params.position) }, { agent: "complete-lite" }, token);
+    const answer = await call<CompletePayload>(d.uri, "complete", { ...contextOf(d), cursor: toAip(params.position) }, { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS }, token);
     const p = payloadOf(answer);
     const range: Range = { start: toLsp(p.replace.start), end: toLsp(p.replace.end) };
     return {
