@@ -1,5 +1,5 @@
 /** Shared by the `aip lsp` / `aip mcp` suites: an agency of the bundled agents and a small TypeScript workspace. */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FixedLoadSampler } from "../../orchestrator/load.js";
 import { ROOT, tempDir } from "../helpers.js";
@@ -46,4 +46,15 @@ export function workspace(): { root: string; cleanup: () => void } {
   writeFileSync(join(dir, "src/math.ts"), MATH_TS);
   writeFileSync(join(dir, "README.md"), "# w\n\nAdds numbers with a counter.\n");
   return { root: dir, cleanup };
+}
+
+/** The first ```lang block of the README section headed `## title` (snippets there are run by the tests). */
+export function readmeBlock(title: string, lang: string): string {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const start = readme.indexOf(`\n## ${title}\n`);
+  if (start === -1) throw new Error(`README has no section "## ${title}"`);
+  const section = readme.slice(start + 1).split(/\n## /)[0]!;
+  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(section);
+  if (!m) throw new Error(`README section "${title}" has no ${lang} block`);
+  return m[1]!;
 }

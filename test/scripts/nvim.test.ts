@@ -1,11 +1,11 @@
 /** A headless Neovim, with its built-in LSP client, gets completions and document symbols from `aip lsp`. */
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../helpers.js";
 import type { Agency } from "../orchestrator/harness.js";
-import { AIP, MATH_TS, bundledAgency, workspace } from "./bridge-helpers.js";
+import { AIP, MATH_TS, bundledAgency, readmeBlock, workspace } from "./bridge-helpers.js";
 
 type Json = Record<string, any>;
 
@@ -21,14 +21,22 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     ws?.cleanup();
   });
 
-  it("completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
+  it("the README's Neovim snippet: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
+    // `aip` on PATH, as the README assumes (npm link); the snippet itself is taken from the README.
+    const bin = join(ws.root, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "aip"), `#!/bin/sh\nexec "${process.execPath}" "${AIP}" "$@"\n`, { mode: 0o755 });
+    const snippet = readmeBlock("Use it from your editor", "lua");
+    const lua = join(ws.root, "check.lua");
+    writeFileSync(lua, `vim.cmd("filetype on")\n${snippet}\n${readFileSync(join(ROOT, "test/fixtures/editors/check.lua"), "utf8")}`);
     const file = join(ws.root, "src/again.ts");
     const text = `${MATH_TS}const again = ad\n`;
     writeFileSync(file, text);
     const out = join(ws.root, "nvim-out.json");
     const lines = text.split("\n");
-    execFileSync("nvim", ["--headless", "-u", "NONE", "-c", `luafile ${join(ROOT, "test/fixtures/editors/check.lua")}`], {
-      env: { ...process.env, AIP_NODE: process.execPath, AIP_CLI: AIP, AIP_SOCKET: agency.socket, AIP_ROOT: ws.root, AIP_FILE: file, AIP_LINE: String(lines.length - 2), AIP_CHAR: "16", AIP_OUT: out },
+    execFileSync("nvim", ["--headless", "-u", "NONE", "-c", `luafile ${lua}`], {
+      cwd: ws.root,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, AIP_SOCKET: agency.socket, AIP_FILE: file, AIP_LINE: String(lines.length - 2), AIP_CHAR: "16", AIP_OUT: out },
       timeout: 120_000,
       stdio: ["ignore", "ignore", "pipe"],
     });
