@@ -1,9 +1,10 @@
 /** Every benchmark scenario, in run order. A new scenario is one file in this folder and one line here. */
 import type { Scenario } from "../lib/scenario.js";
 import { agentsRss } from "./agents.js";
+import { lsp } from "./lsp.js";
 import { overhead } from "./overhead.js";
 import { pooling } from "./pooling.js";
 import { transport } from "./transport.js";
 import { codeAgents, completion } from "./scripts.js";
 
-export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, codeAgents, completion];
+export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, codeAgents, completion, lsp];
