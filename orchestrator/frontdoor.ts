@@ -5,6 +5,7 @@
 import { createServer, type Server } from "node:http";
 import { z } from "zod";
 import { AipError } from "../protocol/errors.js";
+import { openApiDocument, schemaDocument } from "../protocol/published.js";
 import { formatIssues } from "../protocol/schemas.js";
 import { AipServer, type RouteHandler } from "../protocol/server.js";
 import type { Orchestrator } from "./orchestrator.js";
@@ -28,7 +29,12 @@ function body<T>(schema: z.ZodType<T>, value: unknown): T {
   return parsed.data;
 }
 
-/** The routes of the public socket: health, metrics, the agent list. */
+/** The published contract (protocol/published.ts), serialised once. */
+let published: { schema: string; openapi: string } | undefined;
+const publishedDocs = (): { schema: string; openapi: string } =>
+  (published ??= { schema: JSON.stringify(schemaDocument()), openapi: JSON.stringify(openApiDocument()) });
+
+/** The routes of the public socket: health, metrics, the agent list, the published contract. */
 export function routes(o: Orchestrator): Record<string, RouteHandler> {
   const refused = (): never => {
     throw new AipError(
@@ -39,6 +45,8 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
   const admin = Object.fromEntries(Object.keys(adminRoutes(o)).map((k) => [k, refused]));
   return {
     ...admin,
+    "GET /v1/schema": async () => ({ status: 200, body: publishedDocs().schema, contentType: "application/schema+json" }),
+    "GET /openapi.json": async () => ({ status: 200, body: publishedDocs().openapi }),
     "GET /healthz": async () => {
       const h = o.healthz();
       return json(h.httpStatus, h.body);

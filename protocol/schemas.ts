@@ -7,9 +7,10 @@ export const TraceIdSchema = z
   .string()
   .regex(TRACE_ID_PATTERN, "expected 1-128 characters of A-Z a-z 0-9 . _ : -");
 
+/** A position: line 1-based, column 0-based in UTF-16 code units (README: "AIP-1 in short"). */
 export const CursorSchema = z.object({
-  line: z.number().int().min(1),
-  column: z.number().int().min(0),
+  line: z.number().int().min(1).describe("1-based"),
+  column: z.number().int().min(0).describe("0-based, in UTF-16 code units"),
 });
 
 export const ContextSchema = z.looseObject({

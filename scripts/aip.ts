@@ -12,6 +12,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   canary: async () => (await import("./aip/canary.js")).canary,
   vet: async () => (await import("./aip/vet.js")).vet,
   systemd: async () => (await import("./aip/systemd.js")).systemd,
+  lsp: async () => (await import("./aip/lsp.js")).lsp,
+  mcp: async () => (await import("./aip/mcp.js")).mcp,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,5 +1,6 @@
 /** The complete action without a model: symbols in scope, members after `.`, keyword snippets, ranked. */
 import { dirname } from "node:path";
+import { actionInput } from "../../protocol/actions.js";
 import { isAipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
@@ -7,7 +8,6 @@ import { ancestorsAt } from "../code/cursor.js";
 import { dialectOf } from "../code/language.js";
 import type { ParsedFile } from "../code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../code/position.js";
-import { optionalInt } from "../code/request.js";
 import { readRequestText } from "../code/source.js";
 import { symbolsAt } from "../code/slice.js";
 import { moduleSymbols } from "../code/symbols.js";
@@ -70,7 +70,7 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
 /** The complete handler over a parse cache (one per process). */
 export function createCompleteLite(cache = new ParseCache()) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
-    const limit = optionalInt(request.constraints, "max_items", "constraints.max_items", 1, 1000) ?? 50;
+    const limit = actionInput("complete", request).constraints.max_items ?? 50;
     const { cursor: cursorIn, file_path: filePath, language } = request.context;
     // The buffer may not parse mid-edit (`this.` + newline): parseAround retries with a placeholder.
     const loc = await readRequestText(request);
@@ -112,6 +112,7 @@ export function createCompleteLite(cache = new ParseCache()) {
     const items = rank(candidates, cc.prefix, cursor.line, limit);
     ctx.timer.mark("complete");
     return {
+      engine: "lite",
       items,
       prefix: cc.prefix,
       context: cc.receiver !== undefined ? "member" : "identifier",

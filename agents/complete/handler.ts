@@ -1,12 +1,12 @@
 /** The complete action with a model: accept → slice → prompt → budget → inference ⇄ syntax (≤ 2 retries) → response. */
 import { createHash } from "node:crypto";
+import { actionInput } from "../../protocol/actions.js";
 import { AipError, isAipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { dialectOf } from "../code/language.js";
 import type { ParsedFile } from "../code/parse.js";
 import { LineStartsCache, offsetAt, positionAt } from "../code/position.js";
-import { optionalInt, optionalStrings } from "../code/request.js";
 import { sliceAt } from "../code/slice.js";
 import { locateRequestFile } from "../code/source.js";
 import { moduleSymbols } from "../code/symbols.js";
@@ -71,13 +71,6 @@ function stableSha1(header: string, symbols: string): string {
   return sha1;
 }
 
-function bool(obj: Record<string, unknown>, key: string): boolean | undefined {
-  const v = obj[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "boolean") throw new AipError("AIP_ERR_INVALID_FIELD", `constraints.${key}: expected a boolean, got ${JSON.stringify(v)}`, { extensions: { errors: [{ path: `constraints.${key}`, message: "expected a boolean" }] } });
-  return v;
-}
-
 /** The model-backed complete handler. */
 export function createComplete(deps: CompleteDeps) {
   const cache = deps.cache ?? new ParseCache();
@@ -85,8 +78,9 @@ export function createComplete(deps: CompleteDeps) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const stages = new Stages(ctx);
     const { host } = deps;
+    const c = actionInput("complete", request).constraints;
     if (!host.ready) {
-      if (request.constraints.fallback === "lite" && deps.lite) {
+      if (c.fallback === "lite" && deps.lite) {
         const out = (await deps.lite(request, ctx)) as Record<string, unknown>;
         return { ...out, engine: "lite", model_state: host.state.status };
       }
@@ -96,14 +90,13 @@ export function createComplete(deps: CompleteDeps) {
         extensions: { model_state: host.state.status },
       });
     }
-    const c = request.constraints;
-    const maxTokens = optionalInt(c, "max_tokens", "constraints.max_tokens", 1, 1024) ?? 64;
-    const inferenceLimit = optionalInt(c, "inference_timeout_ms", "constraints.inference_timeout_ms", 1, 60_000) ?? STAGE_BUDGETS_MS.inference;
-    const seed = optionalInt(c, "seed", "constraints.seed", 0, 2 ** 31) ?? 0;
-    const stop = optionalStrings(c, "stop", "constraints.stop") ?? ["\n\n"];
-    const allowTruncation = bool(c, "allow_truncation") ?? true;
-    const bestEffort = bool(c, "best_effort") ?? false;
-    const debugPrompt = bool(c, "debug_prompt") ?? false;
+    const maxTokens = c.max_tokens ?? 64;
+    const inferenceLimit = c.inference_timeout_ms ?? STAGE_BUDGETS_MS.inference;
+    const seed = c.seed ?? 0;
+    const stop = c.stop ?? ["\n\n"];
+    const allowTruncation = c.allow_truncation ?? true;
+    const bestEffort = c.best_effort ?? false;
+    const debugPrompt = c.debug_prompt ?? false;
     const ticket = deps.latest.enter(request, ctx.traceId);
     const signal = AbortSignal.any([ctx.signal, ticket.signal]);
     const { prewarm } = deps;
@@ -168,6 +161,9 @@ export function createComplete(deps: CompleteDeps) {
       const fimTokens = useFim && host.fim.tokens ? { prefix: host.fim.tokens.prefix.text, suffix: host.fim.tokens.suffix.text, middle: host.fim.tokens.middle.text } : null;
       const payload = {
         engine: "model",
+        // The one complete shape (protocol/actions.ts): the generated text as the single item, inserted at the cursor.
+        items: [{ label: chosen.gen.text.split("\n", 1)[0]!.trim() || chosen.gen.text, kind: "text", insert_text: chosen.gen.text, detail: "model" }],
+        replace: { start: cursor, end: cursor },
         completion: chosen.gen.text,
         insert_at: cursor,
         syntax_ok: chosen.check.ok,

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** agent-dummy: the reference agent. Answers `echo` with the action, the source line count and the trace id. */
+import { actionInput } from "../../protocol/actions.js";
 import { bundledManifest } from "../runtime/manifest.js";
 import { runAgent } from "../runtime/run.js";
 import type { AgentDefinition } from "../runtime/types.js";
@@ -20,8 +21,8 @@ export const dummy: AgentDefinition = {
   handlers: {
     echo: async (request, ctx) => {
       const source = request.context.source_code;
-      const delayMs = request.constraints["delay_ms"];
-      if (typeof delayMs === "number" && delayMs > 0) await delay(Math.min(delayMs, 60_000), ctx.signal);
+      const delayMs = actionInput("echo", request).constraints.delay_ms;
+      if (delayMs !== undefined && delayMs > 0) await delay(Math.min(delayMs, 60_000), ctx.signal);
       return {
         received_action: request.action,
         context_lines: typeof source === "string" && source.length > 0 ? source.split("\n").length : 0,

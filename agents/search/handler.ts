@@ -1,7 +1,7 @@
 /** The search action: ranked hits over a workspace's code and docs. */
+import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
-import { optionalInt, optionalStrings, requiredString } from "../code/request.js";
 import { resolveRoot } from "../code/workspace.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { runQuery } from "./query.js";
@@ -40,19 +40,19 @@ export function checkGlobs(globs: string[]): void {
 /** The search handler over an index registry (one per process). */
 export function createSearch(registry = new IndexRegistry()) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
-    const rootIn = requiredString(request.context, "workspace_root", "context.workspace_root");
-    const query = requiredString(request.context, "query", "context.query");
+    const { context, constraints } = actionInput("search", request);
+    const { workspace_root: rootIn, query } = context;
     if (query.length > MAX_QUERY_CHARS) {
       throw new AipError("AIP_ERR_INVALID_FIELD", `context.query is ${query.length} characters; the limit is ${MAX_QUERY_CHARS}`, {
         suggestion: "Search for a few words or identifiers",
         extensions: { limit: MAX_QUERY_CHARS },
       });
     }
-    const limit = optionalInt(request.constraints, "limit", "constraints.limit", 1, 200) ?? 10;
-    const globs = optionalStrings(request.constraints, "paths", "constraints.paths");
+    const limit = constraints.limit ?? 10;
+    const globs = constraints.paths;
     if (globs) checkGlobs(globs);
-    const languages = optionalStrings(request.constraints, "languages", "constraints.languages");
-    const staleMs = optionalInt(request.constraints, "refresh_ms", "constraints.refresh_ms", 0, 86_400_000) ?? DEFAULT_STALE_MS;
+    const languages = constraints.languages;
+    const staleMs = constraints.refresh_ms ?? DEFAULT_STALE_MS;
     const root = await resolveRoot(rootIn);
     const { index, refreshed } = await registry.get(root, staleMs, ctx.log);
     ctx.timer.mark("index");

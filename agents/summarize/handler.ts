@@ -1,8 +1,8 @@
 /** The summarize action: outline + extractive summary of a module, or of the function at the cursor. */
+import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
-import { optionalEnum, optionalInt } from "../code/request.js";
 import { signatureOf } from "../code/signature.js";
 import { sliceAt } from "../code/slice.js";
 import { loadRequestSource } from "../code/source.js";
@@ -13,15 +13,14 @@ import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
 import { outlineOf } from "./outline.js";
 import { functionProse, moduleProse } from "./prose.js";
 
-const SCOPES = ["module", "function"] as const;
-
 /** Kept back from the deadline for building the response. */
 const RESPONSE_RESERVE_MS = 25;
 
 /** The summarize handler over a parse cache (one per process); with a loaded model the module summary is model prose. */
 export function createSummarize(cache = new ParseCache(), model?: { host: ModelHost; counter: () => TokenCounter }) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
-    const scope = optionalEnum(request.constraints, "scope", "constraints.scope", SCOPES) ?? optionalEnum(request.context, "scope", "context.scope", SCOPES) ?? "module";
+    const { context, constraints } = actionInput("summarize", request);
+    const scope = constraints.scope ?? context.scope ?? "module";
     const src = await loadRequestSource(request, cache);
     ctx.timer.mark("parse");
     const { parsed } = src;
@@ -43,8 +42,8 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
     ctx.timer.mark("outline");
     const extractive = moduleProse(outline, src.displayPath);
     if (model?.host.ready) {
-      const maxTokens = optionalInt(request.constraints, "max_tokens", "constraints.max_tokens", 1, 512) ?? 96;
-      const limitIn = optionalInt(request.constraints, "inference_timeout_ms", "constraints.inference_timeout_ms", 1, 60_000) ?? SUMMARY_INFERENCE_MS;
+      const maxTokens = constraints.max_tokens ?? 96;
+      const limitIn = constraints.inference_timeout_ms ?? SUMMARY_INFERENCE_MS;
       const limitMs = Math.min(limitIn, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS));
       const prose = await modelProse(model.host, model.counter(), outline, extractive, src.displayPath, maxTokens, limitMs, ctx);
       ctx.timer.mark("inference");

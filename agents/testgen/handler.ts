@@ -2,18 +2,18 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { format } from "prettier";
+import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { dialectOf } from "../code/language.js";
 import { parseProgram, type Node, type Program } from "../code/parse.js";
-import { optionalEnum, optionalString } from "../code/request.js";
 import { signatureOf } from "../code/signature.js";
 import { loadRequestSource } from "../code/source.js";
 import { readContained } from "../code/workspace.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { testLocation, usesJsSuffix } from "./paths.js";
-import { FRAMEWORKS, constructorArgs, renderTest, thrownBy, type Framework } from "./render.js";
+import { constructorArgs, renderTest, thrownBy, type Framework } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
 
 /** ESM packages (`"type": "module"`) import with `.js` suffixes; used when the source has no relative imports to copy. */
@@ -65,9 +65,10 @@ export async function warmPrettier(): Promise<void> {
 /** The testgen handler over a parse cache (one per process). */
 export function createTestgen(cache = new ParseCache()) {
   return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
-    const framework: Framework = optionalEnum(request.constraints, "framework", "constraints.framework", FRAMEWORKS) ?? "vitest";
-    const fnName = optionalString(request.constraints, "function", "constraints.function");
-    const testPathIn = optionalString(request.constraints, "test_path", "constraints.test_path");
+    const { constraints } = actionInput("testgen", request);
+    const framework: Framework = constraints.framework ?? "vitest";
+    const fnName = constraints.function;
+    const testPathIn = constraints.test_path;
     const cursor = request.context.cursor;
     if (fnName === undefined && cursor === undefined) {
       throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.cursor (or name the function in constraints.function)", {

@@ -1,5 +1,6 @@
 /** The test file text for one target, per framework (before formatting). */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
+import type { FRAMEWORKS } from "../../protocol/actions.js";
 import type { Node } from "../code/parse.js";
 import { paramInfo, type SignatureInfo } from "../code/signature.js";
 import { walk } from "../code/walk.js";
@@ -7,8 +8,7 @@ import { edgeCases, sampleArgs } from "./values.js";
 
 const BUILTIN_ERRORS = new Set(["Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError", "AggregateError"]);
 
-export type Framework = "vitest" | "jest" | "node:test";
-export const FRAMEWORKS: readonly Framework[] = ["vitest", "jest", "node:test"];
+export type Framework = (typeof FRAMEWORKS)[number];
 
 export interface RenderInput {
   sig: SignatureInfo;

@@ -2,9 +2,10 @@
 import type { Scenario } from "../lib/scenario.js";
 import { agentsRss } from "./agents.js";
 import { hostile } from "./hostile.js";
+import { lsp } from "./lsp.js";
 import { overhead } from "./overhead.js";
 import { pooling } from "./pooling.js";
 import { transport } from "./transport.js";
 import { codeAgents, completion } from "./scripts.js";
 
-export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, hostile, codeAgents, completion];
+export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, hostile, codeAgents, completion, lsp];

@@ -1,0 +1,236 @@
+/**
+ * One contract per action: the zod schemas of its `context`, `constraints` and `payload`. The agents
+ * validate requests with them (`actionInput`), `GET /v1/schema` serves them as JSON Schema, and the
+ * LSP and MCP servers build on them (README: "Use it from your editor", "Use it from a coding agent").
+ *
+ * Positions: `line` is 1-based, `column` counts UTF-16 code units from 0 (what JavaScript string
+ * indices, LSP and most editors count).
+ */
+import { z } from "zod";
+import { AipError } from "./errors.js";
+import { ConstraintsSchema, ContextSchema, CursorSchema, type AipRequest } from "./schemas.js";
+
+/** An integer in [min, max]; every fault reads "expected an integer from min to max". */
+function intIn(min: number, max: number) {
+  const error = `expected an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
+const NON_EMPTY = "expected a non-empty string";
+/** A string with something other than white space in it. */
+const nonEmpty = () => z.string({ error: NON_EMPTY }).regex(/\S/, { error: NON_EMPTY });
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `expected one of ${values.join(", ")}` });
+}
+
+const STRINGS = "expected an array of non-empty strings";
+const strings = () => z.array(z.string({ error: STRINGS }).min(1, { error: STRINGS }), { error: STRINGS });
+const bool = () => z.boolean({ error: "expected a boolean" });
+
+/** Diagnostics and partial results a code agent may add when the buffer does not parse as a whole. */
+const DiagnosticSchema = z.looseObject({
+  message: z.string(),
+  line: z.number().int().min(1).optional(),
+  column: z.number().int().min(0).optional(),
+});
+const Recoverable = {
+  diagnostics: z.array(DiagnosticSchema).optional(),
+  partial: z.boolean().optional(),
+};
+
+const LATEST_WINS = {
+  document_id: z.string().min(1).optional().describe("latest wins: a newer request with the same client_id + document_id cancels this one"),
+  client_id: z.string().optional(),
+};
+
+// ---- echo (agent-dummy) ----
+export const EchoContextSchema = ContextSchema;
+export const EchoConstraintsSchema = ConstraintsSchema.extend({ delay_ms: intIn(0, 60_000).optional(), ...LATEST_WINS });
+export const EchoPayloadSchema = z.looseObject({
+  received_action: z.string(),
+  context_lines: z.number().int().min(0),
+  trace_id: z.string(),
+});
+
+// ---- summarize ----
+const Scope = oneOf(["module", "function"]);
+export const SummarizeContextSchema = ContextSchema.extend({ scope: Scope.optional().describe("deprecated: use constraints.scope") });
+export const SummarizeConstraintsSchema = ConstraintsSchema.extend({
+  scope: Scope.optional().describe('"module" (default) or "function" (needs context.cursor)'),
+  max_tokens: intIn(1, 512).optional(),
+  inference_timeout_ms: intIn(1, 60_000).optional(),
+  ...LATEST_WINS,
+});
+const ParamSchema = z.looseObject({ name: z.string(), type: z.string().optional(), default: z.string().optional(), optional: z.boolean(), rest: z.boolean() });
+export const SignatureSchema = z.looseObject({
+  name: z.string(),
+  kind: z.string(),
+  class: z.string().optional(),
+  exported: z.boolean(),
+  async: z.boolean(),
+  generator: z.boolean(),
+  params: z.array(ParamSchema),
+  returns: z.string().optional(),
+  text: z.string(),
+  doc: z.string(),
+  decorators: z.array(z.string()),
+  line_start: z.number().int().min(1),
+  line_end: z.number().int().min(1),
+});
+const Named = { name: z.string(), doc: z.string() };
+export const OutlineSchema = z.looseObject({
+  lines: z.number().int().min(0),
+  module_doc: z.string(),
+  imports: z.array(z.looseObject({ from: z.string(), names: z.array(z.string()), line: z.number().int() })),
+  exports: z.array(z.looseObject({ name: z.string(), kind: z.string(), type_only: z.boolean(), line: z.number().int(), from: z.string().optional() })),
+  functions: z.array(SignatureSchema),
+  classes: z.array(
+    z.looseObject({
+      ...Named,
+      exported: z.boolean(),
+      extends: z.string().optional(),
+      decorators: z.array(z.string()),
+      line_start: z.number().int(),
+      line_end: z.number().int(),
+      members: z.array(z.looseObject({ ...Named, kind: z.string(), static: z.boolean(), access: z.string().optional(), signature: z.string(), line: z.number().int() })),
+    }),
+  ),
+  types: z.array(z.looseObject({ ...Named, kind: z.string(), exported: z.boolean(), line_start: z.number().int(), line_end: z.number().int() })),
+  consts: z.array(z.looseObject({ ...Named, kind: z.string(), type: z.string().optional(), exported: z.boolean(), line: z.number().int() })),
+});
+export const SummarizePayloadSchema = z.looseObject({
+  file_path: z.string().optional(),
+  language: z.string().optional(),
+  scope: Scope,
+  summary: z.string(),
+  outline: OutlineSchema.optional().describe('scope "module"'),
+  function: SignatureSchema.optional().describe('scope "function"'),
+  summary_source: oneOf(["model", "extractive"]).optional(),
+  ...Recoverable,
+});
+
+// ---- search ----
+export const SearchContextSchema = ContextSchema.extend({
+  workspace_root: nonEmpty().describe("absolute path of the workspace to search"),
+  query: nonEmpty(),
+});
+export const SearchConstraintsSchema = ConstraintsSchema.extend({
+  limit: intIn(1, 200).optional().describe("default 10"),
+  paths: strings().optional().describe('globs, e.g. ["src/**"]'),
+  languages: strings().optional(),
+  refresh_ms: intIn(0, 86_400_000).optional().describe("rescan when the index is older than this (default 2000)"),
+  ...LATEST_WINS,
+});
+export const SearchHitSchema = z.looseObject({
+  path: z.string(),
+  line_start: z.number().int().min(1),
+  line_end: z.number().int().min(1),
+  symbol: z.string().nullable(),
+  kind: z.string(),
+  score: z.number(),
+  snippet: z.string(),
+});
+export const SearchPayloadSchema = z.looseObject({
+  query: z.string(),
+  hits: z.array(SearchHitSchema),
+  index: z.looseObject({ files: z.number().int().min(0), chunks: z.number().int().min(0), refreshed: z.looseObject({}).optional() }),
+});
+
+// ---- testgen ----
+export const FRAMEWORKS = ["vitest", "jest", "node:test"] as const;
+export const TestgenContextSchema = ContextSchema;
+export const TestgenConstraintsSchema = ConstraintsSchema.extend({
+  framework: oneOf(FRAMEWORKS).optional().describe("default vitest"),
+  function: nonEmpty().optional().describe('"add" or "Class.method"; else the function at context.cursor'),
+  test_path: nonEmpty().optional(),
+  ...LATEST_WINS,
+});
+export const TestgenPayloadSchema = z.looseObject({
+  test_path: z.string(),
+  framework: oneOf(FRAMEWORKS),
+  content: z.string(),
+  signature: SignatureSchema,
+  import: z.looseObject({ specifier: z.string(), name: z.string(), default: z.boolean() }).nullable(),
+  notes: z.array(z.string()),
+  ...Recoverable,
+});
+
+// ---- complete (both engines) ----
+export const CompleteContextSchema = ContextSchema;
+export const CompleteConstraintsSchema = ConstraintsSchema.extend({
+  max_items: intIn(1, 1000).optional().describe("lite engine: items to return (default 50)"),
+  max_tokens: intIn(1, 1024).optional().describe("model engine: tokens to generate (default 64)"),
+  inference_timeout_ms: intIn(1, 60_000).optional(),
+  seed: intIn(0, 2 ** 31).optional(),
+  stop: strings().optional(),
+  allow_truncation: bool().optional(),
+  best_effort: bool().optional(),
+  debug_prompt: bool().optional(),
+  fallback: oneOf(["lite"]).optional().describe("agent-complete without a model: answer with the lite engine"),
+  ...LATEST_WINS,
+});
+export const CompletionItemSchema = z.looseObject({
+  label: z.string(),
+  kind: z.string().describe("an LSP CompletionItemKind name in camelCase (method, property, variable, snippet, …), or text for a model completion"),
+  insert_text: z.string().describe("LSP snippet syntax for kind snippet ($0, ${1:name}); plain text otherwise"),
+  detail: z.string(),
+});
+const RangeSchema = z.object({ start: CursorSchema, end: CursorSchema });
+export const CompletePayloadSchema = z.looseObject({
+  engine: oneOf(["lite", "model"]).describe("which engine answered: the same shape from both"),
+  items: z.array(CompletionItemSchema).describe("lite: ranked candidates; model: one item, the generated text"),
+  replace: RangeSchema.describe("the text each item replaces (the typed prefix; empty at the cursor for the model)"),
+  prefix: z.string().optional(),
+  context: z.union([oneOf(["member", "identifier"]), z.looseObject({})]).optional().describe("lite: member or identifier; model: token accounting"),
+  receiver: z.string().optional(),
+  receiver_kind: z.string().optional(),
+  completion: z.string().optional().describe("model: the generated text"),
+  insert_at: CursorSchema.optional(),
+  syntax_ok: z.boolean().optional(),
+  ...Recoverable,
+});
+
+export interface ActionContract {
+  context: z.ZodType<Record<string, unknown>>;
+  constraints: z.ZodType<Record<string, unknown>>;
+  payload: z.ZodType<Record<string, unknown>>;
+  description: string;
+}
+
+/** Every action the bundled agents serve, with its contract. */
+export const ACTIONS = {
+  echo: { context: EchoContextSchema, constraints: EchoConstraintsSchema, payload: EchoPayloadSchema, description: "agent-dummy: echoes the action, the source's line count and the trace id" },
+  summarize: { context: SummarizeContextSchema, constraints: SummarizeConstraintsSchema, payload: SummarizePayloadSchema, description: "outline and short summary of a module, or of the function at the cursor" },
+  search: { context: SearchContextSchema, constraints: SearchConstraintsSchema, payload: SearchPayloadSchema, description: "ranked BM25 hits over a workspace's code and docs" },
+  testgen: { context: TestgenContextSchema, constraints: TestgenConstraintsSchema, payload: TestgenPayloadSchema, description: "a test file for the function at the cursor or named in constraints.function" },
+  complete: { context: CompleteContextSchema, constraints: CompleteConstraintsSchema, payload: CompletePayloadSchema, description: "completions at the cursor (lite engine: ranked items; model engine: generated text)" },
+} as const satisfies Record<string, ActionContract>;
+export type ActionName = keyof typeof ACTIONS;
+
+/** zod issues → the AIP-1 error: a missing required field is MISSING_FIELD naming it, anything else INVALID_FIELD with "expected X, got Y". */
+export function issuesToError(error: z.ZodError, prefix: string): AipError {
+  const pathOf = (issue: z.core.$ZodIssue): string => [prefix, ...issue.path.map(String)].join(".");
+  const missing = error.issues.filter((i) => i.code === "invalid_type" && i.input === undefined).map(pathOf);
+  if (missing.length > 0) {
+    return new AipError("AIP_ERR_MISSING_FIELD", `Missing required field${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`, { extensions: { fields: missing } });
+  }
+  const errors = error.issues.map((i) => ({ path: pathOf(i), message: i.message }));
+  const detail = error.issues
+    .map((i) => {
+      const shown = JSON.stringify(i.input) ?? String(i.input);
+      return `${pathOf(i)}: ${i.message}, got ${shown.length > 60 ? `${shown.slice(0, 57)}...` : shown}`;
+    })
+    .join("; ");
+  return new AipError("AIP_ERR_INVALID_FIELD", detail, { extensions: { errors } });
+}
+
+/** A request's context and constraints checked against the action's contract, typed; throws the AIP-1 error otherwise. */
+export function actionInput<A extends ActionName>(action: A, request: Pick<AipRequest, "context" | "constraints">): { context: z.output<(typeof ACTIONS)[A]["context"]>; constraints: z.output<(typeof ACTIONS)[A]["constraints"]> } {
+  const contract = ACTIONS[action];
+  const context = contract.context.safeParse(request.context, { reportInput: true });
+  if (!context.success) throw issuesToError(context.error, "context");
+  const constraints = contract.constraints.safeParse(request.constraints, { reportInput: true });
+  if (!constraints.success) throw issuesToError(constraints.error, "constraints");
+  return { context: context.data, constraints: constraints.data } as never;
+}

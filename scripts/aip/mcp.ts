@@ -1,0 +1,139 @@
+/**
+ * `aip mcp`: an MCP server over stdio (@modelcontextprotocol/sdk) exposing the agency to coding agents
+ * (README: "Use it from a coding agent"). Tool inputs are built from the per-action contracts in
+ * protocol/actions.ts, outputs are the action payloads. Files are named relative to the workspace (the
+ * client's roots, or --workspace) and the agents confine them to it exactly as for any AIP-1 request.
+ */
+import { isAbsolute, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import {
+  CompleteConstraintsSchema,
+  CompletePayloadSchema,
+  SearchConstraintsSchema,
+  SearchContextSchema,
+  SearchPayloadSchema,
+  SummarizeConstraintsSchema,
+  SummarizePayloadSchema,
+  TestgenConstraintsSchema,
+  TestgenPayloadSchema,
+} from "../../protocol/actions.js";
+import { CursorSchema } from "../../protocol/schemas.js";
+import { AipCaller, connectAgency, type Agency } from "./agency.js";
+import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+
+const PATH = z.string().min(1).describe("the file, relative to the workspace root (or absolute inside it)");
+const CURSOR = CursorSchema.describe("a position: line 1-based, column 0-based in UTF-16 code units");
+
+/** The 4 tools: input shapes from the action contracts, output = the action's payload. */
+const TOOLS = {
+  summarize_file: {
+    action: "summarize",
+    description: "Outline (imports, exports, functions, classes, types, consts) and a short summary of a TypeScript/JavaScript file, or of the function at a cursor (scope \"function\").",
+    input: { path: PATH, scope: SummarizeConstraintsSchema.shape.scope, cursor: CURSOR.optional() },
+    output: SummarizePayloadSchema,
+  },
+  search_workspace: {
+    action: "search",
+    description: "Ranked search (BM25) over the workspace's code and docs: definitions first, with path, lines, symbol and snippet.",
+    input: { query: SearchContextSchema.shape.query, limit: SearchConstraintsSchema.shape.limit, paths: SearchConstraintsSchema.shape.paths, languages: SearchConstraintsSchema.shape.languages },
+    output: SearchPayloadSchema,
+  },
+  generate_tests: {
+    action: "testgen",
+    description: "A formatted test file (vitest, jest or node:test) for a function or method, named or at a cursor. Returns its path and content; writes nothing.",
+    input: { path: PATH, function: TestgenConstraintsSchema.shape.function, cursor: CURSOR.optional(), framework: TestgenConstraintsSchema.shape.framework },
+    output: TestgenPayloadSchema,
+  },
+  complete_at: {
+    action: "complete",
+    description: "Completions at a position of a file: ranked identifiers, members after '.', and keyword snippets (or model text when a model is configured).",
+    input: { path: PATH, cursor: CURSOR, source_code: z.string().optional().describe("the buffer, when it differs from the file on disk"), max_items: CompleteConstraintsSchema.shape.max_items },
+    output: CompletePayloadSchema,
+  },
+} as const;
+
+export type ToolName = keyof typeof TOOLS;
+
+/** An error result the model can read: the AIP code and detail in the text, the whole problem beside it. */
+function toolError(type: string, detail: string, problem?: unknown): CallToolResult {
+  return { isError: true, content: [{ type: "text", text: `${type}: ${detail}` }, ...(problem ? [{ type: "text" as const, text: JSON.stringify(problem) }] : [])] };
+}
+
+export function createMcpServer(agency: Agency, workspace: string | undefined): McpServer {
+  const server = new McpServer({ name: "aip", version: "1.0.0" }, { instructions: "Code intelligence for TypeScript/JavaScript from the local agency: summarize_file, search_workspace, generate_tests, complete_at." });
+  const aip = new AipCaller(agency.socket);
+
+  /** The workspace roots: --workspace, else the client's file:// roots. */
+  async function roots(): Promise<string[]> {
+    if (workspace !== undefined) return [workspace];
+    if (!server.server.getClientCapabilities()?.roots) return [];
+    const listed = await server.server.listRoots();
+    return listed.roots.filter((r) => r.uri.startsWith("file:")).map((r) => fileURLToPath(r.uri));
+  }
+
+  for (const [name, tool] of Object.entries(TOOLS) as [ToolName, (typeof TOOLS)[ToolName]][]) {
+    server.registerTool(name, { description: tool.description, inputSchema: tool.input, outputSchema: tool.output }, async (args: Record<string, unknown>, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
+      const all = await roots();
+      if (all.length === 0) return toolError("AIP_ERR_MISSING_FIELD", "No workspace: start aip mcp with --workspace DIR, or give the server roots");
+      const path = typeof args.path === "string" ? args.path : undefined;
+      // The root that holds an absolute path (else the first); the agent checks containment (symlinks resolved).
+      const root = (path !== undefined && isAbsolute(path) ? all.find((r) => !relative(r, path).startsWith("..")) : undefined) ?? all[0]!;
+      const { path: _p, cursor, source_code: source, query, ...constraints } = args;
+      const context: Record<string, unknown> = {
+        workspace_root: root,
+        ...(path !== undefined ? { file_path: path } : {}),
+        ...(cursor !== undefined ? { cursor } : {}),
+        ...(source !== undefined ? { source_code: source } : {}),
+        ...(query !== undefined ? { query } : {}),
+      };
+      let answer;
+      try {
+        answer = await aip.invoke({ action: tool.action, context, constraints }, extra.signal);
+      } catch (err) {
+        return toolError("AIP_ERR_UNAVAILABLE", `The agency on ${agency.socket} did not answer: ${(err as Error).message}`);
+      }
+      if (!answer.ok) return toolError(answer.problem.type, answer.problem.detail, answer.problem);
+      return { content: [{ type: "text", text: JSON.stringify(answer.payload) }], structuredContent: answer.payload };
+    });
+  }
+  return server;
+}
+
+export const mcp: Command = {
+  summary: "an MCP server over stdio for coding agents (summarize, search, tests, completion)",
+  usage: `Usage: aip mcp [--workspace DIR] [--socket PATH] [--config FILE]
+
+Speaks the Model Context Protocol on stdin/stdout with 4 tools: summarize_file,
+search_workspace, generate_tests, complete_at. Files are confined to the workspace:
+--workspace DIR, else the roots the client gives. Requests go to the agency on --socket
+(default: $AIP_SOCKET or ./run/aip.sock); when none answers, an embedded agency is
+started (from --config). See README "Use it from a coding agent".`,
+  async run(argv) {
+    const { flags, positionals } = parseArgs(argv, ["workspace", "socket", "config"]);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+    const workspace = typeof flags.workspace === "string" ? resolve(flags.workspace) : undefined;
+    let agency: Agency;
+    try {
+      agency = await connectAgency({ socket: flags.socket, config: typeof flags.config === "string" ? flags.config : undefined });
+    } catch (err) {
+      process.stderr.write(`aip mcp: no agency and none could be started: ${(err as Error).message}\n`);
+      return EXIT.aipError;
+    }
+    if (agency.embedded) process.stderr.write(`aip mcp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})\n`);
+    const server = createMcpServer(agency, workspace);
+    const transport = new StdioServerTransport();
+    const closed = new Promise<void>((resolveClosed) => {
+      transport.onclose = resolveClosed;
+      process.stdin.once("end", resolveClosed);
+    });
+    await server.connect(transport);
+    await closed;
+    await server.close();
+    await agency.close();
+    return EXIT.ok;
+  },
+};

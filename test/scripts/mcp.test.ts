@@ -1,0 +1,113 @@
+/** `aip mcp` as a real stdio child process, driven by the MCP SDK's own Client. */
+import { symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Agency } from "../orchestrator/harness.js";
+import { AIP, bundledAgency, workspace } from "./bridge-helpers.js";
+
+type Json = Record<string, any>;
+
+async function connect(args: string[], roots?: string[]): Promise<Client> {
+  const client = new Client({ name: "test", version: "1.0.0" }, roots ? { capabilities: { roots: {} } } : {});
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: "w" })) }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AIP, "mcp", ...args], stderr: "pipe" }));
+  return client;
+}
+
+const text = (r: Json): string => (r.content as { text: string }[]).map((c) => c.text).join("\n");
+
+describe("aip mcp over stdio with the SDK's Client", () => {
+  let agency: Agency;
+  let ws: { root: string; cleanup: () => void };
+  let client: Client;
+  beforeAll(async () => {
+    agency = await bundledAgency(["summarize", "search", "testgen", "complete-lite"]);
+    ws = workspace();
+    writeFileSync(join(ws.root, "..", `${ws.root.split("/").at(-1)}-secret.ts`), "export const secret = 1;\n");
+    symlinkSync("/etc", join(ws.root, "etc-link"));
+    client = await connect(["--socket", agency.socket, "--workspace", ws.root]);
+  }, 150_000);
+  afterAll(async () => {
+    await client?.close();
+    await agency?.stop();
+    ws?.cleanup();
+  });
+
+  it("lists the 4 tools with input schemas from the action contracts and output schemas", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["complete_at", "generate_tests", "search_workspace", "summarize_file"]);
+    const search = tools.find((t) => t.name === "search_workspace")!;
+    expect(search.inputSchema.required).toEqual(["query"]);
+    expect((search.inputSchema.properties as Json).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 200 });
+    const complete = tools.find((t) => t.name === "complete_at")!;
+    expect(complete.inputSchema.required).toEqual(["path", "cursor"]);
+    expect((complete.outputSchema!.properties as Json).engine).toMatchObject({ enum: ["lite", "model"] });
+    expect((tools.find((t) => t.name === "generate_tests")!.inputSchema.properties as Json).framework.enum).toEqual(["vitest", "jest", "node:test"]);
+  });
+
+  it("calls each tool successfully, with structured output", async () => {
+    const summary = (await client.callTool({ name: "summarize_file", arguments: { path: "src/math.ts" } })) as Json;
+    expect(summary.isError).toBeFalsy();
+    expect(summary.structuredContent.outline.functions.map((f: Json) => f.name)).toEqual(["add"]);
+    expect(summary.structuredContent.outline.classes[0].name).toBe("Counter");
+    expect(JSON.parse(text(summary))).toEqual(summary.structuredContent);
+
+    const search = (await client.callTool({ name: "search_workspace", arguments: { query: "counter increment", limit: 3 } })) as Json;
+    expect(search.structuredContent.hits[0]).toMatchObject({ path: "src/math.ts", symbol: "increment" });
+
+    const tests = (await client.callTool({ name: "generate_tests", arguments: { path: "src/math.ts", function: "add", framework: "jest" } })) as Json;
+    expect(tests.structuredContent).toMatchObject({ test_path: "test/src/math.test.ts", framework: "jest", import: { name: "add" } });
+    expect(tests.structuredContent.content).toContain("add(");
+
+    const completion = (await client.callTool({ name: "complete_at", arguments: { path: "src/math.ts", cursor: { line: 4, column: 12 }, source_code: "export function add(a: number, b: number): number {\n  return a + b;\n}\nconst x = ad" } })) as Json;
+    expect(completion.isError, text(completion)).toBeFalsy();
+    expect(completion.structuredContent.engine).toBe("lite");
+    expect(completion.structuredContent.items[0]).toMatchObject({ label: "add", kind: "function" });
+  });
+
+  it("bad input is a clear tool error", async () => {
+    const cases: [string, Json, RegExp][] = [
+      ["summarize_file", { path: "src/math.ts", scope: "galaxy" }, /scope/],
+      ["search_workspace", { query: "x", limit: 0 }, /limit/],
+      ["generate_tests", { path: "src/math.ts", function: "nosuch" }, /AIP_ERR_INVALID_FIELD: .*nosuch/],
+      ["complete_at", { path: "src/math.ts" }, /cursor/],
+    ];
+    for (const [name, args, message] of cases) {
+      const r = (await client.callTool({ name, arguments: args })) as Json;
+      expect(r.isError, name).toBe(true);
+      expect(text(r), name).toMatch(message);
+    }
+  });
+
+  it("a path outside the workspace is refused, also through a symlink", async () => {
+    for (const path of [`../${ws.root.split("/").at(-1)}-secret.ts`, "/etc/passwd", "etc-link/hostname"]) {
+      const r = (await client.callTool({ name: "summarize_file", arguments: { path } })) as Json;
+      expect(r.isError, path).toBe(true);
+      expect(text(r), path).toMatch(/^AIP_ERR_FORBIDDEN_PATH: /);
+    }
+  });
+
+  it("takes the workspace from the client's roots when no --workspace is given", async () => {
+    const rooted = await connect(["--socket", agency.socket], [ws.root]);
+    try {
+      const r = (await rooted.callTool({ name: "summarize_file", arguments: { path: "src/math.ts" } })) as Json;
+      expect(r.structuredContent.outline.consts.map((c: Json) => c.name)).toEqual(["total"]);
+      const out = (await rooted.callTool({ name: "summarize_file", arguments: { path: "/etc/hostname" } })) as Json;
+      expect(text(out)).toMatch(/^AIP_ERR_FORBIDDEN_PATH: /);
+    } finally {
+      await rooted.close();
+    }
+    const none = await connect(["--socket", agency.socket]);
+    try {
+      const r = (await none.callTool({ name: "search_workspace", arguments: { query: "add" } })) as Json;
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/No workspace: start aip mcp with --workspace DIR/);
+    } finally {
+      await none.close();
+    }
+  });
+});
