@@ -2,6 +2,7 @@
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
+import { guardHandler, partialFields } from "../code/parse.js";
 import { optionalEnum, optionalInt } from "../code/request.js";
 import { signatureOf } from "../code/signature.js";
 import { sliceAt } from "../code/slice.js";
@@ -20,12 +21,12 @@ const RESPONSE_RESERVE_MS = 25;
 
 /** The summarize handler over a parse cache (one per process); with a loaded model the module summary is model prose. */
 export function createSummarize(cache = new ParseCache(), model?: { host: ModelHost; counter: () => TokenCounter }) {
-  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const scope = optionalEnum(request.constraints, "scope", "constraints.scope", SCOPES) ?? optionalEnum(request.context, "scope", "context.scope", SCOPES) ?? "module";
     const src = await loadRequestSource(request, cache);
     ctx.timer.mark("parse");
     const { parsed } = src;
-    const head = { ...(src.displayPath !== undefined ? { file_path: src.displayPath } : {}), language: parsed.dialect.language };
+    const head = { ...(src.displayPath !== undefined ? { file_path: src.displayPath } : {}), language: parsed.dialect.language, ...partialFields(parsed) };
     if (scope === "function") {
       const cursor = request.context.cursor;
       if (!cursor) throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.cursor (scope \"function\" summarises the function at the cursor)", { extensions: { fields: ["context.cursor"] } });
@@ -51,5 +52,5 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
       if (prose) return { ...head, scope, outline, summary: prose.summary, summary_source: "model", extractive_summary: extractive, model: prose.accounting };
     }
     return { ...head, scope, outline, summary: extractive, summary_source: "extractive" };
-  };
+  });
 }
