@@ -89,7 +89,10 @@ export function createTestgen(cache = new ParseCache()) {
     const isPrivate = sig.name.startsWith("#") || /^(private|protected)\b/.test(sig.text.replace(/^(static|async|public)\s+/, ""));
     if (!target.importable) notes.push(`${sig.name} is local to another function; it cannot be imported. Test it through the function that contains it.`);
     else if (!exp) notes.push(`${target.cls ? `class ${exportName}` : sig.name} is not exported; export it to test it directly.`);
-    const broken = parsed.diagnostics.filter((d) => target.slice.range[0] <= d.start && d.start <= target.slice.range[1]);
+    // An error reported right after the function (a missing `}` at the end of the file) is the function's too.
+    let end = target.slice.range[1];
+    while (end < parsed.source.length && /\s/.test(parsed.source[end]!)) end++;
+    const broken = parsed.diagnostics.filter((d) => target.slice.range[0] <= d.start && d.start <= end);
     if (broken.length > 0) {
       const first = reportDiagnostics({ ...parsed, diagnostics: broken })[0]!;
       notes.push(`${sig.name} has a syntax error at line ${first.line} (${first.message}); the test is built from what parsed.`);
