@@ -5,7 +5,8 @@ import { ParseCache } from "../code/cache.js";
 import { guardHandler, partialFields } from "../code/parse.js";
 import { optionalEnum, optionalInt } from "../code/request.js";
 import { signatureOf } from "../code/signature.js";
-import { sliceAt } from "../code/slice.js";
+import { functionAtOffset } from "../code/cursor.js";
+import { offsetAt } from "../code/position.js";
 import { loadRequestSource } from "../code/source.js";
 import { TokenCounter } from "../llm/budget.js";
 import type { ModelHost } from "../llm/host.js";
@@ -30,13 +31,14 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
     if (scope === "function") {
       const cursor = request.context.cursor;
       if (!cursor) throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.cursor (scope \"function\" summarises the function at the cursor)", { extensions: { fields: ["context.cursor"] } });
-      const slice = sliceAt(parsed, cursor);
-      if (!slice.fn) {
+      // Anywhere on the declaration: its doc comment, `export`, name, parameters or body (see functionAtOffset).
+      const fn = functionAtOffset(parsed.program, parsed.source, offsetAt(parsed.source, cursor));
+      if (!fn) {
         throw new AipError("AIP_ERR_INVALID_FIELD", `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}`, {
           extensions: { errors: [{ path: "context.cursor", message: "not inside a function" }] },
         });
       }
-      const sig = signatureOf(slice.fn, parsed.source);
+      const sig = signatureOf(fn, parsed.source);
       ctx.timer.mark("slice");
       return { ...head, scope, function: sig, summary: functionProse(sig) };
     }
