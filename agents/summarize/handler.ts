@@ -12,6 +12,7 @@ import { TokenCounter } from "../llm/budget.js";
 import type { ModelHost } from "../llm/host.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
+import { moduleExports } from "./exports.js";
 import { outlineOf } from "./outline.js";
 import { functionProse, moduleProse } from "./prose.js";
 
@@ -43,6 +44,10 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
       return { ...head, scope, function: sig, summary: functionProse(sig) };
     }
     const outline = outlineOf(parsed);
+    // The real export list: re-exports followed into the workspace, overloads merged (exports.ts).
+    const resolved = await moduleExports(parsed, src.absPath, src.root, cache);
+    outline.exports = resolved.exports;
+    outline.unresolved_exports = resolved.unresolved;
     ctx.timer.mark("outline");
     const extractive = moduleProse(outline, src.displayPath);
     if (model?.host.ready) {
