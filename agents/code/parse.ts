@@ -148,8 +148,43 @@ export function parseTolerant(source: string, dialect: Dialect, filePath?: strin
       }
     }
     diagnostics.sort((a, b) => a.start - b.start);
-    return { program: astConverter(sf, CONVERT_LENIENT as never, false).estree as Program, diagnostics };
+    return { program: convertRecovered(sf, source, dialect, diagnostics, where), diagnostics };
   }, where);
+}
+
+/** Spaces for every character of [a, b) but line breaks: the text is gone, every offset and line stays. */
+function blank(text: string, a: number, b: number): string {
+  return text.slice(0, a) + text.slice(a, b).replace(/[^\r\n]/g, " ") + text.slice(b);
+}
+
+/**
+ * Convert a recovered tree. typescript-estree's converter can fail on shapes only error recovery
+ * makes (an empty type parameter list cut off by the end of the file): then the top-level statements
+ * holding an error are blanked out and the rest converted, and failing that, everything from the
+ * first error on. The diagnostics stay those of the real text.
+ */
+function convertRecovered(sf: InternalSourceFile, source: string, dialect: Dialect, diagnostics: ParseDiagnostic[], where: string): Program {
+  try {
+    return astConverter(sf, CONVERT_LENIENT as never, false).estree as Program;
+  } catch (err) {
+    if (isStackOverflow(err)) throw err;
+    let text = source;
+    for (const st of sf.statements) if (diagnostics.some((d) => st.pos <= d.start && d.start <= st.end)) text = blank(text, st.pos, st.end);
+    const first = diagnostics[0]?.start ?? 0;
+    const firstStatement = sf.statements.find((st) => first <= st.end)?.pos ?? first;
+    for (const attempt of [text, blank(source, firstStatement, source.length)]) {
+      const again = ts.createSourceFile(dialect.jsx ? "estree.tsx" : "estree.ts", attempt, { languageVersion: ts.ScriptTarget.Latest, jsDocParsingMode: ts.JSDocParsingMode.ParseNone }, true, dialect.jsx ? ts.ScriptKind.TSX : ts.ScriptKind.TS) as InternalSourceFile;
+      again.parseDiagnostics = [];
+      try {
+        return astConverter(again, CONVERT_LENIENT as never, false).estree as Program;
+      } catch {
+        // the next, coarser attempt
+      }
+    }
+    throw new AipError("AIP_ERR_PARSE", `${where}: the syntax error at offset ${first} left a tree that could not be converted (${(err as Error).message}); nothing could be produced from it`, {
+      extensions: { reason: "unrecoverable" },
+    });
+  }
 }
 
 /** Parse `source` strictly: throws AipError AIP_ERR_PARSE with 1-based `line` and 0-based `column` at the first syntax error. */

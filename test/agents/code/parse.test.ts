@@ -59,6 +59,14 @@ describe("parse", () => {
     expect(file.program.body[0]!.type).toBe("ClassDeclaration");
   });
 
+  it("a recovered tree the converter cannot take (a type parameter list cut off) loses the broken statement, not the file", () => {
+    const src = "export const a = 1;\nexport function f(): void {}\nexport function trainCase<\n  T ext";
+    const file = parseFile(src, TS);
+    expect(reportDiagnostics(file).map((d) => d.line)).toEqual([4, 4]);
+    expect(file.program.body.map((s) => (s.type === "ExportNamedDeclaration" ? s.declaration?.type : s.type))).toEqual(["VariableDeclaration", "FunctionDeclaration"]);
+    expect(file.program.body[1]!.loc.start.line).toBe(2);
+  });
+
   it("refuses pathological nesting with AIP_ERR_PARSE saying why, never a stack overflow", () => {
     const deep = `x = ${"(".repeat(MAX_NESTING + 1)}1${")".repeat(MAX_NESTING + 1)};`;
     expect(() => parseFile(deep, TS)).toThrow(expect.objectContaining({ code: "AIP_ERR_PARSE", message: expect.stringMatching(/nest more than \d+ deep/) }));
