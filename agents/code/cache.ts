@@ -33,7 +33,7 @@ export class ParseCache {
     this.incremental = options.incremental ?? true;
   }
 
-  /** The parsed file for this content; throws AIP_ERR_PARSE (naming `label`, default the path) when it does not parse. */
+  /** The parsed file for this content (with `diagnostics` when it has syntax errors); throws AIP_ERR_PARSE (naming `label`, default the path) only when nothing can be parsed. */
   get(source: string, dialect: Dialect, filePath?: string, label = filePath): ParsedFile {
     const parsed = this.getLazy(source, dialect, filePath, label);
     settleAll(parsed.program);

@@ -1,7 +1,7 @@
 /** What is at the cursor: the innermost node, the enclosing function or method (with decorators and doc comment), the enclosing class. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { docCommentBefore } from "./comments.js";
-import { settle } from "./incremental.js";
+import { settle, settleAll } from "./incremental.js";
 import type { Comment, Node, Program } from "./parse.js";
 import { forEachChild } from "./walk.js";
 
@@ -150,4 +150,78 @@ export function enclosingClass(chain: Node[]): ClassNode | undefined {
     if (isClass(n)) return n;
   }
   return undefined;
+}
+
+/** The function a declaration node declares, and the path from that node down to it (`const f = () => …` → [declarator, arrow]). */
+function declaredFunction(node: Node): Node[] | undefined {
+  if (isFunction(node)) return [node];
+  switch (node.type) {
+    case "MethodDefinition":
+    case "TSAbstractMethodDefinition":
+    case "Property":
+    case "PropertyDefinition":
+      return node.value && isFunction(node.value as Node) ? [node.value as Node] : undefined;
+    case "VariableDeclarator":
+      return node.init && isFunction(node.init) ? [node.init] : undefined;
+    case "VariableDeclaration": {
+      const withFn = node.declarations.filter((d) => d.init && isFunction(d.init));
+      return withFn.length === 1 ? [withFn[0]!, withFn[0]!.init!] : undefined;
+    }
+    case "ExportNamedDeclaration":
+    case "ExportDefaultDeclaration": {
+      const d = node.declaration as Node | null | undefined;
+      if (!d) return undefined;
+      const below = declaredFunction(d);
+      return below ? [d, ...below].filter((n, i, all) => all.indexOf(n) === i) : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Where to look for the declaration when `offset` is in a doc comment (or the blank after it): the code the comment documents. */
+function pastDocComment(program: Program, source: string, offset: number): number {
+  const comments = program.comments ?? [];
+  const k = statementAt(comments, offset);
+  const c = k.index >= 0 ? comments[k.index] : undefined;
+  if (!c || c.type !== "Block" || !c.value.startsWith("*") || offset <= c.range[0]) return offset;
+  let end = c.range[1];
+  while (end < source.length && /\s/.test(source[end]!)) end++;
+  return end;
+}
+
+/**
+ * The function whose declaration contains `offset`: anywhere on it, from its doc comment and
+ * decorators through `export`/`default`/`async`, the name, parameters, return type and body, for
+ * function declarations, `const f = function/arrow`, class methods, accessors and object-literal
+ * methods. The innermost declaration wins.
+ */
+export function functionAtOffset(program: Program, source: string, offset: number): FunctionSlice | undefined {
+  const at = pastDocComment(program, source, offset);
+  const chain = ancestorsAt(program, at);
+  for (let i = chain.length - 1; i > 0; i--) {
+    const path = declaredFunction(chain[i]!);
+    if (!path) continue;
+    const full = [...chain.slice(0, i + 1), ...path.filter((n) => n !== chain[i])];
+    return sliceFunction(full, full.length - 1, program, source);
+  }
+  return undefined;
+}
+
+/** Every named function of the program with the lines of its declaration (for "the nearest ones are …"). */
+export function functionsOf(program: Program, source: string): FunctionSlice[] {
+  const out: FunctionSlice[] = [];
+  const chain: Node[] = [];
+  const visit = (node: Node): void => {
+    chain.push(node);
+    if (isFunction(node) && chain.length >= 2 && node.type !== "TSDeclareFunction") {
+      const s = sliceFunction([...chain], chain.length - 1, program, source);
+      if (s.name !== "<anonymous>") out.push(s);
+    }
+    forEachChild(node, visit);
+    chain.pop();
+  };
+  settleAll(program);
+  visit(program);
+  return out;
 }

@@ -24,7 +24,7 @@
  * cannot afford; most keystrokes only ever descend into the statement at the cursor.
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import { parseProgram, type Comment, type Node, type ParsedFile, type Program } from "./parse.js";
+import { parseTolerant, type Comment, type Node, type ParseDiagnostic, type ParsedFile, type Program } from "./parse.js";
 import { commonPrefix, commonSuffix, firstPast, positionAfter } from "./position.js";
 import { forEachChild } from "./walk.js";
 
@@ -50,19 +50,39 @@ export function moduleMarker(file: ParsedFile): string {
   return file.program.sourceType === "module" ? MODULE_MARKER : "";
 }
 
-/** Parse `text` + `marker`; the marker's statement is removed again (undefined if the text swallowed it). */
-function parseMarked(text: string, marker: string, file: ParsedFile, filePath?: string): Program | undefined {
-  let program: Program;
+/**
+ * Parse `text` + `marker`; the marker's statement is removed again (undefined if the text swallowed it).
+ * Syntax errors are accepted only inside [`from`, `to`) of `text` (the region itself): an error in the
+ * wrapper or the marker means the region does not stand alone, and the full parse decides.
+ */
+function parseMarked(text: string, marker: string, file: ParsedFile, filePath: string | undefined, from: number, to: number): { program: Program; diagnostics: ParseDiagnostic[] } | undefined {
+  let parsed: { program: Program; diagnostics: ParseDiagnostic[] };
   try {
-    program = parseProgram(text + marker, file.dialect, filePath);
+    parsed = parseTolerant(text + marker, file.dialect, filePath);
   } catch {
     return undefined;
   }
-  if (marker === "") return program;
+  if (parsed.diagnostics.some((d) => d.start < from || d.start >= to)) return undefined;
+  const program = parsed.program;
+  if (marker === "") return parsed;
   const last = program.body[program.body.length - 1];
   if (last?.type !== "ExportNamedDeclaration" || last.range[0] !== text.length + 1) return undefined;
   program.body.pop();
-  return program;
+  return parsed;
+}
+
+/**
+ * The diagnostics after re-parsing [r0, r1] of the old source: those before kept, those inside
+ * replaced by the region's (`fresh`, already at new offsets), those after moved by `delta`. Undefined
+ * when the region parsed clean but old errors lay in it: an error may be reported away from its
+ * cause (at the next token), so the full parse decides whether it is gone.
+ */
+function spliceDiagnostics(old: readonly ParseDiagnostic[], r0: number, r1: number, fresh: ParseDiagnostic[], delta: number): ParseDiagnostic[] | undefined {
+  if (old.length === 0) return fresh;
+  const a = firstPast(old.length, (k) => old[k]!.start >= r0);
+  const b = firstPast(old.length, (k) => old[k]!.start > r1);
+  if (b > a && fresh.length === 0) return undefined;
+  return old.slice(0, a).concat(fresh, old.slice(b).map((d) => ({ start: d.start + delta, message: d.message })));
 }
 
 /** The wrapper's name: a nested region is parsed as the body of `function __aip_region__() { … }`. */
@@ -225,6 +245,13 @@ class ContainerScan {
   constructor(private readonly source: string) {}
 
   visit(node: Node, parent: Node | undefined): Container | undefined {
+    const found = this.find(node, parent);
+    // A recovered tree may lack a closing brace (the file ends inside the block): no region ends there.
+    if (found && found.tail === "\n}" && this.source[found.close] !== "}") return undefined;
+    return found;
+  }
+
+  private find(node: Node, parent: Node | undefined): Container | undefined {
     if (node.type === "TSModuleDeclaration" && node.declare) this.ambient = true;
     if (BOUNDARY.has(node.type)) this.fn = isFunctionLike(node) ? node : undefined;
     if (node.type === "BlockStatement" && this.fn) return braced(node, node.body, wrapperHead(this.fn));
@@ -350,12 +377,13 @@ function wrapperItems(program: Program, container: Container): Node[] | undefine
 }
 
 /** Parse `region` (which starts at offset `r0`, position `start`) as the items of a container inside its wrapper; absolute positions. */
-function parseNested(region: string, r0: number, start: TSESTree.Position, container: Container, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[] } | undefined {
+function parseNested(region: string, r0: number, start: TSESTree.Position, container: Container, file: ParsedFile, filePath?: string): { body: Node[]; comments: Comment[]; diagnostics: ParseDiagnostic[] } | undefined {
   const { head } = container;
   // A case clause's region ends before its next item (see nestedTarget): the clause itself is closed by "} }".
   const tail = container.node.type === "SwitchCase" ? "\n} }" : container.tail;
-  const program = parseMarked(`${head}${region}${tail}`, moduleMarker(file), file, filePath);
-  if (!program) return undefined;
+  const parsed = parseMarked(`${head}${region}${tail}`, moduleMarker(file), file, filePath, head.length, head.length + region.length);
+  if (!parsed) return undefined;
+  const program = parsed.program;
   const body = wrapperItems(program, container);
   if (!body) return undefined;
   // A string statement first in the wrapper is a directive there, but may not be one in place.
@@ -364,7 +392,8 @@ function parseNested(region: string, r0: number, start: TSESTree.Position, conta
   for (const s of body) shiftTree(s, into);
   const comments = (program.comments ?? []) as Comment[];
   for (const c of comments) shiftComment(c, into);
-  return { body, comments };
+  const diagnostics = parsed.diagnostics.map((d) => ({ start: d.start + into.delta, message: d.message }));
+  return { body, comments, diagnostics };
 }
 
 /**
@@ -395,8 +424,11 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
   const newR1 = r1 + delta;
   const region = source.slice(r0, newR1);
   // Undefined e.g. for an opened comment that the untouched rest closes: the full parse decides.
-  const fresh = parseMarked(region, moduleMarker(old), old, filePath);
-  if (!fresh) return undefined;
+  const parsed = parseMarked(region, moduleMarker(old), old, filePath, 0, region.length);
+  if (!parsed) return undefined;
+  const fresh = parsed.program;
+  const diagnostics = spliceDiagnostics(old.diagnostics, r0, r1, parsed.diagnostics.map((d) => ({ start: d.start + r0, message: d.message })), delta);
+  if (!diagnostics) return undefined;
   // The region was parsed alone: move its nodes to where the region starts.
   const start = i > 0 ? { ...body[i - 1]!.loc.end } : { line: 1, column: 0 };
   const into: Shift = { delta: r0, lineDelta: start.line - 1, line: 1, colDelta: start.column };
@@ -409,7 +441,7 @@ export function reparseChanged(old: ParsedFile, source: string, filePath?: strin
   const program = old.program;
   program.body = [...body.slice(0, i), ...fresh.body, ...after];
   program.comments = spliceComments(program.comments ?? [], r0, r1, fresh.comments ?? [], shift);
-  return finish(old, program, source, shift, "incremental");
+  return finish(old, program, source, shift, "incremental", diagnostics);
 }
 
 /** Re-parse the items of one block inside a function (see the module comment). */
@@ -421,6 +453,8 @@ function reparseNested(old: ParsedFile, source: string, filePath: string | undef
   const start = t.first > 0 ? { ...items[t.first - 1]!.loc.end } : { ...t.container.openPos };
   const fresh = parseNested(region, t.r0, start, t.container, old, filePath);
   if (!fresh || !edgesSafe(t.first > 0 ? items[t.first - 1] : undefined, fresh.body, source)) return undefined;
+  const diagnostics = spliceDiagnostics(old.diagnostics, t.r0, t.r1, fresh.diagnostics, delta);
+  if (!diagnostics) return undefined;
   const shift = shiftAfter(start, prev.slice(t.r0, t.r1), region, delta);
   // Inside the edited statement: every node that starts after the region moves, every node around it grows.
   const onChain = new Set(t.chain);
@@ -436,7 +470,7 @@ function reparseNested(old: ParsedFile, source: string, filePath: string | undef
   const body = program.body;
   for (let k = index + 1; k < body.length; k++) shiftStatement(body[k]!, shift);
   program.comments = spliceComments(program.comments ?? [], t.r0, t.r1, fresh.comments, shift);
-  return finish(old, program, source, shift, "nested");
+  return finish(old, program, source, shift, "nested", diagnostics);
 }
 
 /**
@@ -466,10 +500,10 @@ function spliceComments(comments: Comment[], r0: number, r1: number, fresh: Comm
   return comments.slice(0, a).concat(fresh, comments.slice(b));
 }
 
-function finish(old: ParsedFile, program: Program, source: string, shift: Shift, via: ParsedFile["via"]): ParsedFile {
+function finish(old: ParsedFile, program: Program, source: string, shift: Shift, via: ParsedFile["via"], diagnostics: ParseDiagnostic[]): ParsedFile {
   program.range = [program.range[0], program.range[1] + shift.delta];
   const end = { ...program.loc.end };
   shiftPos(end, shift);
   program.loc = { start: program.loc.start, end };
-  return { source, program, dialect: old.dialect, via };
+  return { source, program, dialect: old.dialect, via, diagnostics };
 }

@@ -1,12 +1,11 @@
 /** The complete action without a model: symbols in scope, members after `.`, keyword snippets, ranked. */
 import { dirname } from "node:path";
 import { actionInput } from "../../protocol/actions.js";
-import { isAipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { ancestorsAt } from "../code/cursor.js";
 import { dialectOf } from "../code/language.js";
-import type { ParsedFile } from "../code/parse.js";
+import { guardHandler, partialFields, type ParsedFile } from "../code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../code/position.js";
 import { readRequestText } from "../code/source.js";
 import { symbolsAt } from "../code/slice.js";
@@ -21,22 +20,20 @@ import { rank, type Candidate } from "./rank.js";
 /** Stands in for the identifier being typed when the buffer does not parse as is (`this.` + newline). */
 const PLACEHOLDER = "__aip_complete__";
 
-/** Parse the buffer; when it does not parse, try again with a placeholder identifier at the cursor. */
-function parseAround(cache: ParseCache, source: string, offset: number, path: string | undefined, language: string | undefined, label: string | undefined): ParsedFile {
+/**
+ * Parse the buffer (recovering from syntax errors); when it has errors, a placeholder identifier at the
+ * cursor may make it whole (`this.` + newline): that tree is used for the cursor, in its own cache slot
+ * so the buffer's own entry stays for the next keystroke. `file` is the buffer's own parse (its diagnostics are reported).
+ */
+function parseAround(cache: ParseCache, source: string, offset: number, path: string | undefined, language: string | undefined, label: string | undefined): { parsed: ParsedFile; file: ParsedFile } {
   const dialect = dialectOf(language, path);
-  try {
-    return cache.get(source, dialect, path, label);
-  } catch (err) {
-    if (!isAipError(err) || err.code !== "AIP_ERR_PARSE") throw err;
-    for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`]) {
-      try {
-        return cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, path, label);
-      } catch {
-        // try the next patch
-      }
-    }
-    throw err;
+  const file = cache.get(source, dialect, path, label);
+  if (file.diagnostics.length === 0) return { parsed: file, file };
+  for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`]) {
+    const patched = cache.get(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`, label);
+    if (patched.diagnostics.length === 0) return { parsed: patched, file };
   }
+  return { parsed: file, file };
 }
 
 function memberKindOf(m: Member): string {
@@ -69,7 +66,7 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
 
 /** The complete handler over a parse cache (one per process). */
 export function createCompleteLite(cache = new ParseCache()) {
-  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const limit = actionInput("complete", request).constraints.max_items ?? 50;
     const { cursor: cursorIn, file_path: filePath, language } = request.context;
     // The buffer may not parse mid-edit (`this.` + newline): parseAround retries with a placeholder.
@@ -79,7 +76,7 @@ export function createCompleteLite(cache = new ParseCache()) {
     const cursor = cursorIn ?? positionAt(source.length, starts);
     const offset = offsetAt(source, cursor, starts);
     const cc = completionContext(source, offset);
-    const parsed = parseAround(cache, source, offset, loc.absPath ?? filePath, language, loc.displayPath ?? filePath);
+    const { parsed, file } = parseAround(cache, source, offset, loc.absPath ?? filePath, language, loc.displayPath ?? filePath);
     ctx.timer.mark("parse");
     const chain = ancestorsAt(parsed.program, offset);
     const candidates: Candidate[] = [];
@@ -118,6 +115,7 @@ export function createCompleteLite(cache = new ParseCache()) {
       context: cc.receiver !== undefined ? "member" : "identifier",
       ...(cc.receiver !== undefined ? { receiver: cc.receiver, receiver_kind: receiverKind ?? "unknown" } : {}),
       replace: { start: positionAt(cc.start, starts), end: cursor },
+      ...partialFields(file, starts),
     };
-  };
+  });
 }

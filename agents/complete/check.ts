@@ -130,14 +130,15 @@ const KIND: Record<string, TypeScript.ScriptKind> = { "typescript:false": ts.Scr
  * that closes the enclosing block leaves the rest of the region outside the wrapper, where it may
  * parse without meaning the same).
  */
-export function syntaxError(text: string, dialect: Dialect, wrapperEnd?: number): { line: number; message: string } | undefined {
+export function syntaxError(text: string, dialect: Dialect, wrapperEnd?: number): { line: number; message: string; count: number } | undefined {
   const file = ts.createSourceFile(`check.${dialect.language === "typescript" ? "ts" : "js"}${dialect.jsx ? "x" : ""}`, text, ts.ScriptTarget.Latest, false, KIND[`${dialect.language}:${dialect.jsx}`]);
   // `parseDiagnostics` is what typescript-estree reads too; it is not in the public typings.
-  const first = (file as unknown as { parseDiagnostics: readonly TypeScript.DiagnosticWithLocation[] }).parseDiagnostics[0];
-  if (first) return { line: file.getLineAndCharacterOfPosition(first.start).line + 1, message: ts.flattenDiagnosticMessageText(first.messageText, "\n") };
+  const diagnostics = (file as unknown as { parseDiagnostics: readonly TypeScript.DiagnosticWithLocation[] }).parseDiagnostics;
+  const first = diagnostics[0];
+  if (first) return { line: file.getLineAndCharacterOfPosition(first.start).line + 1, message: ts.flattenDiagnosticMessageText(first.messageText, "\n"), count: diagnostics.length };
   const wrapper = file.statements[0];
   if (wrapperEnd !== undefined && wrapper && wrapper.end !== wrapperEnd) {
-    return { line: file.getLineAndCharacterOfPosition(wrapper.end).line + 1, message: "The completion closes the enclosing block" };
+    return { line: file.getLineAndCharacterOfPosition(wrapper.end).line + 1, message: "The completion closes the enclosing block", count: 1 };
   }
   return undefined;
 }
@@ -152,7 +153,15 @@ export async function checkSplice(source: string, offset: number, completion: st
     return { ok: false, parsed, formatted: false, error: `line ${first + line - 1}: ${message}`, score: line - lineAt(text, cursor), region, checked_chars: text.length };
   };
   const bad = syntaxError(text, dialect, wrapperEnd);
-  if (bad) return failed(bad.line, bad.message, false);
+  if (bad) {
+    // A buffer that was already broken around the cursor (README "Broken buffers"): the completion
+    // passes when it adds no syntax error to the region; prettier cannot format broken code.
+    if (base && base.file.diagnostics.length > 0) {
+      const without = syntaxError(spliced(source, offset, "", base).text, dialect, wrapperEnd === undefined ? undefined : wrapperEnd - completion.length);
+      if (without && bad.count <= without.count) return { ok: true, parsed: false, formatted: false, error: `the buffer already had a syntax error here (line ${lineAt(source, start) + without.line - 1}: ${without.message}); the completion adds none`, score: 1_500_000, region, checked_chars: text.length };
+    }
+    return failed(bad.line, bad.message, false);
+  }
   try {
     // Prettier's cost grows with the text: it gets the statements at the cursor alone, and the region
     // with its neighbours only when those do not parse alone (the completion runs on into a neighbour).

@@ -1,11 +1,11 @@
 /** The complete action with a model: accept → slice → prompt → budget → inference ⇄ syntax (≤ 2 retries) → response. */
 import { createHash } from "node:crypto";
 import { actionInput } from "../../protocol/actions.js";
-import { AipError, isAipError } from "../../protocol/errors.js";
+import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { dialectOf } from "../code/language.js";
-import type { ParsedFile } from "../code/parse.js";
+import { guardHandler, partialFields, type ParsedFile } from "../code/parse.js";
 import { LineStartsCache, offsetAt, positionAt } from "../code/position.js";
 import { sliceAt } from "../code/slice.js";
 import { locateRequestFile } from "../code/source.js";
@@ -42,23 +42,20 @@ const RESPONSE_RESERVE_MS = 25;
 /** Stands in for the identifier being typed when the buffer does not parse as is. */
 const PLACEHOLDER = "__aip_complete__";
 
-/** The buffer's parse for slicing: as is, or with a placeholder at the cursor when it does not parse as is (`extra` its length). */
-function parseForSlice(cache: ParseCache, source: string, offset: number, dialect: ReturnType<typeof dialectOf>, path: string | undefined): { parsed: ParsedFile; extra: number } {
-  try {
-    // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
-    return { parsed: cache.getLazy(source, dialect, path), extra: 0 };
-  } catch (err) {
-    if (!isAipError(err) || err.code !== "AIP_ERR_PARSE") throw err;
-    for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`, `${PLACEHOLDER})`, `${PLACEHOLDER}}`]) {
-      try {
-        // The patched buffer gets its own cache slot so the real one stays for the next keystroke.
-        return { parsed: cache.getLazy(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`), extra: patch.length };
-      } catch {
-        // next patch
-      }
-    }
-    throw err;
+/**
+ * The buffer's parse for slicing (recovering from syntax errors; `file`), or, when it has errors, the
+ * buffer with a placeholder at the cursor if that makes it whole (`extra` its length). The patched
+ * buffer gets its own cache slot so the real one stays for the next keystroke.
+ */
+function parseForSlice(cache: ParseCache, source: string, offset: number, dialect: ReturnType<typeof dialectOf>, path: string | undefined): { parsed: ParsedFile; extra: number; file: ParsedFile } {
+  // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
+  const file = cache.getLazy(source, dialect, path);
+  if (file.diagnostics.length === 0) return { parsed: file, extra: 0, file };
+  for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`, `${PLACEHOLDER})`, `${PLACEHOLDER}}`]) {
+    const parsed = cache.getLazy(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`);
+    if (parsed.diagnostics.length === 0) return { parsed, extra: patch.length, file };
   }
+  return { parsed: file, extra: 0, file };
 }
 
 /** The last stable prefix's sha1: the symbols block (~20 KB on a 2,000-line file) is the same string from one keystroke to the next. */
@@ -75,7 +72,7 @@ function stableSha1(header: string, symbols: string): string {
 export function createComplete(deps: CompleteDeps) {
   const cache = deps.cache ?? new ParseCache();
   const lines = new LineStartsCache();
-  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const stages = new Stages(ctx);
     const { host } = deps;
     const c = actionInput("complete", request).constraints;
@@ -117,7 +114,7 @@ export function createComplete(deps: CompleteDeps) {
       buffer = { source, starts };
       const cursor = cursorIn ?? positionAt(source.length, starts);
       const offset = offsetAt(source, cursor, starts);
-      const { parsed, extra } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
+      const { parsed, extra, file } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
       const slice = sliceAt(parsed, cursor, { moduleScope: false, starts }); // module symbols come from moduleSymbols below
       const code0 = codeContext(source, offset, slice.fn, starts);
       stages.end("slice", signal);
@@ -188,6 +185,7 @@ export function createComplete(deps: CompleteDeps) {
         },
         budgets_ms: STAGE_BUDGETS_MS,
         over_budget: stages.overruns,
+        ...partialFields(file, starts),
       };
       stages.end("response", signal);
       if (stages.overruns.length) ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
@@ -198,5 +196,5 @@ export function createComplete(deps: CompleteDeps) {
       if (buffer) prewarm?.schedule(buffer.source, buffer.starts);
       prewarm?.leave();
     }
-  };
+  });
 }

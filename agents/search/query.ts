@@ -2,7 +2,20 @@
 import { extname } from "node:path";
 import picomatch from "picomatch";
 import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js";
-import { processTerm, tokenize } from "./tokenize.js";
+import { processTerm, tokenize, widenQuery } from "./tokenize.js";
+
+/**
+ * Symbols rank above prose that repeats them (README "search"): a chunk of a Markdown or text file
+ * scores this share of its BM25 score, so a README heading copied from a JSDoc does not beat the function.
+ */
+export const PROSE_WEIGHT = 0.5;
+/** Results fetched per result returned, so weighing prose down can bring code up from below the limit. */
+const PROSE_OVERFETCH = 3;
+const PROSE_EXTENSIONS = new Set([".md", ".markdown", ".txt", ".rst"]);
+
+function isProse(path: string): boolean {
+  return PROSE_EXTENSIONS.has(extname(path).toLowerCase());
+}
 
 export interface Hit {
   path: string;
@@ -49,9 +62,10 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const extSet = exts && exts.length > 0 ? new Set(exts) : undefined;
   // Definitions outrank mentions through the `symbol` field's boost (only definition chunks have one).
   // No prefix or fuzzy expansion: stemming covers word forms, and every expansion adds postings to score.
-  const results = index.search.search(query, {
+  // The query widened with code synonyms (tokenize.ts); prose is fetched deeper and weighed down below.
+  const results = index.search.search(widenQuery(query), {
     boost: FIELD_BOOST,
-    limit: options.limit,
+    limit: options.limit * PROSE_OVERFETCH,
     ...(globMatch || extSet
       ? {
           filter: (id: number) => {
@@ -65,7 +79,9 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   });
   const raw = tokenize(query).map((t) => t.toLowerCase()).filter((t) => processTerm(t) !== null);
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
-  return results.map((r) => {
+  const weighed = results.map((r) => ({ id: r.id, score: isProse(index.docs.get(r.id)!.path) ? r.score * PROSE_WEIGHT : r.score }));
+  weighed.sort((a, b) => b.score - a.score || a.id - b.id);
+  return weighed.slice(0, options.limit).map((r) => {
     const doc = index.docs.get(r.id)!;
     return {
       path: doc.path,

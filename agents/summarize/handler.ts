@@ -3,13 +3,16 @@ import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
+import { guardHandler, partialFields } from "../code/parse.js";
 import { signatureOf } from "../code/signature.js";
-import { sliceAt } from "../code/slice.js";
+import { functionAtOffset } from "../code/cursor.js";
+import { offsetAt } from "../code/position.js";
 import { loadRequestSource } from "../code/source.js";
 import { TokenCounter } from "../llm/budget.js";
 import type { ModelHost } from "../llm/host.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
+import { moduleExports } from "./exports.js";
 import { outlineOf } from "./outline.js";
 import { functionProse, moduleProse } from "./prose.js";
 
@@ -18,27 +21,32 @@ const RESPONSE_RESERVE_MS = 25;
 
 /** The summarize handler over a parse cache (one per process); with a loaded model the module summary is model prose. */
 export function createSummarize(cache = new ParseCache(), model?: { host: ModelHost; counter: () => TokenCounter }) {
-  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { context, constraints } = actionInput("summarize", request);
     const scope = constraints.scope ?? context.scope ?? "module";
     const src = await loadRequestSource(request, cache);
     ctx.timer.mark("parse");
     const { parsed } = src;
-    const head = { ...(src.displayPath !== undefined ? { file_path: src.displayPath } : {}), language: parsed.dialect.language };
+    const head = { ...(src.displayPath !== undefined ? { file_path: src.displayPath } : {}), language: parsed.dialect.language, ...partialFields(parsed) };
     if (scope === "function") {
       const cursor = request.context.cursor;
       if (!cursor) throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.cursor (scope \"function\" summarises the function at the cursor)", { extensions: { fields: ["context.cursor"] } });
-      const slice = sliceAt(parsed, cursor);
-      if (!slice.fn) {
+      // Anywhere on the declaration: its doc comment, `export`, name, parameters or body (see functionAtOffset).
+      const fn = functionAtOffset(parsed.program, parsed.source, offsetAt(parsed.source, cursor));
+      if (!fn) {
         throw new AipError("AIP_ERR_INVALID_FIELD", `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}`, {
           extensions: { errors: [{ path: "context.cursor", message: "not inside a function" }] },
         });
       }
-      const sig = signatureOf(slice.fn, parsed.source);
+      const sig = signatureOf(fn, parsed.source);
       ctx.timer.mark("slice");
       return { ...head, scope, function: sig, summary: functionProse(sig) };
     }
     const outline = outlineOf(parsed);
+    // The real export list: re-exports followed into the workspace, overloads merged (exports.ts).
+    const resolved = await moduleExports(parsed, src.absPath, src.root, cache);
+    outline.exports = resolved.exports;
+    outline.unresolved_exports = resolved.unresolved;
     ctx.timer.mark("outline");
     const extractive = moduleProse(outline, src.displayPath);
     if (model?.host.ready) {
@@ -50,5 +58,5 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
       if (prose) return { ...head, scope, outline, summary: prose.summary, summary_source: "model", extractive_summary: extractive, model: prose.accounting };
     }
     return { ...head, scope, outline, summary: extractive, summary_source: "extractive" };
-  };
+  });
 }

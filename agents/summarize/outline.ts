@@ -5,15 +5,9 @@ import { isFunction, sliceFunction } from "../code/cursor.js";
 import { boundIdentifiers, textOf, typeText } from "../code/names.js";
 import type { Node, ParsedFile } from "../code/parse.js";
 import { signatureOf, type SignatureInfo } from "../code/signature.js";
+import type { ExportEntry, UnresolvedExport } from "./exports.js";
 
-export interface ExportEntry {
-  name: string;
-  kind: string;
-  /** True for `export type`/`interface` and type-only re-exports: nothing exists at run time. */
-  type_only: boolean;
-  line: number;
-  from?: string;
-}
+export type { ExportEntry } from "./exports.js";
 
 export interface MemberEntry {
   name: string;
@@ -58,7 +52,10 @@ export interface Outline {
   lines: number;
   module_doc: string;
   imports: { from: string; names: string[]; line: number }[];
+  /** Without a workspace, what the file itself says (`export *` as "*"); the handler replaces it with the resolved list (exports.ts). */
   exports: ExportEntry[];
+  /** Re-exports that could not be followed (a cycle, a package, a missing file), with why. */
+  unresolved_exports?: UnresolvedExport[];
   functions: SignatureInfo[];
   classes: ClassEntry[];
   types: TypeEntry[];
@@ -95,7 +92,7 @@ function memberOf(m: TSESTree.ClassElement, file: ParsedFile): MemberEntry | und
 
 function exportsOf(stmt: Node, file: ParsedFile): ExportEntry[] {
   const line = stmt.loc.start.line;
-  if (stmt.type === "ExportDefaultDeclaration") return [{ name: "default", kind: stmt.declaration.type === "ClassDeclaration" ? "class" : stmt.declaration.type === "FunctionDeclaration" ? "function" : "value", type_only: false, line }];
+  if (stmt.type === "ExportDefaultDeclaration") return [{ name: "default", kind: stmt.declaration.type === "ClassDeclaration" ? "class" : stmt.declaration.type === "FunctionDeclaration" ? "function" : "value", type_only: false, default: true, line }];
   if (stmt.type === "ExportAllDeclaration") {
     return [{ name: stmt.exported ? textOf(stmt.exported, file.source, 80) : "*", kind: "re-export", type_only: stmt.exportKind === "type", line, from: stmt.source.value }];
   }

@@ -27,6 +27,8 @@ export function moduleProse(o: Outline, path?: string): string {
   const types = o.exports.filter((e) => e.type_only).map((e) => e.name);
   if (values.length + types.length === 0) parts.push("It exports nothing.");
   else parts.push(`It exports ${[values.length ? list(values) : "", types.length ? `the types ${list(types)}` : ""].filter(Boolean).join(" and ")}.`);
+  const unresolved = [...new Set((o.unresolved_exports ?? []).map((u) => u.from))];
+  if (unresolved.length) parts.push(`It also re-exports from ${list(unresolved, 4)}, which could not be followed.`);
   const counts = [
     o.functions.length ? plural(o.functions.length, "function") : "",
     o.classes.length ? plural(o.classes.length, "class", "classes") : "",

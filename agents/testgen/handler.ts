@@ -7,7 +7,7 @@ import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { dialectOf } from "../code/language.js";
-import { parseProgram, type Node, type Program } from "../code/parse.js";
+import { guardHandler, parseProgram, partialFields, reportDiagnostics, type Node, type Program } from "../code/parse.js";
 import { signatureOf } from "../code/signature.js";
 import { loadRequestSource } from "../code/source.js";
 import { readContained } from "../code/workspace.js";
@@ -64,7 +64,7 @@ export async function warmPrettier(): Promise<void> {
 
 /** The testgen handler over a parse cache (one per process). */
 export function createTestgen(cache = new ParseCache()) {
-  return async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { constraints } = actionInput("testgen", request);
     const framework: Framework = constraints.framework ?? "vitest";
     const fnName = constraints.function;
@@ -90,6 +90,14 @@ export function createTestgen(cache = new ParseCache()) {
     const isPrivate = sig.name.startsWith("#") || /^(private|protected)\b/.test(sig.text.replace(/^(static|async|public)\s+/, ""));
     if (!target.importable) notes.push(`${sig.name} is local to another function; it cannot be imported. Test it through the function that contains it.`);
     else if (!exp) notes.push(`${target.cls ? `class ${exportName}` : sig.name} is not exported; export it to test it directly.`);
+    // An error reported right after the function (a missing `}` at the end of the file) is the function's too.
+    let end = target.slice.range[1];
+    while (end < parsed.source.length && /\s/.test(parsed.source[end]!)) end++;
+    const broken = parsed.diagnostics.filter((d) => target.slice.range[0] <= d.start && d.start <= end);
+    if (broken.length > 0) {
+      const first = reportDiagnostics({ ...parsed, diagnostics: broken })[0]!;
+      notes.push(`${sig.name} has a syntax error at line ${first.line} (${first.message}); the test is built from what parsed.`);
+    }
     if (isPrivate) notes.push(`${sig.name} is not public; test it through the public methods.`);
     const isStatic = target.slice.decl.type === "MethodDefinition" && target.slice.decl.static;
     const ctorArgs = target.cls ? constructorArgs(target.cls, parsed.source, ts) : [];
@@ -126,6 +134,7 @@ export function createTestgen(cache = new ParseCache()) {
       signature: sig,
       import: importable ? { specifier: loc.specifier, name: exp.name, default: exp.isDefault } : null,
       notes,
+      ...partialFields(parsed),
     };
-  };
+  });
 }

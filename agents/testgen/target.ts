@@ -1,10 +1,9 @@
 /** Which function to write tests for: the one at the cursor, or `constraints.function` by name ("fn" or "Class.method"). */
 import { AipError } from "../../protocol/errors.js";
-import { isClass, isFunction, sliceFunction, type FunctionSlice } from "../code/cursor.js";
+import { functionAtOffset, functionsOf, isClass, isFunction, sliceFunction, type FunctionSlice } from "../code/cursor.js";
 import type { Node, ParsedFile } from "../code/parse.js";
-import { sliceAt } from "../code/slice.js";
 import { forEachChild } from "../code/walk.js";
-import type { Position } from "../code/position.js";
+import { lineAt, offsetAt, type Position } from "../code/position.js";
 
 export interface Target {
   slice: FunctionSlice;
@@ -34,16 +33,39 @@ function judge(chain: Node[], index: number, file: ParsedFile): Target {
   return { slice, importable };
 }
 
-/** The function at the cursor; AIP_ERR_INVALID_FIELD when the cursor is not in one. */
+/** The function whose declaration is at the cursor (see functionAtOffset); AIP_ERR_INVALID_FIELD naming the nearest ones when there is none. */
 export function targetAtCursor(file: ParsedFile, cursor: Position): Target {
-  const s = sliceAt(file, cursor);
-  if (!s.fn) {
-    throw new AipError("AIP_ERR_INVALID_FIELD", `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}`, {
-      suggestion: "Put the cursor inside the function to test, or name it in constraints.function",
-      extensions: { errors: [{ path: "context.cursor", message: "not inside a function" }] },
+  const offset = offsetAt(file.source, cursor);
+  const fn = functionAtOffset(file.program, file.source, offset);
+  if (!fn) {
+    const near = functionsOf(file.program, file.source)
+      .map((f) => ({ f, distance: offset < f.range[0] ? f.range[0] - offset : offset - f.range[1] }))
+      .sort((a, b) => a.distance - b.distance)
+      .slice(0, 3)
+      .sort((a, b) => a.f.range[0] - b.f.range[0])
+      .map(({ f }) => `${f.className !== undefined ? `${f.className}.` : ""}${f.name} (lines ${lineAt(file.source, f.range[0])}-${f.decl.loc.end.line})`);
+    throw new AipError("AIP_ERR_INVALID_FIELD", `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}${near.length ? `; the nearest are ${near.join(", ")}` : "; the file declares no named function"}`, {
+      suggestion: "Put the cursor on the function to test (its name, parameters or body), or name it in constraints.function",
+      extensions: { errors: [{ path: "context.cursor", message: "not on a function" }] },
     });
   }
-  return judge(s.chain, s.chain.indexOf(s.fn.fn), file);
+  const chain = chainTo(file, fn);
+  return judge(chain, chain.length - 1, file);
+}
+
+/** The ancestor chain of a sliced function, found by descending to it. */
+function chainTo(file: ParsedFile, fn: FunctionSlice): Node[] {
+  const chain: Node[] = [file.program];
+  let node: Node | undefined = file.program;
+  while (node && node !== fn.fn) {
+    let next: Node | undefined;
+    forEachChild(node, (c) => {
+      if (!next && c.range[0] <= fn.fn.range[0] && fn.fn.range[1] <= c.range[1]) next = c;
+    });
+    node = next;
+    if (node) chain.push(node);
+  }
+  return chain;
 }
 
 /** The function named `name` ("fn" or "Class.method"); AIP_ERR_INVALID_FIELD listing what exists when absent. */

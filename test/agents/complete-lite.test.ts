@@ -101,10 +101,11 @@ describe("agent-complete-lite", () => {
     expect(JSON.stringify(b.payload.items)).toBe(JSON.stringify(a.payload.items));
   });
 
-  it("a syntax error away from the cursor → AIP_ERR_PARSE with its position; bad fields → INVALID_FIELD", async () => {
+  it("a syntax error away from the cursor → an answer, partial, with the error's position; bad fields → INVALID_FIELD", async () => {
     const broken = readFileSync(join(FIXTURES, "broken.ts"), "utf8");
     const res = await agent.invoke({ action: "complete", context: { source_code: broken, file_path: "broken.ts", cursor: { line: 2, column: 9 } }, constraints: {} });
-    expect(res.error).toMatchObject({ type: "AIP_ERR_PARSE", line: 5, column: 33 });
+    expect(res.payload).toMatchObject({ partial: true, diagnostics: [{ line: 5, column: 33, message: "',' expected." }, ...Array(3).fill(expect.anything())] });
+    expect(res.payload.items.map((i: { label: string }) => i.label)).toEqual(expect.arrayContaining(["ok", "broken"]));
     const bad = await agent.invoke({ action: "complete", context: { source_code: "x" }, constraints: { max_items: 0 } });
     expect(bad.error.detail).toBe("constraints.max_items: expected an integer from 1 to 1000, got 0");
     const far = await agent.invoke({ action: "complete", context: { source_code: "x", cursor: { line: 9, column: 0 } }, constraints: {} });

@@ -5,6 +5,7 @@ import { serve, type Served } from "../../scripts/conformance/process.js";
 import { tempDir } from "../helpers.js";
 import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/llm/config.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";
+import { SHAPES, broken as brokenBuffer, expectDiagnostics } from "./broken-cases.js";
 
 type Json = Record<string, any>;
 
@@ -264,4 +265,24 @@ describe("agent-complete without a model", () => {
       await broken.cleanup();
     }
   }, 60_000);
+});
+
+describe("broken buffers: agent-complete with the tiny model", () => {
+  let ctx: Awaited<ReturnType<typeof serveComplete>>;
+  beforeAll(async () => {
+    ctx = await serveComplete(modelEnv(true));
+  }, 90_000);
+  afterAll(() => ctx.cleanup());
+
+  for (const shape of SHAPES) {
+    it(`complete: ${shape}`, async () => {
+      const { source, cursor } = brokenBuffer(shape);
+      const body = { action: "complete", context: { language: "typescript", file_path: "src/paths.ts", source_code: source, cursor }, constraints: { timeout_ms: 10_000, max_tokens: 8, best_effort: true } };
+      const { json } = await invokeHttp(ctx.sock, body);
+      expect(json.status).toBe("success");
+      expect(json.payload.engine).toBe("model");
+      expectDiagnostics(json.payload, cursor.line);
+      expect(typeof json.payload.completion).toBe("string");
+    });
+  }
 });

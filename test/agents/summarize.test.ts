@@ -65,9 +65,12 @@ describe("agent-summarize", () => {
     expect(res.payload.summary).toMatch(/^The method Counter\.increment \(lines \d+-\d+\) takes times \(number\) and returns number\. Increase by the step\.$/);
   });
 
-  it("answers a syntax error with AIP_ERR_PARSE and its position", async () => {
+  it("answers a file with a syntax error from the recovered tree: partial, with the error's position", async () => {
     const res = await agent.invoke({ action: "summarize", context: { workspace_root: FIXTURES, file_path: "broken.ts" }, constraints: {} });
-    expect(res.error).toMatchObject({ type: "AIP_ERR_PARSE", status: 422, line: 5, column: 33, file_path: "broken.ts" });
+    expect(res.status).toBe("success");
+    expect(res.payload.partial).toBe(true);
+    expect(res.payload.diagnostics[0]).toEqual({ line: 5, column: 33, message: "',' expected." });
+    expect(res.payload.outline.exports.map((e: { name: string }) => e.name)).toEqual(["ok", "broken"]);
   });
 
   it("refuses file paths escaping the workspace (.. and symlink) with AIP_ERR_FORBIDDEN_PATH", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chunkFile } from "../../../agents/search/chunk.js";
-import { processTerm, splitIdentifier, tokenize } from "../../../agents/search/tokenize.js";
+import { processTerm, splitIdentifier, tokenize, widenQuery } from "../../../agents/search/tokenize.js";
 
 describe("tokenize", () => {
   it("splits camelCase, PascalCase acronyms, snake_case and digits, keeping the whole identifier", () => {
@@ -8,6 +8,37 @@ describe("tokenize", () => {
     expect(splitIdentifier("HTTPServer")).toEqual(["HTTP", "Server"]);
     expect(splitIdentifier("max_concurrent_v8")).toEqual(["max", "concurrent", "v", "8"]);
     expect(tokenize("const p95Ms = pool_size;")).toEqual(["const", "p95Ms", "p", "95", "Ms", "pool_size", "pool", "size"]);
+  });
+
+  it("splits the hard cases one pass at a time: acronyms at either end, digits inside, separators in a row", () => {
+    // As before the rewrite: the last capital of a run starts the next word when a lower-case letter follows.
+    expect(splitIdentifier("parseJSONToXMLv2")).toEqual(["parse", "JSON", "To", "XM", "Lv", "2"]);
+    expect(splitIdentifier("getURL")).toEqual(["get", "URL"]);
+    expect(splitIdentifier("URLParser")).toEqual(["URL", "Parser"]);
+    expect(splitIdentifier("utf8Encode")).toEqual(["utf", "8", "Encode"]);
+    expect(splitIdentifier("__private$$name__")).toEqual(["private", "name"]);
+    expect(splitIdentifier("ABC")).toEqual(["ABC"]);
+    expect(splitIdentifier("x")).toEqual(["x"]);
+    expect(splitIdentifier("")).toEqual([]);
+    expect(tokenize("déjà vu 42x")).toEqual(["d", "j", "vu", "42", "x"]);
+  });
+
+  it("is linear on hostile input: long capital runs and long identifiers (the old acronym regex backtracked)", () => {
+    // Correctness on a 200,000-character acronym run; the cost is measured by the benchmark, not asserted here.
+    const caps = "A".repeat(200_000);
+    expect(splitIdentifier(`${caps}b`)).toEqual(["A".repeat(199_999), "Ab"]);
+    expect(splitIdentifier(`${caps}1`)).toEqual([caps, "1"]);
+    const toks = tokenize(`${"aB".repeat(50_000)} ${"_".repeat(100_000)}`);
+    expect(toks[0]!.length).toBe(100_000);
+    // The identifier, its words (a, then "Ba" 49,999 times, then B) and the run of underscores.
+    expect(toks.length).toBe(1 + 50_001 + 1);
+  });
+
+  it("widens a query with the documented code synonyms", () => {
+    expect(widenQuery("strip the extension")).toBe("strip the extension remove without trim delete drop ext");
+    expect(widenQuery("directory")).toBe("directory dir folder");
+    expect(widenQuery("run hooks concurrently")).toBe("run hooks concurrently parallel concurrent simultaneous");
+    expect(widenQuery("parse a buffer")).toBe("parse a buffer");
   });
 
   it("normalises terms: lower case, light stemming, stop words dropped", () => {

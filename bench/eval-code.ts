@@ -1,0 +1,338 @@
+#!/usr/bin/env node
+/**
+ * `npm run eval:code`: the code agents measured against the TypeScript compiler's own answers
+ * (README "Evaluation") on ../shared/corpus/ (four real libraries) and on this repository's sources.
+ *
+ * - exports: summarize's export list against the checker's `getExportsOfModule` per module (recall, precision);
+ * - broken buffers: at random cursor positions in code, the buffer truncated after the cursor, the next
+ *   `}` deleted, or the rest of the line cut; the share answered with success by summarize, complete-lite
+ *   (complete's model-free engine) and testgen (when the target function itself is intact);
+ * - testgen cursors: every function's declaration from the compiler's declaration start (`export`,
+ *   decorators), its name, its first parameter, its body, and random positions inside it;
+ * - search: MRR@10 from each exported symbol's first JSDoc sentence to the file and symbol, and on the
+ *   30 developer phrasings of bench/search-phrasings.json.
+ *
+ * Prints the figures and writes bench/results/<date>-eval-code.json. Deterministic (seeded).
+ */
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import ts from "typescript";
+import { ParseCache } from "../agents/code/cache.js";
+import { createCompleteLite } from "../agents/complete-lite/handler.js";
+import { StageTimer } from "../agents/runtime/timer.js";
+import type { HandlerContext } from "../agents/runtime/types.js";
+import { IndexRegistry } from "../agents/search/registry.js";
+import { runQuery } from "../agents/search/query.js";
+import { moduleExports } from "../agents/summarize/exports.js";
+import { createSummarize } from "../agents/summarize/handler.js";
+import { createTestgen } from "../agents/testgen/handler.js";
+import { parseFile } from "../agents/code/parse.js";
+import { functionAtOffset } from "../agents/code/cursor.js";
+import { isAipError } from "../protocol/errors.js";
+import { createLogger } from "../protocol/log.js";
+import type { AipRequest } from "../protocol/schemas.js";
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
+const CORPUS = resolve(ROOT, "../shared/corpus");
+const silent = createLogger({ agentName: "eval", destination: false });
+
+function ctx(): HandlerContext {
+  return { traceId: "eval", signal: new AbortController().signal, deadline: Date.now() + 60_000, remainingMs: () => 60_000, timer: new StageTimer(), log: silent, warn: () => undefined };
+}
+
+function req(action: string, context: Record<string, unknown>, constraints: Record<string, unknown> = {}): AipRequest {
+  return { action, context, constraints } as AipRequest;
+}
+
+/** A small seeded generator (mulberry32): the same cursors on every run. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Project {
+  name: string;
+  root: string;
+  /** Source files (relative), tests and declaration files left out. */
+  files: string[];
+}
+
+function listTs(root: string, dir: string, out: string[]): void {
+  for (const e of readdirSync(join(root, dir))) {
+    const rel = dir ? `${dir}/${e}` : e;
+    if (e === "node_modules" || e === "dist" || e.startsWith(".") || e === "test" || e === "fixtures") continue;
+    const st = statSync(join(root, rel));
+    if (st.isDirectory()) listTs(root, rel, out);
+    else if (/\.tsx?$/.test(e) && !e.endsWith(".d.ts") && !/\.test\.tsx?$/.test(e)) out.push(rel);
+  }
+}
+
+function projects(): Project[] {
+  const out: Project[] = [];
+  if (existsSync(CORPUS)) {
+    for (const name of readdirSync(CORPUS).sort()) {
+      const root = join(CORPUS, name);
+      if (!statSync(root).isDirectory()) continue;
+      const files: string[] = [];
+      listTs(root, "", files);
+      out.push({ name, root, files: files.sort() });
+    }
+  }
+  const own: string[] = [];
+  for (const d of ["agents", "protocol", "orchestrator"]) listTs(ROOT, d, own);
+  out.push({ name: "agency", root: ROOT, files: own.sort() });
+  return out;
+}
+
+/** The compiler's export names per module of a project. */
+function compilerExports(p: Project): Map<string, string[]> {
+  const program = ts.createProgram(p.files.map((f) => join(p.root, f)), { allowJs: false, noEmit: true, allowImportingTsExtensions: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, skipLibCheck: true });
+  const checker = program.getTypeChecker();
+  const out = new Map<string, string[]>();
+  for (const f of p.files) {
+    const sf = program.getSourceFile(join(p.root, f));
+    const sym = sf && checker.getSymbolAtLocation(sf);
+    out.set(f, sym ? checker.getExportsOfModule(sym).map((s) => s.getName()).sort() : []);
+  }
+  return out;
+}
+
+async function evalExports(ps: Project[]): Promise<Record<string, unknown>> {
+  let modules = 0;
+  let exact = 0;
+  let tp = 0;
+  let fn = 0;
+  let fp = 0;
+  let barrels = 0;
+  let barrelsExact = 0;
+  const misses: string[] = [];
+  for (const p of ps) {
+    const truth = compilerExports(p);
+    const cache = new ParseCache({ maxEntries: 512 });
+    for (const f of p.files) {
+      const text = readFileSync(join(p.root, f), "utf8");
+      const file = parseFile(text, { language: "typescript", jsx: f.endsWith(".tsx") });
+      const got = (await moduleExports(file, join(p.root, f), p.root, cache)).exports.map((e) => e.name);
+      const want = new Set(truth.get(f) ?? []);
+      const have = new Set(got);
+      const isBarrel = /export\s*\*|export\s*\{[^}]*\}\s*from/.test(text);
+      modules++;
+      if (isBarrel) barrels++;
+      let ok = true;
+      for (const n of want) {
+        if (have.has(n)) tp++;
+        else {
+          fn++;
+          ok = false;
+          misses.push(`${p.name}/${f}: missing ${n}`);
+        }
+      }
+      for (const n of have) {
+        if (!want.has(n)) {
+          fp++;
+          ok = false;
+          misses.push(`${p.name}/${f}: extra ${n}`);
+        }
+      }
+      if (ok) exact++;
+      if (ok && isBarrel) barrelsExact++;
+    }
+  }
+  return { modules, modules_exact: exact, barrels, barrels_exact: barrelsExact, recall: tp / Math.max(1, tp + fn), precision: tp / Math.max(1, tp + fp), misses: misses.slice(0, 30) };
+}
+
+type Shape = "truncate" | "delete-brace" | "cut-line";
+
+function breakAt(source: string, at: number, shape: Shape): string {
+  if (shape === "truncate") return source.slice(0, at);
+  if (shape === "cut-line") {
+    const nl = source.indexOf("\n", at);
+    return source.slice(0, at) + (nl === -1 ? "" : source.slice(nl));
+  }
+  const brace = source.indexOf("}", at);
+  return brace === -1 ? source.slice(0, at) : source.slice(0, brace) + source.slice(brace + 1);
+}
+
+/** Random cursor positions inside function bodies (code, not comments), per file. */
+function codeCursors(source: string, count: number, rand: () => number): number[] {
+  const file = parseFile(source, { language: "typescript", jsx: false });
+  const bodies: [number, number][] = [];
+  const visit = (n: ts.Node): void => {
+    if ((ts.isFunctionLike(n) && "body" in n && n.body) || ts.isClassDeclaration(n)) bodies.push([n.getStart(), n.end]);
+    ts.forEachChild(n, visit);
+  };
+  const sf = ts.createSourceFile("x.ts", source, ts.ScriptTarget.Latest, true);
+  visit(sf);
+  void file;
+  const out: number[] = [];
+  for (let i = 0; i < count && bodies.length; i++) {
+    const [a, b] = bodies[Math.floor(rand() * bodies.length)]!;
+    out.push(a + Math.floor(rand() * (b - a)));
+  }
+  return out;
+}
+
+function positionOf(source: string, at: number): { line: number; column: number } {
+  const line = source.slice(0, at).split("\n").length;
+  return { line, column: at - (source.lastIndexOf("\n", at - 1) + 1) };
+}
+
+async function evalBroken(ps: Project[]): Promise<Record<string, unknown>> {
+  const rand = rng(14);
+  const summarize = createSummarize();
+  const lite = createCompleteLite();
+  const testgen = createTestgen();
+  const counts: Record<string, { asked: number; ok: number }> = { summarize: { asked: 0, ok: 0 }, "complete-lite": { asked: 0, ok: 0 }, testgen: { asked: 0, ok: 0 } };
+  const failures: string[] = [];
+  for (const p of ps) {
+    for (const f of p.files.filter((_, i) => i % (p.name === "agency" ? 6 : 1) === 0)) {
+      const source = readFileSync(join(p.root, f), "utf8");
+      for (const at of codeCursors(source, 3, rand)) {
+        for (const shape of ["truncate", "delete-brace", "cut-line"] as Shape[]) {
+          const broken = breakAt(source, at, shape);
+          const cursor = positionOf(broken, Math.min(at, broken.length));
+          const context = { source_code: broken, file_path: f, language: "typescript", cursor };
+          const run = async (agent: string, fn: () => Promise<unknown>): Promise<void> => {
+            counts[agent]!.asked++;
+            try {
+              await fn();
+              counts[agent]!.ok++;
+            } catch (err) {
+              failures.push(`${agent} ${p.name}/${f}@${cursor.line}:${cursor.column} ${shape}: ${isAipError(err) ? err.code : ""} ${(err as Error).message.slice(0, 120)}`);
+            }
+          };
+          await run("summarize", () => summarize(req("summarize", context), ctx()));
+          await run("complete-lite", () => lite(req("complete", context), ctx()));
+          // testgen: only when the function at the cursor is intact in the broken buffer (its text unchanged).
+          const clean = parseFile(source, { language: "typescript", jsx: false });
+          const target = functionAtOffset(clean.program, source, at);
+          if (target && broken.includes(target.text) && broken.indexOf(target.text) === target.range[0]) {
+            await run("testgen", () => testgen(req("testgen", { ...context, cursor: positionOf(broken, target.fn.range[0]) }), ctx()));
+          }
+        }
+      }
+    }
+  }
+  const rate = Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, { ...v, rate: v.ok / Math.max(1, v.asked) }]));
+  return { ...rate, failures: failures.slice(0, 20) };
+}
+
+async function evalCursors(ps: Project[]): Promise<Record<string, unknown>> {
+  const rand = rng(7);
+  let asked = 0;
+  let found = 0;
+  let functions = 0;
+  const misses: string[] = [];
+  for (const p of ps) {
+    for (const f of p.files) {
+      const source = readFileSync(join(p.root, f), "utf8");
+      const file = parseFile(source, { language: "typescript", jsx: f.endsWith(".tsx") });
+      const sf = ts.createSourceFile(f, source, ts.ScriptTarget.Latest, true);
+      const visit = (n: ts.Node): void => {
+        ts.forEachChild(n, visit);
+        let name: string | undefined;
+        let fn: ts.SignatureDeclaration | undefined;
+        let decl: ts.Node = n;
+        if ((ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n)) && n.body && n.name) {
+          fn = n;
+          name = n.name.getText(sf);
+        } else if (ts.isVariableStatement(n) && n.declarationList.declarations.length === 1) {
+          const d = n.declarationList.declarations[0]!;
+          if (d.initializer && (ts.isArrowFunction(d.initializer) || ts.isFunctionExpression(d.initializer)) && ts.isIdentifier(d.name)) {
+            fn = d.initializer;
+            name = d.name.text;
+            decl = n;
+          }
+        }
+        if (!fn || !name) return;
+        functions++;
+        // The compiler's declaration start (`export`, decorators, `async`), the name, the first parameter, the body, and 4 random offsets inside.
+        const points = [decl.getStart(sf), fn.parameters[0]?.getStart(sf), "body" in fn && fn.body ? fn.body.getStart(sf) + 1 : undefined];
+        const nameNode = (decl as { name?: ts.Node }).name ?? (ts.isVariableStatement(decl) ? decl.declarationList.declarations[0]!.name : undefined);
+        if (nameNode) points.push(nameNode.getStart(sf));
+        for (let i = 0; i < 4; i++) points.push(decl.getStart(sf) + Math.floor(rand() * (decl.end - decl.getStart(sf))));
+        for (const at of points) {
+          if (at === undefined) continue;
+          asked++;
+          // The innermost declaration wins: a point inside a nested function names that one, which is also right.
+          const got = functionAtOffset(file.program, source, at);
+          const inner = got && got.range[0] >= decl.getStart(sf) && got.range[1] <= decl.end;
+          if (got && (got.name === name || inner)) found++;
+          else misses.push(`${p.name}/${f}: ${name} at ${JSON.stringify(positionOf(source, at))} -> ${got?.name ?? "none"}`);
+        }
+      };
+      visit(sf);
+    }
+  }
+  return { functions, positions: asked, found, rate: found / Math.max(1, asked), misses: misses.slice(0, 20) };
+}
+
+interface Phrasing {
+  query: string;
+  project: string;
+  file: string;
+  symbol: string;
+}
+
+/** MRR@10: 1/rank of the first result in the expected file (and naming the symbol), 0 past rank 10. */
+async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
+  const registry = new IndexRegistry();
+  const jsdoc: number[] = [];
+  const jsdocMisses: string[] = [];
+  const rr = async (root: string, query: string, file: string, symbol: string): Promise<number> => {
+    const { index } = await registry.get(root, 60_000);
+    const hits = runQuery(index, query, { limit: 10 });
+    // A hit counts when it is in the defining file and is the symbol's definition (or a chunk of that file without one).
+    const i = hits.findIndex((h) => h.path === file && (h.symbol === null || h.symbol === symbol || h.symbol.endsWith(`.${symbol}`) || h.symbol.startsWith(`${symbol}.`)));
+    return i === -1 ? 0 : 1 / (i + 1);
+  };
+  for (const p of ps.filter((x) => x.name !== "agency")) {
+    for (const f of p.files) {
+      const source = readFileSync(join(p.root, f), "utf8");
+      const sf = ts.createSourceFile(f, source, ts.ScriptTarget.Latest, true);
+      for (const st of sf.statements) {
+        const mods = ts.canHaveModifiers(st) ? ts.getModifiers(st) : undefined;
+        if (!mods?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
+        const name = (st as { name?: ts.Identifier }).name?.text ?? (ts.isVariableStatement(st) ? (st.declarationList.declarations[0]!.name as ts.Identifier).text : undefined);
+        const doc = ts.getJSDocCommentsAndTags(st).find(ts.isJSDoc);
+        const text = typeof doc?.comment === "string" ? doc.comment : doc?.comment?.map((c) => c.text).join("") ?? "";
+        const sentence = /^(.*?[.!?])(\s|$)/s.exec(text.replace(/\s+/g, " ").trim())?.[1] ?? text.trim();
+        if (!name || sentence.length < 12) continue;
+        const r = await rr(p.root, sentence, f, name);
+        jsdoc.push(r);
+        if (r < 1) jsdocMisses.push(`${p.name}/${f} ${name}: "${sentence.slice(0, 60)}" rr=${r.toFixed(2)}`);
+      }
+    }
+  }
+  const phr: number[] = [];
+  const phrMisses: string[] = [];
+  const phrasings = JSON.parse(readFileSync(join(ROOT, "bench/search-phrasings.json"), "utf8")) as Phrasing[];
+  for (const q of phrasings) {
+    const root = q.project === "agency" ? ROOT : join(CORPUS, q.project);
+    const r = await rr(root, q.query, q.file, q.symbol);
+    phr.push(r);
+    if (r < 1) phrMisses.push(`${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
+  }
+  const mean = (a: number[]): number => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
+  return { jsdoc_queries: jsdoc.length, jsdoc_mrr10: mean(jsdoc), phrasings: phr.length, phrasings_mrr10: mean(phr), jsdoc_misses: jsdocMisses.slice(0, 15), phrasing_misses: phrMisses };
+}
+
+async function main(): Promise<void> {
+  const ps = projects();
+  const only = process.argv[2];
+  const results: Record<string, unknown> = { date: new Date().toISOString(), projects: ps.map((p) => ({ name: p.name, files: p.files.length })) };
+  if (!only || only === "exports") results.exports = await evalExports(ps);
+  if (!only || only === "broken") results.broken = await evalBroken(ps);
+  if (!only || only === "cursors") results.cursors = await evalCursors(ps);
+  if (!only || only === "search") results.search = await evalSearch(ps);
+  console.log(JSON.stringify(results, null, 2));
+  if (!only) writeFileSync(join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-code.json`), `${JSON.stringify(results, null, 2)}\n`);
+}
+
+await main();
