@@ -83,8 +83,8 @@ export const AgencyConfigSchema = z.strictObject({
   vetting: z.enum(["required", "warn", "off"]).optional(),
   /** The vetting policy file (default manifests/vet-policy.json). */
   vet_policy: z.string().min(1).optional(),
-  /** Persistent state (canary rollouts, vetting cache). */
-  state_dir: z.string().min(1).default("./run/state"),
+  /** Persistent state (canary rollouts, vetting cache); default derived by `defaultStateDir`. */
+  state_dir: z.string().min(1).optional(),
   agents: z.array(AgentConfigSchema).min(1),
   canary: CanaryConfigSchema.default(() => CanaryConfigSchema.parse({})),
   limits: LimitsConfigSchema.default(() => LimitsConfigSchema.parse({})),
@@ -140,6 +140,21 @@ const ENV_OVERRIDES = {
   AIP_VETTING: "vetting",
 } as const;
 
+// --- state_dir derivation (README "Configuration") ---
+/** Where systemd mode keeps its state when the unit sets no `StateDirectory=`. */
+export const SYSTEMD_STATE_DIR = "/var/lib/aip";
+
+/**
+ * The state directory when the config names none. systemd mode: `$STATE_DIRECTORY` (set by the unit's
+ * `StateDirectory=`), else /var/lib/aip. Embedded mode: beside the socket (`<socket dir>/state`), so
+ * every agency - a test's temporary one included - has its own and none shares the checkout's.
+ */
+export function defaultStateDir(mode: "embedded" | "systemd", socket: string, env: NodeJS.ProcessEnv): string {
+  if (mode === "systemd") return env.STATE_DIRECTORY?.split(":")[0] || SYSTEMD_STATE_DIR;
+  return join(dirname(socket), "state");
+}
+// --- end state_dir derivation ---
+
 /** Validate a raw config object (after env overrides) and resolve its paths. */
 export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEnv = {}, source = "config"): AgencyConfig {
   const withEnv: Record<string, unknown> = typeof raw === "object" && raw !== null ? { ...(raw as object) } : { value: raw };
@@ -168,7 +183,7 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
     mode: c.mode,
     socketGroup: c.socket_group,
     healthPort: c.health_port,
-    stateDir: abs(c.state_dir),
+    stateDir: c.state_dir !== undefined ? abs(c.state_dir) : defaultStateDir(c.mode, abs(c.socket), env),
     vetting: c.vetting ?? (c.mode === "systemd" ? "required" : "warn"),
     vetPolicy: c.vet_policy ? abs(c.vet_policy) : undefined,
     canary: c.canary,

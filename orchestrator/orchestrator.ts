@@ -88,10 +88,13 @@ export class Orchestrator {
     const enabled = this.config.agents.filter((a) => a.enabled);
     const records = await Promise.all(
       enabled.map(async (a) => {
-        // A promotion that survived a restart replaces the config's version of this agent.
+        // A promotion that survived a restart replaces the config's version of this agent. In embedded
+        // mode the stable version always listens on the config's socket: state on disk (a stale
+        // canary.json) never moves it. Under systemd the promoted instance is the versioned unit.
         const promoted = this.canary.stableOverride(a.name);
         if (!promoted) return this.registerAgent(a);
-        const config = { ...a, command: promoted.command, env: promoted.env, socket: join(this.config.agentSocketDir, `${a.name}-${promoted.version}.sock`) };
+        const socket = this.config.mode === "embedded" ? a.socket : join(this.config.agentSocketDir, `${a.name}-${promoted.version}.sock`);
+        const config = { ...a, command: promoted.command, env: promoted.env, socket };
         return this.newRecord(config, promoted.manifest, "stable");
       }),
     );
