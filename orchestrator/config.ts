@@ -40,6 +40,10 @@ const LimitsConfigSchema = z.strictObject({
   circuit_failures: z.number().int().positive().default(5),
   /** Host CPU load (0-1) above which agents declaring >= 1000m leave rotation, if a lighter one can serve. */
   cpu_threshold: z.number().min(0).max(1).default(0.85),
+  /** Back in rotation once the load is below this (0-1); between it and cpu_threshold nothing changes. */
+  cpu_readmit_below: z.number().min(0).max(1).default(0.75),
+  /** Consecutive samples beyond a threshold before an agent leaves or rejoins rotation. */
+  cpu_samples: z.number().int().positive().default(3),
   cpu_sample_ms: z.number().int().positive().default(1000),
   restart_initial_ms: z.number().int().positive().default(100),
   restart_max_ms: z.number().int().positive().default(10_000),

@@ -28,6 +28,14 @@ function body<T>(schema: z.ZodType<T>, value: unknown): T {
 
 export function routes(o: Orchestrator): Record<string, RouteHandler> {
   return {
+    "GET /livez": async () => {
+      const h = o.livez();
+      return json(h.httpStatus, h.body);
+    },
+    "GET /readyz": async () => {
+      const h = o.readyz();
+      return json(h.httpStatus, h.body);
+    },
     "GET /healthz": async () => {
       const h = o.healthz();
       return json(h.httpStatus, h.body);
@@ -66,14 +74,17 @@ export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
   });
 }
 
-/** GET /healthz and /metrics only, on 127.0.0.1:port, for probes that cannot reach a Unix socket. */
+/** The probe routes the 127.0.0.1 port serves; nothing else (no invoke, no admin) is reachable there. */
+export const PROBE_ROUTES = ["/livez", "/readyz", "/healthz", "/metrics"] as const;
+
+/** GET /livez, /readyz, /healthz and /metrics only, on 127.0.0.1:port, for probes that cannot reach a Unix socket. */
 export function listenHealthPort(o: Orchestrator, port: number): Promise<Server> {
   const r = routes(o);
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-    const handler = req.method === "GET" && (path === "/healthz" || path === "/metrics") ? r[`GET ${path}`] : undefined;
+    const handler = req.method === "GET" && (PROBE_ROUTES as readonly string[]).includes(path) ? r[`GET ${path}`] : undefined;
     if (!handler) {
-      res.writeHead(404, { "Content-Type": "text/plain" }).end("only GET /healthz and GET /metrics are served here\n");
+      res.writeHead(404, { "Content-Type": "text/plain" }).end(`only GET ${PROBE_ROUTES.join(", ")} are served here\n`);
       return;
     }
     void handler({ signal: new AbortController().signal, url: new URL(req.url ?? "/", "http://127.0.0.1"), body: undefined }).then((out) => {

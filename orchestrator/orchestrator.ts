@@ -42,6 +42,8 @@ export class Orchestrator {
   private checking: Promise<unknown> | undefined;
   private readonly started = Date.now();
   private stopped = false;
+  /** Every agent has been registered and brought up once (start() returned). */
+  private startedUp = false;
   canary!: CanaryController;
   private readonly supersession = new Supersession();
   private vetCache: VetCache | undefined;
@@ -106,6 +108,7 @@ export class Orchestrator {
     this.loadTimer = setInterval(() => this.applyLoad(), this.config.limits.cpu_sample_ms).unref();
     this.applyLoad();
     this.scheduleHealth();
+    this.startedUp = true;
   }
 
   private newRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): AgentRecord {
@@ -251,7 +254,8 @@ export class Orchestrator {
 
   private applyLoad(): void {
     const load = this.load.current();
-    for (const a of applyResourceRule(this.agents, load, this.config.limits.cpu_threshold)) {
+    const l = this.config.limits;
+    for (const a of applyResourceRule(this.agents, load, { threshold: l.cpu_threshold, readmitBelow: Math.min(l.cpu_readmit_below, l.cpu_threshold), samples: l.cpu_samples })) {
       this.metrics.event("admission_changed", a.name);
       this.agentLog(a.name).warn(
         { event: a.admission.admitted ? "admitted" : "out_of_rotation", cpu_load: Math.round(load * 100) / 100, reason: a.admission.reason },
@@ -355,6 +359,37 @@ export class Orchestrator {
         cpu_threshold: this.config.limits.cpu_threshold,
         agents,
         canary: this.canary.status(),
+      },
+    };
+  }
+
+  /** GET /livez: the process is alive and its event loop answers (it does not look at the agents). */
+  livez(): { httpStatus: number; body: Record<string, unknown> } {
+    return { httpStatus: 200, body: { status: "alive", pid: process.pid, uptime_s: Math.round((Date.now() - this.started) / 1000) } };
+  }
+
+  /**
+   * GET /readyz: 200 when every configured action has an available agent (healthy, circuit closed,
+   * admitted), else 503 naming the actions that have none. Host CPU alone never makes it 503: the
+   * resource rule only takes a heavy agent out when a lighter one serves the same action.
+   */
+  readyz(): { httpStatus: number; body: Record<string, unknown> } {
+    const serving = this.agents.filter((a) => a.role !== "retained");
+    const actions = [...new Set(serving.flatMap((a) => a.manifest.capabilities))].sort();
+    const byAction: Record<string, string[]> = {};
+    const missing: string[] = [];
+    for (const action of actions) {
+      byAction[action] = serving.filter((a) => a.serves(action) && a.available).map((a) => `${a.name}@${a.version}`);
+      if (byAction[action].length === 0) missing.push(action);
+    }
+    const ready = this.startedUp && actions.length > 0 && missing.length === 0;
+    return {
+      httpStatus: ready ? 200 : 503,
+      body: {
+        status: ready ? "ready" : "not_ready",
+        ...(this.startedUp ? {} : { reason: "agents are still starting" }),
+        ...(missing.length > 0 ? { unavailable_actions: missing } : {}),
+        actions: byAction,
       },
     };
   }

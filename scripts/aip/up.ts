@@ -17,7 +17,7 @@ agents' sockets. Prints the socket path and a curl line once ready.
   --config FILE      agency config (default: $AIP_CONFIG or manifests/agency.json)
   --socket PATH      orchestrator socket (default from config: ./run/aip.sock; env AIP_SOCKET)
   --mode MODE        embedded or systemd (env AIP_MODE)
-  --health-port N    also serve GET /healthz and /metrics on 127.0.0.1:N (env AIP_HEALTH_PORT)
+  --health-port N    also serve the probes (GET /livez, /readyz, /healthz, /metrics) on 127.0.0.1:N (env AIP_HEALTH_PORT)
   --log FILE         write JSON Lines logs to FILE instead of stdout (env AIP_LOG_FILE)
 
 Signals: SIGTERM/SIGINT stop everything (no orphan process, no socket file left);

@@ -98,7 +98,12 @@ describe("aip up (embedded) end to end", () => {
     expect(JSON.parse(c.stdout).checked[0]).toMatchObject({ agent: "dummy", ok: true, action: "none" });
   });
 
-  it("serves only /healthz and /metrics on the health port", async () => {
+  it("serves only the probes (/livez, /readyz, /healthz, /metrics) on the health port", async () => {
+    const live = await fetch(`http://127.0.0.1:${port}/livez`);
+    expect([live.status, ((await live.json()) as { status: string; pid: number })]).toEqual([200, expect.objectContaining({ status: "alive", pid: up.pid })]);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: "ready", actions: { echo: ["dummy@1.0.0"] } }]);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/invoke`, { method: "POST", body: "{}" })).status).toBe(404);
     const h = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(h.status).toBe(200);
     expect(((await h.json()) as { agents: Record<string, { status: string }> }).agents.dummy!.status).toBe("healthy");
