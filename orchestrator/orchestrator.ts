@@ -57,7 +57,7 @@ export class Orchestrator {
     this.logDestination = dest === false ? false : openDestination(dest);
     this.log = createLogger({ agentName: "orchestrator", destination: this.logDestination });
     this.load = deps.load ?? new CpuLoadSampler(config.limits.cpu_sample_ms);
-    this.metrics = new Metrics(() => this.agents, (name) => this.canary?.percent(name) ?? 0);
+    this.metrics = new Metrics({ agents: () => this.agents, canaryPercent: (name) => this.canary?.percent(name) ?? 0, cpuLoad: () => this.load.current() });
   }
 
   /** A logger whose lines carry the agent's name (for its drained output and its lifecycle events). */

@@ -59,7 +59,7 @@ describe("canary", () => {
     const health = JSON.parse((await httpRequest(agency.socket, { path: "/healthz" })).body);
     expect(health.agents.svc.canary).toMatchObject({ version: "2.0.0", percent: 5, role: "canary" });
     const metrics = (await httpRequest(agency.socket, { path: "/metrics" })).body;
-    expect(metrics).toContain('aip_canary_percent{agent="svc",version="2.0.0"} 5');
+    expect(metrics).toContain('aip_canary_traffic_ratio{agent="svc",version="2.0.0"} 0.05');
   });
 
   it("rolls back a canary that fails half its requests, after at most min_requests + concurrency requests", async () => {
