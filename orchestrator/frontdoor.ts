@@ -53,11 +53,15 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
   };
 }
 
-/** Listen on the orchestrator socket (same framing and limits as every agent). */
-export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
+/**
+ * Listen on the orchestrator socket (same framing and limits as every agent); on `fd` when the socket
+ * was handed over (systemd socket activation, a reload).
+ */
+export function listenFrontDoor(o: Orchestrator, fd?: number): Promise<AipServer> {
   const l = o.config.limits;
   return AipServer.listen({
     socketPath: o.config.socket,
+    ...(fd !== undefined ? { fd } : {}),
     ...(o.config.socketGroup !== undefined ? { group: o.config.socketGroup } : {}),
     limits: {
       maxBodyBytes: l.max_body_bytes,

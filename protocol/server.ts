@@ -52,6 +52,11 @@ export interface AipServerOptions {
   limits?: Partial<Limits>;
   /** Group that may connect: the socket becomes 0660 with this group; otherwise 0600. */
   group?: string | number;
+  /**
+   * An already listening socket to accept on (systemd socket activation, or a reload's handover)
+   * instead of creating `socketPath`: its file, mode and removal belong to whoever made it.
+   */
+  fd?: number;
   onEvent?: (event: ServerEvent) => void;
 }
 
@@ -134,6 +139,17 @@ export class AipServer {
   }
 
   private async start(): Promise<void> {
+    if (this.options.fd !== undefined) {
+      const fd = this.options.fd;
+      await new Promise<void>((resolve, reject) => {
+        this.net.once("error", reject);
+        this.net.listen({ fd }, () => {
+          this.net.off("error", reject);
+          resolve();
+        });
+      });
+      return;
+    }
     await prepareSocketPath(this.socketPath);
     // Create the socket file 0600 from the start: no window where others could connect.
     const previous = process.umask(0o177);
@@ -375,7 +391,7 @@ export class AipServer {
     // NDJSON connections stop reading now and end after answering what they read; HTTP connections
     // answer their current request with Connection: close. A request read is answered; one not read is not.
     for (const drain of this.ndjsonDrains) drain();
-    await removeSocketFile(this.socketPath, this.ino);
+    if (this.options.fd === undefined) await removeSocketFile(this.socketPath, this.ino);
     if (this.inflightCount > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);

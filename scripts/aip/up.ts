@@ -4,6 +4,7 @@ import { relative } from "node:path";
 import { ConfigError, loadConfig } from "../../orchestrator/config.js";
 import { listenFrontDoor, listenHealthPort } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
+import { SdNotifier, inheritedListenFd } from "../../orchestrator/sd-daemon.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const up: Command = {
@@ -42,12 +43,19 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     const logFile = typeof flags.log === "string" ? flags.log : process.env.AIP_LOG_FILE;
     const orchestrator = new Orchestrator(config, { logDestination: logFile ?? 1 });
     const log = orchestrator.log;
+    // Read (and remove) the systemd variables before any agent starts: they are this process's alone.
+    const notifier = SdNotifier.fromEnv(process.env, log);
+    const listenFd = inheritedListenFd(process.env);
     let healthServer: Server | undefined;
+    let statusTimer: NodeJS.Timeout | undefined;
     const stop = async (signal: string): Promise<void> => {
       log.info({ event: "shutdown", signal }, "stopping the agency");
+      clearInterval(statusTimer);
+      notifier?.stopping(`stopping (${signal})`);
       await server?.close(config.limits.shutdown_grace_ms);
       healthServer?.close();
       await orchestrator.stop();
+      await notifier?.close();
       log.info({ event: "stopped" }, "agency stopped");
     };
     let server: Awaited<ReturnType<typeof listenFrontDoor>> | undefined;
@@ -65,19 +73,34 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       void orchestrator.checkNow();
     });
     try {
+      notifier?.status(`starting: registering ${config.agents.filter((a) => a.enabled).length} agents`);
       await orchestrator.start();
-      server = await listenFrontDoor(orchestrator);
+      // An inherited socket is accepted on only now: until every agent is registered, clients wait in
+      // its backlog rather than being answered "no route".
+      server = await listenFrontDoor(orchestrator, listenFd);
       if (config.healthPort !== undefined) healthServer = await listenHealthPort(orchestrator, config.healthPort);
     } catch (err) {
       log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
       console.error(`aip up: ${(err as Error).message}`);
       await orchestrator.stop();
+      await notifier?.close();
       return EXIT.aipError;
     }
     const shown = relative(process.cwd(), config.socket);
     const sock = shown.startsWith("..") ? config.socket : `./${shown}`;
     const ready = orchestrator.agents.map((a) => `${a.name}@${a.version}:${a.state}`).join(" ");
-    log.info({ event: "ready", socket: config.socket, mode: config.mode, agents: ready }, "agency ready");
+    log.info({ event: "ready", socket: config.socket, mode: config.mode, agents: ready, ...(listenFd !== undefined ? { inherited_fd: listenFd } : {}) }, "agency ready");
+    if (notifier) {
+      const summary = (): string => {
+        const r = orchestrator.readyz();
+        const serving = orchestrator.agents.filter((a) => a.role !== "retained");
+        const missing = (r.body.unavailable_actions as string[] | undefined) ?? [];
+        return `${r.httpStatus === 200 ? "ready" : "not ready"}: ${serving.filter((a) => a.available).length}/${serving.length} agents available${missing.length > 0 ? `; no agent for ${missing.join(", ")}` : ""}`;
+      };
+      notifier.ready(summary());
+      statusTimer = setInterval(() => notifier.status(summary()), Math.min(config.limits.health_interval_ms, 5000));
+      statusTimer.unref();
+    }
     // With logs on stdout the banner goes to stderr, keeping stdout pure JSON Lines.
     const banner = `agency ready on ${sock} (${config.mode}; ${ready})\n  try: curl --unix-socket ${sock} http://aip/v1/invoke -d '{"action":"echo","context":{"source_code":"a\\nb"},"constraints":{}}'\n`;
     (logFile ? process.stdout : process.stderr).write(banner);
