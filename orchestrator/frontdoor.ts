@@ -57,11 +57,12 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
  * Listen on the orchestrator socket (same framing and limits as every agent); on `fd` when the socket
  * was handed over (systemd socket activation, a reload).
  */
-export function listenFrontDoor(o: Orchestrator, fd?: number): Promise<AipServer> {
+export function listenFrontDoor(o: Orchestrator, inherited?: { fd: number; from: "systemd" | "reload" }): Promise<AipServer> {
   const l = o.config.limits;
   return AipServer.listen({
     socketPath: o.config.socket,
-    ...(fd !== undefined ? { fd } : {}),
+    // systemd's socket file is systemd's; one a reload handed over is still this agency's own.
+    ...(inherited ? { fd: inherited.fd, ownsFile: inherited.from === "reload" } : {}),
     ...(o.config.socketGroup !== undefined ? { group: o.config.socketGroup } : {}),
     limits: {
       maxBodyBytes: l.max_body_bytes,

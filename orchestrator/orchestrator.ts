@@ -14,7 +14,7 @@ import type { SizingStrategy } from "./pool/sizing.js";
 import { undiciTransport, type TransportFactory } from "./pool/transport.js";
 import { printedManifest, register } from "./registration.js";
 import { applyResourceRule, candidates, choose } from "./router.js";
-import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
+import { Supervisor, adoptedChild, execaSpawner, type ChildHandle, type Spawner } from "./supervisor.js";
 import { Supersession } from "./supersede.js";
 import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
@@ -27,6 +27,26 @@ export interface OrchestratorDeps {
   transport?: TransportFactory;
   load?: LoadSampler;
   sizing?: SizingStrategy;
+  /** Agents a reloading predecessor hands over (embedded mode): adopted instead of started. */
+  adopt?: AdoptedAgent[];
+}
+
+/** An agent process handed over by a reload: which one it is and where its output pipes arrive. */
+export interface AdoptedAgent {
+  name: string;
+  version: string;
+  socket: string;
+  pid: number;
+  stdout_fd: number;
+  stderr_fd: number;
+}
+
+/** A running agent process a reload can hand to its successor. */
+export interface Handoff {
+  name: string;
+  version: string;
+  socket: string;
+  child: ChildHandle;
 }
 
 export class Orchestrator {
@@ -207,8 +227,12 @@ export class Orchestrator {
       onState: (state, info) => this.onSupervisorState(record, state, info),
     });
     this.supervisors.set(record, supervisor);
+    const adopted = this.deps.adopt?.find((x) => x.name === record.name && x.version === record.version && x.socket === record.socketPath);
     try {
-      await supervisor.start();
+      if (adopted) {
+        log.info({ event: "agent_adopted", pid: adopted.pid }, "agent handed over by the previous orchestrator");
+        await supervisor.adopt(adoptedChild(adopted.pid, adopted.stdout_fd, adopted.stderr_fd));
+      } else await supervisor.start();
     } catch (err) {
       record.lastError = (err as Error).message;
       log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
@@ -397,6 +421,33 @@ export class Orchestrator {
   /** The /v1/agents body: registered agents with their manifests. */
   agentList(): Record<string, unknown>[] {
     return this.agents.map((a) => ({ ...a.snapshot(), manifest: a.manifest, command: a.config.command }));
+  }
+
+  /** The running agent processes (embedded), for a reload to hand over; their output is paused meanwhile. */
+  handoffs(): Handoff[] {
+    const out: Handoff[] = [];
+    for (const [record, sup] of this.supervisors) {
+      const child = sup.current;
+      if (!child || child.pid === undefined) continue;
+      child.stdout.pause();
+      child.stderr.pause();
+      out.push({ name: record.name, version: record.version, socket: record.socketPath, child });
+    }
+    return out;
+  }
+
+  /** The successor did not start: read the agents' output again. */
+  resumeHandoffs(handoffs: Handoff[]): void {
+    for (const h of handoffs) {
+      h.child.stdout.resume();
+      h.child.stderr.resume();
+    }
+  }
+
+  /** The successor supervises the agents now: let go of them (stop() then leaves them running). */
+  releaseAgents(): void {
+    for (const sup of this.supervisors.values()) sup.release();
+    this.supervisors.clear();
   }
 
   /** Stop health checks, stop every agent (no orphans), close pools. */

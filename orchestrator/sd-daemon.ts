@@ -16,11 +16,12 @@ export const HANDOVER_FD_VAR = "AIP_LISTEN_FD";
  * `LISTEN_FDS` ≥ 1: the first, fd 3) or a reload's (`AIP_LISTEN_FD`). The variables are removed from
  * `env`, so the agents this process starts do not believe the socket is theirs.
  */
-export function inheritedListenFd(env: NodeJS.ProcessEnv = process.env, pid = process.pid): number | undefined {
-  const systemd = env.LISTEN_PID === String(pid) && Number(env.LISTEN_FDS) >= 1 ? SD_LISTEN_FDS_START : undefined;
+export function inheritedListenFd(env: NodeJS.ProcessEnv = process.env, pid = process.pid): { fd: number; from: "systemd" | "reload" } | undefined {
+  const systemd = env.LISTEN_PID === String(pid) && Number(env.LISTEN_FDS) >= 1;
   const handover = /^\d+$/.test(env[HANDOVER_FD_VAR] ?? "") ? Number(env[HANDOVER_FD_VAR]) : undefined;
   for (const v of ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", HANDOVER_FD_VAR]) delete env[v];
-  return systemd ?? handover;
+  if (systemd) return { fd: SD_LISTEN_FDS_START, from: "systemd" };
+  return handover !== undefined ? { fd: handover, from: "reload" } : undefined;
 }
 
 /**

@@ -3,6 +3,7 @@
  * into the log, restarts it on exit with exponential backoff, and gives up on a crash loop.
  */
 import { execa } from "execa";
+import { Socket } from "node:net";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { waitForSocket } from "../protocol/client.js";
@@ -14,10 +15,21 @@ export interface ChildHandle {
   stderr: Readable;
   exited: Promise<{ code: number | null; signal: string | null }>;
   kill(signal: NodeJS.Signals): void;
+  /** Stop this process waiting for the child (after a reload handed it over). */
+  unref?(): void;
 }
 
 /** Starts a process; injectable so supervisor logic can be driven by tests. */
 export type Spawner = (command: string, args: string[], env: Record<string, string>) => ChildHandle;
+
+/**
+ * Agent processes this orchestrator would leave behind if it exited: killed from its "exit" handler.
+ * (Not execa's `cleanup`, which cannot let go of a process: a reload hands the agents to its successor.)
+ */
+const owned = new Set<ChildHandle>();
+process.on("exit", () => {
+  for (const c of owned) c.kill("SIGTERM");
+});
 
 export const execaSpawner: Spawner = (command, args, env) => {
   const child = execa(command, args, {
@@ -26,11 +38,11 @@ export const execaSpawner: Spawner = (command, args, env) => {
     stdout: "pipe",
     stderr: "pipe",
     reject: false,
-    cleanup: true,
+    cleanup: false,
     buffer: false,
     detached: false,
   });
-  return {
+  const handle: ChildHandle = {
     pid: child.pid,
     stdout: child.stdout,
     stderr: child.stderr,
@@ -38,8 +50,46 @@ export const execaSpawner: Spawner = (command, args, env) => {
     kill: (signal) => {
       child.kill(signal);
     },
+    unref: () => child.unref(),
   };
+  owned.add(handle);
+  void handle.exited.then(() => owned.delete(handle));
+  return handle;
 };
+
+/** Stop killing `child` when this process exits (it was handed to a successor). */
+export function disown(child: ChildHandle): void {
+  owned.delete(child);
+}
+
+/**
+ * An agent process another orchestrator started and handed over (a reload): its output pipes arrive
+ * as inherited descriptors, and it is not our child, so its end is seen as the end of its stdout plus
+ * the pid gone (polled; there is no waitpid for a non-child).
+ */
+export function adoptedChild(pid: number, stdoutFd: number, stderrFd: number): ChildHandle {
+  const stdout = new Socket({ fd: stdoutFd, readable: true, writable: false });
+  const stderr = new Socket({ fd: stderrFd, readable: true, writable: false });
+  const alive = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    const check = (): void => {
+      if (!alive()) resolve({ code: null, signal: null });
+      else setTimeout(check, 20).unref();
+    };
+    stdout.once("close", check);
+  });
+  const handle: ChildHandle = { pid, stdout, stderr, exited, kill: (signal) => alive() && process.kill(pid, signal) };
+  owned.add(handle);
+  void exited.then(() => owned.delete(handle));
+  return handle;
+}
 
 export interface SupervisorOptions {
   name: string;
@@ -89,12 +139,41 @@ export class Supervisor {
     return this.child?.pid;
   }
 
+  /** The running process (its output pipes are what a reload hands over). */
+  get current(): ChildHandle | undefined {
+    return this.child;
+  }
+
   /** Spawn and wait until ready; rejects with the reason if it exits or does not become ready in time. */
   async start(): Promise<void> {
+    const [cmd, ...args] = this.o.command;
+    return this.watch(this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], { ...process.env, ...this.o.env } as Record<string, string>));
+  }
+
+  /** Take over a process already serving the socket (handed over by a reload), then supervise it as our own. */
+  adopt(child: ChildHandle): Promise<void> {
+    return this.watch(child);
+  }
+
+  /** Let go of the process without stopping it: a successor supervises it now. */
+  release(): ChildHandle | undefined {
+    const child = this.child;
+    this.stopping = true;
+    this.generation++;
+    clearTimeout(this.restartTimer);
+    this.child = undefined;
+    if (child) {
+      disown(child);
+      child.unref?.();
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }
+    return child;
+  }
+
+  private async watch(child: ChildHandle): Promise<void> {
     this.stopping = false;
     const gen = ++this.generation;
-    const [cmd, ...args] = this.o.command;
-    const child = this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], { ...process.env, ...this.o.env } as Record<string, string>);
     this.child = child;
     this.o.onState("starting", { pid: child.pid });
     this.drain(child.stdout, "stdout");

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from "../../orchestrator/config.js";
 import { listenFrontDoor, listenHealthPort } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
 import { SdNotifier, inheritedListenFd } from "../../orchestrator/sd-daemon.js";
+import { inheritedHandover, signalReady, startSuccessor } from "../../orchestrator/reload.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const up: Command = {
@@ -41,7 +42,8 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       throw err;
     }
     const logFile = typeof flags.log === "string" ? flags.log : process.env.AIP_LOG_FILE;
-    const orchestrator = new Orchestrator(config, { logDestination: logFile ?? 1 });
+    const handover = inheritedHandover(process.env);
+    const orchestrator = new Orchestrator(config, { logDestination: logFile ?? 1, adopt: handover.adopt });
     const log = orchestrator.log;
     // Read (and remove) the systemd variables before any agent starts: they are this process's alone.
     const notifier = SdNotifier.fromEnv(process.env, log);
@@ -67,6 +69,35 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       };
       process.on("SIGTERM", () => onSignal("SIGTERM"));
       process.on("SIGINT", () => onSignal("SIGINT"));
+      // SIGHUP (`aip reload`), embedded mode: a successor takes the socket and the agents, then this one stops.
+      let reloading = false;
+      process.on("SIGHUP", () => {
+        if (reloading || stopping || !server) return;
+        if (config.mode !== "embedded") {
+          log.warn({ event: "reload_ignored" }, "SIGHUP reloads in embedded mode only (under systemd: systemctl restart; the socket unit holds the clients)");
+          return;
+        }
+        const fd = server.listeningFd;
+        if (fd === undefined) return;
+        reloading = true;
+        log.info({ event: "reload_requested", signal: "SIGHUP" }, "reload: starting a new orchestrator on this socket");
+        healthServer?.close();
+        const handoffs = orchestrator.handoffs();
+        startSuccessor(fd, handoffs, config.limits.start_timeout_ms * 2).then(
+          (pid) => {
+            log.info({ event: "reload_handed_over", successor_pid: pid, agents: handoffs.map((h) => h.name) }, `reload: orchestrator ${pid} serves now; draining`);
+            orchestrator.releaseAgents();
+            server!.handOver();
+            stopping ??= stop("SIGHUP").then(resolve);
+          },
+          (err: Error) => {
+            reloading = false;
+            orchestrator.resumeHandoffs(handoffs);
+            log.error({ event: "reload_failed", err: err.message }, `reload failed, still serving: ${err.message}`);
+            if (config.healthPort !== undefined) void listenHealthPort(orchestrator, config.healthPort).then((h) => (healthServer = h), () => undefined);
+          },
+        );
+      });
     });
     process.on("SIGUSR1", () => {
       log.info({ event: "health_check_requested", signal: "SIGUSR1" }, "health check now");
@@ -78,6 +109,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       // An inherited socket is accepted on only now: until every agent is registered, clients wait in
       // its backlog rather than being answered "no route".
       server = await listenFrontDoor(orchestrator, listenFd);
+      signalReady(handover.readyFd);
       if (config.healthPort !== undefined) healthServer = await listenHealthPort(orchestrator, config.healthPort);
     } catch (err) {
       log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
@@ -89,7 +121,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     const shown = relative(process.cwd(), config.socket);
     const sock = shown.startsWith("..") ? config.socket : `./${shown}`;
     const ready = orchestrator.agents.map((a) => `${a.name}@${a.version}:${a.state}`).join(" ");
-    log.info({ event: "ready", socket: config.socket, mode: config.mode, agents: ready, ...(listenFd !== undefined ? { inherited_fd: listenFd } : {}) }, "agency ready");
+    log.info({ event: "ready", socket: config.socket, mode: config.mode, agents: ready, ...(listenFd !== undefined ? { inherited_fd: listenFd.fd, inherited_from: listenFd.from } : {}) }, "agency ready");
     if (notifier) {
       const summary = (): string => {
         const r = orchestrator.readyz();
