@@ -32,6 +32,8 @@ const LimitsConfigSchema = z.strictObject({
   max_queue: z.number().int().min(0).default(256),
   health_interval_ms: z.number().int().positive().default(2000),
   health_timeout_ms: z.number().int().positive().default(1000),
+  /** While an agent is unhealthy or its circuit open, it is probed this often (back in rotation once it answers). */
+  reprobe_ms: z.number().int().positive().default(200),
   /** Consecutive failed probes before an agent is marked unhealthy. */
   unhealthy_after: z.number().int().positive().default(2),
   /** Embedded mode: an agent failing this many probes in a row is killed and restarted (0 = only report). */
@@ -46,6 +48,11 @@ const LimitsConfigSchema = z.strictObject({
   cpu_samples: z.number().int().positive().default(3),
   cpu_sample_ms: z.number().int().positive().default(1000),
   restart_initial_ms: z.number().int().positive().default(100),
+  /**
+   * Embedded: keep a second, ready process per agent; when the agent dies it takes over at once (README
+   * "Supervisor"). light: agents declaring < 1000m CPU (no model: a second copy is cheap); all; off.
+   */
+  warm_standby: z.enum(["off", "light", "all"]).default("light"),
   restart_max_ms: z.number().int().positive().default(10_000),
   /** More than this many restarts within `crash_loop_window_ms` marks the agent failed. */
   crash_loop_restarts: z.number().int().positive().default(5),

@@ -18,7 +18,7 @@ import { Supervisor, adoptedChild, execaSpawner, type ChildHandle, type Spawner 
 import { Supersession } from "./supersede.js";
 import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 export interface OrchestratorDeps {
   /** Where JSON Lines go: a path, a file descriptor (default 1, stdout), a stream, or false for none. */
@@ -66,6 +66,7 @@ export class Orchestrator {
   private startedUp = false;
   canary!: CanaryController;
   private readonly supersession = new Supersession();
+  private readonly reprobing = new Set<AgentRecord>();
   private vetCache: VetCache | undefined;
   private vetPolicy: VetPolicy | undefined;
 
@@ -223,7 +224,11 @@ export class Orchestrator {
       crashLoopRestarts: l.crash_loop_restarts,
       crashLoopWindowMs: l.crash_loop_window_ms,
       shutdownGraceMs: l.shutdown_grace_ms,
-      ready: async () => applyProbeResult(record, await probe(record.socketPath, l.health_timeout_ms)),
+      ready: async (socket) => {
+        const result = await probe(socket, l.health_timeout_ms);
+        return socket === record.socketPath ? applyProbeResult(record, result) : result.ok;
+      },
+      ...((l.warm_standby === "all" || (l.warm_standby === "light" && !record.heavy)) && record.role !== "retained" ? { standbySocketPath: standbyPath(record.socketPath) } : {}),
       onState: (state, info) => this.onSupervisorState(record, state, info),
     });
     this.supervisors.set(record, supervisor);
@@ -248,6 +253,7 @@ export class Orchestrator {
         log.info({ event: "agent_starting", pid: info.pid }, "starting agent");
         break;
       case "ready":
+        if (info.pid !== undefined) record.pid = info.pid;
         record.state = "healthy";
         record.circuit = { open: false, failures: 0, opened_at: null };
         log.info({ event: "agent_ready", pid: info.pid }, "agent ready");
@@ -306,6 +312,7 @@ export class Orchestrator {
         const changed = applyProbe(a, result, enforce ? 1 : l.unhealthy_after);
         const log = this.agentLog(a.name);
         if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
+        if (a.state === "unhealthy") this.reprobe(a);
         let action = "none";
         const stuck = l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after;
         if ((enforce || stuck) && !result.ok) {
@@ -326,6 +333,30 @@ export class Orchestrator {
     );
   }
 
+  /**
+   * While an agent is unhealthy or its circuit is open, probe it every `reprobe_ms` instead of waiting
+   * for the periodic check: a restarted, resumed (SIGCONT) or recovered agent is back in rotation at once.
+   */
+  private reprobe(agent: AgentRecord): void {
+    if (this.reprobing.has(agent) || this.stopped) return;
+    this.reprobing.add(agent);
+    const l = this.config.limits;
+    const step = (): void => {
+      const needed = this.agents.includes(agent) && (agent.state === "unhealthy" || (agent.state === "healthy" && agent.circuit.open));
+      if (!needed || this.stopped) {
+        this.reprobing.delete(agent);
+        return;
+      }
+      void probe(agent.socketPath, l.health_timeout_ms).then((result) => {
+        if (result.ok && applyProbe(agent, result, l.unhealthy_after)) {
+          this.agentLog(agent.name).info({ event: "health_changed", state: agent.state, reprobe: true }, `health: ${agent.state}`);
+        }
+        setTimeout(step, l.reprobe_ms).unref();
+      });
+    };
+    setTimeout(step, l.reprobe_ms).unref();
+  }
+
   /** Health-check every agent now (SIGUSR1, admin route); unresponsive agents are killed and restarted. */
   checkNow(): Promise<Record<string, unknown>[]> {
     const run = this.runHealth(true);
@@ -343,6 +374,7 @@ export class Orchestrator {
           agent.circuit = { open: true, failures: agent.circuit.failures, opened_at: new Date().toISOString() };
           this.metrics.event("circuit_open", agent.name);
           this.agentLog(agent.name).error({ event: "circuit_open", failures: agent.circuit.failures }, "circuit opened after consecutive failures");
+          this.reprobe(agent);
         }
       },
       onAgentSuccess: (agent) => {
@@ -461,6 +493,11 @@ export class Orchestrator {
     await Promise.all([...this.supervisors.values()].map((s) => s.stop()));
     await Promise.all(this.agents.map((a) => a.pool.close()));
   }
+}
+
+/** The warm standby's socket: beside the agent's, a dot-name (short: socket paths are limited to 107 bytes). */
+function standbyPath(socket: string): string {
+  return join(dirname(socket), `.${basename(socket, ".sock")}.standby`);
 }
 
 function applyProbeResult(record: AgentRecord, result: Awaited<ReturnType<typeof probe>>): boolean {

@@ -4,6 +4,7 @@
  */
 import { execa } from "execa";
 import { Socket } from "node:net";
+import { renameSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { waitForSocket } from "../protocol/client.js";
@@ -104,8 +105,13 @@ export interface SupervisorOptions {
   crashLoopRestarts: number;
   crashLoopWindowMs: number;
   shutdownGraceMs: number;
-  /** Readiness beyond "the socket accepts" (e.g. /healthz answers). */
-  ready: () => Promise<boolean>;
+  /** Readiness beyond "the socket accepts" (e.g. /healthz answers), probed on the given socket. */
+  ready: (socketPath: string) => Promise<boolean>;
+  /**
+   * Warm standby: a second process kept ready on this socket path; when the agent exits, the standby's
+   * socket is renamed onto the agent's (an atomic rename), so it serves at once, and a new standby starts.
+   */
+  standbySocketPath?: string;
   /** Lifecycle callbacks into the registry. */
   onState: (state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped", info: { pid?: number | undefined; error?: string }) => void;
 }
@@ -130,6 +136,9 @@ export class Supervisor {
   private readonly stderrTail = new Tail();
   private restartTimer: NodeJS.Timeout | undefined;
   private generation = 0;
+  private standby: { child: ChildHandle; ready: boolean } | undefined;
+  private standbyTimer: NodeJS.Timeout | undefined;
+  private standbyFailures = 0;
 
   constructor(private readonly o: SupervisorOptions) {
     this.backoff = o.restartInitialMs;
@@ -157,6 +166,7 @@ export class Supervisor {
 
   /** Let go of the process without stopping it: a successor supervises it now. */
   release(): ChildHandle | undefined {
+    void this.stopStandby();
     const child = this.child;
     this.stopping = true;
     this.generation++;
@@ -185,12 +195,71 @@ export class Supervisor {
     });
     try {
       await waitForSocket(this.o.socketPath, this.o.startTimeoutMs, () => !exited);
-      if (!(await this.o.ready())) throw new Error("agent accepted connections but /healthz did not answer");
+      if (!(await this.o.ready(this.o.socketPath))) throw new Error("agent accepted connections but /healthz did not answer");
     } catch (err) {
       if (!exited) child.kill("SIGKILL");
       throw new Error(`${this.o.name} did not become ready: ${(err as Error).message}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`);
     }
     this.o.onState("ready", { pid: child.pid });
+    if (!this.standby) this.startStandby();
+  }
+
+  /** Start the warm standby (when configured) and wait in the background until it is ready. */
+  private startStandby(): void {
+    const path = this.o.standbySocketPath;
+    if (!path || this.stopping || this.standby) return;
+    const [cmd, ...args] = this.o.command;
+    const child = this.o.spawner(cmd!, [...args, "--listen", path], { ...process.env, ...this.o.env } as Record<string, string>);
+    const entry = { child, ready: false };
+    this.standby = entry;
+    this.drain(child.stdout, "stdout");
+    this.drain(child.stderr, "stderr");
+    let exited = false;
+    void child.exited.then((r) => {
+      exited = true;
+      if (this.child === child) return; // promoted: its exit is the agent's (watched below)
+      if (this.standby === entry) this.standby = undefined;
+      if (this.stopping) return;
+      // A standby that keeps dying is given up on: the agent still restarts the ordinary way.
+      if (++this.standbyFailures >= 3) {
+        this.o.log.warn({ event: "standby_failed", code: r.code, signal: r.signal }, "warm standby keeps exiting; restarts are cold from now on");
+        return;
+      }
+      this.standbyTimer = setTimeout(() => this.startStandby(), this.o.restartInitialMs);
+    });
+    void waitForSocket(path, this.o.startTimeoutMs, () => !exited)
+      .then(() => this.o.ready(path))
+      .then((ok) => {
+        if (ok && this.standby === entry) {
+          entry.ready = true;
+          this.standbyFailures = 0;
+          this.o.log.info({ event: "standby_ready", pid: child.pid }, "warm standby ready");
+        } else if (!exited) child.kill("SIGKILL");
+      })
+      .catch(() => {
+        if (!exited) child.kill("SIGKILL");
+      });
+  }
+
+  /** The agent exited: put the ready standby in its place (rename its socket onto the agent's). */
+  private promoteStandby(error: string): boolean {
+    const s = this.standby;
+    if (!s?.ready || this.stopping || !this.o.standbySocketPath) return false;
+    try {
+      renameSync(this.o.standbySocketPath, this.o.socketPath);
+    } catch {
+      return false;
+    }
+    this.standby = undefined;
+    const gen = ++this.generation;
+    this.child = s.child;
+    void s.child.exited.then((r) => {
+      if (gen === this.generation) this.onExit(r);
+    });
+    this.o.onState("restarting", { error: `${error}; the warm standby (pid ${s.child.pid}) took over` });
+    this.o.onState("ready", { pid: s.child.pid });
+    this.startStandby();
+    return true;
   }
 
   private drain(stream: Readable, name: "stdout" | "stderr"): void {
@@ -228,9 +297,11 @@ export class Supervisor {
     this.restartTimes = this.restartTimes.filter((t) => now - t < this.o.crashLoopWindowMs);
     if (this.restartTimes.length >= this.o.crashLoopRestarts) {
       this.o.onState("failed", { error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}` });
+      void this.stopStandby();
       return;
     }
     this.restartTimes.push(now);
+    if (this.promoteStandby(error)) return;
     const delay = this.backoff;
     this.backoff = Math.min(this.backoff * 2, this.o.restartMaxMs);
     this.o.onState("restarting", { error: `${error}; restarting in ${delay} ms` });
@@ -250,15 +321,28 @@ export class Supervisor {
     this.child?.kill("SIGKILL");
   }
 
+  private stopStandby(): Promise<unknown> {
+    clearTimeout(this.standbyTimer);
+    const s = this.standby;
+    this.standby = undefined;
+    if (!s) return Promise.resolve();
+    s.child.kill("SIGTERM");
+    const timer = setTimeout(() => s.child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
+    return s.child.exited.finally(() => clearTimeout(timer));
+  }
+
   /** SIGTERM, then SIGKILL after the grace period; no restart. */
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
+    const standby = this.stopStandby();
     const child = this.child;
-    if (!child) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
-    await child.exited;
-    clearTimeout(timer);
+    if (child) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
+      await child.exited;
+      clearTimeout(timer);
+    }
+    await standby;
   }
 }

@@ -44,6 +44,7 @@ describe("aip up (embedded) end to end", () => {
     writeFileSync(config, JSON.stringify({
       socket: sock, agent_socket_dir: join(t.dir, "agents"),
       agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(ROOT, "manifests/dummy.json") }],
+      limits: { warm_standby: "off" }, // one child process to account for (the standby has its own test)
     }));
     up = spawn(AIP, ["up", "--config", config, "--log", logFile, "--health-port", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
     up.stdout!.resume();
