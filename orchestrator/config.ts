@@ -84,7 +84,8 @@ export type CanaryConfig = z.infer<typeof CanaryConfigSchema>;
 export const AgencyConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   socket: z.string().min(1).default("./run/aip.sock"),
-  agent_socket_dir: z.string().min(1).default("./run/agents"),
+  /** Agents' sockets; default `agents/` beside the orchestrator socket (README "Configuration"). */
+  agent_socket_dir: z.string().min(1).optional(),
   mode: z.enum(["embedded", "systemd"]).default("embedded"),
   /** Group allowed to connect (socket 0660); absent = owner only (0600). */
   socket_group: z.string().min(1).optional(),
@@ -181,7 +182,7 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
   }
   const c = parsed.data;
   const abs = (p: string, from = baseDir): string => (isAbsolute(p) ? p : resolve(from, p));
-  const agentSocketDir = abs(c.agent_socket_dir);
+  const agentSocketDir = c.agent_socket_dir !== undefined ? abs(c.agent_socket_dir) : join(dirname(abs(c.socket)), "agents");
   const names = new Set<string>();
   for (const [i, a] of c.agents.entries()) {
     if (names.has(a.name)) throw new ConfigError(`Invalid agency config ${source}:\n  agents[${i}].name: duplicate agent name "${a.name}"`);

@@ -12,6 +12,9 @@ describe("state_dir derivation", () => {
     expect(parseConfig({ agents }, "/opt/aip").stateDir).toBe("/opt/aip/run/state");
     expect(parseConfig({ agents, socket: "/tmp/x/y/aip.sock" }, ROOT).stateDir).toBe("/tmp/x/y/state");
     expect(parseConfig({ agents }, ROOT, { AIP_SOCKET: "/tmp/t1/aip.sock" }).stateDir).toBe("/tmp/t1/state");
+    // The agents' sockets too: a config that names only its socket keeps everything beside it.
+    expect(parseConfig({ agents, socket: "/tmp/x/y/aip.sock" }, ROOT).agentSocketDir).toBe("/tmp/x/y/agents");
+    expect(parseConfig({ agents }, "/opt/aip").agentSocketDir).toBe("/opt/aip/run/agents");
   });
 
   it("systemd: $STATE_DIRECTORY (StateDirectory=), else /var/lib/aip", () => {
