@@ -91,6 +91,8 @@ export const AgencyConfigSchema = z.strictObject({
   socket_group: z.string().min(1).optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
+  /** Address the probe port binds: 127.0.0.1, or 0.0.0.0 in a pod, where kubelet probes the pod's IP. */
+  health_host: z.enum(["127.0.0.1", "0.0.0.0", "::1", "::"]).default("127.0.0.1"),
   /** Sandbox vetting of agent executables: required (default in systemd mode), warn (default embedded), off. */
   vetting: z.enum(["required", "warn", "off"]).optional(),
   /** The vetting policy file (default manifests/vet-policy.json). */
@@ -122,6 +124,7 @@ export interface AgencyConfig {
   mode: "embedded" | "systemd";
   socketGroup: string | undefined;
   healthPort: number | undefined;
+  healthHost: string;
   stateDir: string;
   vetting: "required" | "warn" | "off";
   vetPolicy: string | undefined;
@@ -148,6 +151,7 @@ const ENV_OVERRIDES = {
   AIP_MODE: "mode",
   AIP_SOCKET_GROUP: "socket_group",
   AIP_HEALTH_PORT: "health_port",
+  AIP_HEALTH_HOST: "health_host",
   AIP_STATE_DIR: "state_dir",
   AIP_VETTING: "vetting",
 } as const;
@@ -195,6 +199,7 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
     mode: c.mode,
     socketGroup: c.socket_group,
     healthPort: c.health_port,
+    healthHost: c.health_host,
     stateDir: c.state_dir !== undefined ? abs(c.state_dir) : defaultStateDir(c.mode, abs(c.socket), env),
     vetting: c.vetting ?? (c.mode === "systemd" ? "required" : "warn"),
     vetPolicy: c.vet_policy ? abs(c.vet_policy) : undefined,

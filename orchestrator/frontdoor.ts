@@ -83,7 +83,7 @@ export function listenFrontDoor(o: Orchestrator, inherited?: { fd: number; from:
 export const PROBE_ROUTES = ["/livez", "/readyz", "/healthz", "/metrics"] as const;
 
 /** GET /livez, /readyz, /healthz and /metrics only, on 127.0.0.1:port, for probes that cannot reach a Unix socket. */
-export function listenHealthPort(o: Orchestrator, port: number): Promise<Server> {
+export function listenHealthPort(o: Orchestrator, port: number, host = o.config.healthHost): Promise<Server> {
   const r = routes(o);
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
@@ -98,6 +98,6 @@ export function listenHealthPort(o: Orchestrator, port: number): Promise<Server>
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }
