@@ -48,7 +48,8 @@ describe("/livez and /readyz", () => {
 
 describe("aip health", () => {
   it("shows a degraded agent as degraded (exit 0), and fails it with --strict", async () => {
-    agency = await startAgency([{ name: "heavy", capabilities: ["echo"], cpu: "2000m", env: { FIXTURE_DEGRADED: "no model configured" } }, { name: "light", capabilities: ["echo"] }]);
+    // A fixed load of 0: this machine's real load must not take the heavy agent out of rotation here.
+    agency = await startAgency([{ name: "heavy", capabilities: ["echo"], cpu: "2000m", env: { FIXTURE_DEGRADED: "no model configured" } }, { name: "light", capabilities: ["echo"] }], {}, { load: new FixedLoadSampler(0) });
     const plain = await aipHealth();
     expect(plain.stdout).toMatch(/^heavy\s+1\.0\.0\s+degraded\s+.*no model configured$/m);
     expect(plain.stdout).toMatch(/^light\s+1\.0\.0\s+healthy\s/m);
