@@ -28,6 +28,8 @@ export class AgentRecord {
   health: HealthInfo = { checked_at: null, ok: false, consecutive_failures: 0, report: null };
   circuit = { open: false, failures: 0, opened_at: null as string | null };
   admission: { admitted: boolean; reason: string | null } = { admitted: true, reason: null };
+  /** Consecutive CPU samples pushing the admission the other way (the resource rule's hysteresis). */
+  admissionStreak = 0;
   manifestMismatch: string[] = [];
   /** False until the checked-in manifest was compared with what the agent printed (in the vetting run). */
   registered = true;

@@ -46,6 +46,8 @@ const LimitsConfigSchema = z.strictObject({
   max_queue: z.number().int().min(0).default(256),
   health_interval_ms: z.number().int().positive().default(2000),
   health_timeout_ms: z.number().int().positive().default(1000),
+  /** While an agent is unhealthy or its circuit open, it is probed this often (back in rotation once it answers). */
+  reprobe_ms: z.number().int().positive().default(200),
   /** Consecutive failed probes before an agent is marked unhealthy. */
   unhealthy_after: z.number().int().positive().default(2),
   /** Embedded mode: an agent failing this many probes in a row is killed and restarted (0 = only report). */
@@ -54,8 +56,17 @@ const LimitsConfigSchema = z.strictObject({
   circuit_failures: z.number().int().positive().default(5),
   /** Host CPU load (0-1) above which agents declaring >= 1000m leave rotation, if a lighter one can serve. */
   cpu_threshold: z.number().min(0).max(1).default(0.85),
+  /** Back in rotation once the load is below this (0-1); between it and cpu_threshold nothing changes. */
+  cpu_readmit_below: z.number().min(0).max(1).default(0.75),
+  /** Consecutive samples beyond a threshold before an agent leaves or rejoins rotation. */
+  cpu_samples: z.number().int().positive().default(3),
   cpu_sample_ms: z.number().int().positive().default(1000),
   restart_initial_ms: z.number().int().positive().default(100),
+  /**
+   * Embedded: keep a second, ready process per agent; when the agent dies it takes over at once (README
+   * "Supervisor"). light: agents declaring < 1000m CPU (no model: a second copy is cheap); all; off.
+   */
+  warm_standby: z.enum(["off", "light", "all"]).default("light"),
   restart_max_ms: z.number().int().positive().default(10_000),
   /** More than this many restarts within `crash_loop_window_ms` marks the agent failed. */
   crash_loop_restarts: z.number().int().positive().default(5),
@@ -87,7 +98,8 @@ export type CanaryConfig = z.infer<typeof CanaryConfigSchema>;
 export const AgencyConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   socket: z.string().min(1).default("./run/aip.sock"),
-  agent_socket_dir: z.string().min(1).default("./run/agents"),
+  /** Agents' sockets; default `agents/` beside the orchestrator socket (README "Configuration"). */
+  agent_socket_dir: z.string().min(1).optional(),
   mode: z.enum(["embedded", "systemd"]).default("embedded"),
   /** Group allowed to connect (socket 0660); absent = owner only (0600). */
   socket_group: z.string().min(1).optional(),
@@ -102,12 +114,14 @@ export const AgencyConfigSchema = z.strictObject({
   workspace_roots: z.array(z.string().min(1).refine((p) => isAbsolute(p), "expected an absolute path")).optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
+  /** Address the probe port binds: 127.0.0.1, or 0.0.0.0 in a pod, where kubelet probes the pod's IP. */
+  health_host: z.enum(["127.0.0.1", "0.0.0.0", "::1", "::"]).default("127.0.0.1"),
   /** Sandbox vetting of agent executables: required (default in systemd mode), warn (default embedded), off. */
   vetting: z.enum(["required", "warn", "off"]).optional(),
   /** The vetting policy file (default manifests/vet-policy.json). */
   vet_policy: z.string().min(1).optional(),
-  /** Persistent state (canary rollouts, vetting cache). */
-  state_dir: z.string().min(1).default("./run/state"),
+  /** Persistent state (canary rollouts, vetting cache); default derived by `defaultStateDir`. */
+  state_dir: z.string().min(1).optional(),
   agents: z.array(AgentConfigSchema).min(1),
   canary: CanaryConfigSchema.default(() => CanaryConfigSchema.parse({})),
   limits: LimitsConfigSchema.default(() => LimitsConfigSchema.parse({})),
@@ -145,6 +159,7 @@ export interface AgencyConfig {
   /** Allowed workspace roots, passed to every agent as AIP_WORKSPACE_ROOTS. */
   workspaceRoots: string[];
   healthPort: number | undefined;
+  healthHost: string;
   stateDir: string;
   vetting: "required" | "warn" | "off";
   vetPolicy: string | undefined;
@@ -173,9 +188,25 @@ const ENV_OVERRIDES = {
   AIP_ADMIN_SOCKET: "admin_socket",
   AIP_WORKSPACE_ROOTS: "workspace_roots",
   AIP_HEALTH_PORT: "health_port",
+  AIP_HEALTH_HOST: "health_host",
   AIP_STATE_DIR: "state_dir",
   AIP_VETTING: "vetting",
 } as const;
+
+// --- state_dir derivation (README "Configuration") ---
+/** Where systemd mode keeps its state when the unit sets no `StateDirectory=`. */
+export const SYSTEMD_STATE_DIR = "/var/lib/aip";
+
+/**
+ * The state directory when the config names none. systemd mode: `$STATE_DIRECTORY` (set by the unit's
+ * `StateDirectory=`), else /var/lib/aip. Embedded mode: beside the socket (`<socket dir>/state`), so
+ * every agency - a test's temporary one included - has its own and none shares the checkout's.
+ */
+export function defaultStateDir(mode: "embedded" | "systemd", socket: string, env: NodeJS.ProcessEnv): string {
+  if (mode === "systemd") return env.STATE_DIRECTORY?.split(":")[0] || SYSTEMD_STATE_DIR;
+  return join(dirname(socket), "state");
+}
+// --- end state_dir derivation ---
 
 /** Validate a raw config object (after env overrides) and resolve its paths. */
 export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEnv = {}, source = "config"): AgencyConfig {
@@ -192,7 +223,7 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
   }
   const c = parsed.data;
   const abs = (p: string, from = baseDir): string => (isAbsolute(p) ? p : resolve(from, p));
-  const agentSocketDir = abs(c.agent_socket_dir);
+  const agentSocketDir = c.agent_socket_dir !== undefined ? abs(c.agent_socket_dir) : join(dirname(abs(c.socket)), "agents");
   const names = new Set<string>();
   for (const [i, a] of c.agents.entries()) {
     if (names.has(a.name)) throw new ConfigError(`Invalid agency config ${source}:\n  agents[${i}].name: duplicate agent name "${a.name}"`);
@@ -216,7 +247,8 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
     adminSocket: c.admin_api ? (c.admin_socket ? abs(c.admin_socket) : adminSocketFor(socket)) : undefined,
     workspaceRoots: workspaceRoots.map((p) => resolve(p)),
     healthPort: c.health_port,
-    stateDir: abs(c.state_dir),
+    healthHost: c.health_host,
+    stateDir: c.state_dir !== undefined ? abs(c.state_dir) : defaultStateDir(c.mode, abs(c.socket), env),
     vetting: c.vetting ?? (c.mode === "systemd" ? "required" : "warn"),
     vetPolicy: c.vet_policy ? abs(c.vet_policy) : undefined,
     canary: c.canary,

@@ -22,6 +22,41 @@ export interface RequestOutcome {
   /** The failure is the agent's or ours (5xx), not the client's. */
   server_error: boolean;
   timings_ms: Record<string, number>;
+  /** A model-backed answer's token accounting (complete's `inference`, summarize's `model`). */
+  model?: ModelAccounting;
+}
+
+export interface ModelAccounting {
+  prompt_tokens: number;
+  kv_reused_tokens: number;
+  generated_tokens: number;
+  inference_ms: number;
+}
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/**
+ * The token accounting a model-backed agent puts in its payload (README "Model-backed completion"):
+ * agent-complete's `prompt.tokens` + `inference` (its attempts' `inference_ms`), summarize's `model`.
+ */
+export function modelAccounting(response: AipResponse): ModelAccounting | undefined {
+  if (response.status !== "success" || typeof response.payload !== "object" || response.payload === null) return undefined;
+  const p = response.payload as Record<string, unknown>;
+  const inference = p.inference as Record<string, unknown> | undefined;
+  if (inference && typeof inference === "object") {
+    const attempts = Array.isArray(inference.attempts) ? (inference.attempts as Record<string, unknown>[]) : [];
+    return {
+      prompt_tokens: num((p.prompt as Record<string, unknown> | undefined)?.tokens),
+      kv_reused_tokens: num(inference.kv_reused_tokens),
+      generated_tokens: num(inference.generated_tokens),
+      inference_ms: attempts.reduce((sum, a) => sum + num(a.inference_ms), 0),
+    };
+  }
+  const model = p.model as Record<string, unknown> | undefined;
+  if (model && typeof model === "object" && "generated_tokens" in model) {
+    return { prompt_tokens: num(model.prompt_tokens), kv_reused_tokens: num(model.kv_reused_tokens), generated_tokens: num(model.generated_tokens), inference_ms: num(model.inference_ms) };
+  }
+  return undefined;
 }
 
 export interface ForwardDeps {
@@ -55,6 +90,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
       response.version ??= agent.version;
     }
     const code = response.status === "success" ? "success" : response.error.type;
+    const model = modelAccounting(response);
     deps.onOutcome({
       trace_id: traceId,
       action,
@@ -63,6 +99,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
       outcome: code,
       server_error: response.status === "error" && response.error.status >= 500,
       timings_ms: timings,
+      ...(model ? { model } : {}),
     });
     return response;
   };

@@ -47,6 +47,14 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
     ...admin,
     "GET /v1/schema": async () => ({ status: 200, body: publishedDocs().schema, contentType: "application/schema+json" }),
     "GET /openapi.json": async () => ({ status: 200, body: publishedDocs().openapi }),
+    "GET /livez": async () => {
+      const h = o.livez();
+      return json(h.httpStatus, h.body);
+    },
+    "GET /readyz": async () => {
+      const h = o.readyz();
+      return json(h.httpStatus, h.body);
+    },
     "GET /healthz": async () => {
       const h = o.healthz();
       return json(h.httpStatus, h.body);
@@ -106,10 +114,15 @@ export async function listenAdmin(o: Orchestrator): Promise<AipServer | undefine
   });
 }
 
-/** Listen on the orchestrator socket (same framing and limits as every agent). */
-export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
+/**
+ * Listen on the orchestrator socket (same framing and limits as every agent); on `fd` when the socket
+ * was handed over (systemd socket activation, a reload).
+ */
+export function listenFrontDoor(o: Orchestrator, inherited?: { fd: number; from: "systemd" | "reload" }): Promise<AipServer> {
   return AipServer.listen({
     socketPath: o.config.socket,
+    // systemd's socket file is systemd's; one a reload handed over is still this agency's own.
+    ...(inherited ? { fd: inherited.fd, ownsFile: inherited.from === "reload" } : {}),
     ...(o.config.socketGroup !== undefined ? { group: o.config.socketGroup } : {}),
     limits: serverLimits(o),
     invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection),
@@ -118,14 +131,17 @@ export function listenFrontDoor(o: Orchestrator): Promise<AipServer> {
   });
 }
 
-/** GET /healthz and /metrics only, on 127.0.0.1:port, for probes that cannot reach a Unix socket. */
-export function listenHealthPort(o: Orchestrator, port: number): Promise<Server> {
+/** The probe routes the 127.0.0.1 port serves; nothing else (no invoke, no admin) is reachable there. */
+export const PROBE_ROUTES = ["/livez", "/readyz", "/healthz", "/metrics"] as const;
+
+/** GET /livez, /readyz, /healthz and /metrics only, on 127.0.0.1:port, for probes that cannot reach a Unix socket. */
+export function listenHealthPort(o: Orchestrator, port: number, host = o.config.healthHost): Promise<Server> {
   const r = routes(o);
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-    const handler = req.method === "GET" && (path === "/healthz" || path === "/metrics") ? r[`GET ${path}`] : undefined;
+    const handler = req.method === "GET" && (PROBE_ROUTES as readonly string[]).includes(path) ? r[`GET ${path}`] : undefined;
     if (!handler) {
-      res.writeHead(404, { "Content-Type": "text/plain" }).end("only GET /healthz and GET /metrics are served here\n");
+      res.writeHead(404, { "Content-Type": "text/plain" }).end(`only GET ${PROBE_ROUTES.join(", ")} are served here\n`);
       return;
     }
     void handler({ signal: new AbortController().signal, url: new URL(req.url ?? "/", "http://127.0.0.1"), body: undefined }).then((out) => {
@@ -134,6 +150,6 @@ export function listenHealthPort(o: Orchestrator, port: number): Promise<Server>
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }

@@ -24,8 +24,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Take the lock of `dir` for this process; throws LockedError when a live orchestrator holds it. Returns the release. */
-export function lockSocketDir(dir: string): () => void {
+/**
+ * Take the lock of `dir` for this process; throws LockedError when a live orchestrator holds it.
+ * `takeOverFrom`: the pid of the orchestrator this one succeeds (a reload), whose lock it takes.
+ * Returns the release.
+ */
+export function lockSocketDir(dir: string, takeOverFrom?: number): () => void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, "orchestrator.lock");
   const tmp = `${path}.${process.pid}`;
@@ -50,7 +54,7 @@ export function lockSocketDir(dir: string): () => void {
       } catch {
         continue; // removed meanwhile: try again
       }
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) throw new LockedError(path, owner);
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && owner !== takeOverFrom && alive(owner)) throw new LockedError(path, owner);
       // Stale (the owner is gone) or unreadable: take it over.
       try {
         unlinkSync(path);

@@ -17,15 +17,14 @@ import { checkedInManifest, printedManifest, registration } from "./registration
 import { agentEnvironment } from "./agent-env.js";
 import { parseManifest } from "../protocol/manifest.js";
 import { homedir } from "node:os";
-import { dirname } from "node:path";
 import type { VetReport } from "./vet/report.js";
 import { applyResourceRule, candidates, choose } from "./router.js";
-import { Supervisor, execaSpawner, type Spawner } from "./supervisor.js";
+import { Supervisor, adoptedChild, execaSpawner, type ChildHandle, type Spawner } from "./supervisor.js";
 import { Supersession, scopeToConnection } from "./supersede.js";
 import { lockSocketDir } from "./lock.js";
 import { VetCache, admission, loadPolicy, vetAgent, vettingSummary, type VetPolicy } from "./vet/index.js";
 import { CanaryController } from "./canary/controller.js";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /** Request lines for client errors (4xx but cancellations) logged per second at most; the others are counted in `suppressed`. */
 const CLIENT_ERROR_LOG_PER_S = 50;
@@ -37,6 +36,26 @@ export interface OrchestratorDeps {
   transport?: TransportFactory;
   load?: LoadSampler;
   sizing?: SizingStrategy;
+  /** Agents a reloading predecessor hands over (embedded mode): adopted instead of started. */
+  adopt?: AdoptedAgent[];
+}
+
+/** An agent process handed over by a reload: which one it is and where its output pipes arrive. */
+export interface AdoptedAgent {
+  name: string;
+  version: string;
+  socket: string;
+  pid: number;
+  stdout_fd: number;
+  stderr_fd: number;
+}
+
+/** A running agent process a reload can hand to its successor. */
+export interface Handoff {
+  name: string;
+  version: string;
+  socket: string;
+  child: ChildHandle;
 }
 
 export class Orchestrator {
@@ -52,8 +71,11 @@ export class Orchestrator {
   private checking: Promise<unknown> | undefined;
   private readonly started = Date.now();
   private stopped = false;
+  /** Every agent has been registered and brought up once (start() returned). */
+  private startedUp = false;
   canary!: CanaryController;
   private readonly supersession = new Supersession();
+  private readonly reprobing = new Set<AgentRecord>();
   private vetCache: VetCache | undefined;
   private vetPolicy: VetPolicy | undefined;
   private unlock: (() => void) | undefined;
@@ -67,7 +89,7 @@ export class Orchestrator {
     this.logDestination = dest === false ? false : openDestination(dest);
     this.log = createLogger({ agentName: "orchestrator", destination: this.logDestination });
     this.load = deps.load ?? new CpuLoadSampler(config.limits.cpu_sample_ms);
-    this.metrics = new Metrics(() => this.agents, (name) => this.canary?.percent(name) ?? 0);
+    this.metrics = new Metrics({ agents: () => this.agents, canaryPercent: (name) => this.canary?.percent(name) ?? 0, cpuLoad: () => this.load.current() });
   }
 
   /** A logger whose lines carry the agent's name (for its drained output and its lifecycle events). */
@@ -109,7 +131,10 @@ export class Orchestrator {
           if (promoted) this.agentLog(a.name).warn({ event: "promotion_dropped", version: promoted.version }, `promoted version ${promoted.version} is no longer declared in the config; running the config's version`);
           return this.registerAgent(a);
         }
-        return this.newRecord(declared, promoted.manifest, "stable");
+        // In embedded mode the stable version always listens on the config's socket: state on disk
+        // (a stale canary.json) never moves it. Under systemd the promoted instance is the versioned unit.
+        const socket = this.config.mode === "embedded" ? a.socket : declared.socket;
+        return this.newRecord({ ...declared, socket }, promoted.manifest, "stable");
       }),
     );
     await Promise.all(records.map((r) => this.vet(r)));
@@ -120,6 +145,7 @@ export class Orchestrator {
     this.loadTimer = setInterval(() => this.applyLoad(), this.config.limits.cpu_sample_ms).unref();
     this.applyLoad();
     this.scheduleHealth();
+    this.startedUp = true;
   }
 
   private newRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole): AgentRecord {
@@ -303,12 +329,20 @@ export class Orchestrator {
       crashLoopRestarts: l.crash_loop_restarts,
       crashLoopWindowMs: l.crash_loop_window_ms,
       shutdownGraceMs: l.shutdown_grace_ms,
-      ready: async () => applyProbeResult(record, await probe(record.socketPath, l.health_timeout_ms)),
+      ready: async (socket) => {
+        const result = await probe(socket, l.health_timeout_ms);
+        return socket === record.socketPath ? applyProbeResult(record, result) : result.ok;
+      },
+      ...((l.warm_standby === "all" || (l.warm_standby === "light" && !record.heavy)) && record.role !== "retained" ? { standbySocketPath: standbyPath(record.socketPath) } : {}),
       onState: (state, info) => this.onSupervisorState(record, state, info),
     });
     this.supervisors.set(record, supervisor);
+    const adopted = this.deps.adopt?.find((x) => x.name === record.name && x.version === record.version && x.socket === record.socketPath);
     try {
-      await supervisor.start();
+      if (adopted) {
+        log.info({ event: "agent_adopted", pid: adopted.pid }, "agent handed over by the previous orchestrator");
+        await supervisor.adopt(adoptedChild(adopted.pid, adopted.stdout_fd, adopted.stderr_fd));
+      } else await supervisor.start();
     } catch (err) {
       record.lastError = (err as Error).message;
       log.error({ event: "start_failed", err: (err as Error).message }, (err as Error).message);
@@ -324,6 +358,7 @@ export class Orchestrator {
         log.info({ event: "agent_starting", pid: info.pid }, "starting agent");
         break;
       case "ready":
+        if (info.pid !== undefined) record.pid = info.pid;
         record.state = "healthy";
         record.circuit = { open: false, failures: 0, opened_at: null };
         log.info({ event: "agent_ready", pid: info.pid }, "agent ready");
@@ -354,7 +389,8 @@ export class Orchestrator {
 
   private applyLoad(): void {
     const load = this.load.current();
-    for (const a of applyResourceRule(this.agents, load, this.config.limits.cpu_threshold)) {
+    const l = this.config.limits;
+    for (const a of applyResourceRule(this.agents, load, { threshold: l.cpu_threshold, readmitBelow: Math.min(l.cpu_readmit_below, l.cpu_threshold), samples: l.cpu_samples })) {
       this.metrics.event("admission_changed", a.name);
       this.agentLog(a.name).warn(
         { event: a.admission.admitted ? "admitted" : "out_of_rotation", cpu_load: Math.round(load * 100) / 100, reason: a.admission.reason },
@@ -381,6 +417,7 @@ export class Orchestrator {
         const changed = applyProbe(a, result, enforce ? 1 : l.unhealthy_after);
         const log = this.agentLog(a.name);
         if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
+        if (a.state === "unhealthy") this.reprobe(a);
         let action = "none";
         const stuck = l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after;
         if ((enforce || stuck) && !result.ok) {
@@ -401,6 +438,30 @@ export class Orchestrator {
     );
   }
 
+  /**
+   * While an agent is unhealthy or its circuit is open, probe it every `reprobe_ms` instead of waiting
+   * for the periodic check: a restarted, resumed (SIGCONT) or recovered agent is back in rotation at once.
+   */
+  private reprobe(agent: AgentRecord): void {
+    if (this.reprobing.has(agent) || this.stopped) return;
+    this.reprobing.add(agent);
+    const l = this.config.limits;
+    const step = (): void => {
+      const needed = this.agents.includes(agent) && (agent.state === "unhealthy" || (agent.state === "healthy" && agent.circuit.open));
+      if (!needed || this.stopped) {
+        this.reprobing.delete(agent);
+        return;
+      }
+      void probe(agent.socketPath, l.health_timeout_ms).then((result) => {
+        if (result.ok && applyProbe(agent, result, l.unhealthy_after)) {
+          this.agentLog(agent.name).info({ event: "health_changed", state: agent.state, reprobe: true }, `health: ${agent.state}`);
+        }
+        setTimeout(step, l.reprobe_ms).unref();
+      });
+    };
+    setTimeout(step, l.reprobe_ms).unref();
+  }
+
   /** Health-check every agent now (SIGUSR1, admin route); unresponsive agents are killed and restarted. */
   checkNow(): Promise<Record<string, unknown>[]> {
     const run = this.runHealth(true);
@@ -418,6 +479,7 @@ export class Orchestrator {
           agent.circuit = { open: true, failures: agent.circuit.failures, opened_at: new Date().toISOString() };
           this.metrics.event("circuit_open", agent.name);
           this.agentLog(agent.name).error({ event: "circuit_open", failures: agent.circuit.failures }, "circuit opened after consecutive failures");
+          this.reprobe(agent);
         }
       },
       onAgentSuccess: (agent) => {
@@ -468,9 +530,67 @@ export class Orchestrator {
     };
   }
 
+  /** GET /livez: the process is alive and its event loop answers (it does not look at the agents). */
+  livez(): { httpStatus: number; body: Record<string, unknown> } {
+    return { httpStatus: 200, body: { status: "alive", pid: process.pid, uptime_s: Math.round((Date.now() - this.started) / 1000) } };
+  }
+
+  /**
+   * GET /readyz: 200 when every configured action has an available agent (healthy, circuit closed,
+   * admitted), else 503 naming the actions that have none. Host CPU alone never makes it 503: the
+   * resource rule only takes a heavy agent out when a lighter one serves the same action.
+   */
+  readyz(): { httpStatus: number; body: Record<string, unknown> } {
+    const serving = this.agents.filter((a) => a.role !== "retained");
+    const actions = [...new Set(serving.flatMap((a) => a.manifest.capabilities))].sort();
+    const byAction: Record<string, string[]> = {};
+    const missing: string[] = [];
+    for (const action of actions) {
+      byAction[action] = serving.filter((a) => a.serves(action) && a.available).map((a) => `${a.name}@${a.version}`);
+      if (byAction[action].length === 0) missing.push(action);
+    }
+    const ready = this.startedUp && actions.length > 0 && missing.length === 0;
+    return {
+      httpStatus: ready ? 200 : 503,
+      body: {
+        status: ready ? "ready" : "not_ready",
+        ...(this.startedUp ? {} : { reason: "agents are still starting" }),
+        ...(missing.length > 0 ? { unavailable_actions: missing } : {}),
+        actions: byAction,
+      },
+    };
+  }
+
   /** The /v1/agents body: registered agents with their manifests. */
   agentList(): Record<string, unknown>[] {
     return this.agents.map((a) => ({ ...a.snapshot(), manifest: a.manifest, command: a.config.command }));
+  }
+
+  /** The running agent processes (embedded), for a reload to hand over; their output is paused meanwhile. */
+  handoffs(): Handoff[] {
+    const out: Handoff[] = [];
+    for (const [record, sup] of this.supervisors) {
+      const child = sup.current;
+      if (!child || child.pid === undefined) continue;
+      child.stdout.pause();
+      child.stderr.pause();
+      out.push({ name: record.name, version: record.version, socket: record.socketPath, child });
+    }
+    return out;
+  }
+
+  /** The successor did not start: read the agents' output again. */
+  resumeHandoffs(handoffs: Handoff[]): void {
+    for (const h of handoffs) {
+      h.child.stdout.resume();
+      h.child.stderr.resume();
+    }
+  }
+
+  /** The successor supervises the agents now: let go of them (stop() then leaves them running). */
+  releaseAgents(): void {
+    for (const sup of this.supervisors.values()) sup.release();
+    this.supervisors.clear();
   }
 
   /** Stop health checks, stop every agent (no orphans), close pools. */
@@ -486,6 +606,11 @@ export class Orchestrator {
     this.unlock?.();
     this.unlock = undefined;
   }
+}
+
+/** The warm standby's socket: beside the agent's, a dot-name (short: socket paths are limited to 107 bytes). */
+function standbyPath(socket: string): string {
+  return join(dirname(socket), `.${basename(socket, ".sock")}.standby`);
 }
 
 function applyProbeResult(record: AgentRecord, result: Awaited<ReturnType<typeof probe>>): boolean {

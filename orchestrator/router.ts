@@ -76,20 +76,41 @@ function load(a: AgentRecord): number {
   return (a.inflight + a.pool.stats().queued) / Math.max(1, a.pool.size);
 }
 
+/** The resource rule's thresholds (config `limits.cpu_threshold`, `cpu_readmit_below`, `cpu_samples`). */
+export interface AdmissionRule {
+  /** Out of rotation above this host CPU load (0-1)… */
+  threshold: number;
+  /** …and back in below this one (hysteresis: between the two nothing changes). */
+  readmitBelow: number;
+  /** Consecutive samples beyond a threshold before the admission changes. */
+  samples: number;
+}
+
 /**
- * The resource rule: above the CPU threshold, heavy agents (>= 1000m) leave rotation when a light agent
- * with one of the same capabilities is registered. Returns the agents whose admission changed.
+ * The resource rule: a heavy agent (>= 1000m) leaves rotation after `samples` samples in a row above
+ * `threshold` when a light agent with one of the same capabilities is registered, and comes back after
+ * `samples` samples in a row below `readmitBelow`. Returns the agents whose admission changed.
  */
-export function applyResourceRule(agents: AgentRecord[], load: number, threshold: number): AgentRecord[] {
+export function applyResourceRule(agents: AgentRecord[], load: number, rule: AdmissionRule): AgentRecord[] {
   const changed: AgentRecord[] = [];
   for (const a of agents) {
     const lighter = agents.some((b) => b !== a && !b.heavy && b.state !== "rejected" && b.manifest.capabilities.some((c) => a.serves(c)));
-    const out = a.heavy && load > threshold && lighter;
-    const reason = out ? `host CPU ${(load * 100).toFixed(0)}% > ${(threshold * 100).toFixed(0)}%; a lighter agent serves its capability` : null;
-    if (a.admission.admitted === out) {
-      a.admission = { admitted: !out, reason };
-      changed.push(a);
+    if (!a.heavy || !lighter) {
+      a.admissionStreak = 0;
+      if (!a.admission.admitted) {
+        a.admission = { admitted: true, reason: null };
+        changed.push(a);
+      }
+      continue;
     }
+    const pushing = a.admission.admitted ? load > rule.threshold : load < rule.readmitBelow;
+    a.admissionStreak = pushing ? a.admissionStreak + 1 : 0;
+    if (a.admissionStreak < rule.samples) continue;
+    a.admissionStreak = 0;
+    a.admission = a.admission.admitted
+      ? { admitted: false, reason: `host CPU ${(load * 100).toFixed(0)}% > ${(rule.threshold * 100).toFixed(0)}%; a lighter agent serves its capability` }
+      : { admitted: true, reason: null };
+    changed.push(a);
   }
   return changed;
 }

@@ -3,6 +3,8 @@
  * into the log, restarts it on exit with exponential backoff, and gives up on a crash loop.
  */
 import { execa } from "execa";
+import { Socket } from "node:net";
+import { renameSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { waitForSocket } from "../protocol/client.js";
@@ -14,10 +16,21 @@ export interface ChildHandle {
   stderr: Readable;
   exited: Promise<{ code: number | null; signal: string | null }>;
   kill(signal: NodeJS.Signals): void;
+  /** Stop this process waiting for the child (after a reload handed it over). */
+  unref?(): void;
 }
 
 /** Starts a process; injectable so supervisor logic can be driven by tests. */
 export type Spawner = (command: string, args: string[], env: Record<string, string>) => ChildHandle;
+
+/**
+ * Agent processes this orchestrator would leave behind if it exited: killed from its "exit" handler.
+ * (Not execa's `cleanup`, which cannot let go of a process: a reload hands the agents to its successor.)
+ */
+const owned = new Set<ChildHandle>();
+process.on("exit", () => {
+  for (const c of owned) c.kill("SIGTERM");
+});
 
 export const execaSpawner: Spawner = (command, args, env) => {
   const child = execa(command, args, {
@@ -27,11 +40,11 @@ export const execaSpawner: Spawner = (command, args, env) => {
     stdout: "pipe",
     stderr: "pipe",
     reject: false,
-    cleanup: true,
+    cleanup: false,
     buffer: false,
     detached: false,
   });
-  return {
+  const handle: ChildHandle = {
     pid: child.pid,
     stdout: child.stdout,
     stderr: child.stderr,
@@ -39,8 +52,46 @@ export const execaSpawner: Spawner = (command, args, env) => {
     kill: (signal) => {
       child.kill(signal);
     },
+    unref: () => child.unref(),
   };
+  owned.add(handle);
+  void handle.exited.then(() => owned.delete(handle));
+  return handle;
 };
+
+/** Stop killing `child` when this process exits (it was handed to a successor). */
+export function disown(child: ChildHandle): void {
+  owned.delete(child);
+}
+
+/**
+ * An agent process another orchestrator started and handed over (a reload): its output pipes arrive
+ * as inherited descriptors, and it is not our child, so its end is seen as the end of its stdout plus
+ * the pid gone (polled; there is no waitpid for a non-child).
+ */
+export function adoptedChild(pid: number, stdoutFd: number, stderrFd: number): ChildHandle {
+  const stdout = new Socket({ fd: stdoutFd, readable: true, writable: false });
+  const stderr = new Socket({ fd: stderrFd, readable: true, writable: false });
+  const alive = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    const check = (): void => {
+      if (!alive()) resolve({ code: null, signal: null });
+      else setTimeout(check, 20).unref();
+    };
+    stdout.once("close", check);
+  });
+  const handle: ChildHandle = { pid, stdout, stderr, exited, kill: (signal) => alive() && process.kill(pid, signal) };
+  owned.add(handle);
+  void exited.then(() => owned.delete(handle));
+  return handle;
+}
 
 export interface SupervisorOptions {
   name: string;
@@ -56,8 +107,13 @@ export interface SupervisorOptions {
   crashLoopRestarts: number;
   crashLoopWindowMs: number;
   shutdownGraceMs: number;
-  /** Readiness beyond "the socket accepts" (e.g. /healthz answers). */
-  ready: () => Promise<boolean>;
+  /** Readiness beyond "the socket accepts" (e.g. /healthz answers), probed on the given socket. */
+  ready: (socketPath: string) => Promise<boolean>;
+  /**
+   * Warm standby: a second process kept ready on this socket path; when the agent exits, the standby's
+   * socket is renamed onto the agent's (an atomic rename), so it serves at once, and a new standby starts.
+   */
+  standbySocketPath?: string;
   /** Lifecycle callbacks into the registry. */
   onState: (state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped", info: { pid?: number | undefined; error?: string }) => void;
 }
@@ -82,6 +138,9 @@ export class Supervisor {
   private readonly stderrTail = new Tail();
   private restartTimer: NodeJS.Timeout | undefined;
   private generation = 0;
+  private standby: { child: ChildHandle; ready: boolean } | undefined;
+  private standbyTimer: NodeJS.Timeout | undefined;
+  private standbyFailures = 0;
 
   constructor(private readonly o: SupervisorOptions) {
     this.backoff = o.restartInitialMs;
@@ -91,12 +150,42 @@ export class Supervisor {
     return this.child?.pid;
   }
 
+  /** The running process (its output pipes are what a reload hands over). */
+  get current(): ChildHandle | undefined {
+    return this.child;
+  }
+
   /** Spawn and wait until ready; rejects with the reason if it exits or does not become ready in time. */
   async start(): Promise<void> {
+    const [cmd, ...args] = this.o.command;
+    return this.watch(this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], this.o.env));
+  }
+
+  /** Take over a process already serving the socket (handed over by a reload), then supervise it as our own. */
+  adopt(child: ChildHandle): Promise<void> {
+    return this.watch(child);
+  }
+
+  /** Let go of the process without stopping it: a successor supervises it now. */
+  release(): ChildHandle | undefined {
+    void this.stopStandby();
+    const child = this.child;
+    this.stopping = true;
+    this.generation++;
+    clearTimeout(this.restartTimer);
+    this.child = undefined;
+    if (child) {
+      disown(child);
+      child.unref?.();
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }
+    return child;
+  }
+
+  private async watch(child: ChildHandle): Promise<void> {
     this.stopping = false;
     const gen = ++this.generation;
-    const [cmd, ...args] = this.o.command;
-    const child = this.o.spawner(cmd!, [...args, "--listen", this.o.socketPath], this.o.env);
     this.child = child;
     this.o.onState("starting", { pid: child.pid });
     this.drain(child.stdout, "stdout");
@@ -108,12 +197,71 @@ export class Supervisor {
     });
     try {
       await waitForSocket(this.o.socketPath, this.o.startTimeoutMs, () => !exited);
-      if (!(await this.o.ready())) throw new Error("agent accepted connections but /healthz did not answer");
+      if (!(await this.o.ready(this.o.socketPath))) throw new Error("agent accepted connections but /healthz did not answer");
     } catch (err) {
       if (!exited) child.kill("SIGKILL");
       throw new Error(`${this.o.name} did not become ready: ${(err as Error).message}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`);
     }
     this.o.onState("ready", { pid: child.pid });
+    if (!this.standby) this.startStandby();
+  }
+
+  /** Start the warm standby (when configured) and wait in the background until it is ready. */
+  private startStandby(): void {
+    const path = this.o.standbySocketPath;
+    if (!path || this.stopping || this.standby) return;
+    const [cmd, ...args] = this.o.command;
+    const child = this.o.spawner(cmd!, [...args, "--listen", path], this.o.env);
+    const entry = { child, ready: false };
+    this.standby = entry;
+    this.drain(child.stdout, "stdout");
+    this.drain(child.stderr, "stderr");
+    let exited = false;
+    void child.exited.then((r) => {
+      exited = true;
+      if (this.child === child) return; // promoted: its exit is the agent's (watched below)
+      if (this.standby === entry) this.standby = undefined;
+      if (this.stopping) return;
+      // A standby that keeps dying is given up on: the agent still restarts the ordinary way.
+      if (++this.standbyFailures >= 3) {
+        this.o.log.warn({ event: "standby_failed", code: r.code, signal: r.signal }, "warm standby keeps exiting; restarts are cold from now on");
+        return;
+      }
+      this.standbyTimer = setTimeout(() => this.startStandby(), this.o.restartInitialMs);
+    });
+    void waitForSocket(path, this.o.startTimeoutMs, () => !exited)
+      .then(() => this.o.ready(path))
+      .then((ok) => {
+        if (ok && this.standby === entry) {
+          entry.ready = true;
+          this.standbyFailures = 0;
+          this.o.log.info({ event: "standby_ready", pid: child.pid }, "warm standby ready");
+        } else if (!exited) child.kill("SIGKILL");
+      })
+      .catch(() => {
+        if (!exited) child.kill("SIGKILL");
+      });
+  }
+
+  /** The agent exited: put the ready standby in its place (rename its socket onto the agent's). */
+  private promoteStandby(error: string): boolean {
+    const s = this.standby;
+    if (!s?.ready || this.stopping || !this.o.standbySocketPath) return false;
+    try {
+      renameSync(this.o.standbySocketPath, this.o.socketPath);
+    } catch {
+      return false;
+    }
+    this.standby = undefined;
+    const gen = ++this.generation;
+    this.child = s.child;
+    void s.child.exited.then((r) => {
+      if (gen === this.generation) this.onExit(r);
+    });
+    this.o.onState("restarting", { error: `${error}; the warm standby (pid ${s.child.pid}) took over` });
+    this.o.onState("ready", { pid: s.child.pid });
+    this.startStandby();
+    return true;
   }
 
   private drain(stream: Readable, name: "stdout" | "stderr"): void {
@@ -151,9 +299,11 @@ export class Supervisor {
     this.restartTimes = this.restartTimes.filter((t) => now - t < this.o.crashLoopWindowMs);
     if (this.restartTimes.length >= this.o.crashLoopRestarts) {
       this.o.onState("failed", { error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}` });
+      void this.stopStandby();
       return;
     }
     this.restartTimes.push(now);
+    if (this.promoteStandby(error)) return;
     const delay = this.backoff;
     this.backoff = Math.min(this.backoff * 2, this.o.restartMaxMs);
     this.o.onState("restarting", { error: `${error}; restarting in ${delay} ms` });
@@ -173,15 +323,28 @@ export class Supervisor {
     this.child?.kill("SIGKILL");
   }
 
+  private stopStandby(): Promise<unknown> {
+    clearTimeout(this.standbyTimer);
+    const s = this.standby;
+    this.standby = undefined;
+    if (!s) return Promise.resolve();
+    s.child.kill("SIGTERM");
+    const timer = setTimeout(() => s.child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
+    return s.child.exited.finally(() => clearTimeout(timer));
+  }
+
   /** SIGTERM, then SIGKILL after the grace period; no restart. */
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
+    const standby = this.stopStandby();
     const child = this.child;
-    if (!child) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
-    await child.exited;
-    clearTimeout(timer);
+    if (child) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), this.o.shutdownGraceMs + 1000);
+      await child.exited;
+      clearTimeout(timer);
+    }
+    await standby;
   }
 }

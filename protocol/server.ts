@@ -4,14 +4,15 @@
  */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
-import { lstat } from "node:fs/promises";
+import { lstat, rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { AipError, problem } from "./errors.js";
 import { errorResponse, httpStatusOf } from "./envelope.js";
 import { decodeJson } from "./json.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { serveNdjson } from "./ndjson.js";
 import type { AipResponse } from "./schemas.js";
-import { applySocketPermissions, prepareSocketPath, removeSocketFile } from "./socket-file.js";
+import { MAX_SOCKET_PATH_BYTES, applySocketPermissions, prepareSocketPath, removeSocketFile } from "./socket-file.js";
 import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
 import { traceIdOf } from "./validate.js";
@@ -58,10 +59,19 @@ export interface AipServerOptions {
   limits?: Partial<Limits>;
   /** Group that may connect: the socket becomes 0660 with this group; otherwise 0600. */
   group?: string | number;
+  /**
+   * An already listening socket to accept on (systemd socket activation, or a reload's handover)
+   * instead of creating `socketPath`: its file, mode and removal belong to whoever made it.
+   */
+  fd?: number;
+  /** With `fd`: the socket file is ours all the same (a reload's handover), removed at close like our own. */
+  ownsFile?: boolean;
   onEvent?: (event: ServerEvent) => void;
 }
 
 const JSON_TYPE = "application/json";
+/** Temporary socket names bound by this process (see start()). */
+let boundCount = 0;
 /** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
 const LINGER_MS = 2000;
 const PROBLEM_TYPE = "application/problem+json";
@@ -95,6 +105,7 @@ export class AipServer {
   private readonly failedBodies = new WeakSet<ServerResponse>();
   /** Shutting down: answer what was read, then close each connection (HTTP: Connection: close). */
   private draining = false;
+  private handedOver = false;
   private readonly ndjsonDrains = new Set<() => void>();
   private readonly clientErrors = new RateLimit(CLIENT_ERROR_EVENTS_PER_S);
 
@@ -134,6 +145,17 @@ export class AipServer {
     return server;
   }
 
+  /** The listening socket's descriptor, for handing it to a successor (a reload); undefined before listen. */
+  get listeningFd(): number | undefined {
+    const fd = (this.net as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    return typeof fd === "number" && fd >= 0 ? fd : undefined;
+  }
+
+  /** A successor accepts on this socket now: close() leaves the socket file in place. */
+  handOver(): void {
+    this.handedOver = true;
+  }
+
   get inflight(): number {
     return this.inflightCount;
   }
@@ -154,13 +176,30 @@ export class AipServer {
   }
 
   private async start(): Promise<void> {
+    if (this.options.fd !== undefined) {
+      const fd = this.options.fd;
+      await new Promise<void>((resolve, reject) => {
+        this.net.once("error", reject);
+        this.net.listen({ fd }, () => {
+          this.net.off("error", reject);
+          resolve();
+        });
+      });
+      if (this.options.ownsFile) this.ino = (await lstat(this.socketPath)).ino;
+      return;
+    }
     await prepareSocketPath(this.socketPath);
+    // Bound under a temporary name in the same directory, then renamed into place: libuv unlinks the
+    // name it bound when the listener closes, and after a reload hands the socket to a successor that
+    // name must not be the one clients use.
+    const bound = join(dirname(this.socketPath), `.${process.pid.toString(36)}.${(++boundCount).toString(36)}`);
+    const viaTemp = Buffer.byteLength(bound) <= MAX_SOCKET_PATH_BYTES;
     // Create the socket file 0600 from the start: no window where others could connect.
     const previous = process.umask(0o177);
     try {
       await new Promise<void>((resolve, reject) => {
         this.net.once("error", reject);
-        this.net.listen(this.socketPath, () => {
+        this.net.listen(viaTemp ? bound : this.socketPath, () => {
           this.net.off("error", reject);
           resolve();
         });
@@ -168,6 +207,7 @@ export class AipServer {
     } finally {
       process.umask(previous);
     }
+    if (viaTemp) await rename(bound, this.socketPath);
     await applySocketPermissions(this.socketPath, this.options.group);
     this.ino = (await lstat(this.socketPath)).ino;
   }
@@ -414,7 +454,7 @@ export class AipServer {
     // NDJSON connections stop reading now and end after answering what they read; HTTP connections
     // answer their current request with Connection: close. A request read is answered; one not read is not.
     for (const drain of this.ndjsonDrains) drain();
-    await removeSocketFile(this.socketPath, this.ino);
+    if ((this.options.fd === undefined || this.options.ownsFile) && !this.handedOver) await removeSocketFile(this.socketPath, this.ino);
     if (this.inflightCount > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);

@@ -9,6 +9,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   health: async () => (await import("./aip/status.js")).health,
   agents: async () => (await import("./aip/status.js")).agents,
   check: async () => (await import("./aip/status.js")).check,
+  reload: async () => (await import("./aip/reload.js")).reload,
   canary: async () => (await import("./aip/canary.js")).canary,
   vet: async () => (await import("./aip/vet.js")).vet,
   systemd: async () => (await import("./aip/systemd.js")).systemd,

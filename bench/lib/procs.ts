@@ -1,6 +1,7 @@
 /** The processes a benchmark measures: agent-dummy, `aip up`, a bench orchestrator with a chosen pool; and their RSS. */
+import { rssMiB as procRssMiB } from "../../orchestrator/procstat.js";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { httpRequest, waitForSocket } from "../../protocol/client.js";
@@ -113,14 +114,9 @@ export async function waitHealthy(socket: string, timeoutMs = 30_000): Promise<R
   }
 }
 
-/** Resident set size of a process in MiB, from /proc (0 when it is gone). */
+/** Resident set size of a process in MiB, from /proc (0 when it is gone), to one decimal. */
 export function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Math.round((Number(m[1]) / 1024) * 10) / 10 : 0;
-  } catch {
-    return 0;
-  }
+  return Math.round(procRssMiB(pid) * 10) / 10;
 }
 
 /** Stop every process this run started and remove its temp directories. */

@@ -3,13 +3,19 @@ import { httpRequest } from "../../protocol/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { adminSocketPath, socketPath } from "./socket.js";
 
-async function get(argv: string[], method: string, path: string, admin = false): Promise<{ json: Record<string, unknown>; asJson: boolean; status: number } | number> {
-  const { flags, positionals } = parseArgs(argv, admin ? ["socket", "admin-socket"] : ["socket"], ["json"]);
+async function get(
+  argv: string[],
+  method: string,
+  path: string,
+  booleans: string[] = [],
+  admin = false,
+): Promise<{ json: Record<string, unknown>; asJson: boolean; status: number; flags: Record<string, string | true> } | number> {
+  const { flags, positionals } = parseArgs(argv, admin ? ["socket", "admin-socket"] : ["socket"], ["json", ...booleans]);
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const sock = admin ? adminSocketPath(flags["admin-socket"], flags.socket) : socketPath(flags.socket);
   try {
     const res = await httpRequest(sock, { method, path, ...(method === "POST" ? { body: "" } : {}) });
-    return { json: JSON.parse(res.body) as Record<string, unknown>, asJson: flags.json === true, status: res.status };
+    return { json: JSON.parse(res.body) as Record<string, unknown>, asJson: flags.json === true, status: res.status, flags };
   } catch (err) {
     console.error(`aip: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`);
     return EXIT.aipError;
@@ -25,27 +31,63 @@ export function table(header: string[], rows: string[][]): string {
 
 type Snapshot = Record<string, unknown> & { pool?: Record<string, unknown> };
 
+/**
+ * What the STATUS column says: the supervisor state, `degraded` for a healthy agent that reports
+ * itself degraded (e.g. complete without a model), and why an agent is out of rotation.
+ */
+export function statusCell(a: Snapshot): string {
+  const admission = a.admission as { admitted?: boolean } | undefined;
+  const circuit = a.circuit as { open?: boolean } | undefined;
+  const state = a.status === "healthy" && a.degraded === true ? "degraded" : String(a.status);
+  const why = [
+    ...(circuit?.open ? ["circuit open"] : []),
+    ...(admission?.admitted === false ? ["out: host cpu"] : []),
+  ];
+  if (why.length === 0 && a.available === false && a.status === "healthy") why.push("out");
+  return why.length > 0 ? `${state} (${why.join(", ")})` : state;
+}
+
+/**
+ * `aip health`'s verdict on one agent. Healthy is fine; degraded and out of rotation for host CPU
+ * are fine too (a peer serves) unless `strict`; any other state fails.
+ */
+export function agentPasses(a: Snapshot, strict: boolean): boolean {
+  if (a.role === "retained") return true;
+  const circuit = a.circuit as { open?: boolean } | undefined;
+  const admission = a.admission as { admitted?: boolean } | undefined;
+  if (a.status !== "healthy" || circuit?.open) return false;
+  if (strict && (a.degraded === true || admission?.admitted === false)) return false;
+  return true;
+}
+
 export const health: Command = {
   summary: "table of agents from /healthz",
-  usage: "Usage: aip health [--json] [--socket PATH]\n\nExit status 0 when every agent is available, 1 otherwise.",
+  usage: `Usage: aip health [--json] [--strict] [--socket PATH]
+
+Exit status 0 when every agent is healthy, 1 otherwise. A degraded agent (it serves, but
+a peer is preferred: complete without a model) and one out of rotation because host CPU
+is high count as healthy, unless --strict is given.`,
   async run(argv) {
-    const r = await get(argv, "GET", "/healthz");
+    const r = await get(argv, "GET", "/healthz", ["strict"]);
     if (typeof r === "number") return r;
+    const strict = r.flags.strict === true;
+    const agents = Object.values((r.json.agents ?? {}) as Record<string, Snapshot>);
+    const all = agents.flatMap((a) => [a, ...(["canary", "retained"] as const).flatMap((role) => (a[role] ? [a[role] as Snapshot] : []))]);
     if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
     else {
-      const agents = Object.values((r.json.agents ?? {}) as Record<string, Snapshot>);
       console.log(`agency ${String(r.json.status)} (${String(r.json.mode)}; cpu ${Math.round(Number(r.json.cpu_load) * 100)}%)\n`);
       console.log(
         table(
           ["AGENT", "VERSION", "STATUS", "P95 MS", "IN FLIGHT", "POOL", "QUEUE", "RESTARTS", "LAST ERROR"],
-          agents.map((a) => [
-            String(a.name), String(a.version), `${String(a.status)}${a.available ? "" : " (out)"}`, String(a.p95_latency_ms),
-            String(a.concurrent_requests), String(a.pool_size), String(a.queue_depth), String(a.restarts), String(a.last_error ?? "").slice(0, 60),
+          all.map((a) => [
+            String(a.name), String(a.version), statusCell(a), String(a.p95_latency_ms),
+            String(a.concurrent_requests), String(a.pool_size), String(a.queue_depth), String(a.restarts),
+            String((a.degraded === true ? a.degraded_reason : a.last_error) ?? "").slice(0, 60),
           ]),
         ),
       );
     }
-    return r.json.status === "ok" ? EXIT.ok : EXIT.aipError;
+    return all.length > 0 && all.every((a) => agentPasses(a, strict)) ? EXIT.ok : EXIT.aipError;
   },
 };
 
@@ -59,7 +101,7 @@ export const agents: Command = {
     else {
       const list = (r.json.agents ?? []) as (Snapshot & { manifest: { capabilities: string[]; languages: string[]; max_concurrent: number } })[];
       console.log(table(["AGENT", "VERSION", "STATUS", "CAPABILITIES", "LANGUAGES", "MAX CONCURRENT", "SOCKET"],
-        list.map((a) => [String(a.name), String(a.version), String(a.status), a.manifest.capabilities.join(","), a.manifest.languages.join(","), String(a.manifest.max_concurrent), String(a.socket)])));
+        list.map((a) => [String(a.name), String(a.version), statusCell(a), a.manifest.capabilities.join(","), a.manifest.languages.join(","), String(a.manifest.max_concurrent), String(a.socket)])));
     }
     return EXIT.ok;
   },
@@ -69,7 +111,7 @@ export const check: Command = {
   summary: "health-check every agent now; unresponsive agents are restarted",
   usage: "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). Exit 1 if any agent failed the check.",
   async run(argv) {
-    const r = await get(argv, "POST", "/v1/admin/health-check", true);
+    const r = await get(argv, "POST", "/v1/admin/health-check", [], true);
     if (typeof r === "number") return r;
     const checked = (r.json.checked ?? []) as Record<string, unknown>[];
     if (r.asJson) console.log(JSON.stringify(r.json, null, 2));

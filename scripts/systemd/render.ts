@@ -3,7 +3,7 @@
  * and one drop-in per agent (aip-agent@NAME.service.d/50-aip.conf) from its manifest: MemoryMax from
  * resources.memory, CPUQuota and CPUWeight from resources.cpu, IOWeight, the hardening set.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ManifestSchema, cpuMillicores, formatIssues, memoryBytes, type AgentManifest } from "../../protocol/schemas.js";
 import { hardening } from "./hardening.js";
@@ -25,7 +25,17 @@ export interface RenderOptions {
   agents?: string[];
   /** Name instances `<name>-<version>` (a canary runs beside the stable instance). */
   versioned?: boolean;
+  /** A .gguf model: `Environment=AIP_MODEL=` in the drop-ins of the agents that load one. */
+  model?: string;
+  /** Serve the probes (/livez, /readyz, /healthz, /metrics) on 127.0.0.1:PORT from the orchestrator. */
+  probePort?: number;
 }
+
+/** Test agents: never rendered (so never installed) unless named in `agents`. agent-dummy is the echo agent. */
+export const TEST_AGENTS: ReadonlySet<string> = new Set(["dummy"]);
+
+/** Agents that load a model through `AIP_MODEL` (README "Model-backed completion"). */
+export const MODEL_AGENTS: ReadonlySet<string> = new Set(["complete", "summarize"]);
 
 export interface DiscoveredAgent {
   name: string;
@@ -65,7 +75,7 @@ export function discoverAgents(root: string, only?: string[]): DiscoveredAgent[]
   for (const [bin, rel] of Object.entries(pkg.bin ?? {})) {
     if (!bin.startsWith("agent-")) continue;
     const name = bin.slice("agent-".length);
-    if (only && !only.includes(name)) continue;
+    if (only ? !only.includes(name) : TEST_AGENTS.has(name)) continue;
     const manifestPath = join(root, "manifests", `${name}.json`);
     if (!existsSync(manifestPath)) continue;
     const parsed = ManifestSchema.safeParse(JSON.parse(readFileSync(manifestPath, "utf8")));
@@ -83,8 +93,17 @@ export function renderAll(o: RenderOptions): RenderedFile[] {
   const installDir = resolve(o.installDir);
   const template = (name: string): string => readFileSync(join(root, "systemd/templates", name), "utf8");
   const hardened = (gpu: boolean): string => hardening({ gpu }).join("\n");
+  const probe = o.probePort === undefined ? "" : [
+    `# 127.0.0.1:${o.probePort} serves only the probes (/livez, /readyz, /healthz, /metrics); loopback only.`,
+    `Environment=AIP_HEALTH_PORT=${o.probePort}`,
+    "PrivateNetwork=no",
+    "RestrictAddressFamilies=AF_INET",
+    "IPAddressAllow=localhost",
+    "",
+  ].join("\n");
   const files: RenderedFile[] = [
-    { path: "aip-orchestrator.service", content: fill(template("aip-orchestrator.service.in"), { INSTALL_DIR: installDir, NODE: o.node, HARDENING: hardened(false) }) },
+    { path: "aip-orchestrator.service", content: fill(template("aip-orchestrator.service.in"), { INSTALL_DIR: installDir, NODE: o.node, HARDENING: hardened(false), PROBE_PORT: probe }) },
+    { path: "aip-orchestrator.socket", content: fill(template("aip-orchestrator.socket.in"), { INSTALL_DIR: installDir }) },
     { path: "aip-agent@.service", content: fill(template("aip-agent@.service.in"), { INSTALL_DIR: installDir, HARDENING: hardened(false) }) },
     { path: "aip.sysusers.conf", content: readFileSync(join(root, "systemd/aip.sysusers.conf"), "utf8") },
     { path: "aip.tmpfiles.conf", content: readFileSync(join(root, "systemd/aip.tmpfiles.conf"), "utf8") },
@@ -99,6 +118,7 @@ export function renderAll(o: RenderOptions): RenderedFile[] {
       content: fill(template("agent-dropin.conf.in"), {
         MANIFEST: `manifests/${m.name}.json`, NAME: m.name, VERSION: m.version,
         BIN: join(installDir, a.binRel),
+        MODEL: o.model !== undefined && MODEL_AGENTS.has(m.name) ? `Environment=AIP_MODEL=${resolve(o.model)}\n` : "",
         MEMORY: m.resources.memory, MEMORY_MAX: String(memoryBytes(m.resources.memory)),
         CPU: m.resources.cpu, CPU_QUOTA: cpuQuota(m.resources.cpu), CPU_WEIGHT: String(cpuWeight(m.resources.cpu)),
         IO_WEIGHT: "50",
@@ -110,6 +130,39 @@ export function renderAll(o: RenderOptions): RenderedFile[] {
   }
   files.push({ path: "agents.list", content: instances.map((i) => `${i}\n`).join("") });
   return files;
+}
+
+/**
+ * What the rendered units would fail to run: each absolute path in an ExecStart= that does not exist
+ * or is not executable (the orchestrator's node and aip.js, each agent's bin), and a model file that is
+ * not there. One line each, naming the file and the unit.
+ */
+export function missingExecutables(files: RenderedFile[]): string[] {
+  const problems: string[] = [];
+  for (const f of files) {
+    for (const line of f.content.split("\n")) {
+      const exec = /^ExecStart=(.+)$/.exec(line);
+      const model = /^Environment=AIP_MODEL=(.+)$/.exec(line);
+      if (model && !existsSync(model[1]!)) problems.push(`${f.path}: AIP_MODEL ${model[1]} does not exist`);
+      if (!exec) continue;
+      const words = exec[1]!.split(/\s+/);
+      words.forEach((w, i) => {
+        if (!w.startsWith("/") || w.includes("%") || words[i - 1] === "--listen") return;
+        if (!existsSync(w)) problems.push(`${f.path}: ExecStart ${w} does not exist`);
+        else if (i === 0 && (!statSync(w).isFile() || !isExecutable(w))) problems.push(`${f.path}: ExecStart ${w} is not an executable file`);
+      });
+    }
+  }
+  return problems;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Write the rendered files under `out`; returns their absolute paths. */

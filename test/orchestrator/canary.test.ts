@@ -71,7 +71,7 @@ describe("canary", () => {
     const health = JSON.parse((await httpRequest(agency.socket, { path: "/healthz" })).body);
     expect(health.agents.svc.canary).toMatchObject({ version: "2.0.0", percent: 5, role: "canary" });
     const metrics = (await httpRequest(agency.socket, { path: "/metrics" })).body;
-    expect(metrics).toContain('aip_canary_percent{agent="svc",version="2.0.0"} 5');
+    expect(metrics).toContain('aip_canary_traffic_ratio{agent="svc",version="2.0.0"} 0.05');
   });
 
   it("rolls back a canary that fails half its requests, after at most min_requests + concurrency requests", async () => {
@@ -163,6 +163,29 @@ describe("canary", () => {
     await agency.restart();
     expect((await invokeHttp(agency.socket, echo())).json.version).toBe("2.0.0");
     expect(agency.orchestrator.agents.find((a) => a.role === "retained")?.version).toBe("1.0.0");
+  });
+
+  it("the README example (start, promote, rollback), then a restart: the stable version is back on the config's socket", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    expect(agency.orchestrator.agents.find((a) => a.role === "canary")?.socketPath).toBe(join(agency.dir, "agents", "svc-2.0.0.sock"));
+    await admin("/v1/admin/canary/promote", { agent: "svc" });
+    expect((await admin("/v1/admin/canary/rollback", { agent: "svc" })).json.stable.version).toBe("1.0.0");
+    await agency.restart();
+    const stable = agency.orchestrator.agents.filter((a) => a.role === "stable");
+    expect(stable.map((a) => [a.version, a.socketPath])).toEqual([["1.0.0", join(agency.dir, "agents", "svc.sock")]]);
+    expect(existsSync(join(agency.dir, "agents", "svc-1.0.0.sock"))).toBe(false);
+    expect((await invokeHttp(agency.socket, echo())).json).toMatchObject({ status: "success", version: "1.0.0" });
+  });
+
+  it("a promotion kept across a restart runs on the config's socket, not the canary's", async () => {
+    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 0 } });
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    await admin("/v1/admin/canary/promote", { agent: "svc" });
+    await agency.restart();
+    const stable = agency.orchestrator.agents.find((a) => a.role === "stable")!;
+    expect([stable.version, stable.socketPath]).toEqual(["2.0.0", join(agency.dir, "agents", "svc.sock")]);
+    expect((await invokeHttp(agency.socket, echo())).json.version).toBe("2.0.0");
   });
 
   it("survives a corrupt state file: logs it and runs the stable version only", async () => {

@@ -91,7 +91,8 @@ export async function startAgency(
       // Vetting has its own tests; elsewhere it would only add strace runs to every start.
       vetting: extra.vetting ?? "off",
       agents,
-      limits: { health_interval_ms: 60_000, ...limits },
+      // No warm standby unless a test asks for one: it would double every fixture process.
+      limits: { health_interval_ms: 60_000, warm_standby: "off", ...limits },
       ...(extra.canary ? { canary: extra.canary } : {}),
     },
     ROOT,

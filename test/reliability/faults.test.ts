@@ -23,6 +23,8 @@ const CLIENTS = FULL ? 200 : 100;
 /** Successful answers to see before the fault and after recovery (steady state, not time). */
 const STEADY = FULL ? 3000 : 200;
 const REPEAT = FULL ? 3 : 1;
+/** Agent recovery with a warm standby (the default here) or cold restarts (AIP_WARM_STANDBY=0), for comparison. */
+const WARM_STANDBY = process.env.AIP_WARM_STANDBY === "0" ? "off" : "all";
 
 let agency: RealAgency | undefined;
 afterEach(async () => {
@@ -53,7 +55,7 @@ const results: FaultResult[] = [];
 
 /** Run load, inject the fault, wait for recovery and a steady state after it, stop, count. */
 async function underLoad(fault: string, inject: (a: RealAgency, agentPid: number) => Promise<void>, recovered: (a: RealAgency, before: number) => Promise<boolean>): Promise<FaultResult> {
-  agency = await startRealAgency({ restart_initial_ms: 100, health_interval_ms: 1000, health_timeout_ms: 500, shutdown_grace_ms: 3000 });
+  agency = await startRealAgency({ restart_initial_ms: 100, health_interval_ms: 1000, health_timeout_ms: 500, shutdown_grace_ms: 3000, warm_standby: WARM_STANDBY });
   const before = (await agency.health()).agents.dummy!.pid!;
   const load = faultLoad(agency.socket, CLIENTS, fault);
   // Warm-up: the first STEADY/2 successes. A cold orchestrator on two busy cores reads the first

@@ -44,6 +44,7 @@ describe("aip up (embedded) end to end", () => {
     writeFileSync(config, JSON.stringify({
       socket: sock, agent_socket_dir: join(t.dir, "agents"),
       agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(ROOT, "manifests/dummy.json") }],
+      limits: { warm_standby: "off" }, // one child process to account for (the standby has its own test)
     }));
     up = spawn(AIP, ["up", "--config", config, "--log", logFile, "--health-port", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
     up.stdout!.resume();
@@ -98,7 +99,12 @@ describe("aip up (embedded) end to end", () => {
     expect(JSON.parse(c.stdout).checked[0]).toMatchObject({ agent: "dummy", ok: true, action: "none" });
   });
 
-  it("serves only /healthz and /metrics on the health port", async () => {
+  it("serves only the probes (/livez, /readyz, /healthz, /metrics) on the health port", async () => {
+    const live = await fetch(`http://127.0.0.1:${port}/livez`);
+    expect([live.status, ((await live.json()) as { status: string; pid: number })]).toEqual([200, expect.objectContaining({ status: "alive", pid: up.pid })]);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: "ready", actions: { echo: ["dummy@1.0.0"] } }]);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/invoke`, { method: "POST", body: "{}" })).status).toBe(404);
     const h = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(h.status).toBe(200);
     expect(((await h.json()) as { agents: Record<string, { status: string }> }).agents.dummy!.status).toBe("healthy");

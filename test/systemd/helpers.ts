@@ -42,8 +42,8 @@ export function manifest(name: string, over: Partial<AgentManifest["resources"]>
   };
 }
 
-/** The bundled agents, as the renderer finds them: the `agent-*` bins of package.json, in order. */
+/** The production agents, as the renderer finds them: the `agent-*` bins of package.json, in order, without the echo test agent. */
 export function bundledAgents(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { bin: Record<string, string> };
-  return Object.keys(pkg.bin).filter((b) => b.startsWith("agent-")).map((b) => b.slice("agent-".length));
+  return Object.keys(pkg.bin).filter((b) => b.startsWith("agent-")).map((b) => b.slice("agent-".length)).filter((n) => n !== "dummy");
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cpuQuota, cpuWeight, renderAll } from "../../scripts/systemd/render.js";
+import { cpuQuota, cpuWeight, missingExecutables, renderAll } from "../../scripts/systemd/render.js";
 import { ROOT, tempDir } from "../helpers.js";
 import { bundledAgents, fakePackage, manifest, sh } from "./helpers.js";
 
@@ -27,6 +27,46 @@ describe("aip systemd render", () => {
     const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node" });
     expect(file(files, "aip-orchestrator.service")).toBe(readFileSync(join(ROOT, "systemd/aip-orchestrator.service"), "utf8"));
     expect(file(files, "aip-agent@.service")).toBe(readFileSync(join(ROOT, "systemd/aip-agent@.service"), "utf8"));
+    expect(file(files, "aip-orchestrator.socket")).toBe(readFileSync(join(ROOT, "systemd/aip-orchestrator.socket"), "utf8"));
+  });
+
+  it("the orchestrator is Type=notify with a watchdog, on the socket systemd holds (aip-orchestrator.socket)", () => {
+    const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node" });
+    const unit = lines(file(files, "aip-orchestrator.service"));
+    expect(unit).toEqual(expect.arrayContaining(["Type=notify", "NotifyAccess=all", "WatchdogSec=30", "Requires=aip-orchestrator.socket", "After=aip-orchestrator.socket systemd-tmpfiles-setup.service"]));
+    expect(unit.some((l) => l.startsWith("Environment=AIP_HEALTH_PORT"))).toBe(false);
+    const socket = lines(file(files, "aip-orchestrator.socket"));
+    expect(socket).toEqual(expect.arrayContaining(["ListenStream=/run/aip/aip.sock", "SocketUser=aip", "SocketGroup=aip-users", "SocketMode=0660", "Service=aip-orchestrator.service", "WantedBy=sockets.target"]));
+  });
+
+  it("--probe-port opens loopback only, for the probes", () => {
+    const unit = lines(file(renderAll({ installDir: "/opt/aip", node: "/usr/bin/node", probePort: 9464 }), "aip-orchestrator.service"));
+    expect(unit).toEqual(expect.arrayContaining(["Environment=AIP_HEALTH_PORT=9464", "PrivateNetwork=no", "RestrictAddressFamilies=AF_INET", "IPAddressAllow=localhost", "IPAddressDeny=any"]));
+  });
+
+  it("never renders the echo test agent unless asked for by name", () => {
+    const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node" });
+    expect(files.some((f) => f.path.includes("dummy"))).toBe(false);
+    expect(file(files, "agents.list")).not.toContain("dummy");
+    expect(file(renderAll({ installDir: "/opt/aip", node: "/usr/bin/node", agents: ["dummy"] }), "agents.list")).toBe("dummy\n");
+  });
+
+  it("--model sets AIP_MODEL for the agents that load a model, and nowhere else", () => {
+    const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node", model: "/var/lib/aip-models/coder.gguf" });
+    for (const name of bundledAgents()) {
+      const has = lines(file(files, `aip-agent@${name}.service.d/50-aip.conf`)).includes("Environment=AIP_MODEL=/var/lib/aip-models/coder.gguf");
+      expect(has, name).toBe(name === "complete" || name === "summarize");
+    }
+    expect(lines(file(files, "aip-agent@.service"))).toContain("EnvironmentFile=-/etc/aip/%i.env");
+  });
+
+  it("names each ExecStart (and model) that is missing", () => {
+    const problems = missingExecutables(renderAll({ installDir: "/nonexistent/aip", node: "/nonexistent/node", model: "/nonexistent/m.gguf" }));
+    expect(problems).toContain("aip-orchestrator.service: ExecStart /nonexistent/node does not exist");
+    expect(problems).toContain("aip-orchestrator.service: ExecStart /nonexistent/aip/dist/scripts/aip.js does not exist");
+    expect(problems).toContain("aip-agent@search.service.d/50-aip.conf: ExecStart /nonexistent/aip/dist/agents/search/main.js does not exist");
+    expect(problems).toContain("aip-agent@complete.service.d/50-aip.conf: AIP_MODEL /nonexistent/m.gguf does not exist");
+    expect(missingExecutables(renderAll({ installDir: ROOT, node: process.execPath }))).toEqual([]);
   });
 
   it("the orchestrator unit: systemd-mode command line, SIGUSR1 reload, Restart=always with start limits", () => {
@@ -39,10 +79,10 @@ describe("aip systemd render", () => {
 
   it("a drop-in per agent from its manifest: MemoryMax, CPUQuota, CPUWeight, IOWeight, ExecStart, hardening", () => {
     const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node" });
-    const dropIn = lines(file(files, "aip-agent@dummy.service.d/50-aip.conf"));
-    // manifests/dummy.json: cpu 100m, memory 128Mi, gpu false
-    expect(dropIn).toEqual(expect.arrayContaining(["MemoryMax=134217728", "CPUQuota=10%", "CPUWeight=10", "IOWeight=50", "PrivateDevices=yes"]));
-    expect(dropIn).toEqual(expect.arrayContaining(["ExecStart=", "ExecStart=/opt/aip/dist/agents/dummy/main.js --listen /run/aip/agents/%i.sock"]));
+    const dropIn = lines(file(files, "aip-agent@summarize.service.d/50-aip.conf"));
+    // manifests/summarize.json: cpu 200m, memory 256Mi, gpu false
+    expect(dropIn).toEqual(expect.arrayContaining(["MemoryMax=268435456", "CPUQuota=20%", "CPUWeight=20", "IOWeight=50", "PrivateDevices=yes"]));
+    expect(dropIn).toEqual(expect.arrayContaining(["ExecStart=", "ExecStart=/opt/aip/dist/agents/summarize/main.js --listen /run/aip/agents/%i.sock"]));
     expect(dropIn).toEqual(expect.arrayContaining(REQUIRED));
     expect(file(files, "agents.list")).toBe(bundledAgents().map((n) => `${n}\n`).join(""));
   });
@@ -64,10 +104,14 @@ describe("aip systemd render", () => {
 
   it("the CLI writes the files (and says where)", () => {
     const out = join(t.dir, "cli");
-    const r = sh(process.execPath, [join(ROOT, "dist/scripts/aip.js"), "systemd", "render", "--out", out, "--install-dir", "/opt/aip"]);
+    const missing = sh(process.execPath, [join(ROOT, "dist/scripts/aip.js"), "systemd", "render", "--out", out, "--install-dir", join(t.dir, "nowhere"), "--node", process.execPath]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`aip-agent@testgen.service.d/50-aip.conf: ExecStart ${join(t.dir, "nowhere")}/dist/agents/testgen/main.js does not exist`);
+    expect(existsSync(out)).toBe(false);
+    const r = sh(process.execPath, [join(ROOT, "dist/scripts/aip.js"), "systemd", "render", "--out", out, "--install-dir", ROOT, "--node", process.execPath]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    for (const f of ["aip-orchestrator.service", "aip-agent@.service", "aip-agent@dummy.service.d/50-aip.conf", "aip.sysusers.conf", "aip.tmpfiles.conf"]) {
+    for (const f of ["aip-orchestrator.service", "aip-orchestrator.socket", "aip-agent@.service", "aip-agent@summarize.service.d/50-aip.conf", "aip.sysusers.conf", "aip.tmpfiles.conf"]) {
       expect(existsSync(join(out, f)), f).toBe(true);
       expect(r.stdout).toContain(join(out, f));
     }

@@ -90,16 +90,7 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
   return agency;
 }
 
-/** Resident set size of a process in MiB (0 when it is gone). */
-export function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
+export { rssMiB } from "../../../orchestrator/procstat.js";
 export { pidAlive };
 
 /** Full run (`npm run test:reliability`) or the short one inside `npm test`. */
