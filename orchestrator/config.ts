@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../protocol/limits.js";
 import { formatIssues } from "../protocol/schemas.js";
-import { defaultWorkspaceRoots } from "../protocol/workspace-roots.js";
+import { workspaceRootsFromEnv } from "../protocol/workspace-roots.js";
 import { unsafeNames } from "./agent-env.js";
 
 const AgentConfigSchema = z.strictObject({
@@ -237,7 +237,8 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
   }
   const command = (cmd: string[]): string[] => [cmd[0]!.includes("/") ? abs(cmd[0]!) : cmd[0]!, ...cmd.slice(1)];
   const socket = abs(c.socket);
-  const workspaceRoots = c.workspace_roots ?? (c.mode === "systemd" ? [] : defaultWorkspaceRoots());
+  // Default: the orchestrator's own AIP_WORKSPACE_ROOTS, else your home and /tmp (embedded); none under systemd.
+  const workspaceRoots = c.workspace_roots ?? (c.mode === "systemd" ? [] : workspaceRootsFromEnv(process.env));
   return {
     baseDir,
     socket,

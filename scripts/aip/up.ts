@@ -100,7 +100,10 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
         log.info({ event: "reload_requested", signal: "SIGHUP" }, "reload: starting a new orchestrator on this socket");
         healthServer?.close();
         const handoffs = orchestrator.handoffs();
-        startSuccessor(fd, handoffs, config.limits.start_timeout_ms * 2).then(
+        // The admin socket is not handed over: the successor opens its own (admin calls wait out the reload).
+        const admin = adminServer;
+        adminServer = undefined;
+        void (admin?.close(0) ?? Promise.resolve()).then(() => startSuccessor(fd, handoffs, config.limits.start_timeout_ms * 2)).then(
           (pid) => {
             log.info({ event: "reload_handed_over", successor_pid: pid, agents: handoffs.map((h) => h.name) }, `reload: orchestrator ${pid} serves now; draining`);
             orchestrator.releaseAgents();
@@ -111,6 +114,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
             reloading = false;
             orchestrator.resumeHandoffs(handoffs);
             log.error({ event: "reload_failed", err: err.message }, `reload failed, still serving: ${err.message}`);
+            void listenAdmin(orchestrator).then((a) => (adminServer = a), () => undefined);
             if (config.healthPort !== undefined) void listenHealthPort(orchestrator, config.healthPort).then((h) => (healthServer = h), () => undefined);
           },
         );

@@ -166,8 +166,9 @@ describe("canary", () => {
   });
 
   it("the README example (start, promote, rollback), then a restart: the stable version is back on the config's socket", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 60_000 } });
-    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    agency = await startAgency([SVC], {}, {}, { canary: { retention_ms: 60_000 } });
+    v2(agency.dir);
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0" });
     expect(agency.orchestrator.agents.find((a) => a.role === "canary")?.socketPath).toBe(join(agency.dir, "agents", "svc-2.0.0.sock"));
     await admin("/v1/admin/canary/promote", { agent: "svc" });
     expect((await admin("/v1/admin/canary/rollback", { agent: "svc" })).json.stable.version).toBe("1.0.0");
@@ -179,8 +180,9 @@ describe("canary", () => {
   });
 
   it("a promotion kept across a restart runs on the config's socket, not the canary's", async () => {
-    agency = await startAgency([{ name: "svc" }], {}, {}, { canary: { retention_ms: 0 } });
-    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2(agency.dir) } });
+    agency = await startAgency([SVC], {}, {}, { canary: { retention_ms: 0 } });
+    v2(agency.dir);
+    await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0" });
     await admin("/v1/admin/canary/promote", { agent: "svc" });
     await agency.restart();
     const stable = agency.orchestrator.agents.find((a) => a.role === "stable")!;

@@ -17,12 +17,15 @@ describe("/metrics", () => {
   let agency: Agency;
   let text: string;
   beforeAll(async () => {
-    agency = await startAgency([{ name: "svc" }, { name: "llm", capabilities: ["complete"], env: { FIXTURE_MODEL: "1" } }]);
+    agency = await startAgency([
+      { name: "svc", versions: { "2.0.0": { env: { FIXTURE_MANIFEST: "{dir}/svc-2.0.0.json" } } } },
+      { name: "llm", capabilities: ["complete"], env: { FIXTURE_MODEL: "1" } },
+    ]);
     for (let i = 0; i < 3; i++) expect((await invokeHttp(agency.socket, echo({ action: "complete" }))).json.status).toBe("success");
     expect((await invokeHttp(agency.socket, echo())).json.status).toBe("success");
     const v2 = join(agency.dir, "svc-2.0.0.json");
     writeFileSync(v2, JSON.stringify(manifestFor({ name: "svc", version: "2.0.0" })));
-    const started = await httpRequest(agency.socket, { method: "POST", path: "/v1/admin/canary/start", body: JSON.stringify({ agent: "svc", version: "2.0.0", env: { FIXTURE_MANIFEST: v2 }, percent: 25 }) });
+    const started = await httpRequest(agency.adminSocket, { method: "POST", path: "/v1/admin/canary/start", body: JSON.stringify({ agent: "svc", version: "2.0.0", percent: 25 }) });
     expect(started.status).toBe(200);
     text = (await httpRequest(agency.socket, { path: "/metrics" })).body;
   }, 60_000);

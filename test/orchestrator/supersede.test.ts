@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { httpRequest } from "../../protocol/client.js";
 import { ndjsonSession } from "../helpers.js";
 import { echo, startAgency, until, type Agency } from "./harness.js";
 
@@ -18,7 +19,10 @@ describe("latest wins (constraints.document_id, per client connection)", () => {
     const client = await ndjsonSession(agency.socket);
     const doc = { document_id: "file:///a.ts", client_id: "vscode-1" };
     const first = client.send(echo({ trace_id: "key-1", constraints: { ...doc, delay_ms: 10_000 } }) as never);
-    await until(() => agentOf("ide").inflight === 1, 5000, "first in flight");
+    // In flight in the agent itself (its own /healthz), not only forwarded: then its signal must fire.
+    const agentBusy = async (): Promise<boolean> =>
+      JSON.parse((await httpRequest(agentOf("ide").socketPath, { path: "/healthz" })).body).concurrent_requests === 1;
+    await until(agentBusy, 10_000, "first in flight in the agent");
     const second = await client.send(echo({ trace_id: "key-2", constraints: doc }) as never);
     expect(second).toMatchObject({ status: "success", trace_id: "key-2" });
     const old = await first;

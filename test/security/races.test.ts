@@ -91,9 +91,11 @@ describe("symlink swap races", () => {
       expect(stats.leaked).toBe(0);
       // Never a 5xx or a shed request: every refusal is a clear 4xx (FORBIDDEN_PATH, INVALID_FIELD).
       expect([...refusals.keys()].filter((k) => !["AIP_ERR_FORBIDDEN_PATH", "AIP_ERR_INVALID_FIELD", "success without the file's content"].includes(k))).toEqual([]);
-      // The race was real: both outcomes other than a leak happened.
+      // Every request was answered. The attack was real: a file agent met the symlink and refused it;
+      // search's walk skips links (they are never opened) and kept answering from the inside file.
       expect(stats.inside + stats.refused).toBe(ATTEMPTS);
-      expect(stats.inside).toBeGreaterThan(0);
+      if (agent.name === "search") expect(stats.inside).toBeGreaterThan(0);
+      else expect(refusals.get("AIP_ERR_FORBIDDEN_PATH") ?? 0).toBeGreaterThan(0);
     }, 180_000);
   }
 });
