@@ -1,5 +1,4 @@
 /** The complete action without a model: symbols in scope, members after `.`, keyword snippets, ranked. */
-import { dirname } from "node:path";
 import { actionInput } from "../../protocol/actions.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
@@ -7,10 +6,10 @@ import { ancestorsAt } from "../code/cursor.js";
 import { dialectOf } from "../code/language.js";
 import { guardHandler, partialFields, type ParsedFile } from "../code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../code/position.js";
+import { resolveSpecifier } from "../code/resolve.js";
 import { readRequestText } from "../code/source.js";
 import { symbolsAt } from "../code/slice.js";
 import { moduleSymbols } from "../code/symbols.js";
-import { containedPath, readContained } from "../code/workspace.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { completionContext } from "./context.js";
 import { GLOBALS, SNIPPETS } from "./keywords.js";
@@ -40,28 +39,20 @@ function memberKindOf(m: Member): string {
   return m.kind === "enum-member" ? "enumMember" : m.kind === "getter" || m.kind === "setter" ? "property" : m.kind === "export" ? "variable" : m.kind;
 }
 
-/** Exports of a local module imported as a namespace (`import * as m from "./m.js"`), read inside the workspace. */
+/** Exports of a local module imported as a namespace (`import * as m from "./m.js"`), resolved and read by agents/code/resolve.ts. */
 async function moduleExports(root: string, fromFile: string, specifier: string, cache: ParseCache): Promise<Member[]> {
   if (!specifier.startsWith(".")) return [];
-  const base = `${dirname(fromFile)}/${specifier}`;
-  for (const candidate of [base, base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), `${base}.ts`, `${base}.js`, `${base}/index.ts`]) {
-    let real: string;
-    try {
-      real = await containedPath(root, candidate);
-    } catch {
-      continue;
-    }
-    try {
-      const file = await readContained(root, real);
-      const parsed = cache.get(file.text, dialectOf(undefined, real), real);
-      return moduleSymbols(parsed.program, parsed.source)
-        .filter((s) => s.exported)
-        .map((s) => ({ name: s.name, kind: "export" as const, detail: s.kind, line: 0 }));
-    } catch {
-      return [];
-    }
+  const resolved = await resolveSpecifier(root, fromFile, specifier);
+  if (!("file" in resolved)) return [];
+  try {
+    const { text, path } = resolved.file;
+    const parsed = cache.get(text, dialectOf(undefined, path), path);
+    return moduleSymbols(parsed.program, parsed.source)
+      .filter((s) => s.exported)
+      .map((s) => ({ name: s.name, kind: "export" as const, detail: s.kind, line: 0 }));
+  } catch {
+    return [];
   }
-  return [];
 }
 
 /** The complete handler over a parse cache (one per process). */
