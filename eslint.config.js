@@ -18,7 +18,11 @@ export default tseslint.config(
         "error",
         {
           patterns: [
-            { regex: "^(fs|path|net|http|os|child_process|crypto|events|stream|url|util|zlib|tls|dgram|dns|readline|worker_threads|timers|buffer|string_decoder|diagnostics_channel|perf_hooks)(/.*)?$", message: "Use the node: prefix." },
+            {
+              regex:
+                "^(fs|path|net|http|os|child_process|crypto|events|stream|url|util|zlib|tls|dgram|dns|readline|worker_threads|timers|buffer|string_decoder|diagnostics_channel|perf_hooks)(/.*)?$",
+              message: "Use the node: prefix.",
+            },
           ],
         },
       ],

@@ -15,11 +15,35 @@ export default defineConfig({
     maxWorkers: 2,
     reporters: json ? ["default", ["json", { outputFile: json }]] : ["default"],
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["test/reliability/**"], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/reliability/**"],
+          sequence: { groupOrder: 0 },
+        },
+      },
       // The short reliability runs (the full ones: `npm run test:reliability`) load both cores: each
       // runs alone, after the others, so that no timing-sensitive check is measured under its load.
-      { extends: true, test: { name: "reliability-fuzz", include: ["test/reliability/fuzz.test.ts"], testTimeout: 180_000, sequence: { groupOrder: 1 } } },
-      { extends: true, test: { name: "reliability-faults", include: ["test/reliability/faults.test.ts"], testTimeout: 180_000, sequence: { groupOrder: 2 } } },
+      {
+        extends: true,
+        test: {
+          name: "reliability-fuzz",
+          include: ["test/reliability/fuzz.test.ts"],
+          testTimeout: 180_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "reliability-faults",
+          include: ["test/reliability/faults.test.ts"],
+          testTimeout: 180_000,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

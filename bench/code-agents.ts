@@ -10,18 +10,18 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import MiniSearch from "minisearch";
 import ts from "typescript";
-import { ParseCache } from "../agents/code/cache.js";
-import { parseFile } from "../agents/code/parse.js";
-import { sliceAt } from "../agents/code/slice.js";
-import { createCompleteLite } from "../agents/complete-lite/handler.js";
+import { ParseCache } from "../agents/lib/code/cache.js";
+import { parseFile } from "../agents/lib/code/parse.js";
+import { sliceAt } from "../agents/lib/code/slice.js";
+import { createCompleteLite } from "../agents/lib/completion/handler.js";
 import { runQuery } from "../agents/search/query.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { processTerm } from "../agents/search/tokenize.js";
 import { FIELD_BOOST, SEARCH_FIELDS, fieldTokens, type Doc } from "../agents/search/workspace-index.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen, warmPrettier } from "../agents/testgen/handler.js";
-import { StageTimer } from "../agents/runtime/timer.js";
-import type { HandlerContext } from "../agents/runtime/types.js";
+import { StageTimer } from "../agents/lib/runtime/timer.js";
+import type { HandlerContext } from "../agents/lib/runtime/types.js";
 import { createLogger } from "../protocol/log.js";
 import type { AipRequest } from "../protocol/schemas.js";
 import { generateSource, generateWorkspace } from "./generate.js";
@@ -32,7 +32,15 @@ const TS = { language: "typescript", jsx: false } as const;
 const silent = createLogger({ agentName: "bench", destination: false });
 
 function ctx(): HandlerContext {
-  return { traceId: "bench", signal: new AbortController().signal, deadline: Date.now() + 60_000, remainingMs: () => 60_000, timer: new StageTimer(), log: silent, warn: () => undefined };
+  return {
+    traceId: "bench",
+    signal: new AbortController().signal,
+    deadline: Date.now() + 60_000,
+    remainingMs: () => 60_000,
+    timer: new StageTimer(),
+    log: silent,
+    warn: () => undefined,
+  };
 }
 
 function req(context: Record<string, unknown>, constraints: Record<string, unknown> = {}, action = "x"): AipRequest {
@@ -42,7 +50,9 @@ function req(context: Record<string, unknown>, constraints: Record<string, unkno
 /** Cursor positions inside function bodies spread over the file. */
 function cursors(src: string, n: number): { line: number; column: number }[] {
   const lines = src.split("\n");
-  const inside = lines.map((l, i) => [l, i] as const).filter(([l]) => l.includes("total += v * weight") || l.includes("this.items.push(item)"));
+  const inside = lines
+    .map((l, i) => [l, i] as const)
+    .filter(([l]) => l.includes("total += v * weight") || l.includes("this.items.push(item)"));
   return Array.from({ length: n }, (_, k) => {
     const [l, i] = inside[Math.floor((k * inside.length) / n)]!;
     return { line: i + 1, column: l.length - 2 };
@@ -66,7 +76,9 @@ function edits(src: string, n: number): { source: string; cursor: { line: number
 function sliceBench(lines: number): Record<string, Summary | number> {
   const src = generateSource(lines);
   for (let i = 0; i < 3; i++) parseFile(src, TS); // JIT warm-up
-  const cold = Array.from({ length: lines > 4000 ? 5 : 10 }, () => time(() => sliceAt(new ParseCache().get(src, TS, "f.ts"), cursors(src, 1)[0]!)));
+  const cold = Array.from({ length: lines > 4000 ? 5 : 10 }, () =>
+    time(() => sliceAt(new ParseCache().get(src, TS, "f.ts"), cursors(src, 1)[0]!)),
+  );
   const cache = new ParseCache();
   cache.get(src, TS, "f.ts");
   const cached = cursors(src, 50).map((c) => time(() => sliceAt(cache.get(src, TS, "f.ts"), c)));
@@ -76,7 +88,9 @@ function sliceBench(lines: number): Record<string, Summary | number> {
   const changed = session.map((e) => time(() => sliceAt(inc.get(e.source, TS, "f.ts"), e.cursor)));
   // The candidate we did not choose: TypeScript's incremental parser (TS AST only, before any ESTree conversion).
   let sf = ts.createSourceFile("f.ts", src, ts.ScriptTarget.Latest, true);
-  const tsFull = Array.from({ length: 5 }, () => time(() => ts.createSourceFile("f.ts", src, ts.ScriptTarget.Latest, true)));
+  const tsFull = Array.from({ length: 5 }, () =>
+    time(() => ts.createSourceFile("f.ts", src, ts.ScriptTarget.Latest, true)),
+  );
   let prev = src;
   const tsUpdate = session.map((e) => {
     let start = 0;
@@ -100,11 +114,21 @@ function sliceBench(lines: number): Record<string, Summary | number> {
 async function completeBench(): Promise<Record<string, Summary>> {
   const src = generateSource(2000);
   const handler = createCompleteLite(new ParseCache());
-  const first = await timeAsync(() => handler(req({ source_code: src, file_path: "f.ts", cursor: cursors(src, 1)[0] }, {}, "complete"), ctx()));
+  const first = await timeAsync(() =>
+    handler(req({ source_code: src, file_path: "f.ts", cursor: cursors(src, 1)[0] }, {}, "complete"), ctx()),
+  );
   const same: number[] = [];
-  for (const c of cursors(src, 100)) same.push(await timeAsync(() => handler(req({ source_code: src, file_path: "f.ts", cursor: c }, {}, "complete"), ctx())));
+  for (const c of cursors(src, 100))
+    same.push(
+      await timeAsync(() => handler(req({ source_code: src, file_path: "f.ts", cursor: c }, {}, "complete"), ctx())),
+    );
   const typing: number[] = [];
-  for (const e of edits(src, 60)) typing.push(await timeAsync(() => handler(req({ source_code: e.source, file_path: "f.ts", cursor: e.cursor }, {}, "complete"), ctx())));
+  for (const e of edits(src, 60))
+    typing.push(
+      await timeAsync(() =>
+        handler(req({ source_code: e.source, file_path: "f.ts", cursor: e.cursor }, {}, "complete"), ctx()),
+      ),
+    );
   return { first_request_ms: summarize([first]), same_buffer_ms: summarize(same), typing_ms: summarize(typing) };
 }
 
@@ -123,14 +147,32 @@ async function searchBench(): Promise<Record<string, unknown>> {
     const registry = new IndexRegistry();
     const build = await timeAsync(() => registry.get(dir, 60_000));
     const { index } = await registry.get(dir, 60_000);
-    const queries = ["socket parser", "open buffer", "health metric options", "makeRetry", "trace config notes", "queue limit", "render stream close", "router_cache", "token 42", "config name"];
+    const queries = [
+      "socket parser",
+      "open buffer",
+      "health metric options",
+      "makeRetry",
+      "trace config notes",
+      "queue limit",
+      "render stream close",
+      "router_cache",
+      "token 42",
+      "config name",
+    ];
     for (const q of queries) runQuery(index, q, { limit: 10 });
     const samples: number[] = [];
     for (let r = 0; r < 20; r++) for (const q of queries) samples.push(time(() => runQuery(index, q, { limit: 10 })));
     const rescan = await timeAsync(() => registry.get(dir, 0));
     // Side by side, same chunks, same queries: MiniSearch 7.2 configured identically (the library this
     // index replaced, and the oracle its tests compare scores against).
-    const ms = new MiniSearch<Doc>({ fields: [...SEARCH_FIELDS], storeFields: [], tokenize: (text, field) => fieldTokens(text, field ?? ""), processTerm: (t) => processTerm(t), extractField: (doc, field) => (field === "id" ? doc.id : String((doc as unknown as Record<string, unknown>)[field] ?? "")) });
+    const ms = new MiniSearch<Doc>({
+      fields: [...SEARCH_FIELDS],
+      storeFields: [],
+      tokenize: (text, field) => fieldTokens(text, field ?? ""),
+      processTerm: (t) => processTerm(t),
+      extractField: (doc, field) =>
+        field === "id" ? doc.id : String((doc as unknown as Record<string, unknown>)[field] ?? ""),
+    });
     const msBuild = time(() => ms.addAll([...index.docs.values()]));
     const ours: number[] = [];
     const theirs: number[] = [];
@@ -147,7 +189,13 @@ async function searchBench(): Promise<Record<string, unknown>> {
       index_build_ms: Math.round(build),
       query_ms: summarize(samples),
       rescan_unchanged_ms: Math.round(rescan),
-      ranking_only_vs_minisearch: { ours_ms: o, minisearch_ms: t, minisearch_build_ms: Math.round(msBuild), p50_speedup: ratio(theirs, ours, 50), p95_speedup: ratio(theirs, ours, 95) },
+      ranking_only_vs_minisearch: {
+        ours_ms: o,
+        minisearch_ms: t,
+        minisearch_build_ms: Math.round(msBuild),
+        p50_speedup: ratio(theirs, ours, 50),
+        p95_speedup: ratio(theirs, ours, 95),
+      },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -158,7 +206,12 @@ async function agentBench(): Promise<Record<string, unknown>> {
   await warmPrettier();
   const summarizeHandler = createSummarize(new ParseCache());
   const testgenHandler = createTestgen(new ParseCache());
-  const files = ["protocol/server.ts", "protocol/errors.ts", "agents/runtime/invoke.ts", "agents/code/workspace.ts"];
+  const files = [
+    "protocol/server.ts",
+    "protocol/errors.ts",
+    "agents/lib/runtime/invoke.ts",
+    "agents/lib/code/workspace.ts",
+  ];
   const sumFirst: number[] = [];
   const sumWarm: number[] = [];
   for (const f of files) {
@@ -166,7 +219,12 @@ async function agentBench(): Promise<Record<string, unknown>> {
     sumFirst.push(await timeAsync(() => summarizeHandler(r, ctx())));
     for (let i = 0; i < 10; i++) sumWarm.push(await timeAsync(() => summarizeHandler(r, ctx())));
   }
-  const targets: [string, string][] = [["protocol/paths.ts", "isInside"], ["agents/runtime/timer.ts", "StageTimer.mark"], ["protocol/schemas.ts", "memoryBytes"], ["agents/code/workspace.ts", "readContained"]];
+  const targets: [string, string][] = [
+    ["protocol/paths.ts", "isInside"],
+    ["agents/lib/runtime/timer.ts", "StageTimer.mark"],
+    ["protocol/schemas.ts", "memoryBytes"],
+    ["agents/lib/code/workspace.ts", "readContained"],
+  ];
   const tgFirst: number[] = [];
   const tgWarm: number[] = [];
   for (const [f, fn] of targets) {
@@ -175,7 +233,10 @@ async function agentBench(): Promise<Record<string, unknown>> {
     for (let i = 0; i < 10; i++) tgWarm.push(await timeAsync(() => testgenHandler(r, ctx())));
   }
   const lines = files.map((f) => readFileSync(join(ROOT, f), "utf8").split("\n").length);
-  return { summarize: { files, lines, first_ms: summarize(sumFirst), warm_ms: summarize(sumWarm) }, testgen: { targets: targets.map((t) => t.join("#")), first_ms: summarize(tgFirst), warm_ms: summarize(tgWarm) } };
+  return {
+    summarize: { files, lines, first_ms: summarize(sumFirst), warm_ms: summarize(sumWarm) },
+    testgen: { targets: targets.map((t) => t.join("#")), first_ms: summarize(tgFirst), warm_ms: summarize(tgWarm) },
+  };
 }
 
 const started = new Date();

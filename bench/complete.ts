@@ -7,11 +7,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompleteAgent } from "../agents/complete/agent.js";
-import { modelConfig, type ModelConfig } from "../agents/llm/config.js";
-import { ModelHost } from "../agents/llm/host.js";
-import { LatestWins } from "../agents/llm/latest.js";
-import { AgentInvoker } from "../agents/runtime/invoke.js";
-import { bundledManifest } from "../agents/runtime/manifest.js";
+import { modelConfig, type ModelConfig } from "../agents/lib/llm/config.js";
+import { ModelHost } from "../agents/lib/llm/host.js";
+import { LatestWins } from "../agents/lib/llm/latest.js";
+import { AgentInvoker } from "../agents/lib/runtime/invoke.js";
+import { bundledManifest } from "../agents/lib/runtime/manifest.js";
 import { createLogger } from "../protocol/log.js";
 import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../scripts/make-tiny-gguf.js";
 
@@ -45,13 +45,19 @@ function median(values: number[]): number {
 /** Cursor lines inside function bodies (lines that start with two spaces of indentation and a statement). */
 function cursorLines(source: string, n: number): number[] {
   const lines = source.split("\n");
-  const candidates = lines.map((l, i) => [l, i + 1] as const).filter(([l]) => /^ {2,}(const|let|return|if|for|throw) /.test(l)).map(([, i]) => i);
+  const candidates = lines
+    .map((l, i) => [l, i + 1] as const)
+    .filter(([l]) => /^ {2,}(const|let|return|if|for|throw) /.test(l))
+    .map(([, i]) => i);
   const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push(candidates[Math.floor(((i * 7919) % candidates.length))]!);
+  for (let i = 0; i < n; i++) out.push(candidates[Math.floor((i * 7919) % candidates.length)]!);
   return out;
 }
 
-async function stageTimings(host: ModelHost, file: { name: string; source: string }): Promise<Record<string, { p50: number; p95: number }>> {
+async function stageTimings(
+  host: ModelHost,
+  file: { name: string; source: string },
+): Promise<Record<string, { p50: number; p95: number }>> {
   const log = createLogger({ agentName: "bench", destination: false });
   const def = createCompleteAgent(bundledManifest("complete", import.meta.url), host, new LatestWins());
   await def.warmup!(log);
@@ -67,7 +73,12 @@ async function stageTimings(host: ModelHost, file: { name: string; source: strin
     lines[line - 1] = `${lines[line - 1]}${i % KEYSTROKES === 0 ? " // k" : "k"}`;
     const req = {
       action: "complete",
-      context: { language: "typescript", file_path: "bench.ts", source_code: lines.join("\n"), cursor: { line, column: lines[line - 1]!.length } },
+      context: {
+        language: "typescript",
+        file_path: "bench.ts",
+        source_code: lines.join("\n"),
+        cursor: { line, column: lines[line - 1]!.length },
+      },
       constraints: { timeout_ms: 10_000, max_tokens: 8, best_effort: true, document_id: "bench" },
     };
     const res = await invoker.invoke(req);
@@ -91,35 +102,66 @@ async function tokensPerSecond(host: ModelHost, runs: number, maxTokens: number)
   const prompt = host.tokenize("export function add(a: number, b: number): number {\n  return a + b;\n}\n");
   const rates: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const g = await host.generate([...host.tokenize(`// run ${i}\n`), ...prompt], { maxTokens, temperature: 0, seed: 0, stop: [], signal: new AbortController().signal });
+    const g = await host.generate([...host.tokenize(`// run ${i}\n`), ...prompt], {
+      maxTokens,
+      temperature: 0,
+      seed: 0,
+      stop: [],
+      signal: new AbortController().signal,
+    });
     rates.push((g.tokens / g.ms) * 1000);
   }
   return Math.round(median(rates));
 }
 
 /** Time to first token for a ~1,500-token prompt: fresh sequence vs. the same prefix already in the KV cache. */
-async function kvReuse(host: ModelHost): Promise<{ cold_ms: number; warm_ms: number; ratio: number; prompt_tokens: number; reused_tokens: number }> {
-  const base = host.tokenize(readFileSync(join(ROOT, "node_modules/zod/src/v3/helpers/util.ts"), "utf8").slice(0, 1500));
+async function kvReuse(
+  host: ModelHost,
+): Promise<{ cold_ms: number; warm_ms: number; ratio: number; prompt_tokens: number; reused_tokens: number }> {
+  const base = host.tokenize(
+    readFileSync(join(ROOT, "node_modules/zod/src/v3/helpers/util.ts"), "utf8").slice(0, 1500),
+  );
   const cold: number[] = [];
   const warm: number[] = [];
   let reused = 0;
   for (let i = 0; i < 7; i++) {
     const signal = new AbortController().signal;
-    const a = await host.generate([...host.tokenize(`// ${i}\n`), ...base], { maxTokens: 1, temperature: 0, seed: 0, stop: [], signal });
-    const b = await host.generate([...host.tokenize(`// ${i}\n`), ...base, ...host.tokenize("\n// more")], { maxTokens: 1, temperature: 0, seed: 0, stop: [], signal });
+    const a = await host.generate([...host.tokenize(`// ${i}\n`), ...base], {
+      maxTokens: 1,
+      temperature: 0,
+      seed: 0,
+      stop: [],
+      signal,
+    });
+    const b = await host.generate([...host.tokenize(`// ${i}\n`), ...base, ...host.tokenize("\n// more")], {
+      maxTokens: 1,
+      temperature: 0,
+      seed: 0,
+      stop: [],
+      signal,
+    });
     cold.push(a.ms);
     warm.push(b.ms);
     reused = b.kvReused;
   }
   const c = median(cold);
   const w = median(warm);
-  return { cold_ms: c, warm_ms: w, ratio: Math.round((c / w) * 10) / 10, prompt_tokens: base.length + 8, reused_tokens: reused };
+  return {
+    cold_ms: c,
+    warm_ms: w,
+    ratio: Math.round((c / w) * 10) / 10,
+    prompt_tokens: base.length + 8,
+    reused_tokens: reused,
+  };
 }
 
 // The tiny model tokenises like Qwen2.5-Coder (pre-tokenizer "qwen2"); the 2,000-line file is also
 // measured with llama.cpp's generic "default" pre-tokenizer (std::regex splitting, ~7x slower a call).
 const model = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-v3.gguf"), { fim: true });
-const modelDefaultPre = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-default-pre-v3.gguf"), { fim: true, pre: "default" });
+const modelDefaultPre = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-default-pre-v3.gguf"), {
+  fim: true,
+  pre: "default",
+});
 const loads: number[] = [];
 const modelLoads: number[] = [];
 for (let i = 0; i < 3; i++) {
@@ -132,10 +174,15 @@ const host = await loaded({ path: model, threads: 1, contextSize: 2048, sequence
 const stages: Record<string, unknown> = {};
 for (const f of files()) {
   stages[`${f.lines} lines`] = { file: f.name, lines: f.lines, ...(await stageTimings(host, f)) };
-  console.log(`${f.lines} lines: non-model p50/p95`, (stages[`${f.lines} lines`] as Record<string, { p50: number; p95: number }>).non_model);
+  console.log(
+    `${f.lines} lines: non-model p50/p95`,
+    (stages[`${f.lines} lines`] as Record<string, { p50: number; p95: number }>).non_model,
+  );
 }
 const medium = files()[1]!;
-const byPre: Record<string, { p50: number; p95: number }> = { [DEFAULT_PRE_TOKENIZER]: (stages[`${medium.lines} lines`] as Record<string, { p50: number; p95: number }>).non_model! };
+const byPre: Record<string, { p50: number; p95: number }> = {
+  [DEFAULT_PRE_TOKENIZER]: (stages[`${medium.lines} lines`] as Record<string, { p50: number; p95: number }>).non_model!,
+};
 {
   const hostDefault = await loaded({ path: modelDefaultPre, threads: 1, contextSize: 2048, sequences: 1 });
   const t = await stageTimings(hostDefault, medium);
@@ -154,7 +201,11 @@ const date = new Date().toISOString().slice(0, 10);
 const result = {
   date,
   host: { cpus: (await import("node:os")).availableParallelism(), node: process.version },
-  model: { file: `tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32, pre-tokenizer ${DEFAULT_PRE_TOKENIZER})`, load_ms_median: Math.round(median(loads) * 10) / 10, model_file_load_ms_median: Math.round(median(modelLoads) * 10) / 10 },
+  model: {
+    file: `tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32, pre-tokenizer ${DEFAULT_PRE_TOKENIZER})`,
+    load_ms_median: Math.round(median(loads) * 10) / 10,
+    model_file_load_ms_median: Math.round(median(modelLoads) * 10) / 10,
+  },
   load_average_during_run: (await import("node:os")).loadavg().map((x) => Math.round(x * 100) / 100),
   iterations: ITERATIONS,
   stages_ms: stages,

@@ -17,17 +17,17 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
-import { ParseCache } from "../agents/code/cache.js";
-import { createCompleteLite } from "../agents/complete-lite/handler.js";
-import { StageTimer } from "../agents/runtime/timer.js";
-import type { HandlerContext } from "../agents/runtime/types.js";
+import { ParseCache } from "../agents/lib/code/cache.js";
+import { createCompleteLite } from "../agents/lib/completion/handler.js";
+import { StageTimer } from "../agents/lib/runtime/timer.js";
+import type { HandlerContext } from "../agents/lib/runtime/types.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { runQuery } from "../agents/search/query.js";
 import { moduleExports } from "../agents/summarize/exports.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen } from "../agents/testgen/handler.js";
-import { parseFile } from "../agents/code/parse.js";
-import { functionAtOffset } from "../agents/code/cursor.js";
+import { parseFile } from "../agents/lib/code/parse.js";
+import { functionAtOffset } from "../agents/lib/code/cursor.js";
 import { isAipError } from "../protocol/errors.js";
 import { createLogger } from "../protocol/log.js";
 import type { AipRequest } from "../protocol/schemas.js";
@@ -37,7 +37,15 @@ const CORPUS = resolve(ROOT, "../shared/corpus");
 const silent = createLogger({ agentName: "eval", destination: false });
 
 function ctx(): HandlerContext {
-  return { traceId: "eval", signal: new AbortController().signal, deadline: Date.now() + 60_000, remainingMs: () => 60_000, timer: new StageTimer(), log: silent, warn: () => undefined };
+  return {
+    traceId: "eval",
+    signal: new AbortController().signal,
+    deadline: Date.now() + 60_000,
+    remainingMs: () => 60_000,
+    timer: new StageTimer(),
+    log: silent,
+    warn: () => undefined,
+  };
 }
 
 function req(action: string, context: Record<string, unknown>, constraints: Record<string, unknown> = {}): AipRequest {
@@ -92,13 +100,32 @@ function projects(): Project[] {
 
 /** The compiler's export names per module of a project. */
 function compilerExports(p: Project): Map<string, string[]> {
-  const program = ts.createProgram(p.files.map((f) => join(p.root, f)), { allowJs: false, noEmit: true, allowImportingTsExtensions: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, skipLibCheck: true });
+  const program = ts.createProgram(
+    p.files.map((f) => join(p.root, f)),
+    {
+      allowJs: false,
+      noEmit: true,
+      allowImportingTsExtensions: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      skipLibCheck: true,
+    },
+  );
   const checker = program.getTypeChecker();
   const out = new Map<string, string[]>();
   for (const f of p.files) {
     const sf = program.getSourceFile(join(p.root, f));
     const sym = sf && checker.getSymbolAtLocation(sf);
-    out.set(f, sym ? checker.getExportsOfModule(sym).map((s) => s.getName()).sort() : []);
+    out.set(
+      f,
+      sym
+        ? checker
+            .getExportsOfModule(sym)
+            .map((s) => s.getName())
+            .sort()
+        : [],
+    );
   }
   return out;
 }
@@ -144,7 +171,15 @@ async function evalExports(ps: Project[]): Promise<Record<string, unknown>> {
       if (ok && isBarrel) barrelsExact++;
     }
   }
-  return { modules, modules_exact: exact, barrels, barrels_exact: barrelsExact, recall: tp / Math.max(1, tp + fn), precision: tp / Math.max(1, tp + fp), misses: misses.slice(0, 30) };
+  return {
+    modules,
+    modules_exact: exact,
+    barrels,
+    barrels_exact: barrelsExact,
+    recall: tp / Math.max(1, tp + fn),
+    precision: tp / Math.max(1, tp + fp),
+    misses: misses.slice(0, 30),
+  };
 }
 
 type Shape = "truncate" | "delete-brace" | "cut-line";
@@ -188,7 +223,11 @@ async function evalBroken(ps: Project[]): Promise<Record<string, unknown>> {
   const summarize = createSummarize();
   const lite = createCompleteLite();
   const testgen = createTestgen();
-  const counts: Record<string, { asked: number; ok: number }> = { summarize: { asked: 0, ok: 0 }, "complete-lite": { asked: 0, ok: 0 }, testgen: { asked: 0, ok: 0 } };
+  const counts: Record<string, { asked: number; ok: number }> = {
+    summarize: { asked: 0, ok: 0 },
+    "complete-lite": { asked: 0, ok: 0 },
+    testgen: { asked: 0, ok: 0 },
+  };
   const failures: string[] = [];
   for (const p of ps) {
     for (const f of p.files.filter((_, i) => i % (p.name === "agency" ? 6 : 1) === 0)) {
@@ -204,7 +243,9 @@ async function evalBroken(ps: Project[]): Promise<Record<string, unknown>> {
               await fn();
               counts[agent]!.ok++;
             } catch (err) {
-              failures.push(`${agent} ${p.name}/${f}@${cursor.line}:${cursor.column} ${shape}: ${isAipError(err) ? err.code : ""} ${(err as Error).message.slice(0, 120)}`);
+              failures.push(
+                `${agent} ${p.name}/${f}@${cursor.line}:${cursor.column} ${shape}: ${isAipError(err) ? err.code : ""} ${(err as Error).message.slice(0, 120)}`,
+              );
             }
           };
           await run("summarize", () => summarize(req("summarize", context), ctx()));
@@ -213,13 +254,17 @@ async function evalBroken(ps: Project[]): Promise<Record<string, unknown>> {
           const clean = parseFile(source, { language: "typescript", jsx: false });
           const target = functionAtOffset(clean.program, source, at);
           if (target && broken.includes(target.text) && broken.indexOf(target.text) === target.range[0]) {
-            await run("testgen", () => testgen(req("testgen", { ...context, cursor: positionOf(broken, target.fn.range[0]) }), ctx()));
+            await run("testgen", () =>
+              testgen(req("testgen", { ...context, cursor: positionOf(broken, target.fn.range[0]) }), ctx()),
+            );
           }
         }
       }
     }
   }
-  const rate = Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, { ...v, rate: v.ok / Math.max(1, v.asked) }]));
+  const rate = Object.fromEntries(
+    Object.entries(counts).map(([k, v]) => [k, { ...v, rate: v.ok / Math.max(1, v.asked) }]),
+  );
   return { ...rate, failures: failures.slice(0, 20) };
 }
 
@@ -239,12 +284,20 @@ async function evalCursors(ps: Project[]): Promise<Record<string, unknown>> {
         let name: string | undefined;
         let fn: ts.SignatureDeclaration | undefined;
         let decl: ts.Node = n;
-        if ((ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n)) && n.body && n.name) {
+        if (
+          (ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n)) &&
+          n.body &&
+          n.name
+        ) {
           fn = n;
           name = n.name.getText(sf);
         } else if (ts.isVariableStatement(n) && n.declarationList.declarations.length === 1) {
           const d = n.declarationList.declarations[0]!;
-          if (d.initializer && (ts.isArrowFunction(d.initializer) || ts.isFunctionExpression(d.initializer)) && ts.isIdentifier(d.name)) {
+          if (
+            d.initializer &&
+            (ts.isArrowFunction(d.initializer) || ts.isFunctionExpression(d.initializer)) &&
+            ts.isIdentifier(d.name)
+          ) {
             fn = d.initializer;
             name = d.name.text;
             decl = n;
@@ -253,10 +306,17 @@ async function evalCursors(ps: Project[]): Promise<Record<string, unknown>> {
         if (!fn || !name) return;
         functions++;
         // The compiler's declaration start (`export`, decorators, `async`), the name, the first parameter, the body, and 4 random offsets inside.
-        const points = [decl.getStart(sf), fn.parameters[0]?.getStart(sf), "body" in fn && fn.body ? fn.body.getStart(sf) + 1 : undefined];
-        const nameNode = (decl as { name?: ts.Node }).name ?? (ts.isVariableStatement(decl) ? decl.declarationList.declarations[0]!.name : undefined);
+        const points = [
+          decl.getStart(sf),
+          fn.parameters[0]?.getStart(sf),
+          "body" in fn && fn.body ? fn.body.getStart(sf) + 1 : undefined,
+        ];
+        const nameNode =
+          (decl as { name?: ts.Node }).name ??
+          (ts.isVariableStatement(decl) ? decl.declarationList.declarations[0]!.name : undefined);
         if (nameNode) points.push(nameNode.getStart(sf));
-        for (let i = 0; i < 4; i++) points.push(decl.getStart(sf) + Math.floor(rand() * (decl.end - decl.getStart(sf))));
+        for (let i = 0; i < 4; i++)
+          points.push(decl.getStart(sf) + Math.floor(rand() * (decl.end - decl.getStart(sf))));
         for (const at of points) {
           if (at === undefined) continue;
           asked++;
@@ -264,7 +324,10 @@ async function evalCursors(ps: Project[]): Promise<Record<string, unknown>> {
           const got = functionAtOffset(file.program, source, at);
           const inner = got && got.range[0] >= decl.getStart(sf) && got.range[1] <= decl.end;
           if (got && (got.name === name || inner)) found++;
-          else misses.push(`${p.name}/${f}: ${name} at ${JSON.stringify(positionOf(source, at))} -> ${got?.name ?? "none"}`);
+          else
+            misses.push(
+              `${p.name}/${f}: ${name} at ${JSON.stringify(positionOf(source, at))} -> ${got?.name ?? "none"}`,
+            );
         }
       };
       visit(sf);
@@ -289,7 +352,14 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     const { index } = await registry.get(root, 60_000);
     const hits = runQuery(index, query, { limit: 10 });
     // A hit counts when it is in the defining file and is the symbol's definition (or a chunk of that file without one).
-    const i = hits.findIndex((h) => h.path === file && (h.symbol === null || h.symbol === symbol || h.symbol.endsWith(`.${symbol}`) || h.symbol.startsWith(`${symbol}.`)));
+    const i = hits.findIndex(
+      (h) =>
+        h.path === file &&
+        (h.symbol === null ||
+          h.symbol === symbol ||
+          h.symbol.endsWith(`.${symbol}`) ||
+          h.symbol.startsWith(`${symbol}.`)),
+    );
     return i === -1 ? 0 : 1 / (i + 1);
   };
   for (const p of ps.filter((x) => x.name !== "agency")) {
@@ -299,9 +369,11 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
       for (const st of sf.statements) {
         const mods = ts.canHaveModifiers(st) ? ts.getModifiers(st) : undefined;
         if (!mods?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
-        const name = (st as { name?: ts.Identifier }).name?.text ?? (ts.isVariableStatement(st) ? (st.declarationList.declarations[0]!.name as ts.Identifier).text : undefined);
+        const name =
+          (st as { name?: ts.Identifier }).name?.text ??
+          (ts.isVariableStatement(st) ? (st.declarationList.declarations[0]!.name as ts.Identifier).text : undefined);
         const doc = ts.getJSDocCommentsAndTags(st).find(ts.isJSDoc);
-        const text = typeof doc?.comment === "string" ? doc.comment : doc?.comment?.map((c) => c.text).join("") ?? "";
+        const text = typeof doc?.comment === "string" ? doc.comment : (doc?.comment?.map((c) => c.text).join("") ?? "");
         const sentence = /^(.*?[.!?])(\s|$)/s.exec(text.replace(/\s+/g, " ").trim())?.[1] ?? text.trim();
         if (!name || sentence.length < 12) continue;
         const r = await rr(p.root, sentence, f, name);
@@ -320,19 +392,33 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     if (r < 1) phrMisses.push(`${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
   }
   const mean = (a: number[]): number => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
-  return { jsdoc_queries: jsdoc.length, jsdoc_mrr10: mean(jsdoc), phrasings: phr.length, phrasings_mrr10: mean(phr), jsdoc_misses: jsdocMisses.slice(0, 15), phrasing_misses: phrMisses };
+  return {
+    jsdoc_queries: jsdoc.length,
+    jsdoc_mrr10: mean(jsdoc),
+    phrasings: phr.length,
+    phrasings_mrr10: mean(phr),
+    jsdoc_misses: jsdocMisses.slice(0, 15),
+    phrasing_misses: phrMisses,
+  };
 }
 
 async function main(): Promise<void> {
   const ps = projects();
   const only = process.argv[2];
-  const results: Record<string, unknown> = { date: new Date().toISOString(), projects: ps.map((p) => ({ name: p.name, files: p.files.length })) };
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    projects: ps.map((p) => ({ name: p.name, files: p.files.length })),
+  };
   if (!only || only === "exports") results.exports = await evalExports(ps);
   if (!only || only === "broken") results.broken = await evalBroken(ps);
   if (!only || only === "cursors") results.cursors = await evalCursors(ps);
   if (!only || only === "search") results.search = await evalSearch(ps);
   console.log(JSON.stringify(results, null, 2));
-  if (!only) writeFileSync(join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-code.json`), `${JSON.stringify(results, null, 2)}\n`);
+  if (!only)
+    writeFileSync(
+      join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-code.json`),
+      `${JSON.stringify(results, null, 2)}\n`,
+    );
 }
 
 await main();

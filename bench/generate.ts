@@ -5,7 +5,7 @@ function unit(i: number): string {
   switch (i % 3) {
     case 0:
       return `/** Computes the weighted score number ${i}. */
-export function score${i}(values: number[], weight = ${i % 7 + 1}): number {
+export function score${i}(values: number[], weight = ${(i % 7) + 1}): number {
   let total = 0;
   for (const v of values) {
     if (v < 0) throw new RangeError("negative value " + v);
@@ -81,7 +81,58 @@ export function generateSource(lines: number): string {
 export function* generateWorkspace(files: number): Generator<[string, string]> {
   // A larger vocabulary than a toy one: in a real workspace most words are rare, so a query matches a few
   // hundred chunks, not a third of the index.
-  const base = ["cache", "router", "socket", "parser", "token", "buffer", "stream", "health", "metric", "queue", "limit", "retry", "trace", "config", "render", "session", "cursor", "symbol", "schema", "worker", "budget", "canary", "vetting", "manifest", "pool", "timer", "logger", "channel", "signal", "deadline", "registry", "snippet", "outline", "index", "ranking", "layout", "widget", "storage", "upload", "payment", "invoice", "account", "profile", "avatar", "search", "filter", "sorter", "pager", "dialog", "toast"];
+  const base = [
+    "cache",
+    "router",
+    "socket",
+    "parser",
+    "token",
+    "buffer",
+    "stream",
+    "health",
+    "metric",
+    "queue",
+    "limit",
+    "retry",
+    "trace",
+    "config",
+    "render",
+    "session",
+    "cursor",
+    "symbol",
+    "schema",
+    "worker",
+    "budget",
+    "canary",
+    "vetting",
+    "manifest",
+    "pool",
+    "timer",
+    "logger",
+    "channel",
+    "signal",
+    "deadline",
+    "registry",
+    "snippet",
+    "outline",
+    "index",
+    "ranking",
+    "layout",
+    "widget",
+    "storage",
+    "upload",
+    "payment",
+    "invoice",
+    "account",
+    "profile",
+    "avatar",
+    "search",
+    "filter",
+    "sorter",
+    "pager",
+    "dialog",
+    "toast",
+  ];
   const words = base.flatMap((w, i) => [w, `${w}${["Map", "Set", "List", "Node", "Tree"][i % 5]}`]);
   for (let i = 0; i < files; i++) {
     const a = words[i % words.length]!;

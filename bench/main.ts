@@ -16,8 +16,18 @@ const USAGE = `Usage: npm run bench -- [--quick] [--only NAME[,NAME]] [--socket 
   --socket PATH  also send the overhead and pooling load to this socket (another proxy in front of agent-dummy)
   --out DIR      where results go (default bench/results)`;
 
-function parse(argv: string[]): { quick: boolean; only: string[] | undefined; socket: string | undefined; out: string } {
-  const opts = { quick: false, only: undefined as string[] | undefined, socket: undefined as string | undefined, out: join(ROOT, "bench/results") };
+function parse(argv: string[]): {
+  quick: boolean;
+  only: string[] | undefined;
+  socket: string | undefined;
+  out: string;
+} {
+  const opts = {
+    quick: false,
+    only: undefined as string[] | undefined,
+    socket: undefined as string | undefined,
+    out: join(ROOT, "bench/results"),
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -35,7 +45,8 @@ function parse(argv: string[]): { quick: boolean; only: string[] | undefined; so
     } else throw new Error(`unknown argument ${JSON.stringify(a)}`);
   }
   const unknown = opts.only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
-  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(", ")}; scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown scenario ${unknown.join(", ")}; scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}`);
   return opts;
 }
 
@@ -56,10 +67,23 @@ async function main(): Promise<number> {
     const t = performance.now();
     const out = await s.run({ quick: opts.quick, socket: opts.socket, progress: (m) => console.error(`  ${m}`) });
     const seconds = Math.round((performance.now() - t) / 100) / 10;
-    const file = writeScenario(opts.out, { scenario: s.name, title: s.title, date, started_at: started, seconds, quick: opts.quick, machine: machine(), ...out });
+    const file = writeScenario(opts.out, {
+      scenario: s.name,
+      title: s.title,
+      date,
+      started_at: started,
+      seconds,
+      quick: opts.quick,
+      machine: machine(),
+      ...out,
+    });
     console.error(`bench: ${s.name} done in ${seconds} s → ${file}`);
   }
-  const report = writeReport(opts.out, date, SCENARIOS.map((s) => s.name));
+  const report = writeReport(
+    opts.out,
+    date,
+    SCENARIOS.map((s) => s.name),
+  );
   console.error(`bench: report → ${report} (${Math.round((performance.now() - t0) / 1000)} s in all)`);
   return 0;
 }

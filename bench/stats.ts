@@ -15,7 +15,12 @@ export interface Summary {
 
 export function summarize(samples: number[]): Summary {
   const r = (x: number): number => Math.round(x * 100) / 100;
-  return { n: samples.length, p50: r(percentile(samples, 50)), p95: r(percentile(samples, 95)), max: r(Math.max(...samples)) };
+  return {
+    n: samples.length,
+    p50: r(percentile(samples, 50)),
+    p95: r(percentile(samples, 95)),
+    max: r(Math.max(...samples)),
+  };
 }
 
 /** Time `fn` once, in milliseconds. */

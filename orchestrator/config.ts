@@ -90,7 +90,11 @@ const CanaryConfigSchema = z.strictObject({
   /** Automatic traffic steps, e.g. [5, 25, 50, 100]; empty = manual promotion. */
   steps: z.array(z.number().int().min(1).max(100)).default([]),
   /** How long the previous stable keeps running after a promotion (instant rollback). */
-  retention_ms: z.number().int().min(0).default(24 * 3600 * 1000),
+  retention_ms: z
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 3600 * 1000),
   default_percent: z.number().min(0).max(100).default(5),
 });
 export type CanaryConfig = z.infer<typeof CanaryConfigSchema>;
@@ -111,7 +115,14 @@ export const AgencyConfigSchema = z.strictObject({
    * Directories a request's workspace_root may be in (docs/security.md). Default: the invoking user's
    * home and /tmp in embedded mode; under systemd it must be configured (default: none).
    */
-  workspace_roots: z.array(z.string().min(1).refine((p) => isAbsolute(p), "expected an absolute path")).optional(),
+  workspace_roots: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((p) => isAbsolute(p), "expected an absolute path"),
+    )
+    .optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
   /** Address the probe port binds: 127.0.0.1, or 0.0.0.0 in a pod, where kubelet probes the pod's IP. */
@@ -209,12 +220,19 @@ export function defaultStateDir(mode: "embedded" | "systemd", socket: string, en
 // --- end state_dir derivation ---
 
 /** Validate a raw config object (after env overrides) and resolve its paths. */
-export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEnv = {}, source = "config"): AgencyConfig {
-  const withEnv: Record<string, unknown> = typeof raw === "object" && raw !== null ? { ...(raw as object) } : { value: raw };
+export function parseConfig(
+  raw: unknown,
+  baseDir: string,
+  env: NodeJS.ProcessEnv = {},
+  source = "config",
+): AgencyConfig {
+  const withEnv: Record<string, unknown> =
+    typeof raw === "object" && raw !== null ? { ...(raw as object) } : { value: raw };
   for (const [variable, key] of Object.entries(ENV_OVERRIDES)) {
     const value = env[variable];
     if (value === undefined || value === "") continue;
-    withEnv[key] = key === "health_port" ? Number(value) : key === "workspace_roots" ? value.split(":").filter(Boolean) : value;
+    withEnv[key] =
+      key === "health_port" ? Number(value) : key === "workspace_roots" ? value.split(":").filter(Boolean) : value;
   }
   const parsed = AgencyConfigSchema.safeParse(withEnv);
   if (!parsed.success) {
@@ -223,12 +241,16 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
   }
   const c = parsed.data;
   const abs = (p: string, from = baseDir): string => (isAbsolute(p) ? p : resolve(from, p));
-  const agentSocketDir = c.agent_socket_dir !== undefined ? abs(c.agent_socket_dir) : join(dirname(abs(c.socket)), "agents");
+  const agentSocketDir =
+    c.agent_socket_dir !== undefined ? abs(c.agent_socket_dir) : join(dirname(abs(c.socket)), "agents");
   const names = new Set<string>();
   for (const [i, a] of c.agents.entries()) {
-    if (names.has(a.name)) throw new ConfigError(`Invalid agency config ${source}:\n  agents[${i}].name: duplicate agent name "${a.name}"`);
+    if (names.has(a.name))
+      throw new ConfigError(`Invalid agency config ${source}:\n  agents[${i}].name: duplicate agent name "${a.name}"`);
     names.add(a.name);
-    const unsafe = [a.env, ...Object.values(a.versions).map((v) => v.env)].flatMap((env) => unsafeNames(env, a.allow_env));
+    const unsafe = [a.env, ...Object.values(a.versions).map((v) => v.env)].flatMap((env) =>
+      unsafeNames(env, a.allow_env),
+    );
     if (unsafe.length > 0) {
       throw new ConfigError(
         `Invalid agency config ${source}:\n  agents[${i}].env: ${[...new Set(unsafe)].join(", ")} can load foreign code into the agent; list ${unsafe.length > 1 ? "them" : "it"} in agents[${i}].allow_env to allow it`,
@@ -262,7 +284,9 @@ export function parseConfig(raw: unknown, baseDir: string, env: NodeJS.ProcessEn
       enabled: a.enabled,
       env: a.env,
       allowEnv: a.allow_env,
-      versions: Object.fromEntries(Object.entries(a.versions).map(([v, d]) => [v, { command: command(d.command), env: d.env }])),
+      versions: Object.fromEntries(
+        Object.entries(a.versions).map(([v, d]) => [v, { command: command(d.command), env: d.env }]),
+      ),
     })),
   };
 }

@@ -40,7 +40,8 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
  * agent-complete's `prompt.tokens` + `inference` (its attempts' `inference_ms`), summarize's `model`.
  */
 export function modelAccounting(response: AipResponse): ModelAccounting | undefined {
-  if (response.status !== "success" || typeof response.payload !== "object" || response.payload === null) return undefined;
+  if (response.status !== "success" || typeof response.payload !== "object" || response.payload === null)
+    return undefined;
   const p = response.payload as Record<string, unknown>;
   const inference = p.inference as Record<string, unknown> | undefined;
   if (inference && typeof inference === "object") {
@@ -54,7 +55,12 @@ export function modelAccounting(response: AipResponse): ModelAccounting | undefi
   }
   const model = p.model as Record<string, unknown> | undefined;
   if (model && typeof model === "object" && "generated_tokens" in model) {
-    return { prompt_tokens: num(model.prompt_tokens), kv_reused_tokens: num(model.kv_reused_tokens), generated_tokens: num(model.generated_tokens), inference_ms: num(model.inference_ms) };
+    return {
+      prompt_tokens: num(model.prompt_tokens),
+      kv_reused_tokens: num(model.kv_reused_tokens),
+      generated_tokens: num(model.generated_tokens),
+      inference_ms: num(model.inference_ms),
+    };
   }
   return undefined;
 }
@@ -124,7 +130,12 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
   if (clientSignal.aborted) onClientAbort();
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
   const timer = setTimeout(
-    () => controller.abort(new AipError("AIP_ERR_TIMEOUT", `No answer from ${agent!.name} within ${timeoutMs} ms`, { extensions: { timeout_ms: timeoutMs } })),
+    () =>
+      controller.abort(
+        new AipError("AIP_ERR_TIMEOUT", `No answer from ${agent!.name} within ${timeoutMs} ms`, {
+          extensions: { timeout_ms: timeoutMs },
+        }),
+      ),
     timeoutMs,
   );
 
@@ -140,7 +151,8 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
       const response = await call(agent, request, traceId, deadline, controller.signal);
       timings.agent = ms(tAgent);
       agent.pool.record(timings.agent);
-      if (response.status === "error" && AGENT_FAULTS.has(response.error.type)) deps.onAgentFailure(agent, response.error.type);
+      if (response.status === "error" && AGENT_FAULTS.has(response.error.type))
+        deps.onAgentFailure(agent, response.error.type);
       else deps.onAgentSuccess(agent);
       return finish(response);
     } finally {
@@ -160,17 +172,31 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
 }
 
 /** Send to the agent (one retry if the request never reached it) and check its answer. */
-async function call(agent: AgentRecord, request: AipRequest, traceId: string, deadline: number, signal: AbortSignal): Promise<AipResponse> {
+async function call(
+  agent: AgentRecord,
+  request: AipRequest,
+  traceId: string,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<AipResponse> {
   const body = (): string => {
-    const text = JSON.stringify({ ...request, trace_id: traceId, constraints: { ...request.constraints, timeout_ms: Math.max(1, deadline - Date.now()) } });
+    const text = JSON.stringify({
+      ...request,
+      trace_id: traceId,
+      constraints: { ...request.constraints, timeout_ms: Math.max(1, deadline - Date.now()) },
+    });
     // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
     // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
     const bytes = Buffer.byteLength(text);
     if (bytes > AGENT_LIMITS.maxBodyBytes) {
-      throw new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `The request re-encoded for the agent is ${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`, {
-        suggestion: "Send less, or write numbers in their plain form",
-        extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
-      });
+      throw new AipError(
+        "AIP_ERR_PAYLOAD_TOO_LARGE",
+        `The request re-encoded for the agent is ${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
+        {
+          suggestion: "Send less, or write numbers in their plain form",
+          extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
+        },
+      );
     }
     return text;
   };
@@ -186,19 +212,30 @@ async function call(agent: AgentRecord, request: AipRequest, traceId: string, de
     if (signal.aborted) throw signal.reason;
     if (isAipError(err)) throw err; // the request itself was refused before sending
     if (neverReachedAgent(err)) {
-      throw new AipError("AIP_ERR_UNAVAILABLE", `Agent ${agent.name} is not accepting connections (${(err as { code?: string }).code})`);
+      throw new AipError(
+        "AIP_ERR_UNAVAILABLE",
+        `Agent ${agent.name} is not accepting connections (${(err as { code?: string }).code})`,
+      );
     }
-    throw new AipError("AIP_ERR_AGENT_CRASHED", `Agent ${agent.name} closed the connection before answering (${(err as { code?: string }).code ?? (err as Error).message})`);
+    throw new AipError(
+      "AIP_ERR_AGENT_CRASHED",
+      `Agent ${agent.name} closed the connection before answering (${(err as { code?: string }).code ?? (err as Error).message})`,
+    );
   }
   let json: unknown;
   try {
     json = JSON.parse(reply.body);
   } catch {
-    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} answered with non-JSON (HTTP ${reply.statusCode}): ${JSON.stringify(reply.body.slice(0, 120))}`);
+    throw new AipError(
+      "AIP_ERR_BAD_AGENT_RESPONSE",
+      `Agent ${agent.name} answered with non-JSON (HTTP ${reply.statusCode}): ${JSON.stringify(reply.body.slice(0, 120))}`,
+    );
   }
   const parsed = ResponseSchema.safeParse(json);
   if (!parsed.success) {
-    const issues = formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; ");
+    const issues = formatIssues(parsed.error)
+      .map((e) => `${e.path}: ${e.message}`)
+      .join("; ");
     throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} broke the AIP-1 envelope: ${issues}`);
   }
   if (parsed.data.trace_id !== traceId && parsed.data.status === "error" && parsed.data.error.status < 500) {
@@ -207,7 +244,10 @@ async function call(agent: AgentRecord, request: AipRequest, traceId: string, de
     return { ...parsed.data, trace_id: traceId };
   }
   if (parsed.data.trace_id !== traceId) {
-    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} answered trace_id ${parsed.data.trace_id}, expected ${traceId}`);
+    throw new AipError(
+      "AIP_ERR_BAD_AGENT_RESPONSE",
+      `Agent ${agent.name} answered trace_id ${parsed.data.trace_id}, expected ${traceId}`,
+    );
   }
   return parsed.data;
 }

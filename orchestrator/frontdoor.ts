@@ -10,7 +10,10 @@ import { formatIssues } from "../protocol/schemas.js";
 import { AipServer, type RouteHandler } from "../protocol/server.js";
 import type { Orchestrator } from "./orchestrator.js";
 
-const json = (status: number, body: unknown): { status: number; body: string } => ({ status, body: JSON.stringify(body) });
+const json = (status: number, body: unknown): { status: number; body: string } => ({
+  status,
+  body: JSON.stringify(body),
+});
 
 /** A canary names a version the agency config declares; a command or an environment is never accepted. */
 const CanaryStartSchema = z.strictObject({
@@ -24,7 +27,12 @@ const CanaryAgentSchema = z.strictObject({ agent: z.string().min(1) });
 function body<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value ?? {});
   if (!parsed.success) {
-    throw new AipError("AIP_ERR_INVALID_FIELD", formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; "));
+    throw new AipError(
+      "AIP_ERR_INVALID_FIELD",
+      formatIssues(parsed.error)
+        .map((e) => `${e.path}: ${e.message}`)
+        .join("; "),
+    );
   }
   return parsed.data;
 }
@@ -39,13 +47,19 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
   const refused = (): never => {
     throw new AipError(
       "AIP_ERR_FORBIDDEN",
-      o.config.adminSocket ? `Admin operations are served only on the admin socket ${o.config.adminSocket} (owner only)` : "The admin API is switched off (config admin_api: false)",
+      o.config.adminSocket
+        ? `Admin operations are served only on the admin socket ${o.config.adminSocket} (owner only)`
+        : "The admin API is switched off (config admin_api: false)",
     );
   };
   const admin = Object.fromEntries(Object.keys(adminRoutes(o)).map((k) => [k, refused]));
   return {
     ...admin,
-    "GET /v1/schema": async () => ({ status: 200, body: publishedDocs().schema, contentType: "application/schema+json" }),
+    "GET /v1/schema": async () => ({
+      status: 200,
+      body: publishedDocs().schema,
+      contentType: "application/schema+json",
+    }),
     "GET /openapi.json": async () => ({ status: 200, body: publishedDocs().openapi }),
     "GET /livez": async () => {
       const h = o.livez();
@@ -77,13 +91,24 @@ export function adminRoutes(o: Orchestrator): Record<string, RouteHandler> {
       const raw = (b ?? {}) as Record<string, unknown>;
       const carried = ["command", "env", "args"].filter((k) => typeof raw === "object" && raw !== null && k in raw);
       if (carried.length > 0) {
-        throw new AipError("AIP_ERR_FORBIDDEN", `A canary names a version declared in the agency config (agents[].versions); ${carried.join(" and ")} ${carried.length > 1 ? "are" : "is"} never accepted`);
+        throw new AipError(
+          "AIP_ERR_FORBIDDEN",
+          `A canary names a version declared in the agency config (agents[].versions); ${carried.join(" and ")} ${carried.length > 1 ? "are" : "is"} never accepted`,
+        );
       }
       const { agent, ...opts } = body(CanaryStartSchema, b);
-      return json(200, await o.canary.start(agent, opts.percent !== undefined ? { version: opts.version, percent: opts.percent } : { version: opts.version }));
+      return json(
+        200,
+        await o.canary.start(
+          agent,
+          opts.percent !== undefined ? { version: opts.version, percent: opts.percent } : { version: opts.version },
+        ),
+      );
     },
-    "POST /v1/admin/canary/promote": async ({ body: b }) => json(200, await o.canary.promote(body(CanaryAgentSchema, b).agent)),
-    "POST /v1/admin/canary/rollback": async ({ body: b }) => json(200, await o.canary.rollback(body(CanaryAgentSchema, b).agent)),
+    "POST /v1/admin/canary/promote": async ({ body: b }) =>
+      json(200, await o.canary.promote(body(CanaryAgentSchema, b).agent)),
+    "POST /v1/admin/canary/rollback": async ({ body: b }) =>
+      json(200, await o.canary.rollback(body(CanaryAgentSchema, b).agent)),
   };
 }
 
@@ -108,7 +133,13 @@ export async function listenAdmin(o: Orchestrator): Promise<AipServer | undefine
   return AipServer.listen({
     socketPath: o.config.adminSocket,
     limits: serverLimits(o),
-    invoke: () => Promise.reject(new AipError("AIP_ERR_NO_ROUTE", `The admin socket serves admin routes only; send requests to ${o.config.socket}`)),
+    invoke: () =>
+      Promise.reject(
+        new AipError(
+          "AIP_ERR_NO_ROUTE",
+          `The admin socket serves admin routes only; send requests to ${o.config.socket}`,
+        ),
+      ),
     routes: adminRoutes(o),
     onEvent: (e) => o.log.warn({ ...e, socket: "admin" }, e.event),
   });
@@ -118,7 +149,10 @@ export async function listenAdmin(o: Orchestrator): Promise<AipServer | undefine
  * Listen on the orchestrator socket (same framing and limits as every agent); on `fd` when the socket
  * was handed over (systemd socket activation, a reload).
  */
-export function listenFrontDoor(o: Orchestrator, inherited?: { fd: number; from: "systemd" | "reload" }): Promise<AipServer> {
+export function listenFrontDoor(
+  o: Orchestrator,
+  inherited?: { fd: number; from: "systemd" | "reload" },
+): Promise<AipServer> {
   return AipServer.listen({
     socketPath: o.config.socket,
     // systemd's socket file is systemd's; one a reload handed over is still this agency's own.
@@ -139,12 +173,17 @@ export function listenHealthPort(o: Orchestrator, port: number, host = o.config.
   const r = routes(o);
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-    const handler = req.method === "GET" && (PROBE_ROUTES as readonly string[]).includes(path) ? r[`GET ${path}`] : undefined;
+    const handler =
+      req.method === "GET" && (PROBE_ROUTES as readonly string[]).includes(path) ? r[`GET ${path}`] : undefined;
     if (!handler) {
       res.writeHead(404, { "Content-Type": "text/plain" }).end(`only GET ${PROBE_ROUTES.join(", ")} are served here\n`);
       return;
     }
-    void handler({ signal: new AbortController().signal, url: new URL(req.url ?? "/", "http://127.0.0.1"), body: undefined }).then((out) => {
+    void handler({
+      signal: new AbortController().signal,
+      url: new URL(req.url ?? "/", "http://127.0.0.1"),
+      body: undefined,
+    }).then((out) => {
       res.writeHead(out.status, { "Content-Type": out.contentType ?? "application/json" }).end(out.body);
     });
   });

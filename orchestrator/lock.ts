@@ -11,7 +11,9 @@ export class LockedError extends Error {
     readonly path: string,
     readonly pid: number,
   ) {
-    super(`another orchestrator (pid ${pid}) already uses this agent socket directory (lock ${path}); stop it first, or give this one its own agent_socket_dir`);
+    super(
+      `another orchestrator (pid ${pid}) already uses this agent socket directory (lock ${path}); stop it first, or give this one its own agent_socket_dir`,
+    );
   }
 }
 
@@ -54,7 +56,8 @@ export function lockSocketDir(dir: string, takeOverFrom?: number): () => void {
       } catch {
         continue; // removed meanwhile: try again
       }
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && owner !== takeOverFrom && alive(owner)) throw new LockedError(path, owner);
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && owner !== takeOverFrom && alive(owner))
+        throw new LockedError(path, owner);
       // Stale (the owner is gone) or unreadable: take it over.
       try {
         unlinkSync(path);

@@ -89,7 +89,11 @@ export class Orchestrator {
     this.logDestination = dest === false ? false : openDestination(dest);
     this.log = createLogger({ agentName: "orchestrator", destination: this.logDestination });
     this.load = deps.load ?? new CpuLoadSampler(config.limits.cpu_sample_ms);
-    this.metrics = new Metrics({ agents: () => this.agents, canaryPercent: (name) => this.canary?.percent(name) ?? 0, cpuLoad: () => this.load.current() });
+    this.metrics = new Metrics({
+      agents: () => this.agents,
+      canaryPercent: (name) => this.canary?.percent(name) ?? 0,
+      cpuLoad: () => this.load.current(),
+    });
   }
 
   /** A logger whose lines carry the agent's name (for its drained output and its lifecycle events). */
@@ -128,7 +132,11 @@ export class Orchestrator {
         const promoted = this.canary.stableOverride(a.name);
         const declared = promoted ? this.declared(a.name, promoted.version) : undefined;
         if (!promoted || !declared) {
-          if (promoted) this.agentLog(a.name).warn({ event: "promotion_dropped", version: promoted.version }, `promoted version ${promoted.version} is no longer declared in the config; running the config's version`);
+          if (promoted)
+            this.agentLog(a.name).warn(
+              { event: "promotion_dropped", version: promoted.version },
+              `promoted version ${promoted.version} is no longer declared in the config; running the config's version`,
+            );
           return this.registerAgent(a);
         }
         // In embedded mode the stable version always listens on the config's socket: state on disk
@@ -163,7 +171,12 @@ export class Orchestrator {
   }
 
   /** Add and start another agent process at runtime (a canary, a retained version), vetted first. */
-  async addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRole, report?: VetReport): Promise<AgentRecord> {
+  async addRecord(
+    config: AgentConfig,
+    manifest: AgentManifest,
+    role: AgentRole,
+    report?: VetReport,
+  ): Promise<AgentRecord> {
     const record = this.newRecord(config, manifest, role);
     await this.vet(record, report);
     this.agents.push(record);
@@ -179,7 +192,13 @@ export class Orchestrator {
     const base = this.config.agents.find((a) => a.name === name);
     if (!base) return undefined;
     const v = base.versions[version];
-    if (v) return { ...base, command: v.command, env: v.env, socket: join(this.config.agentSocketDir, `${name}-${version}.sock`) };
+    if (v)
+      return {
+        ...base,
+        command: v.command,
+        env: v.env,
+        socket: join(this.config.agentSocketDir, `${name}-${version}.sock`),
+      };
     try {
       return checkedInManifest(base).version === version ? base : undefined;
     } catch {
@@ -208,7 +227,11 @@ export class Orchestrator {
 
   /** Where the sandbox puts a candidate: the real run's HOME, TMPDIR and cwd; the sockets hidden. */
   private sandboxLayout(env: Record<string, string>): { home: string; tmpdir: string; cwd: string; hide: string[] } {
-    const hide = [this.config.agentSocketDir, dirname(this.config.socket), ...(this.config.adminSocket ? [dirname(this.config.adminSocket)] : [])];
+    const hide = [
+      this.config.agentSocketDir,
+      dirname(this.config.socket),
+      ...(this.config.adminSocket ? [dirname(this.config.adminSocket)] : []),
+    ];
     return { home: env.HOME ?? homedir(), tmpdir: env.TMPDIR ?? "/tmp", cwd: process.cwd(), hide };
   }
 
@@ -220,20 +243,40 @@ export class Orchestrator {
     if (!this.vetCache) {
       this.vetCache = new VetCache(join(this.config.stateDir, "vet-cache.json"));
       for (const r of this.vetCache.rejected) {
-        this.log.warn({ event: "vet_cache_entry_rejected", executable: r.path, reason: r.reason }, `vetting cache entry for ${r.path} dropped (${r.reason}); it will be vetted again`);
+        this.log.warn(
+          { event: "vet_cache_entry_rejected", executable: r.path, reason: r.reason },
+          `vetting cache entry for ${r.path} dropped (${r.reason}); it will be vetted again`,
+        );
       }
     }
     const [exe, ...args] = config.command;
     const env = this.agentEnv(config);
     const { hide, cwd } = this.sandboxLayout(env);
-    return vetAgent(exe!, { policy: this.vetPolicy, cache: this.vetCache, args, env, configEnv: config.env, layout: { cwd, hide } });
+    return vetAgent(exe!, {
+      policy: this.vetPolicy,
+      cache: this.vetCache,
+      args,
+      env,
+      configEnv: config.env,
+      layout: { cwd, hide },
+    });
   }
 
   /** What the agent printed for `--manifest`: from the vetting run, or (vetting off) from a sandboxed run. */
   private async printed(config: AgentConfig, report: VetReport | undefined): Promise<unknown> {
-    if (report) return report.manifest ?? new Error(`--manifest gave no valid manifest in the vetting run${report.reasons.length > 0 ? `: ${report.reasons.slice(0, 3).join("; ")}` : ""}`);
+    if (report)
+      return (
+        report.manifest ??
+        new Error(
+          `--manifest gave no valid manifest in the vetting run${report.reasons.length > 0 ? `: ${report.reasons.slice(0, 3).join("; ")}` : ""}`,
+        )
+      );
     const env = this.agentEnv(config);
-    return printedManifest(config.command, env, { layout: this.sandboxLayout(env), configEnv: config.env, unsandboxed: true }).catch((err: Error) => err);
+    return printedManifest(config.command, env, {
+      layout: this.sandboxLayout(env),
+      configEnv: config.env,
+      unsandboxed: true,
+    }).catch((err: Error) => err);
   }
 
   /**
@@ -249,7 +292,10 @@ export class Orchestrator {
       const { mismatch } = registration(record.manifest, await this.printed(record.config, report));
       record.manifestMismatch = mismatch;
       if (mismatch.length > 0) {
-        this.agentLog(record.name).warn({ event: "manifest_mismatch", differences: mismatch }, `checked-in manifest and --manifest differ: ${mismatch.join("; ")}`);
+        this.agentLog(record.name).warn(
+          { event: "manifest_mismatch", differences: mismatch },
+          `checked-in manifest and --manifest differ: ${mismatch.join("; ")}`,
+        );
       }
     }
     if (!report) return;
@@ -261,9 +307,20 @@ export class Orchestrator {
       record.lastError = `vetting ${verdict.vetting}: ${verdict.reasons.join("; ")}`;
       log.error({ event: "agent_rejected", vetting: verdict.vetting, reasons: verdict.reasons }, record.lastError);
     } else if (verdict.vetting !== "passed") {
-      log.warn({ event: "vetting_failed", vetting: verdict.vetting, reasons: verdict.reasons }, `vetting ${verdict.vetting} (mode warn: registered anyway): ${verdict.reasons.join("; ")}`);
+      log.warn(
+        { event: "vetting_failed", vetting: verdict.vetting, reasons: verdict.reasons },
+        `vetting ${verdict.vetting} (mode warn: registered anyway): ${verdict.reasons.join("; ")}`,
+      );
     } else {
-      log.info({ event: "vetting_passed", sha256: report.sha256, cached: report.cached === true, ms: Math.round(report.durationMs) }, "vetting passed");
+      log.info(
+        {
+          event: "vetting_passed",
+          sha256: report.sha256,
+          cached: report.cached === true,
+          ms: Math.round(report.durationMs),
+        },
+        "vetting passed",
+      );
     }
   }
 
@@ -276,11 +333,16 @@ export class Orchestrator {
     if (report) {
       const verdict = admission(report, this.config.vetting);
       if (!verdict.admit) {
-        throw new AipError("AIP_ERR_FORBIDDEN", `${config.name}: vetting ${verdict.vetting}: ${verdict.reasons.slice(0, 5).join("; ")}`, { extensions: { vetting: vettingSummary(report, this.config.vetting) } });
+        throw new AipError(
+          "AIP_ERR_FORBIDDEN",
+          `${config.name}: vetting ${verdict.vetting}: ${verdict.reasons.slice(0, 5).join("; ")}`,
+          { extensions: { vetting: vettingSummary(report, this.config.vetting) } },
+        );
       }
     }
     const printed = await this.printed(config, report);
-    if (printed instanceof Error) throw new AipError("AIP_ERR_INVALID_FIELD", `Cannot start ${config.name}: ${printed.message}`);
+    if (printed instanceof Error)
+      throw new AipError("AIP_ERR_INVALID_FIELD", `Cannot start ${config.name}: ${printed.message}`);
     try {
       return { manifest: parseManifest(printed, `${config.command.join(" ")} --manifest`), report };
     } catch (err) {
@@ -312,7 +374,10 @@ export class Orchestrator {
     if (this.config.mode === "systemd") {
       applyProbe(record, await probe(record.socketPath, this.config.limits.health_timeout_ms), 1);
       if (record.state === "starting") record.state = "unhealthy";
-      log.info({ event: "registered", state: record.state, socket: record.socketPath }, `systemd agent ${record.state}`);
+      log.info(
+        { event: "registered", state: record.state, socket: record.socketPath },
+        `systemd agent ${record.state}`,
+      );
       return;
     }
     const l = this.config.limits;
@@ -333,11 +398,15 @@ export class Orchestrator {
         const result = await probe(socket, l.health_timeout_ms);
         return socket === record.socketPath ? applyProbeResult(record, result) : result.ok;
       },
-      ...((l.warm_standby === "all" || (l.warm_standby === "light" && !record.heavy)) && record.role !== "retained" ? { standbySocketPath: standbyPath(record.socketPath) } : {}),
+      ...((l.warm_standby === "all" || (l.warm_standby === "light" && !record.heavy)) && record.role !== "retained"
+        ? { standbySocketPath: standbyPath(record.socketPath) }
+        : {}),
       onState: (state, info) => this.onSupervisorState(record, state, info),
     });
     this.supervisors.set(record, supervisor);
-    const adopted = this.deps.adopt?.find((x) => x.name === record.name && x.version === record.version && x.socket === record.socketPath);
+    const adopted = this.deps.adopt?.find(
+      (x) => x.name === record.name && x.version === record.version && x.socket === record.socketPath,
+    );
     try {
       if (adopted) {
         log.info({ event: "agent_adopted", pid: adopted.pid }, "agent handed over by the previous orchestrator");
@@ -349,7 +418,11 @@ export class Orchestrator {
     }
   }
 
-  private onSupervisorState(record: AgentRecord, state: string, info: { pid?: number | undefined; error?: string }): void {
+  private onSupervisorState(
+    record: AgentRecord,
+    state: string,
+    info: { pid?: number | undefined; error?: string },
+  ): void {
     const log = this.agentLog(record.name);
     switch (state) {
       case "starting":
@@ -390,10 +463,18 @@ export class Orchestrator {
   private applyLoad(): void {
     const load = this.load.current();
     const l = this.config.limits;
-    for (const a of applyResourceRule(this.agents, load, { threshold: l.cpu_threshold, readmitBelow: Math.min(l.cpu_readmit_below, l.cpu_threshold), samples: l.cpu_samples })) {
+    for (const a of applyResourceRule(this.agents, load, {
+      threshold: l.cpu_threshold,
+      readmitBelow: Math.min(l.cpu_readmit_below, l.cpu_threshold),
+      samples: l.cpu_samples,
+    })) {
       this.metrics.event("admission_changed", a.name);
       this.agentLog(a.name).warn(
-        { event: a.admission.admitted ? "admitted" : "out_of_rotation", cpu_load: Math.round(load * 100) / 100, reason: a.admission.reason },
+        {
+          event: a.admission.admitted ? "admitted" : "out_of_rotation",
+          cpu_load: Math.round(load * 100) / 100,
+          reason: a.admission.reason,
+        },
         a.admission.admitted ? "back in rotation" : `out of rotation: ${a.admission.reason}`,
       );
     }
@@ -425,12 +506,17 @@ export class Orchestrator {
           if (sup) {
             action = "killed";
             this.metrics.event("agent_killed", a.name);
-            const why = enforce ? `no answer to the health check within ${l.health_timeout_ms} ms` : `${a.health.consecutive_failures} failed probes in a row`;
+            const why = enforce
+              ? `no answer to the health check within ${l.health_timeout_ms} ms`
+              : `${a.health.consecutive_failures} failed probes in a row`;
             log.error({ event: "agent_killed", reason: result.error }, `${why}: killing for restart`);
             sup.kill();
           } else {
             action = "reported";
-            log.error({ event: "agent_unresponsive", reason: result.error }, "no answer to the health check (systemd mode: restart it with systemctl)");
+            log.error(
+              { event: "agent_unresponsive", reason: result.error },
+              "no answer to the health check (systemd mode: restart it with systemctl)",
+            );
           }
         }
         return { agent: a.name, version: a.version, ok: result.ok, state: a.state, action, error: result.error };
@@ -447,14 +533,19 @@ export class Orchestrator {
     this.reprobing.add(agent);
     const l = this.config.limits;
     const step = (): void => {
-      const needed = this.agents.includes(agent) && (agent.state === "unhealthy" || (agent.state === "healthy" && agent.circuit.open));
+      const needed =
+        this.agents.includes(agent) &&
+        (agent.state === "unhealthy" || (agent.state === "healthy" && agent.circuit.open));
       if (!needed || this.stopped) {
         this.reprobing.delete(agent);
         return;
       }
       void probe(agent.socketPath, l.health_timeout_ms).then((result) => {
         if (result.ok && applyProbe(agent, result, l.unhealthy_after)) {
-          this.agentLog(agent.name).info({ event: "health_changed", state: agent.state, reprobe: true }, `health: ${agent.state}`);
+          this.agentLog(agent.name).info(
+            { event: "health_changed", state: agent.state, reprobe: true },
+            `health: ${agent.state}`,
+          );
         }
         setTimeout(step, l.reprobe_ms).unref();
       });
@@ -472,13 +563,17 @@ export class Orchestrator {
   /** Answer one decoded request from a client; `connection` scopes latest-wins to that client. */
   handle(value: unknown, signal: AbortSignal, connection = 0): Promise<AipResponse> {
     return forward(scopeToConnection(value, connection), signal, {
-      select: (request: AipRequest, traceId: string) => choose(this.canary.split(candidates(request, this.agents), traceId)),
+      select: (request: AipRequest, traceId: string) =>
+        choose(this.canary.split(candidates(request, this.agents), traceId)),
       onAgentFailure: (agent) => {
         agent.circuit.failures++;
         if (!agent.circuit.open && agent.circuit.failures >= this.config.limits.circuit_failures) {
           agent.circuit = { open: true, failures: agent.circuit.failures, opened_at: new Date().toISOString() };
           this.metrics.event("circuit_open", agent.name);
-          this.agentLog(agent.name).error({ event: "circuit_open", failures: agent.circuit.failures }, "circuit opened after consecutive failures");
+          this.agentLog(agent.name).error(
+            { event: "circuit_open", failures: agent.circuit.failures },
+            "circuit opened after consecutive failures",
+          );
           this.reprobe(agent);
         }
       },
@@ -493,7 +588,15 @@ export class Orchestrator {
   private onOutcome(o: RequestOutcome): void {
     this.metrics.request(o);
     if (o.agent && o.version) this.canary.observe(o.agent, o.version, o.timings_ms.total ?? 0, o.server_error);
-    const fields = { event: "request", trace_id: o.trace_id, action: o.action, agent: o.agent, version: o.version, outcome: o.outcome, timings_ms: o.timings_ms };
+    const fields = {
+      event: "request",
+      trace_id: o.trace_id,
+      action: o.action,
+      agent: o.agent,
+      version: o.version,
+      outcome: o.outcome,
+      timings_ms: o.timings_ms,
+    };
     if (o.server_error) this.log.warn(fields, `request failed: ${o.outcome}`);
     else if (o.outcome === "success" || o.outcome === "AIP_ERR_CANCELLED") this.log.info(fields, "request");
     else {
@@ -532,7 +635,10 @@ export class Orchestrator {
 
   /** GET /livez: the process is alive and its event loop answers (it does not look at the agents). */
   livez(): { httpStatus: number; body: Record<string, unknown> } {
-    return { httpStatus: 200, body: { status: "alive", pid: process.pid, uptime_s: Math.round((Date.now() - this.started) / 1000) } };
+    return {
+      httpStatus: 200,
+      body: { status: "alive", pid: process.pid, uptime_s: Math.round((Date.now() - this.started) / 1000) },
+    };
   }
 
   /**
@@ -614,6 +720,11 @@ function standbyPath(socket: string): string {
 }
 
 function applyProbeResult(record: AgentRecord, result: Awaited<ReturnType<typeof probe>>): boolean {
-  record.health = { checked_at: new Date().toISOString(), ok: result.ok, consecutive_failures: result.ok ? 0 : 1, report: result.report };
+  record.health = {
+    checked_at: new Date().toISOString(),
+    ok: result.ok,
+    consecutive_failures: result.ok ? 0 : 1,
+    report: result.report,
+  };
   return result.ok;
 }

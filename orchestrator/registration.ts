@@ -37,7 +37,12 @@ export interface Registration {
 export async function printedManifest(
   command: string[],
   env: Record<string, string>,
-  opts: { layout: Omit<SandboxLayout, "keep">; configEnv: Record<string, string>; unsandboxed: boolean; timeoutMs?: number },
+  opts: {
+    layout: Omit<SandboxLayout, "keep">;
+    configEnv: Record<string, string>;
+    unsandboxed: boolean;
+    timeoutMs?: number;
+  },
 ): Promise<unknown> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const argv = [...command, "--manifest"];
@@ -45,14 +50,29 @@ export async function printedManifest(
   let run;
   if (typeof sandbox !== "string") {
     const layout = { ...opts.layout, keep: commandPaths(command, opts.configEnv) };
-    run = await execa(sandbox.bwrap, sandboxArgs(layout, argv), { reject: false, timeout: timeoutMs, env, extendEnv: false, stdin: "ignore" });
+    run = await execa(sandbox.bwrap, sandboxArgs(layout, argv), {
+      reject: false,
+      timeout: timeoutMs,
+      env,
+      extendEnv: false,
+      stdin: "ignore",
+    });
   } else if (opts.unsandboxed) {
-    run = await execa(argv[0]!, argv.slice(1), { reject: false, timeout: timeoutMs, env, extendEnv: false, stdin: "ignore", cwd: opts.layout.cwd });
+    run = await execa(argv[0]!, argv.slice(1), {
+      reject: false,
+      timeout: timeoutMs,
+      env,
+      extendEnv: false,
+      stdin: "ignore",
+      cwd: opts.layout.cwd,
+    });
   } else {
     throw new Error(`--manifest not run: ${sandbox}`);
   }
   if (run.exitCode !== 0 || run.failed) {
-    throw new Error(`--manifest failed: ${run.timedOut ? `no answer within ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`} ${String(run.stderr).slice(0, 200)}`.trim());
+    throw new Error(
+      `--manifest failed: ${run.timedOut ? `no answer within ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`} ${String(run.stderr).slice(0, 200)}`.trim(),
+    );
   }
   try {
     return JSON.parse(String(run.stdout));
@@ -73,5 +93,8 @@ export function checkedInManifest(agent: AgentConfig): AgentManifest {
 /** Compare the checked-in manifest with what the agent printed (or why it printed nothing). */
 export function registration(manifest: AgentManifest, printed: unknown): Registration {
   if (printed instanceof Error) return { manifest, mismatch: [printed.message] };
-  return { manifest, mismatch: manifestDiff(manifest as unknown as Record<string, unknown>, printed as Record<string, unknown>) };
+  return {
+    manifest,
+    mismatch: manifestDiff(manifest as unknown as Record<string, unknown>, printed as Record<string, unknown>),
+  };
 }

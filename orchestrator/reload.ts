@@ -14,11 +14,21 @@ const ADOPT_VAR = "AIP_ADOPT";
 const READY_FD_VAR = "AIP_RELOAD_READY_FD";
 
 const AdoptSchema = z.array(
-  z.object({ name: z.string(), version: z.string(), socket: z.string(), pid: z.number().int().positive(), stdout_fd: z.number().int(), stderr_fd: z.number().int() }),
+  z.object({
+    name: z.string(),
+    version: z.string(),
+    socket: z.string(),
+    pid: z.number().int().positive(),
+    stdout_fd: z.number().int(),
+    stderr_fd: z.number().int(),
+  }),
 );
 
 /** What a predecessor handed this process (and the variables removed, so agents do not inherit them). */
-export function inheritedHandover(env: NodeJS.ProcessEnv = process.env): { adopt: AdoptedAgent[]; readyFd: number | undefined } {
+export function inheritedHandover(env: NodeJS.ProcessEnv = process.env): {
+  adopt: AdoptedAgent[];
+  readyFd: number | undefined;
+} {
   const raw = env[ADOPT_VAR];
   const readyFd = /^\d+$/.test(env[READY_FD_VAR] ?? "") ? Number(env[READY_FD_VAR]) : undefined;
   delete env[ADOPT_VAR];
@@ -48,8 +58,22 @@ export function signalReady(readyFd: number | undefined): void {
  * first or does not get ready within `timeoutMs`.
  */
 export function startSuccessor(listenFd: number, handoffs: Handoff[], timeoutMs: number): Promise<number> {
-  const adopt: AdoptedAgent[] = handoffs.map((h, i) => ({ name: h.name, version: h.version, socket: h.socket, pid: h.child.pid!, stdout_fd: 5 + 2 * i, stderr_fd: 6 + 2 * i }));
-  const stdio: StdioOptions = ["ignore", "inherit", "inherit", listenFd, "pipe", ...handoffs.flatMap((h) => [h.child.stdout, h.child.stderr])];
+  const adopt: AdoptedAgent[] = handoffs.map((h, i) => ({
+    name: h.name,
+    version: h.version,
+    socket: h.socket,
+    pid: h.child.pid!,
+    stdout_fd: 5 + 2 * i,
+    stderr_fd: 6 + 2 * i,
+  }));
+  const stdio: StdioOptions = [
+    "ignore",
+    "inherit",
+    "inherit",
+    listenFd,
+    "pipe",
+    ...handoffs.flatMap((h) => [h.child.stdout, h.child.stderr]),
+  ];
   const env = { ...process.env, [HANDOVER_FD_VAR]: "3", [READY_FD_VAR]: "4", [ADOPT_VAR]: JSON.stringify(adopt) };
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio, env });
   return new Promise((resolve, reject) => {

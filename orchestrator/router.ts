@@ -58,7 +58,10 @@ export function candidates(request: AipRequest, agents: AgentRecord[]): AgentRec
 export function choose(found: AgentRecord[]): AgentRecord {
   const live = found.filter((a) => a.available);
   if (live.length === 0) {
-    const why = found.map((a) => `${a.name}@${a.version}: ${a.state}${a.circuit.open ? ", circuit open" : ""}${a.admission.admitted ? "" : `, ${a.admission.reason}`}`);
+    const why = found.map(
+      (a) =>
+        `${a.name}@${a.version}: ${a.state}${a.circuit.open ? ", circuit open" : ""}${a.admission.admitted ? "" : `, ${a.admission.reason}`}`,
+    );
     throw new AipError("AIP_ERR_UNAVAILABLE", `No available agent: ${why.join("; ")}`);
   }
   return live.reduce((best, a) => (better(a, best) ? a : best));
@@ -94,7 +97,9 @@ export interface AdmissionRule {
 export function applyResourceRule(agents: AgentRecord[], load: number, rule: AdmissionRule): AgentRecord[] {
   const changed: AgentRecord[] = [];
   for (const a of agents) {
-    const lighter = agents.some((b) => b !== a && !b.heavy && b.state !== "rejected" && b.manifest.capabilities.some((c) => a.serves(c)));
+    const lighter = agents.some(
+      (b) => b !== a && !b.heavy && b.state !== "rejected" && b.manifest.capabilities.some((c) => a.serves(c)),
+    );
     if (!a.heavy || !lighter) {
       a.admissionStreak = 0;
       if (!a.admission.admitted) {
@@ -108,7 +113,10 @@ export function applyResourceRule(agents: AgentRecord[], load: number, rule: Adm
     if (a.admissionStreak < rule.samples) continue;
     a.admissionStreak = 0;
     a.admission = a.admission.admitted
-      ? { admitted: false, reason: `host CPU ${(load * 100).toFixed(0)}% > ${(rule.threshold * 100).toFixed(0)}%; a lighter agent serves its capability` }
+      ? {
+          admitted: false,
+          reason: `host CPU ${(load * 100).toFixed(0)}% > ${(rule.threshold * 100).toFixed(0)}%; a lighter agent serves its capability`,
+        }
       : { admitted: true, reason: null };
     changed.push(a);
   }

@@ -16,7 +16,10 @@ export const HANDOVER_FD_VAR = "AIP_LISTEN_FD";
  * `LISTEN_FDS` ≥ 1: the first, fd 3) or a reload's (`AIP_LISTEN_FD`). The variables are removed from
  * `env`, so the agents this process starts do not believe the socket is theirs.
  */
-export function inheritedListenFd(env: NodeJS.ProcessEnv = process.env, pid = process.pid): { fd: number; from: "systemd" | "reload" } | undefined {
+export function inheritedListenFd(
+  env: NodeJS.ProcessEnv = process.env,
+  pid = process.pid,
+): { fd: number; from: "systemd" | "reload" } | undefined {
   const systemd = env.LISTEN_PID === String(pid) && Number(env.LISTEN_FDS) >= 1;
   const handover = /^\d+$/.test(env[HANDOVER_FD_VAR] ?? "") ? Number(env[HANDOVER_FD_VAR]) : undefined;
   for (const v of ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", HANDOVER_FD_VAR]) delete env[v];
@@ -48,14 +51,19 @@ export class SdNotifier {
   static fromEnv(env: NodeJS.ProcessEnv = process.env, log?: Logger, pid = process.pid): SdNotifier | undefined {
     const socket = env.NOTIFY_SOCKET;
     const usec = Number(env.WATCHDOG_USEC);
-    const watchdog = Number.isFinite(usec) && usec > 0 && (env.WATCHDOG_PID === undefined || env.WATCHDOG_PID === String(pid)) ? usec : undefined;
+    const watchdog =
+      Number.isFinite(usec) && usec > 0 && (env.WATCHDOG_PID === undefined || env.WATCHDOG_PID === String(pid))
+        ? usec
+        : undefined;
     for (const v of ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]) delete env[v];
     return socket ? new SdNotifier(socket, watchdog, log) : undefined;
   }
 
   /** Send `KEY=VALUE` assignments (one datagram); values must not hold newlines. */
   send(fields: Record<string, string | number>): void {
-    const text = Object.entries(fields).map(([k, v]) => `${k}=${String(v).replace(/\n/g, " ")}\n`).join("");
+    const text = Object.entries(fields)
+      .map(([k, v]) => `${k}=${String(v).replace(/\n/g, " ")}\n`)
+      .join("");
     if (this.fallback) return this.viaSystemdNotify(text);
     if (!this.helper) {
       this.helper = this.startHelper();
@@ -106,14 +114,19 @@ export class SdNotifier {
   }
 
   private startHelper(): ChildProcess {
-    const address = this.socket.startsWith("@") ? `ABSTRACT-SENDTO:${this.socket.slice(1)}` : `UNIX-SENDTO:${this.socket}`;
+    const address = this.socket.startsWith("@")
+      ? `ABSTRACT-SENDTO:${this.socket.slice(1)}`
+      : `UNIX-SENDTO:${this.socket}`;
     const child = spawn("socat", ["-u", "STDIN", address], { stdio: ["pipe", "ignore", "pipe"] });
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
     child.stdin?.on("error", () => undefined);
     child.once("spawn", () => (this.unsent = []));
     child.once("error", (err: NodeJS.ErrnoException) => {
-      this.log?.warn({ event: "sd_notify_helper", err: err.message }, "socat not found: sd_notify messages go through systemd-notify (install socat)");
+      this.log?.warn(
+        { event: "sd_notify_helper", err: err.message },
+        "socat not found: sd_notify messages go through systemd-notify (install socat)",
+      );
       this.fallback = true;
       this.helper = undefined;
       for (const text of this.unsent.splice(0)) this.viaSystemdNotify(text);
@@ -121,7 +134,11 @@ export class SdNotifier {
     child.once("exit", (code) => {
       if (this.helper === child) {
         this.helper = undefined;
-        if (code !== 0) this.log?.error({ event: "sd_notify_failed", code, stderr }, `sd_notify helper exited ${code}: ${stderr.trim()}`);
+        if (code !== 0)
+          this.log?.error(
+            { event: "sd_notify_failed", code, stderr },
+            `sd_notify helper exited ${code}: ${stderr.trim()}`,
+          );
       }
     });
     return child;
@@ -130,7 +147,12 @@ export class SdNotifier {
   private viaSystemdNotify(text: string): void {
     const args = text.trim().split("\n");
     const ready = args.includes("READY=1");
-    const child = spawn("systemd-notify", [...(ready ? ["--ready"] : []), ...args.filter((a) => a !== "READY=1")], { stdio: "ignore", env: { ...process.env, NOTIFY_SOCKET: this.socket } });
-    child.once("error", (err) => this.log?.error({ event: "sd_notify_failed", err: err.message }, `sd_notify failed: ${err.message}`));
+    const child = spawn("systemd-notify", [...(ready ? ["--ready"] : []), ...args.filter((a) => a !== "READY=1")], {
+      stdio: "ignore",
+      env: { ...process.env, NOTIFY_SOCKET: this.socket },
+    });
+    child.once("error", (err) =>
+      this.log?.error({ event: "sd_notify_failed", err: err.message }, `sd_notify failed: ${err.message}`),
+    );
   }
 }

@@ -46,9 +46,13 @@ export class Supersession {
     const previous = this.latest.get(key);
     if (previous) {
       previous.controller.abort(
-        new AipError("AIP_ERR_CANCELLED", `Superseded by request ${traceId} for document ${String(request.constraints["document_id"])}`, {
-          extensions: { superseded_by: traceId },
-        }),
+        new AipError(
+          "AIP_ERR_CANCELLED",
+          `Superseded by request ${traceId} for document ${String(request.constraints["document_id"])}`,
+          {
+            extensions: { superseded_by: traceId },
+          },
+        ),
       );
     }
     const entry = { traceId, controller };

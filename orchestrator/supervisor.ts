@@ -115,7 +115,10 @@ export interface SupervisorOptions {
    */
   standbySocketPath?: string;
   /** Lifecycle callbacks into the registry. */
-  onState: (state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped", info: { pid?: number | undefined; error?: string }) => void;
+  onState: (
+    state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped",
+    info: { pid?: number | undefined; error?: string },
+  ) => void;
 }
 
 /** Keep the last lines an agent wrote, for last_error when it dies. */
@@ -197,10 +200,13 @@ export class Supervisor {
     });
     try {
       await waitForSocket(this.o.socketPath, this.o.startTimeoutMs, () => !exited);
-      if (!(await this.o.ready(this.o.socketPath))) throw new Error("agent accepted connections but /healthz did not answer");
+      if (!(await this.o.ready(this.o.socketPath)))
+        throw new Error("agent accepted connections but /healthz did not answer");
     } catch (err) {
       if (!exited) child.kill("SIGKILL");
-      throw new Error(`${this.o.name} did not become ready: ${(err as Error).message}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`);
+      throw new Error(
+        `${this.o.name} did not become ready: ${(err as Error).message}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`,
+      );
     }
     this.o.onState("ready", { pid: child.pid });
     if (!this.standby) this.startStandby();
@@ -224,7 +230,10 @@ export class Supervisor {
       if (this.stopping) return;
       // A standby that keeps dying is given up on: the agent still restarts the ordinary way.
       if (++this.standbyFailures >= 3) {
-        this.o.log.warn({ event: "standby_failed", code: r.code, signal: r.signal }, "warm standby keeps exiting; restarts are cold from now on");
+        this.o.log.warn(
+          { event: "standby_failed", code: r.code, signal: r.signal },
+          "warm standby keeps exiting; restarts are cold from now on",
+        );
         return;
       }
       this.standbyTimer = setTimeout(() => this.startStandby(), this.o.restartInitialMs);
@@ -298,7 +307,9 @@ export class Supervisor {
     const now = Date.now();
     this.restartTimes = this.restartTimes.filter((t) => now - t < this.o.crashLoopWindowMs);
     if (this.restartTimes.length >= this.o.crashLoopRestarts) {
-      this.o.onState("failed", { error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}` });
+      this.o.onState("failed", {
+        error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}`,
+      });
       void this.stopStandby();
       return;
     }

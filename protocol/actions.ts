@@ -40,13 +40,20 @@ const Recoverable = {
 };
 
 const LATEST_WINS = {
-  document_id: z.string().min(1).optional().describe("latest wins: a newer request with the same client_id + document_id cancels this one"),
+  document_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("latest wins: a newer request with the same client_id + document_id cancels this one"),
   client_id: z.string().optional(),
 };
 
 // ---- echo (agent-dummy) ----
 export const EchoContextSchema = ContextSchema;
-export const EchoConstraintsSchema = ConstraintsSchema.extend({ delay_ms: intIn(0, 60_000).optional(), ...LATEST_WINS });
+export const EchoConstraintsSchema = ConstraintsSchema.extend({
+  delay_ms: intIn(0, 60_000).optional(),
+  ...LATEST_WINS,
+});
 export const EchoPayloadSchema = z.looseObject({
   received_action: z.string(),
   context_lines: z.number().int().min(0),
@@ -55,14 +62,22 @@ export const EchoPayloadSchema = z.looseObject({
 
 // ---- summarize ----
 const Scope = oneOf(["module", "function"]);
-export const SummarizeContextSchema = ContextSchema.extend({ scope: Scope.optional().describe("deprecated: use constraints.scope") });
+export const SummarizeContextSchema = ContextSchema.extend({
+  scope: Scope.optional().describe("deprecated: use constraints.scope"),
+});
 export const SummarizeConstraintsSchema = ConstraintsSchema.extend({
   scope: Scope.optional().describe('"module" (default) or "function" (needs context.cursor)'),
   max_tokens: intIn(1, 512).optional(),
   inference_timeout_ms: intIn(1, 60_000).optional(),
   ...LATEST_WINS,
 });
-const ParamSchema = z.looseObject({ name: z.string(), type: z.string().optional(), default: z.string().optional(), optional: z.boolean(), rest: z.boolean() });
+const ParamSchema = z.looseObject({
+  name: z.string(),
+  type: z.string().optional(),
+  default: z.string().optional(),
+  optional: z.boolean(),
+  rest: z.boolean(),
+});
 export const SignatureSchema = z.looseObject({
   name: z.string(),
   kind: z.string(),
@@ -83,7 +98,15 @@ export const OutlineSchema = z.looseObject({
   lines: z.number().int().min(0),
   module_doc: z.string(),
   imports: z.array(z.looseObject({ from: z.string(), names: z.array(z.string()), line: z.number().int() })),
-  exports: z.array(z.looseObject({ name: z.string(), kind: z.string(), type_only: z.boolean(), line: z.number().int(), from: z.string().optional() })),
+  exports: z.array(
+    z.looseObject({
+      name: z.string(),
+      kind: z.string(),
+      type_only: z.boolean(),
+      line: z.number().int(),
+      from: z.string().optional(),
+    }),
+  ),
   functions: z.array(SignatureSchema),
   classes: z.array(
     z.looseObject({
@@ -93,11 +116,36 @@ export const OutlineSchema = z.looseObject({
       decorators: z.array(z.string()),
       line_start: z.number().int(),
       line_end: z.number().int(),
-      members: z.array(z.looseObject({ ...Named, kind: z.string(), static: z.boolean(), access: z.string().optional(), signature: z.string(), line: z.number().int() })),
+      members: z.array(
+        z.looseObject({
+          ...Named,
+          kind: z.string(),
+          static: z.boolean(),
+          access: z.string().optional(),
+          signature: z.string(),
+          line: z.number().int(),
+        }),
+      ),
     }),
   ),
-  types: z.array(z.looseObject({ ...Named, kind: z.string(), exported: z.boolean(), line_start: z.number().int(), line_end: z.number().int() })),
-  consts: z.array(z.looseObject({ ...Named, kind: z.string(), type: z.string().optional(), exported: z.boolean(), line: z.number().int() })),
+  types: z.array(
+    z.looseObject({
+      ...Named,
+      kind: z.string(),
+      exported: z.boolean(),
+      line_start: z.number().int(),
+      line_end: z.number().int(),
+    }),
+  ),
+  consts: z.array(
+    z.looseObject({
+      ...Named,
+      kind: z.string(),
+      type: z.string().optional(),
+      exported: z.boolean(),
+      line: z.number().int(),
+    }),
+  ),
 });
 export const SummarizePayloadSchema = z.looseObject({
   file_path: z.string().optional(),
@@ -134,7 +182,11 @@ export const SearchHitSchema = z.looseObject({
 export const SearchPayloadSchema = z.looseObject({
   query: z.string(),
   hits: z.array(SearchHitSchema),
-  index: z.looseObject({ files: z.number().int().min(0), chunks: z.number().int().min(0), refreshed: z.looseObject({}).optional() }),
+  index: z.looseObject({
+    files: z.number().int().min(0),
+    chunks: z.number().int().min(0),
+    refreshed: z.looseObject({}).optional(),
+  }),
 });
 
 // ---- testgen ----
@@ -172,7 +224,11 @@ export const CompleteConstraintsSchema = ConstraintsSchema.extend({
 });
 export const CompletionItemSchema = z.looseObject({
   label: z.string(),
-  kind: z.string().describe("an LSP CompletionItemKind name in camelCase (method, property, variable, snippet, …), or text for a model completion"),
+  kind: z
+    .string()
+    .describe(
+      "an LSP CompletionItemKind name in camelCase (method, property, variable, snippet, …), or text for a model completion",
+    ),
   insert_text: z.string().describe("LSP snippet syntax for kind snippet ($0, ${1:name}); plain text otherwise"),
   detail: z.string(),
 });
@@ -182,7 +238,10 @@ export const CompletePayloadSchema = z.looseObject({
   items: z.array(CompletionItemSchema).describe("lite: ranked candidates; model: one item, the generated text"),
   replace: RangeSchema.describe("the text each item replaces (the typed prefix; empty at the cursor for the model)"),
   prefix: z.string().optional(),
-  context: z.union([oneOf(["member", "identifier"]), z.looseObject({})]).optional().describe("lite: member or identifier; model: token accounting"),
+  context: z
+    .union([oneOf(["member", "identifier"]), z.looseObject({})])
+    .optional()
+    .describe("lite: member or identifier; model: token accounting"),
   receiver: z.string().optional(),
   receiver_kind: z.string().optional(),
   completion: z.string().optional().describe("model: the generated text"),
@@ -200,11 +259,36 @@ export interface ActionContract {
 
 /** Every action the bundled agents serve, with its contract. */
 export const ACTIONS = {
-  echo: { context: EchoContextSchema, constraints: EchoConstraintsSchema, payload: EchoPayloadSchema, description: "agent-dummy: echoes the action, the source's line count and the trace id" },
-  summarize: { context: SummarizeContextSchema, constraints: SummarizeConstraintsSchema, payload: SummarizePayloadSchema, description: "outline and short summary of a module, or of the function at the cursor" },
-  search: { context: SearchContextSchema, constraints: SearchConstraintsSchema, payload: SearchPayloadSchema, description: "ranked BM25 hits over a workspace's code and docs" },
-  testgen: { context: TestgenContextSchema, constraints: TestgenConstraintsSchema, payload: TestgenPayloadSchema, description: "a test file for the function at the cursor or named in constraints.function" },
-  complete: { context: CompleteContextSchema, constraints: CompleteConstraintsSchema, payload: CompletePayloadSchema, description: "completions at the cursor (lite engine: ranked items; model engine: generated text)" },
+  echo: {
+    context: EchoContextSchema,
+    constraints: EchoConstraintsSchema,
+    payload: EchoPayloadSchema,
+    description: "agent-dummy: echoes the action, the source's line count and the trace id",
+  },
+  summarize: {
+    context: SummarizeContextSchema,
+    constraints: SummarizeConstraintsSchema,
+    payload: SummarizePayloadSchema,
+    description: "outline and short summary of a module, or of the function at the cursor",
+  },
+  search: {
+    context: SearchContextSchema,
+    constraints: SearchConstraintsSchema,
+    payload: SearchPayloadSchema,
+    description: "ranked BM25 hits over a workspace's code and docs",
+  },
+  testgen: {
+    context: TestgenContextSchema,
+    constraints: TestgenConstraintsSchema,
+    payload: TestgenPayloadSchema,
+    description: "a test file for the function at the cursor or named in constraints.function",
+  },
+  complete: {
+    context: CompleteContextSchema,
+    constraints: CompleteConstraintsSchema,
+    payload: CompletePayloadSchema,
+    description: "completions at the cursor (lite engine: ranked items; model engine: generated text)",
+  },
 } as const satisfies Record<string, ActionContract>;
 export type ActionName = keyof typeof ACTIONS;
 
@@ -213,7 +297,11 @@ export function issuesToError(error: z.ZodError, prefix: string): AipError {
   const pathOf = (issue: z.core.$ZodIssue): string => [prefix, ...issue.path.map(String)].join(".");
   const missing = error.issues.filter((i) => i.code === "invalid_type" && i.input === undefined).map(pathOf);
   if (missing.length > 0) {
-    return new AipError("AIP_ERR_MISSING_FIELD", `Missing required field${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`, { extensions: { fields: missing } });
+    return new AipError(
+      "AIP_ERR_MISSING_FIELD",
+      `Missing required field${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`,
+      { extensions: { fields: missing } },
+    );
   }
   const errors = error.issues.map((i) => ({ path: pathOf(i), message: i.message }));
   const detail = error.issues
@@ -226,7 +314,10 @@ export function issuesToError(error: z.ZodError, prefix: string): AipError {
 }
 
 /** A request's context and constraints checked against the action's contract, typed; throws the AIP-1 error otherwise. */
-export function actionInput<A extends ActionName>(action: A, request: Pick<AipRequest, "context" | "constraints">): { context: z.output<(typeof ACTIONS)[A]["context"]>; constraints: z.output<(typeof ACTIONS)[A]["constraints"]> } {
+export function actionInput<A extends ActionName>(
+  action: A,
+  request: Pick<AipRequest, "context" | "constraints">,
+): { context: z.output<(typeof ACTIONS)[A]["context"]>; constraints: z.output<(typeof ACTIONS)[A]["constraints"]> } {
   const contract = ACTIONS[action];
   const context = contract.context.safeParse(request.context, { reportInput: true });
   if (!context.success) throw issuesToError(context.error, "context");

@@ -29,7 +29,9 @@ export function httpRequest(socketPath: string, options: HttpOptions = {}): Prom
         path: options.path ?? "/v1/invoke",
         headers: {
           host: "aip",
-          ...(body !== undefined ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } : {}),
+          ...(body !== undefined
+            ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }
+            : {}),
           ...options.headers,
         },
         ...(options.agent !== undefined ? { agent: options.agent } : {}),
@@ -37,11 +39,15 @@ export function httpRequest(socketPath: string, options: HttpOptions = {}): Prom
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
+        );
         res.on("error", reject);
       },
     );
-    req.setTimeout(options.timeoutMs ?? 30_000, () => req.destroy(new Error(`HTTP request timed out after ${options.timeoutMs ?? 30_000} ms`)));
+    req.setTimeout(options.timeoutMs ?? 30_000, () =>
+      req.destroy(new Error(`HTTP request timed out after ${options.timeoutMs ?? 30_000} ms`)),
+    );
     req.on("error", reject);
     if (body !== undefined) req.end(body);
     else req.end();
@@ -49,7 +55,11 @@ export function httpRequest(socketPath: string, options: HttpOptions = {}): Prom
 }
 
 /** POST a JSON request to /v1/invoke and parse the envelope. */
-export async function invokeHttp(socketPath: string, request: unknown, timeoutMs?: number): Promise<{ status: number; json: Record<string, unknown> }> {
+export async function invokeHttp(
+  socketPath: string,
+  request: unknown,
+  timeoutMs?: number,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await httpRequest(socketPath, { body: JSON.stringify(request), ...(timeoutMs ? { timeoutMs } : {}) });
   return { status: res.status, json: JSON.parse(res.body) as Record<string, unknown> };
 }
@@ -63,7 +73,11 @@ export interface NdjsonOptions {
 }
 
 /** Write raw NDJSON bytes on one connection and collect the response lines. */
-export function ndjsonExchange(socketPath: string, data: string | Buffer, options: NdjsonOptions = {}): Promise<string[]> {
+export function ndjsonExchange(
+  socketPath: string,
+  data: string | Buffer,
+  options: NdjsonOptions = {},
+): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const socket = connect(socketPath);
     const lines: string[] = [];

@@ -88,12 +88,14 @@ export const ERROR_REGISTRY = {
   AIP_ERR_FORBIDDEN_PATH: {
     title: "Path outside the workspace",
     status: 403,
-    suggestion: "Use a file_path inside workspace_root, and a workspace_root inside an allowed root (AIP_WORKSPACE_ROOTS / config workspace_roots)",
+    suggestion:
+      "Use a file_path inside workspace_root, and a workspace_root inside an allowed root (AIP_WORKSPACE_ROOTS / config workspace_roots)",
   },
   AIP_ERR_FORBIDDEN: {
     title: "Not allowed",
     status: 403,
-    suggestion: "Admin operations are served on the admin socket only, to its owner; a canary must be a version the config declares and must pass vetting",
+    suggestion:
+      "Admin operations are served on the admin socket only, to its owner; a canary must be a version the config declares and must pass vetting",
   },
   AIP_ERR_CANCELLED: {
     title: "Request cancelled",
@@ -146,7 +148,8 @@ export function problem(code: ErrorCode, options: ProblemOptions = {}): Problem 
   };
   if (options.instance !== undefined) out.instance = options.instance;
   // Extension members never overwrite the registry's own members.
-  for (const [k, v] of Object.entries(options.extensions ?? {})) if (!Object.hasOwn(out, k) && k !== "instance") out[k] = v;
+  for (const [k, v] of Object.entries(options.extensions ?? {}))
+    if (!Object.hasOwn(out, k) && k !== "instance") out[k] = v;
   return out;
 }
 
@@ -178,5 +181,11 @@ export class AipError extends Error {
 }
 
 export function isAipError(err: unknown): err is AipError {
-  return err instanceof AipError || (typeof err === "object" && err !== null && isErrorCode((err as { code?: unknown }).code) && (err as { name?: unknown }).name === "AipError");
+  return (
+    err instanceof AipError ||
+    (typeof err === "object" &&
+      err !== null &&
+      isErrorCode((err as { code?: unknown }).code) &&
+      (err as { name?: unknown }).name === "AipError")
+  );
 }

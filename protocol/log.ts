@@ -30,7 +30,14 @@ export function createLogger(options: LoggerOptions): Logger {
  * sd-daemon priorities (sd-daemon.h SD_CRIT … SD_DEBUG) for pino's level labels: journald strips a
  * leading `<N>` from each stdout line and files the entry at that priority (`journalctl -p err`).
  */
-export const JOURNAL_PRIORITY: Readonly<Record<string, number>> = { fatal: 2, error: 3, warn: 4, info: 6, debug: 7, trace: 7 };
+export const JOURNAL_PRIORITY: Readonly<Record<string, number>> = {
+  fatal: 2,
+  error: 3,
+  warn: 4,
+  info: 6,
+  debug: 7,
+  trace: 7,
+};
 
 /**
  * True when file descriptor `fd` is the journal stream systemd connected (README "Logs"): `$JOURNAL_STREAM`

@@ -6,7 +6,11 @@ import { ManifestSchema, formatIssues, type AgentManifest } from "./schemas.js";
 export function parseManifest(raw: unknown, source: string): AgentManifest {
   const parsed = ManifestSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new Error(`Invalid manifest ${source}:\n${formatIssues(parsed.error).map((e) => `  ${e.path}: ${e.message}`).join("\n")}`);
+    throw new Error(
+      `Invalid manifest ${source}:\n${formatIssues(parsed.error)
+        .map((e) => `  ${e.path}: ${e.message}`)
+        .join("\n")}`,
+    );
   }
   return parsed.data;
 }

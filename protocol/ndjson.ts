@@ -89,19 +89,27 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
   };
 
   const tooLarge = (): void => {
-    const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `NDJSON line exceeds the limit of ${limits.maxLineBytes} bytes`, {
-      extensions: { limit: limits.maxLineBytes },
-    });
+    const err = new AipError(
+      "AIP_ERR_PAYLOAD_TOO_LARGE",
+      `NDJSON line exceeds the limit of ${limits.maxLineBytes} bytes`,
+      {
+        extensions: { limit: limits.maxLineBytes },
+      },
+    );
     answer(JSON.stringify(errorResponse(err, newTraceId())));
   };
 
   const lineLate = (): void => {
     lineTimer = undefined;
     if (stopped || socket.destroyed) return;
-    const err = new AipError("AIP_ERR_INVALID_JSON", `NDJSON line did not arrive within ${limits.lineReceiveTimeoutMs} ms of its first byte`, {
-      suggestion: "Send each request as one whole line; the connection is closed",
-      extensions: { limit_ms: limits.lineReceiveTimeoutMs },
-    });
+    const err = new AipError(
+      "AIP_ERR_INVALID_JSON",
+      `NDJSON line did not arrive within ${limits.lineReceiveTimeoutMs} ms of its first byte`,
+      {
+        suggestion: "Send each request as one whole line; the connection is closed",
+        extensions: { limit_ms: limits.lineReceiveTimeoutMs },
+      },
+    );
     stop();
     answer(JSON.stringify(errorResponse(err, newTraceId())));
   };
@@ -163,7 +171,8 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
       return;
     }
     // Waiting on the client for the rest of a line: that is what the line deadline bounds.
-    if ((buffered > 0 || discarding) && lineTimer === undefined) lineTimer = setTimeout(lineLate, limits.lineReceiveTimeoutMs);
+    if ((buffered > 0 || discarding) && lineTimer === undefined)
+      lineTimer = setTimeout(lineLate, limits.lineReceiveTimeoutMs);
     socket.resume();
   };
 

@@ -35,12 +35,23 @@ function definitions(ref: (name: string) => string): Record<string, JsonObject> 
     const contract = ACTIONS[name];
     const N = capital(name);
     defs[`${N}Request`] = {
-      ...fragment(RequestSchema.extend({ action: z.literal(name), context: contract.context, constraints: contract.constraints }), "input"),
+      ...fragment(
+        RequestSchema.extend({ action: z.literal(name), context: contract.context, constraints: contract.constraints }),
+        "input",
+      ),
       description: contract.description,
     };
     defs[`${N}Payload`] = fragment(contract.payload, "output");
     defs[`${N}Response`] = {
-      oneOf: [{ allOf: [{ $ref: ref("SuccessResponse") }, { type: "object", required: ["payload"], properties: { payload: { $ref: ref(`${N}Payload`) } } }] }, { $ref: ref("ErrorResponse") }],
+      oneOf: [
+        {
+          allOf: [
+            { $ref: ref("SuccessResponse") },
+            { type: "object", required: ["payload"], properties: { payload: { $ref: ref(`${N}Payload`) } } },
+          ],
+        },
+        { $ref: ref("ErrorResponse") },
+      ],
     };
   }
   return defs;
@@ -51,7 +62,8 @@ export function schemaDocument(): JsonObject {
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     title: "AIP-1",
-    description: "AIP-1 requests, answers, per-action payloads and the problem. Positions: line 1-based, column 0-based in UTF-16 code units.",
+    description:
+      "AIP-1 requests, answers, per-action payloads and the problem. Positions: line 1-based, column 0-based in UTF-16 code units.",
     actions: Object.keys(ACTIONS),
     error_codes: Object.keys(ERROR_REGISTRY),
     $defs: definitions((name) => `#/$defs/${name}`),
@@ -76,29 +88,86 @@ export function openApiDocument(): JsonObject {
     info: {
       title: "agency (AIP-1)",
       version: AIP_VERSION,
-      description: "The orchestrator's HTTP surface on its Unix socket (curl --unix-socket ./run/aip.sock http://aip/...). The same requests also go as NDJSON lines on that socket.",
+      description:
+        "The orchestrator's HTTP surface on its Unix socket (curl --unix-socket ./run/aip.sock http://aip/...). The same requests also go as NDJSON lines on that socket.",
     },
-    servers: [{ url: "http://aip", description: "the Unix socket (./run/aip.sock, or /run/aip/aip.sock under systemd)" }],
+    servers: [
+      { url: "http://aip", description: "the Unix socket (./run/aip.sock, or /run/aip/aip.sock under systemd)" },
+    ],
     paths: {
       "/v1/invoke": {
         post: {
           operationId: "invoke",
           summary: "Route one request to an agent",
-          requestBody: { required: true, content: { "application/json": { schema: { oneOf: names.map((n) => ref(`${n}Request`)), discriminator: { propertyName: "action" } } } } },
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: { oneOf: names.map((n) => ref(`${n}Request`)), discriminator: { propertyName: "action" } },
+              },
+            },
+          },
           responses: {
-            "200": jsonResponse("the agent's answer (status success)", { oneOf: names.map((n) => ref(`${n}Response`)) }),
-            "4XX": problemResponse("a bad request: invalid JSON or field, no route, too large, forbidden path, cancelled"),
+            "200": jsonResponse("the agent's answer (status success)", {
+              oneOf: names.map((n) => ref(`${n}Response`)),
+            }),
+            "4XX": problemResponse(
+              "a bad request: invalid JSON or field, no route, too large, forbidden path, cancelled",
+            ),
             "5XX": problemResponse("the agency could not answer: unavailable, busy, timeout, agent crashed"),
           },
         },
       },
-      "/healthz": { get: { operationId: "healthz", summary: "Agency and per-agent status", responses: { "200": jsonResponse("ok or degraded"), "503": jsonResponse("no agent available") } } },
-      "/metrics": { get: { operationId: "metrics", summary: "Prometheus text", responses: { "200": { description: "metrics", content: { "text/plain": { schema: { type: "string" } } } } } } },
-      "/v1/agents": { get: { operationId: "agents", summary: "Registered agents with manifests, pool and health", responses: { "200": jsonResponse("the agents") } } },
-      "/v1/schema": { get: { operationId: "schema", summary: "JSON Schema of requests, payloads and the problem", responses: { "200": jsonResponse("a JSON Schema 2020-12 document") } } },
-      "/openapi.json": { get: { operationId: "openapi", summary: "This document", responses: { "200": jsonResponse("an OpenAPI 3.1 document") } } },
-      "/v1/admin/health-check": { post: { operationId: "healthCheck", summary: "Probe every agent now; restart any that does not answer (admin socket only; 403 on the main socket)", responses: { "200": jsonResponse("what was checked") } } },
-      "/v1/admin/canary": { get: { operationId: "canaryStatus", summary: "Canary versions, traffic share and decisions (admin socket only)", responses: { "200": jsonResponse("canary status") } } },
+      "/healthz": {
+        get: {
+          operationId: "healthz",
+          summary: "Agency and per-agent status",
+          responses: { "200": jsonResponse("ok or degraded"), "503": jsonResponse("no agent available") },
+        },
+      },
+      "/metrics": {
+        get: {
+          operationId: "metrics",
+          summary: "Prometheus text",
+          responses: { "200": { description: "metrics", content: { "text/plain": { schema: { type: "string" } } } } },
+        },
+      },
+      "/v1/agents": {
+        get: {
+          operationId: "agents",
+          summary: "Registered agents with manifests, pool and health",
+          responses: { "200": jsonResponse("the agents") },
+        },
+      },
+      "/v1/schema": {
+        get: {
+          operationId: "schema",
+          summary: "JSON Schema of requests, payloads and the problem",
+          responses: { "200": jsonResponse("a JSON Schema 2020-12 document") },
+        },
+      },
+      "/openapi.json": {
+        get: {
+          operationId: "openapi",
+          summary: "This document",
+          responses: { "200": jsonResponse("an OpenAPI 3.1 document") },
+        },
+      },
+      "/v1/admin/health-check": {
+        post: {
+          operationId: "healthCheck",
+          summary:
+            "Probe every agent now; restart any that does not answer (admin socket only; 403 on the main socket)",
+          responses: { "200": jsonResponse("what was checked") },
+        },
+      },
+      "/v1/admin/canary": {
+        get: {
+          operationId: "canaryStatus",
+          summary: "Canary versions, traffic share and decisions (admin socket only)",
+          responses: { "200": jsonResponse("canary status") },
+        },
+      },
       ...Object.fromEntries(
         (["start", "promote", "rollback"] as const).map((op) => [
           `/v1/admin/canary/${op}`,
@@ -106,8 +175,30 @@ export function openApiDocument(): JsonObject {
             post: {
               operationId: `canary${capital(op)}`,
               summary: `Canary ${op} (admin socket only; start names a version declared in the agency config)`,
-              requestBody: { required: true, content: { "application/json": { schema: op === "start" ? { type: "object", additionalProperties: false, required: ["agent", "version"], properties: { agent: { type: "string" }, version: { type: "string" }, percent: { type: "number", minimum: 0, maximum: 100 } } } : { type: "object", required: ["agent"], properties: { agent: { type: "string" } } } } } },
-              responses: { "200": jsonResponse("the canary's new state"), "4XX": problemResponse("a bad body, an unknown agent, an undeclared version or a failed vetting (403)") },
+              requestBody: {
+                required: true,
+                content: {
+                  "application/json": {
+                    schema:
+                      op === "start"
+                        ? {
+                            type: "object",
+                            additionalProperties: false,
+                            required: ["agent", "version"],
+                            properties: {
+                              agent: { type: "string" },
+                              version: { type: "string" },
+                              percent: { type: "number", minimum: 0, maximum: 100 },
+                            },
+                          }
+                        : { type: "object", required: ["agent"], properties: { agent: { type: "string" } } },
+                  },
+                },
+              },
+              responses: {
+                "200": jsonResponse("the canary's new state"),
+                "4XX": problemResponse("a bad body, an unknown agent, an undeclared version or a failed vetting (403)"),
+              },
             },
           },
         ]),

@@ -3,9 +3,7 @@ import { z } from "zod";
 import { ERROR_CODES } from "./errors.js";
 import { TRACE_ID_PATTERN } from "./trace.js";
 
-export const TraceIdSchema = z
-  .string()
-  .regex(TRACE_ID_PATTERN, "expected 1-128 characters of A-Z a-z 0-9 . _ : -");
+export const TraceIdSchema = z.string().regex(TRACE_ID_PATTERN, "expected 1-128 characters of A-Z a-z 0-9 . _ : -");
 
 /** A position: line 1-based, column 0-based in UTF-16 code units (README: "AIP-1 in short"). */
 export const CursorSchema = z.object({
@@ -74,7 +72,9 @@ export const ResponseSchema = z.discriminatedUnion("status", [SuccessResponseSch
 export type AipResponse = z.infer<typeof ResponseSchema>;
 
 /** Kubernetes-style quantities: "200m" or "2" CPUs; "512Mi", "1Gi", "800M" memory. */
-export const CpuQuantitySchema = z.string().regex(/^(\d+m|\d+(\.\d+)?)$/, 'expected millicores like "200m" or cores like "2"');
+export const CpuQuantitySchema = z
+  .string()
+  .regex(/^(\d+m|\d+(\.\d+)?)$/, 'expected millicores like "200m" or cores like "2"');
 export const MemoryQuantitySchema = z
   .string()
   .regex(/^\d+(Ki|Mi|Gi|Ti|K|M|G|T)?$/, 'expected a size like "512Mi" or "2Gi"');
@@ -102,7 +102,15 @@ export function cpuMillicores(quantity: string): number {
 }
 
 const MEMORY_UNITS: Record<string, number> = {
-  "": 1, K: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4,
+  "": 1,
+  K: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 1024,
+  Mi: 1024 ** 2,
+  Gi: 1024 ** 3,
+  Ti: 1024 ** 4,
 };
 
 /** "512Mi" → bytes. */
@@ -115,7 +123,13 @@ export function memoryBytes(quantity: string): number {
 /** zod issues as `path: message` lines, the path in dotted form ("context.cursor.line"). */
 export function formatIssues(error: z.ZodError): { path: string; message: string }[] {
   return error.issues.map((issue) => ({
-    path: issue.path.length === 0 ? "(root)" : issue.path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "["),
+    path:
+      issue.path.length === 0
+        ? "(root)"
+        : issue.path
+            .map((p) => (typeof p === "number" ? `[${p}]` : String(p)))
+            .join(".")
+            .replace(/\.\[/g, "["),
     message: issue.message,
   }));
 }

@@ -3,7 +3,12 @@
  * HTTP/1.1 keep-alive or NDJSON chosen by the first byte of each connection.
  */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from "node:http";
 import { lstat, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { AipError, problem } from "./errors.js";
@@ -121,7 +126,10 @@ export class AipServer {
         // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's
         // own check would answer them a bare 400 instead of an AIP-1 envelope.
         requireHostHeader: false,
-        connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(this.limits.headersTimeoutMs, this.limits.requestReceiveTimeoutMs) / 2))),
+        connectionsCheckingInterval: Math.max(
+          50,
+          Math.min(1000, Math.floor(Math.min(this.limits.headersTimeoutMs, this.limits.requestReceiveTimeoutMs) / 2)),
+        ),
       },
       (req, res) =>
         void this.onHttp(req, res).catch((err: unknown) => {
@@ -172,7 +180,12 @@ export class AipServer {
   private emitClientError(err: NodeJS.ErrnoException): void {
     const suppressed = this.clientErrors.take();
     if (suppressed === undefined) return;
-    this.emit({ event: "client_error", message: err.message, ...(err.code ? { code: err.code } : {}), ...(suppressed > 0 ? { suppressed } : {}) });
+    this.emit({
+      event: "client_error",
+      message: err.message,
+      ...(err.code ? { code: err.code } : {}),
+      ...(suppressed > 0 ? { suppressed } : {}),
+    });
   }
 
   private async start(): Promise<void> {
@@ -239,7 +252,9 @@ export class AipServer {
       if (isHttpStart(first)) {
         this.http.emit("connection", socket);
       } else {
-        const drain = serveNdjson(socket, this.limits, (bytes, signal) => this.answerFrame(bytes, signal, "ndjson", this.connectionIds.get(socket) ?? 0));
+        const drain = serveNdjson(socket, this.limits, (bytes, signal) =>
+          this.answerFrame(bytes, signal, "ndjson", this.connectionIds.get(socket) ?? 0),
+        );
         if (this.draining) drain();
         else {
           this.ndjsonDrains.add(drain);
@@ -274,7 +289,9 @@ export class AipServer {
     const p = tooLarge
       ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
       : problem("AIP_ERR_INVALID_JSON", {
-          detail: timeout ? "HTTP request did not arrive in time" : `Malformed HTTP request (${err.code ?? "parse error"})`,
+          detail: timeout
+            ? "HTTP request did not arrive in time"
+            : `Malformed HTTP request (${err.code ?? "parse error"})`,
           suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
         });
     const status = timeout ? 408 : p.status;
@@ -309,12 +326,22 @@ export class AipServer {
   }
 
   /** Decode and answer one request frame; never throws. */
-  private async answerFrame(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson", connection: number): Promise<string> {
+  private async answerFrame(
+    bytes: Buffer,
+    signal: AbortSignal,
+    framing: "http" | "ndjson",
+    connection: number,
+  ): Promise<string> {
     const response = await this.answer(bytes, signal, framing, connection);
     return JSON.stringify(response);
   }
 
-  private async answer(bytes: Buffer, signal: AbortSignal, framing: "http" | "ndjson", connection: number): Promise<AipResponse> {
+  private async answer(
+    bytes: Buffer,
+    signal: AbortSignal,
+    framing: "http" | "ndjson",
+    connection: number,
+  ): Promise<AipResponse> {
     let value: unknown;
     try {
       value = decodeJson(bytes, this.limits.maxJsonDepth);
@@ -348,13 +375,24 @@ export class AipServer {
       req.resume();
       const allowed = this.routeKeys().filter((k) => k.endsWith(` ${url.pathname}`));
       const detail = allowed.length > 0 ? `${key} is not served; use ${allowed.join(" or ")}` : `No route ${key}`;
-      this.sendJson(res, errorResponse(new AipError("AIP_ERR_NO_ROUTE", detail, { suggestion: `Routes: ${this.routeKeys().join(", ")}` }), newTraceId()));
+      this.sendJson(
+        res,
+        errorResponse(
+          new AipError("AIP_ERR_NO_ROUTE", detail, { suggestion: `Routes: ${this.routeKeys().join(", ")}` }),
+          newTraceId(),
+        ),
+      );
       return;
     }
     const body = await this.readBody(req, res);
     if (body === undefined) return;
     if (isInvoke) {
-      const response = await this.answer(body, controller.signal, "http", this.connectionIds.get(req.socket as Socket) ?? 0);
+      const response = await this.answer(
+        body,
+        controller.signal,
+        "http",
+        this.connectionIds.get(req.socket as Socket) ?? 0,
+      );
       this.sendJson(res, response);
       return;
     }
@@ -363,7 +401,10 @@ export class AipServer {
       const out = await route!({ signal: controller.signal, url, body: parsed });
       if (res.destroyed) return;
       if (this.draining) res.setHeader("Connection", "close");
-      res.writeHead(out.status, { "Content-Type": out.contentType ?? JSON_TYPE, "Content-Length": Buffer.byteLength(out.body) });
+      res.writeHead(out.status, {
+        "Content-Type": out.contentType ?? JSON_TYPE,
+        "Content-Length": Buffer.byteLength(out.body),
+      });
       res.end(out.body);
     } catch (err) {
       const traceId = newTraceId();
@@ -454,7 +495,8 @@ export class AipServer {
     // NDJSON connections stop reading now and end after answering what they read; HTTP connections
     // answer their current request with Connection: close. A request read is answered; one not read is not.
     for (const drain of this.ndjsonDrains) drain();
-    if ((this.options.fd === undefined || this.options.ownsFile) && !this.handedOver) await removeSocketFile(this.socketPath, this.ino);
+    if ((this.options.fd === undefined || this.options.ownsFile) && !this.handedOver)
+      await removeSocketFile(this.socketPath, this.ino);
     if (this.inflightCount > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);

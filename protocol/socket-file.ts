@@ -42,7 +42,9 @@ export async function prepareSocketPath(path: string): Promise<void> {
   }
   if (!st.isSocket()) throw new Error(`${path} exists and is not a socket; refusing to replace it`);
   if (await socketIsLive(path)) {
-    throw new Error(`Another server is listening on ${path}; refusing to take over its socket (stop it first or choose another path)`);
+    throw new Error(
+      `Another server is listening on ${path}; refusing to take over its socket (stop it first or choose another path)`,
+    );
   }
   await unlink(path);
 }

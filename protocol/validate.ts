@@ -18,9 +18,13 @@ export function validateRequest(value: unknown): AipRequest {
   }
   const missing = REQUIRED.filter((field) => !Object.hasOwn(value, field));
   if (missing.length > 0) {
-    throw new AipError("AIP_ERR_MISSING_FIELD", `Missing required field${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`, {
-      extensions: { fields: missing },
-    });
+    throw new AipError(
+      "AIP_ERR_MISSING_FIELD",
+      `Missing required field${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`,
+      {
+        extensions: { fields: missing },
+      },
+    );
   }
   const parsed = RequestSchema.safeParse(value);
   if (!parsed.success) {

@@ -9,7 +9,26 @@ import { isAbsolute, resolve } from "node:path";
 import { isInside } from "./paths.js";
 
 /** Locations no workspace may be in (or be) unless an allowed root is at or below one of them. */
-export const SYSTEM_ROOTS = ["/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/run", "/var", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/srv", "/home", "/mnt", "/media"] as const;
+export const SYSTEM_ROOTS = [
+  "/etc",
+  "/proc",
+  "/sys",
+  "/dev",
+  "/boot",
+  "/root",
+  "/run",
+  "/var",
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib64",
+  "/opt",
+  "/srv",
+  "/home",
+  "/mnt",
+  "/media",
+] as const;
 
 /** The environment variable agents read their allowed roots from. */
 export const WORKSPACE_ROOTS_ENV = "AIP_WORKSPACE_ROOTS";
@@ -20,7 +39,8 @@ export const WORKSPACE_ROOTS_ENV = "AIP_WORKSPACE_ROOTS";
  */
 export function defaultWorkspaceRoots(home: string = homedir()): string[] {
   const roots = new Set<string>();
-  if (home !== "" && isAbsolute(home) && home !== "/" && !SYSTEM_ROOTS.some((s) => s === resolve(home))) roots.add(resolve(home));
+  if (home !== "" && isAbsolute(home) && home !== "/" && !SYSTEM_ROOTS.some((s) => s === resolve(home)))
+    roots.add(resolve(home));
   roots.add("/tmp");
   roots.add(resolve(tmpdir()));
   return [...roots];
@@ -30,7 +50,10 @@ export function defaultWorkspaceRoots(home: string = homedir()): string[] {
 export function workspaceRootsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
   const raw = env[WORKSPACE_ROOTS_ENV];
   if (raw === undefined || raw.trim() === "") return defaultWorkspaceRoots();
-  return raw.split(":").filter((p) => p !== "" && isAbsolute(p)).map((p) => resolve(p));
+  return raw
+    .split(":")
+    .filter((p) => p !== "" && isAbsolute(p))
+    .map((p) => resolve(p));
 }
 
 /**

@@ -20,8 +20,12 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    const lines = await Promise.all(Object.entries(COMMANDS).map(async ([n, load]) => `  ${n.padEnd(10)} ${(await load()).summary}`));
-    console.log(`Usage: aip COMMAND [options]   (aip COMMAND --help for details)\n\nCommands:\n${lines.join("\n")}\n\nEvery command that talks to the orchestrator takes --socket PATH (default: $AIP_SOCKET or ./run/aip.sock).`);
+    const lines = await Promise.all(
+      Object.entries(COMMANDS).map(async ([n, load]) => `  ${n.padEnd(10)} ${(await load()).summary}`),
+    );
+    console.log(
+      `Usage: aip COMMAND [options]   (aip COMMAND --help for details)\n\nCommands:\n${lines.join("\n")}\n\nEvery command that talks to the orchestrator takes --socket PATH (default: $AIP_SOCKET or ./run/aip.sock).`,
+    );
     return name ? EXIT.ok : EXIT.usage;
   }
   const load = COMMANDS[name];

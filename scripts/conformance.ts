@@ -24,9 +24,15 @@ if (requestFile) {
   sample = { context: req.context ?? {}, constraints: req.constraints ?? {} };
 }
 const exe = resolve(args[0]!);
-const results = await runConformance(exe, (r) => {
-  console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name}${r.ok ? ` (${r.ms.toFixed(0)} ms)` : `\n      ${r.reason ?? ""}`}`);
-}, sample);
+const results = await runConformance(
+  exe,
+  (r) => {
+    console.log(
+      `${r.ok ? "PASS" : "FAIL"}  ${r.name}${r.ok ? ` (${r.ms.toFixed(0)} ms)` : `\n      ${r.reason ?? ""}`}`,
+    );
+  },
+  sample,
+);
 const failed = results.filter((r) => !r.ok).length;
 console.log(`\n${results.length - failed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

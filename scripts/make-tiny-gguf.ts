@@ -113,7 +113,10 @@ class Writer {
   }
 }
 
-type Kv = [string, T.U32 | T.I32 | T.F32 | T.STRING, number | string] | [string, "strings", string[]] | [string, "i32s", number[]];
+type Kv =
+  | [string, T.U32 | T.I32 | T.F32 | T.STRING, number | string]
+  | [string, "strings", string[]]
+  | [string, "i32s", number[]];
 
 /** The whole file as bytes. */
 export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
@@ -128,7 +131,14 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
     return tokens.length - 1;
   };
   const eos = special("<|endoftext|>");
-  const fimIds = fim ? { pre: special("<|fim_prefix|>"), mid: special("<|fim_middle|>"), suf: special("<|fim_suffix|>"), pad: special("<|fim_pad|>") } : undefined;
+  const fimIds = fim
+    ? {
+        pre: special("<|fim_prefix|>"),
+        mid: special("<|fim_middle|>"),
+        suf: special("<|fim_suffix|>"),
+        pad: special("<|fim_pad|>"),
+      }
+    : undefined;
   const V = tokens.length;
   const kvs: Kv[] = [
     ["general.architecture", T.STRING, "llama"],
@@ -151,9 +161,16 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
     ["tokenizer.ggml.eos_token_id", T.U32, eos],
   ];
   if (fimIds) {
-    kvs.push(["tokenizer.ggml.fim_pre_token_id", T.U32, fimIds.pre], ["tokenizer.ggml.fim_suf_token_id", T.U32, fimIds.suf], ["tokenizer.ggml.fim_mid_token_id", T.U32, fimIds.mid], ["tokenizer.ggml.fim_pad_token_id", T.U32, fimIds.pad]);
+    kvs.push(
+      ["tokenizer.ggml.fim_pre_token_id", T.U32, fimIds.pre],
+      ["tokenizer.ggml.fim_suf_token_id", T.U32, fimIds.suf],
+      ["tokenizer.ggml.fim_mid_token_id", T.U32, fimIds.mid],
+      ["tokenizer.ggml.fim_pad_token_id", T.U32, fimIds.pad],
+    );
   }
-  const tensors: { name: string; dims: number[]; norm: boolean }[] = [{ name: "token_embd.weight", dims: [E, V], norm: false }];
+  const tensors: { name: string; dims: number[]; norm: boolean }[] = [
+    { name: "token_embd.weight", dims: [E, V], norm: false },
+  ];
   for (let i = 0; i < layers; i++) {
     const p = `blk.${i}.`;
     tensors.push(
@@ -168,7 +185,10 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
       { name: `${p}ffn_down.weight`, dims: [F, E], norm: false },
     );
   }
-  tensors.push({ name: "output_norm.weight", dims: [E], norm: true }, { name: "output.weight", dims: [E, V], norm: false });
+  tensors.push(
+    { name: "output_norm.weight", dims: [E], norm: true },
+    { name: "output.weight", dims: [E, V], norm: false },
+  );
 
   const w = new Writer();
   w.push(Buffer.from("GGUF", "ascii"));
@@ -232,7 +252,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const args = process.argv.slice(2);
   const out = args[0] !== undefined && !args[0].startsWith("--") ? args[0] : undefined;
   if (!out) {
-    process.stderr.write("Usage: make-tiny-gguf OUT.gguf [--no-fim] [--layers 1|2] [--seed N] [--pre NAME (default qwen2)]\n");
+    process.stderr.write(
+      "Usage: make-tiny-gguf OUT.gguf [--no-fim] [--layers 1|2] [--seed N] [--pre NAME (default qwen2)]\n",
+    );
     process.exit(2);
   }
   const num = (flag: string): number | undefined => {
@@ -246,6 +268,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.stderr.write("make-tiny-gguf: --pre needs a pre-tokenizer name (e.g. qwen2, default, deepseek-coder)\n");
     process.exit(2);
   }
-  writeTinyGguf(out, { fim: !args.includes("--no-fim"), ...(layers === 2 ? { layers: 2 as const } : {}), ...(seed !== undefined ? { seed } : {}), ...(pre !== undefined ? { pre } : {}) });
+  writeTinyGguf(out, {
+    fim: !args.includes("--no-fim"),
+    ...(layers === 2 ? { layers: 2 as const } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(pre !== undefined ? { pre } : {}),
+  });
   process.stdout.write(`${out}\n`);
 }

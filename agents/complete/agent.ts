@@ -1,15 +1,15 @@
 /** The complete agent's definition: warm-up (parser, tokenizer, prettier, model + FIM self-probe), health, dispose. */
 import type { AgentManifest } from "../../protocol/schemas.js";
-import { ParseCache } from "../code/cache.js";
-import { dialectOf } from "../code/language.js";
-import { TokenCounter } from "../llm/budget.js";
-import type { ModelHost } from "../llm/host.js";
-import { LatestWins } from "../llm/latest.js";
-import { memoryFor } from "../llm/memory.js";
-import type { AgentDefinition } from "../runtime/types.js";
-import { createCompleteLite } from "../complete-lite/handler.js";
+import { ParseCache } from "../lib/code/cache.js";
+import { dialectOf } from "../lib/code/language.js";
+import { TokenCounter } from "../lib/llm/budget.js";
+import type { ModelHost } from "../lib/llm/host.js";
+import { LatestWins } from "../lib/llm/latest.js";
+import { memoryFor } from "../lib/llm/memory.js";
+import type { AgentDefinition } from "../lib/runtime/types.js";
+import { createCompleteLite } from "../lib/completion/handler.js";
 import { formatChecked, syntaxError } from "./check.js";
-import { StageTimer } from "../runtime/timer.js";
+import { StageTimer } from "../lib/runtime/timer.js";
 import { createComplete } from "./handler.js";
 import { Prewarm } from "./prewarm.js";
 import { WARM_MODULE, warmLines } from "./warm-module.js";
@@ -31,9 +31,26 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
   const deps = { host, latest, cache, lite: createCompleteLite(cache), counter: tokenCounter, prewarm };
   const complete = createComplete(deps);
   // The warm-up's dry keystrokes: every stage but the model, which "completes" with a canned text.
-  const dry = createComplete({ ...deps, latest: new LatestWins(), generate: async (prompt) => ({ text: "m", tokens: 1, kvReused: 0, promptTokens: prompt.length, stopReason: "maxTokens", sequence: -1, ms: 0 }) });
+  const dry = createComplete({
+    ...deps,
+    latest: new LatestWins(),
+    generate: async (prompt) => ({
+      text: "m",
+      tokens: 1,
+      kvReused: 0,
+      promptTokens: prompt.length,
+      stopReason: "maxTokens",
+      sequence: -1,
+      ms: 0,
+    }),
+  });
   let warmupMs = 0;
-  const resources = { ...manifest.resources, ...(host.config.path !== undefined ? { memory: memoryFor(host.config.path, host.config) ?? manifest.resources.memory } : {}) };
+  const resources = {
+    ...manifest.resources,
+    ...(host.config.path !== undefined
+      ? { memory: memoryFor(host.config.path, host.config) ?? manifest.resources.memory }
+      : {}),
+  };
   return {
     manifest: { ...manifest, resources },
     handlers: { complete },
@@ -49,11 +66,36 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
         // re-parse, symbols, tokenizers and prettier are compiled (JIT) before the first real request.
         const one = WARM_MODULE.split("\n");
         const lines0 = warmLines();
-        const keystroke = async (handler: typeof complete, lines: string[], k: number, line: number, first: boolean): Promise<void> => {
+        const keystroke = async (
+          handler: typeof complete,
+          lines: string[],
+          k: number,
+          line: number,
+          first: boolean,
+        ): Promise<void> => {
           lines[line - 1] += first ? " // warm" : "m";
-          const request = { action: "complete", context: { language: "typescript", file_path: "\0warmup.ts", source_code: lines.join("\n"), cursor: { line, column: lines[line - 1]!.length } }, constraints: { max_tokens: 1, best_effort: true } };
-          const ctx = { traceId: `warmup-${k}`, signal: AbortSignal.timeout(30_000), deadline: Date.now() + 30_000, remainingMs: () => 30_000, timer: new StageTimer(), log, warn: () => undefined };
-          await handler(request as Parameters<typeof complete>[0], ctx).catch((err: unknown) => log.warn({ event: "warmup_request_failed", err: (err as Error).message }, "warm-up request failed"));
+          const request = {
+            action: "complete",
+            context: {
+              language: "typescript",
+              file_path: "\0warmup.ts",
+              source_code: lines.join("\n"),
+              cursor: { line, column: lines[line - 1]!.length },
+            },
+            constraints: { max_tokens: 1, best_effort: true },
+          };
+          const ctx = {
+            traceId: `warmup-${k}`,
+            signal: AbortSignal.timeout(30_000),
+            deadline: Date.now() + 30_000,
+            remainingMs: () => 30_000,
+            timer: new StageTimer(),
+            log,
+            warn: () => undefined,
+          };
+          await handler(request as Parameters<typeof complete>[0], ctx).catch((err: unknown) =>
+            log.warn({ event: "warmup_request_failed", err: (err as Error).message }, "warm-up request failed"),
+          );
         };
         const small = [...one];
         for (let k = 0; k < FULL_KEYSTROKES; k++) await keystroke(complete, small, k, lines0[k]!, true);
@@ -73,14 +115,34 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
         }
         // Prettier most of all (the largest part of the syntax stage): in a tight loop it is optimised
         // further than interleaved with the other stages (~1.6 against ~2.5 ms a call in the pipeline here).
-        for (let k = 0; k < host.config.warmupKeystrokes; k++) await formatChecked(`function f() {\n  const v${k} = a?.b ?? { c: [1, 2], ...d }; // ${k}\n}\n`, dialectOf("typescript"));
+        for (let k = 0; k < host.config.warmupKeystrokes; k++)
+          await formatChecked(
+            `function f() {\n  const v${k} = a?.b ?? { c: [1, 2], ...d }; // ${k}\n}\n`,
+            dialectOf("typescript"),
+          );
         warmupMs = Math.round(performance.now() - started);
       }
-      log.info({ event: "warmup", model_state: host.state.status, fim_ok: host.fim.ok ?? false, tiktoken_ratio: counter.ratio, warmup_keystrokes: host.config.warmupKeystrokes, warmup_ms: warmupMs }, "warm");
+      log.info(
+        {
+          event: "warmup",
+          model_state: host.state.status,
+          fim_ok: host.fim.ok ?? false,
+          tiktoken_ratio: counter.ratio,
+          warmup_keystrokes: host.config.warmupKeystrokes,
+          warmup_ms: warmupMs,
+        },
+        "warm",
+      );
     },
     health: () => {
-      const base = { ...host.health(), superseded: latest.superseded, warmup: { keystrokes: host.config.warmupKeystrokes, ms: warmupMs }, prewarm: { ...prewarm.stats } };
-      if (host.state.status === "none" || host.state.status === "failed") return { status: "degraded", reason: host.state.reason, fim_ok: false, ...base };
+      const base = {
+        ...host.health(),
+        superseded: latest.superseded,
+        warmup: { keystrokes: host.config.warmupKeystrokes, ms: warmupMs },
+        prewarm: { ...prewarm.stats },
+      };
+      if (host.state.status === "none" || host.state.status === "failed")
+        return { status: "degraded", reason: host.state.reason, fim_ok: false, ...base };
       return base;
     },
     dispose: () => {

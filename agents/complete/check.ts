@@ -22,11 +22,11 @@ import type { Plugin } from "prettier";
 import { createRequire } from "node:module";
 import { format } from "prettier/standalone";
 import type TypeScript from "typescript";
-import { ancestorsAt, statementAt } from "../code/cursor.js";
-import { blockRegionAt, moduleMarker } from "../code/incremental.js";
-import type { Dialect } from "../code/language.js";
-import type { ParsedFile } from "../code/parse.js";
-import { lineAt } from "../code/position.js";
+import { ancestorsAt, statementAt } from "../lib/code/cursor.js";
+import { blockRegionAt, moduleMarker } from "../lib/code/incremental.js";
+import type { Dialect } from "../lib/code/language.js";
+import type { ParsedFile } from "../lib/code/parse.js";
+import { lineAt } from "../lib/code/position.js";
 
 // `require`, not `import`: importing the 9 MB CommonJS `typescript` from ESM has Node scan its source
 // for export names first (~0.3 s of start-up); typescript-estree has already required it anyway.
@@ -85,8 +85,14 @@ function statementRegion(file: ParsedFile, offset: number): { outer: [number, nu
   const body = file.program.body;
   const { index, before, after } = statementAt(body, offset);
   const [first, last] = index >= 0 ? [index, index] : [after, before];
-  const inner: [number, number] = [first > 0 ? body[first - 1]!.range[1] : 0, last + 1 < body.length ? body[last + 1]!.range[0] : file.source.length];
-  const outer: [number, number] = [first > 0 ? body[first - 1]!.range[0] : 0, last + 1 < body.length ? body[last + 1]!.range[1] : file.source.length];
+  const inner: [number, number] = [
+    first > 0 ? body[first - 1]!.range[1] : 0,
+    last + 1 < body.length ? body[last + 1]!.range[0] : file.source.length,
+  ];
+  const outer: [number, number] = [
+    first > 0 ? body[first - 1]!.range[0] : 0,
+    last + 1 < body.length ? body[last + 1]!.range[1] : file.source.length,
+  ];
   return { outer, inner };
 }
 
@@ -105,7 +111,8 @@ interface Spliced {
 
 /** The text to check around the cursor. */
 function spliced(source: string, offset: number, completion: string, base: SpliceBase | undefined): Spliced {
-  if (!base) return { text: source.slice(0, offset) + completion + source.slice(offset), at: offset, start: 0, region: "file" };
+  if (!base)
+    return { text: source.slice(0, offset) + completion + source.slice(offset), at: offset, start: 0, region: "file" };
   // Region ends come from the parsed buffer: past the cursor they are `extra` characters later than in `source`.
   const real = (end: number): number => (end >= offset + base.extra ? end - base.extra : Math.min(end, offset));
   // A module's region is parsed as a module too (top-level `await`, strict mode).
@@ -113,16 +120,36 @@ function spliced(source: string, offset: number, completion: string, base: Splic
   const block = blockRegionAt(ancestorsAt(base.file.program, offset), offset, base.file.source);
   if (block) {
     const { head, tail } = block;
-    const wrap = (r0: number, r1: number): string => `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${tail}${marker}`;
+    const wrap = (r0: number, r1: number): string =>
+      `${head}${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${tail}${marker}`;
     const text = wrap(block.r0, block.r1);
-    return { text, at: head.length + offset - block.r0, start: block.r0, region: "block", inner: wrap(block.inner[0], block.inner[1]), wrapperEnd: text.length - marker.length };
+    return {
+      text,
+      at: head.length + offset - block.r0,
+      start: block.r0,
+      region: "block",
+      inner: wrap(block.inner[0], block.inner[1]),
+      wrapperEnd: text.length - marker.length,
+    };
   }
   const { outer, inner } = statementRegion(base.file, offset);
-  const cut = (r0: number, r1: number): string => `${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${marker}`;
-  return { text: cut(outer[0], outer[1]), at: offset - outer[0], start: outer[0], region: "statement", inner: cut(inner[0], inner[1]) };
+  const cut = (r0: number, r1: number): string =>
+    `${source.slice(r0, offset)}${completion}${source.slice(offset, real(r1))}${marker}`;
+  return {
+    text: cut(outer[0], outer[1]),
+    at: offset - outer[0],
+    start: outer[0],
+    region: "statement",
+    inner: cut(inner[0], inner[1]),
+  };
 }
 
-const KIND: Record<string, TypeScript.ScriptKind> = { "typescript:false": ts.ScriptKind.TS, "typescript:true": ts.ScriptKind.TSX, "javascript:false": ts.ScriptKind.JS, "javascript:true": ts.ScriptKind.JSX };
+const KIND: Record<string, TypeScript.ScriptKind> = {
+  "typescript:false": ts.ScriptKind.TS,
+  "typescript:true": ts.ScriptKind.TSX,
+  "javascript:false": ts.ScriptKind.JS,
+  "javascript:true": ts.ScriptKind.JSX,
+};
 
 /**
  * TypeScript's first syntax error in `text` (1-based line), if any. With `wrapperEnd`, the text is a
@@ -130,35 +157,82 @@ const KIND: Record<string, TypeScript.ScriptKind> = { "typescript:false": ts.Scr
  * that closes the enclosing block leaves the rest of the region outside the wrapper, where it may
  * parse without meaning the same).
  */
-export function syntaxError(text: string, dialect: Dialect, wrapperEnd?: number): { line: number; message: string; count: number } | undefined {
-  const file = ts.createSourceFile(`check.${dialect.language === "typescript" ? "ts" : "js"}${dialect.jsx ? "x" : ""}`, text, ts.ScriptTarget.Latest, false, KIND[`${dialect.language}:${dialect.jsx}`]);
+export function syntaxError(
+  text: string,
+  dialect: Dialect,
+  wrapperEnd?: number,
+): { line: number; message: string; count: number } | undefined {
+  const file = ts.createSourceFile(
+    `check.${dialect.language === "typescript" ? "ts" : "js"}${dialect.jsx ? "x" : ""}`,
+    text,
+    ts.ScriptTarget.Latest,
+    false,
+    KIND[`${dialect.language}:${dialect.jsx}`],
+  );
   // `parseDiagnostics` is what typescript-estree reads too; it is not in the public typings.
-  const diagnostics = (file as unknown as { parseDiagnostics: readonly TypeScript.DiagnosticWithLocation[] }).parseDiagnostics;
+  const diagnostics = (file as unknown as { parseDiagnostics: readonly TypeScript.DiagnosticWithLocation[] })
+    .parseDiagnostics;
   const first = diagnostics[0];
-  if (first) return { line: file.getLineAndCharacterOfPosition(first.start).line + 1, message: ts.flattenDiagnosticMessageText(first.messageText, "\n"), count: diagnostics.length };
+  if (first)
+    return {
+      line: file.getLineAndCharacterOfPosition(first.start).line + 1,
+      message: ts.flattenDiagnosticMessageText(first.messageText, "\n"),
+      count: diagnostics.length,
+    };
   const wrapper = file.statements[0];
   if (wrapperEnd !== undefined && wrapper && wrapper.end !== wrapperEnd) {
-    return { line: file.getLineAndCharacterOfPosition(wrapper.end).line + 1, message: "The completion closes the enclosing block", count: 1 };
+    return {
+      line: file.getLineAndCharacterOfPosition(wrapper.end).line + 1,
+      message: "The completion closes the enclosing block",
+      count: 1,
+    };
   }
   return undefined;
 }
 
 /** Check `completion` inserted at `offset` of `source`. */
-export async function checkSplice(source: string, offset: number, completion: string, dialect: Dialect, base: SpliceBase | undefined): Promise<CheckResult> {
+export async function checkSplice(
+  source: string,
+  offset: number,
+  completion: string,
+  dialect: Dialect,
+  base: SpliceBase | undefined,
+): Promise<CheckResult> {
   const { text, at: cursor, start, region, inner, wrapperEnd } = spliced(source, offset, completion, base);
   // Rank failures by how far past the cursor the parser got, in lines (a later error = a better candidate).
   const failed = (line: number, message: string, parsed: boolean): CheckResult => {
     // The region's first line is the buffer's line `first` (the wrapper adds no line): report buffer lines.
     const first = lineAt(source, start);
-    return { ok: false, parsed, formatted: false, error: `line ${first + line - 1}: ${message}`, score: line - lineAt(text, cursor), region, checked_chars: text.length };
+    return {
+      ok: false,
+      parsed,
+      formatted: false,
+      error: `line ${first + line - 1}: ${message}`,
+      score: line - lineAt(text, cursor),
+      region,
+      checked_chars: text.length,
+    };
   };
   const bad = syntaxError(text, dialect, wrapperEnd);
   if (bad) {
     // A buffer that was already broken around the cursor (README "Broken buffers"): the completion
     // passes when it adds no syntax error to the region; prettier cannot format broken code.
     if (base && base.file.diagnostics.length > 0) {
-      const without = syntaxError(spliced(source, offset, "", base).text, dialect, wrapperEnd === undefined ? undefined : wrapperEnd - completion.length);
-      if (without && bad.count <= without.count) return { ok: true, parsed: false, formatted: false, error: `the buffer already had a syntax error here (line ${lineAt(source, start) + without.line - 1}: ${without.message}); the completion adds none`, score: 1_500_000, region, checked_chars: text.length };
+      const without = syntaxError(
+        spliced(source, offset, "", base).text,
+        dialect,
+        wrapperEnd === undefined ? undefined : wrapperEnd - completion.length,
+      );
+      if (without && bad.count <= without.count)
+        return {
+          ok: true,
+          parsed: false,
+          formatted: false,
+          error: `the buffer already had a syntax error here (line ${lineAt(source, start) + without.line - 1}: ${without.message}); the completion adds none`,
+          score: 1_500_000,
+          region,
+          checked_chars: text.length,
+        };
     }
     return failed(bad.line, bad.message, false);
   }
@@ -166,12 +240,23 @@ export async function checkSplice(source: string, offset: number, completion: st
     // Prettier's cost grows with the text: it gets the statements at the cursor alone, and the region
     // with its neighbours only when those do not parse alone (the completion runs on into a neighbour).
     if (inner === undefined) await formatChecked(text, dialect);
-    else await formatChecked(inner, dialect).catch((err: unknown) => ((err as { loc?: unknown }).loc ? formatChecked(text, dialect) : Promise.reject(err)));
+    else
+      await formatChecked(inner, dialect).catch((err: unknown) =>
+        (err as { loc?: unknown }).loc ? formatChecked(text, dialect) : Promise.reject(err),
+      );
   } catch (err) {
     const line = (err as { loc?: { start?: { line?: number } } }).loc?.start?.line;
     const message = (err as Error).message.split("\n")[0]!;
     if (line !== undefined) return failed(line, `prettier: ${message}`, false);
-    return { ok: false, parsed: true, formatted: false, error: `prettier: ${message}`, score: 1_000_000, region, checked_chars: text.length };
+    return {
+      ok: false,
+      parsed: true,
+      formatted: false,
+      error: `prettier: ${message}`,
+      score: 1_000_000,
+      region,
+      checked_chars: text.length,
+    };
   }
   return { ok: true, parsed: true, formatted: true, score: 2_000_000, region, checked_chars: text.length };
 }

@@ -2,8 +2,8 @@
  * The code context around the cursor, cut into what is kept whole (the enclosing function and the
  * cursor neighbourhood) and what may be trimmed (farther code, farthest lines first).
  */
-import type { FunctionSlice } from "../code/cursor.js";
-import { positionAt } from "../code/position.js";
+import type { FunctionSlice } from "../lib/code/cursor.js";
+import { positionAt } from "../lib/code/position.js";
 
 /** Lines before/after the cursor kept whole (before: outside a function only). */
 const NEAR_BEFORE = 6;
@@ -38,20 +38,26 @@ export class Lines {
   /** Line `i` of the view, with its newline. */
   at(i: number): string {
     const k = this.first + i;
-    return this.source.slice(this.starts[k], k + 1 < this.starts.length ? Math.min(this.starts[k + 1]!, this.end) : this.end);
+    return this.source.slice(
+      this.starts[k],
+      k + 1 < this.starts.length ? Math.min(this.starts[k + 1]!, this.end) : this.end,
+    );
   }
 
   /** Lines `from` (inclusive) to `to` (exclusive) joined. */
   text(from: number, to = this.length): string {
     if (to <= from) return "";
     const k = this.first + to;
-    return this.source.slice(this.starts[this.first + from], k < this.starts.length ? Math.min(this.starts[k]!, this.end) : this.end);
+    return this.source.slice(
+      this.starts[this.first + from],
+      k < this.starts.length ? Math.min(this.starts[k]!, this.end) : this.end,
+    );
   }
 
   /** Lines `from` to `to` (exclusive) as texts cut where the file's line number is a multiple of CHUNK_LINES (joined, they are `text(from, to)`). */
   chunks(from: number, to = this.length): string[] {
     const out: string[] = [];
-    for (let i = from; i < to; ) {
+    for (let i = from; i < to;) {
       const next = Math.min(to, (Math.floor((this.first + i) / CHUNK_LINES) + 1) * CHUNK_LINES - this.first);
       out.push(this.text(i, next));
       i = next;
@@ -87,7 +93,12 @@ function line0(starts: readonly number[], offset: number): number {
 }
 
 /** Cut the source at `offset` into kept and trimmable parts (`starts`: the offset of each line). */
-export function codeContext(source: string, offset: number, fn: FunctionSlice | undefined, starts: readonly number[]): CodeContext {
+export function codeContext(
+  source: string,
+  offset: number,
+  fn: FunctionSlice | undefined,
+  starts: readonly number[],
+): CodeContext {
   // The kept region starts where the enclosing function starts (or on a quantum line boundary outside
   // a function), so every cursor in the same function shares the prompt prefix before it (KV reuse).
   const cursorLine = line0(starts, offset);

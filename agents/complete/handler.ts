@@ -3,19 +3,19 @@ import { createHash } from "node:crypto";
 import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
-import { ParseCache } from "../code/cache.js";
-import { dialectOf } from "../code/language.js";
-import { guardHandler, partialFields, type ParsedFile } from "../code/parse.js";
-import { LineStartsCache, offsetAt, positionAt } from "../code/position.js";
-import { sliceAt } from "../code/slice.js";
-import { locateRequestFile } from "../code/source.js";
-import { moduleSymbols } from "../code/symbols.js";
-import { readContained } from "../code/workspace.js";
-import { detach } from "../runtime/memo.js";
-import type { TokenCounter } from "../llm/budget.js";
-import type { ModelHost } from "../llm/host.js";
-import type { LatestWins } from "../llm/latest.js";
-import type { HandlerContext } from "../runtime/types.js";
+import { ParseCache } from "../lib/code/cache.js";
+import { dialectOf } from "../lib/code/language.js";
+import { guardHandler, partialFields, type ParsedFile } from "../lib/code/parse.js";
+import { LineStartsCache, offsetAt, positionAt } from "../lib/code/position.js";
+import { sliceAt } from "../lib/code/slice.js";
+import { locateRequestFile } from "../lib/code/source.js";
+import { moduleSymbols } from "../lib/code/symbols.js";
+import { readContained } from "../lib/code/workspace.js";
+import { detach } from "../lib/memo.js";
+import type { TokenCounter } from "../lib/llm/budget.js";
+import type { ModelHost } from "../lib/llm/host.js";
+import type { LatestWins } from "../lib/llm/latest.js";
+import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";
 import type { Prewarm } from "./prewarm.js";
@@ -47,12 +47,22 @@ const PLACEHOLDER = "__aip_complete__";
  * buffer with a placeholder at the cursor if that makes it whole (`extra` its length). The patched
  * buffer gets its own cache slot so the real one stays for the next keystroke.
  */
-function parseForSlice(cache: ParseCache, source: string, offset: number, dialect: ReturnType<typeof dialectOf>, path: string | undefined): { parsed: ParsedFile; extra: number; file: ParsedFile } {
+function parseForSlice(
+  cache: ParseCache,
+  source: string,
+  offset: number,
+  dialect: ReturnType<typeof dialectOf>,
+  path: string | undefined,
+): { parsed: ParsedFile; extra: number; file: ParsedFile } {
   // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
   const file = cache.getLazy(source, dialect, path);
   if (file.diagnostics.length === 0) return { parsed: file, extra: 0, file };
   for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`, `${PLACEHOLDER})`, `${PLACEHOLDER}}`]) {
-    const parsed = cache.getLazy(source.slice(0, offset) + patch + source.slice(offset), dialect, `${path ?? ""}\0patched`);
+    const parsed = cache.getLazy(
+      source.slice(0, offset) + patch + source.slice(offset),
+      dialect,
+      `${path ?? ""}\0patched`,
+    );
     if (parsed.diagnostics.length === 0) return { parsed, extra: patch.length, file };
   }
   return { parsed: file, extra: 0, file };
@@ -63,7 +73,9 @@ let lastStable: { header: string; symbols: string; sha1: string } | undefined;
 
 function stableSha1(header: string, symbols: string): string {
   if (lastStable?.header === header && lastStable.symbols === symbols) return lastStable.sha1;
-  const sha1 = createHash("sha1").update(header + symbols).digest("hex");
+  const sha1 = createHash("sha1")
+    .update(header + symbols)
+    .digest("hex");
   lastStable = { header: detach(header), symbols: detach(symbols), sha1 };
   return sha1;
 }
@@ -81,9 +93,13 @@ export function createComplete(deps: CompleteDeps) {
         const out = (await deps.lite(request, ctx)) as Record<string, unknown>;
         return { ...out, engine: "lite", model_state: host.state.status };
       }
-      const reason = host.state.status === "none" || host.state.status === "failed" ? host.state.reason : "the model is still loading";
+      const reason =
+        host.state.status === "none" || host.state.status === "failed"
+          ? host.state.reason
+          : "the model is still loading";
       throw new AipError("AIP_ERR_UNAVAILABLE", `agent-complete has no model: ${reason}`, {
-        suggestion: "Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback \"lite\", or set AIP_MODEL to a .gguf file",
+        suggestion:
+          'Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback "lite", or set AIP_MODEL to a .gguf file',
         extensions: { model_state: host.state.status },
       });
     }
@@ -108,13 +124,24 @@ export function createComplete(deps: CompleteDeps) {
       let source: string;
       if (typeof code === "string") source = code;
       else if (loc.absPath !== undefined) source = (await readContained(loc.root!, loc.absPath)).text;
-      else throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.source_code or context.file_path (with context.workspace_root)", { extensions: { fields: ["context.source_code", "context.file_path"] } });
+      else
+        throw new AipError(
+          "AIP_ERR_MISSING_FIELD",
+          "Missing required field: context.source_code or context.file_path (with context.workspace_root)",
+          { extensions: { fields: ["context.source_code", "context.file_path"] } },
+        );
       const dialect = dialectOf(language, request.context.file_path);
       const starts = lines.get(source);
       buffer = { source, starts };
       const cursor = cursorIn ?? positionAt(source.length, starts);
       const offset = offsetAt(source, cursor, starts);
-      const { parsed, extra, file } = parseForSlice(cache, source, offset, dialect, loc.absPath ?? request.context.file_path);
+      const { parsed, extra, file } = parseForSlice(
+        cache,
+        source,
+        offset,
+        dialect,
+        loc.absPath ?? request.context.file_path,
+      );
       const slice = sliceAt(parsed, cursor, { moduleScope: false, starts }); // module symbols come from moduleSymbols below
       const code0 = codeContext(source, offset, slice.fn, starts);
       stages.end("slice", signal);
@@ -122,7 +149,9 @@ export function createComplete(deps: CompleteDeps) {
       // symbols + prompt parts
       const header = headerText(dialect.language, loc.displayPath);
       const table = moduleSymbols(parsed.program, parsed.source);
-      const modSymbols = table.some((s) => s.name === PLACEHOLDER) ? table.filter((s) => s.name !== PLACEHOLDER) : table;
+      const modSymbols = table.some((s) => s.name === PLACEHOLDER)
+        ? table.filter((s) => s.name !== PLACEHOLDER)
+        : table;
       const symbols = symbolsBlock(modSymbols);
       const locals = localSymbolsLine(slice.symbols.filter((s) => s.name !== PLACEHOLDER));
       stages.end("prompt", signal);
@@ -134,32 +163,78 @@ export function createComplete(deps: CompleteDeps) {
       const trimmed = trimToBudget({ host, counter, useFim, window, maxTokens, code: code0, header, symbols, locals });
       if (trimmed.truncated) {
         const detail = `Context trimmed to fit the model window: ${window} tokens minus max_tokens ${maxTokens} minus headroom; dropped ${trimmed.accounting.trimmed.prefix_lines} lines before and ${trimmed.accounting.trimmed.suffix_lines} lines after the kept code${trimmed.accounting.trimmed.symbols ? `, ${trimmed.accounting.trimmed.symbols} symbols` : ""}${trimmed.accounting.trimmed.kept_lines ? `, and ${trimmed.accounting.trimmed.kept_lines} lines of the enclosing function` : ""}`;
-        if (!allowTruncation) throw new AipError("AIP_ERR_CONTEXT_TRUNCATED", detail, { extensions: { window, max_tokens: maxTokens, trimmed: trimmed.accounting.trimmed } });
+        if (!allowTruncation)
+          throw new AipError("AIP_ERR_CONTEXT_TRUNCATED", detail, {
+            extensions: { window, max_tokens: maxTokens, trimmed: trimmed.accounting.trimmed },
+          });
         ctx.warn("AIP_ERR_CONTEXT_TRUNCATED", detail, { trimmed: trimmed.accounting.trimmed });
       }
       stages.end("budget", signal);
 
       // inference ⇄ syntax
-      const result = await infer({ host, prompt: trimmed.tokens, maxTokens, stop, seed, limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)), signal, source, offset, dialect, base: { file: parsed, extra }, ...(deps.generate ? { generate: deps.generate } : {}), waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())) });
+      const result = await infer({
+        host,
+        prompt: trimmed.tokens,
+        maxTokens,
+        stop,
+        seed,
+        limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)),
+        signal,
+        source,
+        offset,
+        dialect,
+        base: { file: parsed, extra },
+        ...(deps.generate ? { generate: deps.generate } : {}),
+        waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())),
+      });
       ctx.timer.mark("inference"); // advances the timer; the exact split is set below
       ctx.timer.set("inference", result.inferenceMs);
       ctx.timer.set("syntax", result.syntaxMs);
       stages.total("inference", result.inferenceMs);
       stages.total("syntax", result.syntaxMs);
       const chosen: Attempt | undefined = result.ok ?? (bestEffort ? result.best : undefined);
-      const attemptsOut = result.attempts.map((a) => ({ seed: a.seed, temperature: a.temperature, generated_tokens: a.gen.tokens, kv_reused_tokens: a.gen.kvReused, stop_reason: a.gen.stopReason, sequence: a.gen.sequence, inference_ms: Math.round(a.gen.ms * 100) / 100, syntax_ok: a.check.ok, checked_region: a.check.region, ...(a.check.error ? { syntax_error: a.check.error } : {}) }));
+      const attemptsOut = result.attempts.map((a) => ({
+        seed: a.seed,
+        temperature: a.temperature,
+        generated_tokens: a.gen.tokens,
+        kv_reused_tokens: a.gen.kvReused,
+        stop_reason: a.gen.stopReason,
+        sequence: a.gen.sequence,
+        inference_ms: Math.round(a.gen.ms * 100) / 100,
+        syntax_ok: a.check.ok,
+        checked_region: a.check.region,
+        ...(a.check.error ? { syntax_error: a.check.error } : {}),
+      }));
       if (!chosen) {
-        throw new AipError("AIP_ERR_SYNTAX", `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${result.attempts.at(-1)?.check.error ?? "unknown"}`, {
-          extensions: { retries: result.attempts.length - 1, attempts: attemptsOut },
-        });
+        throw new AipError(
+          "AIP_ERR_SYNTAX",
+          `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${result.attempts.at(-1)?.check.error ?? "unknown"}`,
+          {
+            extensions: { retries: result.attempts.length - 1, attempts: attemptsOut },
+          },
+        );
       }
       const first = result.attempts[0]!.gen;
       const generated = result.attempts.reduce((n, a) => n + a.gen.tokens, 0);
-      const fimTokens = useFim && host.fim.tokens ? { prefix: host.fim.tokens.prefix.text, suffix: host.fim.tokens.suffix.text, middle: host.fim.tokens.middle.text } : null;
+      const fimTokens =
+        useFim && host.fim.tokens
+          ? {
+              prefix: host.fim.tokens.prefix.text,
+              suffix: host.fim.tokens.suffix.text,
+              middle: host.fim.tokens.middle.text,
+            }
+          : null;
       const payload = {
         engine: "model",
         // The one complete shape (protocol/actions.ts): the generated text as the single item, inserted at the cursor.
-        items: [{ label: chosen.gen.text.split("\n", 1)[0]!.trim() || chosen.gen.text, kind: "text", insert_text: chosen.gen.text, detail: "model" }],
+        items: [
+          {
+            label: chosen.gen.text.split("\n", 1)[0]!.trim() || chosen.gen.text,
+            kind: "text",
+            insert_text: chosen.gen.text,
+            detail: "model",
+          },
+        ],
         replace: { start: cursor, end: cursor },
         completion: chosen.gen.text,
         insert_at: cursor,
@@ -188,7 +263,8 @@ export function createComplete(deps: CompleteDeps) {
         ...partialFields(file, starts),
       };
       stages.end("response", signal);
-      if (stages.overruns.length) ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
+      if (stages.overruns.length)
+        ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
       return payload;
     } finally {
       ticket.release();

@@ -1,8 +1,8 @@
 /** Inference with the syntax check: up to 2 retries with another seed; the inference limit aborts the llama context. */
 import { AipError } from "../../protocol/errors.js";
 import type { Token } from "node-llama-cpp";
-import type { Dialect } from "../code/language.js";
-import type { GenerateOptions, Generation, ModelHost } from "../llm/host.js";
+import type { Dialect } from "../lib/code/language.js";
+import type { GenerateOptions, Generation, ModelHost } from "../lib/llm/host.js";
 import { checkSplice, type CheckResult, type SpliceBase } from "./check.js";
 
 export const MAX_RETRIES = 2;
@@ -64,7 +64,9 @@ export async function infer(input: InferInput): Promise<InferResult> {
       input.waiting?.(true);
       try {
         const options = { maxTokens: input.maxTokens, temperature, seed, stop: input.stop, signal };
-        gen = await (input.generate ? input.generate(input.prompt, options) : input.host.generate(input.prompt, options));
+        gen = await (input.generate
+          ? input.generate(input.prompt, options)
+          : input.host.generate(input.prompt, options));
       } catch (err) {
         if (limit.signal.aborted && !input.signal.aborted) {
           const took = Math.round(performance.now() - started);

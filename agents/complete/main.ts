@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /** agent-complete: model-backed completion (node-llama-cpp). Without a model it runs degraded and complete-lite serves. */
-import { modelConfig } from "../llm/config.js";
-import { ModelHost } from "../llm/host.js";
-import { LatestWins } from "../llm/latest.js";
-import { bundledManifest } from "../runtime/manifest.js";
-import { runAgent } from "../runtime/run.js";
+import { modelConfig } from "../lib/llm/config.js";
+import { ModelHost } from "../lib/llm/host.js";
+import { LatestWins } from "../lib/llm/latest.js";
+import { bundledManifest } from "../lib/runtime/manifest.js";
+import { runAgent } from "../lib/runtime/run.js";
 import { createCompleteAgent } from "./agent.js";
 
 const manifest = bundledManifest("complete", import.meta.url);

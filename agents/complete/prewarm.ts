@@ -11,8 +11,8 @@
  * request by at most one slice (counted in its inference time). A newer buffer replaces the one in
  * progress; the buffer is let go when done.
  */
-import type { TokenCounter } from "../llm/budget.js";
-import type { ModelHost } from "../llm/host.js";
+import type { TokenCounter } from "../lib/llm/budget.js";
+import type { ModelHost } from "../lib/llm/host.js";
 import { fileChunks } from "./context.js";
 
 /** Longest stretch of work between two yields to the event loop. */
@@ -108,7 +108,7 @@ export class Prewarm {
       }
       const { text } = next.value;
       this.host.tokenizeStable(text);
-      for (let i = 0; i < text.length; ) {
+      for (let i = 0; i < text.length;) {
         const end = text.indexOf("\n", i) + 1 || text.length;
         counter.count(text.slice(i, end));
         i = end;

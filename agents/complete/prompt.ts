@@ -3,14 +3,19 @@
  *   header (language, file) · CURRENT_SYMBOLS (module scope, sorted, no line numbers) · farther code ·
  *   LOCAL_SYMBOLS (scope at the cursor) · enclosing function up to the cursor  [· suffix for FIM]
  */
-import type { SymbolEntry } from "../code/symbols.js";
+import type { SymbolEntry } from "../lib/code/symbols.js";
 
 export function headerText(language: string, path: string | undefined): string {
   return `// Language: ${language}\n${path !== undefined ? `// File: ${path}\n` : ""}`;
 }
 
 function symbolLine(s: SymbolEntry): string {
-  const detail = s.kind === "import" ? ` from "${s.source ?? ""}"${s.detail && s.detail !== s.name ? ` (${s.detail})` : ""}` : s.detail ? `: ${s.detail}` : "";
+  const detail =
+    s.kind === "import"
+      ? ` from "${s.source ?? ""}"${s.detail && s.detail !== s.name ? ` (${s.detail})` : ""}`
+      : s.detail
+        ? `: ${s.detail}`
+        : "";
   return `${s.kind} ${s.name}${detail}`.replace(/\s+/g, " ").slice(0, 160);
 }
 
@@ -29,7 +34,9 @@ export function symbolsBlock(symbols: SymbolEntry[]): string {
 
 /** Names in scope at the cursor below module level, sorted: one comment line placed before the kept code. */
 export function localSymbolsLine(symbols: SymbolEntry[]): string {
-  const local = symbols.filter((s) => s.scope_depth > 0).map((s) => `${s.name}${s.detail && s.kind !== "import" ? `: ${s.detail}` : ""}`);
+  const local = symbols
+    .filter((s) => s.scope_depth > 0)
+    .map((s) => `${s.name}${s.detail && s.kind !== "import" ? `: ${s.detail}` : ""}`);
   return local.length ? `// LOCAL_SYMBOLS: ${local.join(", ").replace(/\s+/g, " ").slice(0, 400)}\n` : "";
 }
 

@@ -3,9 +3,17 @@
  * their budget is checked when they end and an overrun is reported in the payload and the log; the
  * request's deadline is checked between stages. Inference is the one stage aborted at its limit.
  */
-import type { HandlerContext } from "../runtime/types.js";
+import type { HandlerContext } from "../lib/runtime/types.js";
 
-export const STAGE_BUDGETS_MS = { accept: 5, slice: 15, prompt: 3, budget: 5, inference: 800, syntax: 8, response: 2 } as const;
+export const STAGE_BUDGETS_MS = {
+  accept: 5,
+  slice: 15,
+  prompt: 3,
+  budget: 5,
+  inference: 800,
+  syntax: 8,
+  response: 2,
+} as const;
 export type Stage = keyof typeof STAGE_BUDGETS_MS;
 
 export class Stages {
@@ -15,7 +23,8 @@ export class Stages {
   /** Close `stage` (time since the previous mark), record an overrun, stop when the request was aborted. */
   end(stage: Stage, signal: AbortSignal): number {
     const ms = this.ctx.timer.mark(stage);
-    if (ms > STAGE_BUDGETS_MS[stage] && stage !== "inference" && stage !== "syntax") this.overruns.push({ stage, ms: round(ms), budget_ms: STAGE_BUDGETS_MS[stage] });
+    if (ms > STAGE_BUDGETS_MS[stage] && stage !== "inference" && stage !== "syntax")
+      this.overruns.push({ stage, ms: round(ms), budget_ms: STAGE_BUDGETS_MS[stage] });
     signal.throwIfAborted();
     return ms;
   }

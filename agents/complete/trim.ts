@@ -4,10 +4,10 @@
  * alone does not fit; then checked exactly with the model's tokenizer and re-trimmed if the estimate was short.
  */
 import type { Token } from "node-llama-cpp";
-import type { TokenCounter } from "../llm/budget.js";
-import type { ModelHost } from "../llm/host.js";
-import { firstAbove } from "../code/position.js";
-import { detach } from "../runtime/memo.js";
+import type { TokenCounter } from "../lib/llm/budget.js";
+import type { ModelHost } from "../lib/llm/host.js";
+import { firstAbove } from "../lib/code/position.js";
+import { detach } from "../lib/memo.js";
 import { fillOuter, type CodeContext } from "./context.js";
 import { prefixText, suffixText, type PromptParts } from "./prompt.js";
 
@@ -28,7 +28,14 @@ export interface TrimInput {
 
 export interface ContextAccounting {
   /** Estimated model tokens per context source (tiktoken × the calibrated ratio). */
-  tokens_by_source: { header: number; symbols: number; local_symbols: number; enclosing_code: number; prefix: number; suffix: number };
+  tokens_by_source: {
+    header: number;
+    symbols: number;
+    local_symbols: number;
+    enclosing_code: number;
+    prefix: number;
+    suffix: number;
+  };
   budget_tokens: number;
   tiktoken_ratio: number;
   trimmed: { prefix_lines: number; suffix_lines: number; symbols: number; kept_lines: number };
@@ -57,7 +64,11 @@ function tokenizePrefix(host: ModelHost, p: PromptParts): Token[] {
   // header + symbols stay the same when the cursor moves to another function; the farther code does not.
   const out = [...host.tokenizeStable(p.header + p.symbols)];
   for (const chunk of p.beforeChunks ?? [p.before]) out.push(...host.tokenizeStable(chunk));
-  out.push(...host.tokenizeStable(p.locals), ...host.tokenizeStable(p.keptBefore.slice(0, cut)), ...host.tokenize(p.keptBefore.slice(cut)));
+  out.push(
+    ...host.tokenizeStable(p.locals),
+    ...host.tokenizeStable(p.keptBefore.slice(0, cut)),
+    ...host.tokenize(p.keptBefore.slice(cut)),
+  );
   return out;
 }
 
@@ -108,7 +119,8 @@ export function trimToBudget(input: TrimInput): Trimmed {
     const keepSymbols = Math.max(0, firstAbove(upTo, symbolRoom) - 1);
     const symbolTokens = upTo[keepSymbols]!;
     const droppedSymbols = symbolLines.length - keepSymbols;
-    const symbols = keepSymbols > 0 ? `// CURRENT_SYMBOLS\n${symbolLines.slice(0, keepSymbols).join("")}// END_SYMBOLS\n` : "";
+    const symbols =
+      keepSymbols > 0 ? `// CURRENT_SYMBOLS\n${symbolLines.slice(0, keepSymbols).join("")}// END_SYMBOLS\n` : "";
     const fixed = base + keptTokens + (keepSymbols > 0 ? symbolTokens + frame : 0);
     const fill = fillOuter(code, Math.max(0, avail - fixed), count, useFim);
     const parts: PromptParts = {
@@ -124,7 +136,9 @@ export function trimToBudget(input: TrimInput): Trimmed {
     };
     const prefix = prefixText(parts);
     const suffix = useFim ? suffixText(parts) : "";
-    const tokens = useFim ? host.fimPrompt(tokenizePrefix(host, parts), tokenizeSuffix(host, parts)) : tokenizePrefix(host, parts);
+    const tokens = useFim
+      ? host.fimPrompt(tokenizePrefix(host, parts), tokenizeSuffix(host, parts))
+      : tokenizePrefix(host, parts);
     const exact = tokens.length + 1; // + BOS
     if (exact > window - maxTokens - 4 && round < 3 && avail > 0) {
       // The estimate was short: shrink by the overshoot (plus a margin) and fill again.
@@ -145,7 +159,14 @@ export function trimToBudget(input: TrimInput): Trimmed {
       suffix,
       truncated,
       accounting: {
-        tokens_by_source: { header: count(header), symbols: keepSymbols > 0 ? symbolTokens + frame : 0, local_symbols: count(input.locals), enclosing_code: keptTokens + count(keptAfter), prefix: fill.beforeTokens, suffix: fill.afterTokens },
+        tokens_by_source: {
+          header: count(header),
+          symbols: keepSymbols > 0 ? symbolTokens + frame : 0,
+          local_symbols: count(input.locals),
+          enclosing_code: keptTokens + count(keptAfter),
+          prefix: fill.beforeTokens,
+          suffix: fill.afterTokens,
+        },
         budget_tokens: budget,
         tiktoken_ratio: Math.round(counter.ratio * 1000) / 1000,
         trimmed,

@@ -124,6 +124,10 @@ export const DEFAULTS = {
 export function warmLines(): number[] {
   return WARM_MODULE.split("\n")
     .map((text, i) => [text, i + 1] as const)
-    .filter(([text]) => /^ {4,}(const|let|return|if|for|throw|yield)\b/.test(text) || /^ {2}(const|let|return|if|for|throw|switch)\b/.test(text))
+    .filter(
+      ([text]) =>
+        /^ {4,}(const|let|return|if|for|throw|yield)\b/.test(text) ||
+        /^ {2}(const|let|return|if|for|throw|switch)\b/.test(text),
+    )
     .map(([, line]) => line);
 }

@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 /** agent-dummy: the reference agent. Answers `echo` with the action, the source line count and the trace id. */
 import { actionInput } from "../../protocol/actions.js";
-import { bundledManifest } from "../runtime/manifest.js";
-import { runAgent } from "../runtime/run.js";
-import type { AgentDefinition } from "../runtime/types.js";
+import { bundledManifest } from "../lib/runtime/manifest.js";
+import { runAgent } from "../lib/runtime/run.js";
+import type { AgentDefinition } from "../lib/runtime/types.js";
 
 /** Optional test hook: `constraints.delay_ms` makes the echo wait (bounded by the deadline). */
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 

@@ -136,7 +136,11 @@ export class Bm25Index {
     const held: Postings[] = [];
     for (const [term, c] of counts) {
       let p = this.terms.get(term);
-      if (!p) this.terms.set(term, (p = { slots: new Int32Array(2), tf: new Uint16Array(2 * nf), length: 0, df: new Int32Array(nf) }));
+      if (!p)
+        this.terms.set(
+          term,
+          (p = { slots: new Int32Array(2), tf: new Uint16Array(2 * nf), length: 0, df: new Int32Array(nf) }),
+        );
       const i = p.length++;
       p.slots = grow(p.slots, p.length);
       p.tf = grow(p.tf, p.length * nf);

@@ -16,12 +16,40 @@ export interface Chunk {
 
 const MAX_CHUNK_LINES = 60;
 
-const TOP_DEF = /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
-const METHOD_DEF = /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/;
-const NOT_METHODS = new Set(["if", "for", "while", "switch", "catch", "return", "function", "await", "typeof", "new", "super", "do", "else", "throw", "yield", "constructor"]);
+const TOP_DEF =
+  /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
+const METHOD_DEF =
+  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/;
+const NOT_METHODS = new Set([
+  "if",
+  "for",
+  "while",
+  "switch",
+  "catch",
+  "return",
+  "function",
+  "await",
+  "typeof",
+  "new",
+  "super",
+  "do",
+  "else",
+  "throw",
+  "yield",
+  "constructor",
+]);
 
 const KIND: Record<string, Chunk["kind"]> = {
-  function: "function", "function*": "function", class: "class", interface: "type", type: "type", enum: "type", namespace: "type", const: "const", let: "const", var: "const",
+  function: "function",
+  "function*": "function",
+  class: "class",
+  interface: "type",
+  type: "type",
+  enum: "type",
+  namespace: "type",
+  const: "const",
+  let: "const",
+  var: "const",
 };
 
 interface Start {
@@ -47,7 +75,8 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
     if (top) def = { line: i, symbol: top[2]!, kind: KIND[top[1]!] ?? "const" };
     else {
       const m = METHOD_DEF.exec(line);
-      if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line)) def = { line: i, symbol: m[1]!, kind: "method" };
+      if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line))
+        def = { line: i, symbol: m[1]!, kind: "method" };
     }
     if (!def) continue;
     // Pull a doc comment directly above into the definition's chunk.
@@ -75,7 +104,13 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
       const body = lines.slice(a, b + 1).join("\n");
       if (body.trim() === "") continue;
       // Only the first window of a long definition is "the definition"; the rest are mentions.
-      out.push({ line_start: a + 1, line_end: b + 1, ...(a === from && symbol !== undefined ? { symbol } : {}), kind: a === from ? kind : "text", text: body });
+      out.push({
+        line_start: a + 1,
+        line_end: b + 1,
+        ...(a === from && symbol !== undefined ? { symbol } : {}),
+        kind: a === from ? kind : "text",
+        text: body,
+      });
     }
   };
   let prev = 0;
@@ -84,7 +119,12 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     if (st.line < prev) continue;
     if (st.line > prev && k === 0) {
       const documented = !markdown && /^(#!.*\n)?\s*\/\*\*/.test(lines.slice(0, st.line).join("\n"));
-      push(prev, st.line - 1, documented ? moduleName : undefined, documented && moduleName !== undefined ? "module" : "text");
+      push(
+        prev,
+        st.line - 1,
+        documented ? moduleName : undefined,
+        documented && moduleName !== undefined ? "module" : "text",
+      );
     }
     const next = starts.slice(k + 1).find((x) => x.line > st.line);
     const end = next ? next.line - 1 : lines.length - 1;

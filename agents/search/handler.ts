@@ -2,8 +2,8 @@
 import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
-import { resolveRoot } from "../code/workspace.js";
-import type { HandlerContext } from "../runtime/types.js";
+import { resolveRoot } from "../lib/code/workspace.js";
+import type { HandlerContext } from "../lib/runtime/types.js";
 import { runQuery } from "./query.js";
 import { IndexRegistry } from "./registry.js";
 
@@ -21,9 +21,13 @@ export const MAX_STARS_PER_SEGMENT = 2;
 /** Refuse globs whose matching could take more than linear-ish time (AIP_ERR_INVALID_FIELD naming the glob). */
 export function checkGlobs(globs: string[]): void {
   const refuse = (glob: string, why: string): never => {
-    throw new AipError("AIP_ERR_INVALID_FIELD", `constraints.paths: ${JSON.stringify(glob.length > 60 ? `${glob.slice(0, 57)}...` : glob)} ${why}`, {
-      suggestion: `At most ${MAX_GLOBS} globs of ${MAX_GLOB_CHARS} characters, ${MAX_STARS_PER_SEGMENT} '*' per path segment, no extglobs`,
-    });
+    throw new AipError(
+      "AIP_ERR_INVALID_FIELD",
+      `constraints.paths: ${JSON.stringify(glob.length > 60 ? `${glob.slice(0, 57)}...` : glob)} ${why}`,
+      {
+        suggestion: `At most ${MAX_GLOBS} globs of ${MAX_GLOB_CHARS} characters, ${MAX_STARS_PER_SEGMENT} '*' per path segment, no extglobs`,
+      },
+    );
   };
   if (globs.length > MAX_GLOBS) refuse(globs[MAX_GLOBS]!, `is one glob too many: the limit is ${MAX_GLOBS}`);
   for (const glob of globs) {
@@ -32,7 +36,11 @@ export function checkGlobs(globs: string[]): void {
     for (const segment of glob.split("/")) {
       if (segment === "**") continue;
       const stars = segment.split("*").length - 1;
-      if (stars > MAX_STARS_PER_SEGMENT) refuse(glob, `has ${stars} '*' in the segment ${JSON.stringify(segment.slice(0, 40))}; the limit is ${MAX_STARS_PER_SEGMENT}`);
+      if (stars > MAX_STARS_PER_SEGMENT)
+        refuse(
+          glob,
+          `has ${stars} '*' in the segment ${JSON.stringify(segment.slice(0, 40))}; the limit is ${MAX_STARS_PER_SEGMENT}`,
+        );
     }
   }
 }
@@ -43,10 +51,14 @@ export function createSearch(registry = new IndexRegistry()) {
     const { context, constraints } = actionInput("search", request);
     const { workspace_root: rootIn, query } = context;
     if (query.length > MAX_QUERY_CHARS) {
-      throw new AipError("AIP_ERR_INVALID_FIELD", `context.query is ${query.length} characters; the limit is ${MAX_QUERY_CHARS}`, {
-        suggestion: "Search for a few words or identifiers",
-        extensions: { limit: MAX_QUERY_CHARS },
-      });
+      throw new AipError(
+        "AIP_ERR_INVALID_FIELD",
+        `context.query is ${query.length} characters; the limit is ${MAX_QUERY_CHARS}`,
+        {
+          suggestion: "Search for a few words or identifiers",
+          extensions: { limit: MAX_QUERY_CHARS },
+        },
+      );
     }
     const limit = constraints.limit ?? 10;
     const globs = constraints.paths;
@@ -61,7 +73,22 @@ export function createSearch(registry = new IndexRegistry()) {
     return {
       query,
       hits,
-      index: { files: index.fileCount, chunks: index.docs.size, ...(refreshed ? { refreshed: { added: refreshed.added, changed: refreshed.changed, removed: refreshed.removed, skipped: refreshed.skipped, unreadable: refreshed.unreadable, ms: refreshed.ms } } : {}) },
+      index: {
+        files: index.fileCount,
+        chunks: index.docs.size,
+        ...(refreshed
+          ? {
+              refreshed: {
+                added: refreshed.added,
+                changed: refreshed.changed,
+                removed: refreshed.removed,
+                skipped: refreshed.skipped,
+                unreadable: refreshed.unreadable,
+                ms: refreshed.ms,
+              },
+            }
+          : {}),
+      },
     };
   };
 }

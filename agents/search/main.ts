@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /** agent-search: ranked retrieval (BM25 with symbol boosts) over a workspace's code and docs, incrementally indexed. */
-import { bundledManifest } from "../runtime/manifest.js";
-import { runAgent } from "../runtime/run.js";
-import type { AgentDefinition } from "../runtime/types.js";
+import { bundledManifest } from "../lib/runtime/manifest.js";
+import { runAgent } from "../lib/runtime/run.js";
+import type { AgentDefinition } from "../lib/runtime/types.js";
 import { createSearch } from "./handler.js";
 import { IndexRegistry } from "./registry.js";
 

@@ -45,7 +45,13 @@ const EXT_BY_LANGUAGE: Record<string, string[]> = {
 /** Up to three lines of the chunk around the first line that mentions a query term. */
 function snippetOf(doc: Doc, terms: string[]): string {
   const lines = doc.text.split("\n");
-  let best = lines.findIndex((l) => l.trim() !== "" && !l.trim().startsWith("*") && !l.trim().startsWith("/*") && terms.some((t) => l.toLowerCase().includes(t)));
+  let best = lines.findIndex(
+    (l) =>
+      l.trim() !== "" &&
+      !l.trim().startsWith("*") &&
+      !l.trim().startsWith("/*") &&
+      terms.some((t) => l.toLowerCase().includes(t)),
+  );
   if (best === -1) best = lines.findIndex((l) => terms.some((t) => l.toLowerCase().includes(t)));
   if (best === -1) best = 0;
   return lines
@@ -57,7 +63,8 @@ function snippetOf(doc: Doc, terms: string[]): string {
 
 /** The ranked hits for `query`. */
 export function runQuery(index: WorkspaceIndex, query: string, options: QueryOptions): Hit[] {
-  const globMatch = options.globs && options.globs.length > 0 ? picomatch(options.globs, { dot: true, noextglob: true }) : undefined;
+  const globMatch =
+    options.globs && options.globs.length > 0 ? picomatch(options.globs, { dot: true, noextglob: true }) : undefined;
   const exts = options.languages?.flatMap((l) => EXT_BY_LANGUAGE[l.toLowerCase()] ?? []);
   const extSet = exts && exts.length > 0 ? new Set(exts) : undefined;
   // Definitions outrank mentions through the `symbol` field's boost (only definition chunks have one).
@@ -77,9 +84,14 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
         }
       : {}),
   });
-  const raw = tokenize(query).map((t) => t.toLowerCase()).filter((t) => processTerm(t) !== null);
+  const raw = tokenize(query)
+    .map((t) => t.toLowerCase())
+    .filter((t) => processTerm(t) !== null);
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
-  const weighed = results.map((r) => ({ id: r.id, score: isProse(index.docs.get(r.id)!.path) ? r.score * PROSE_WEIGHT : r.score }));
+  const weighed = results.map((r) => ({
+    id: r.id,
+    score: isProse(index.docs.get(r.id)!.path) ? r.score * PROSE_WEIGHT : r.score,
+  }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
   return weighed.slice(0, options.limit).map((r) => {
     const doc = index.docs.get(r.id)!;

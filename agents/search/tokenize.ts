@@ -5,7 +5,35 @@
  * expression that can backtrack, so a hostile 1 MB identifier costs linear time.
  */
 
-const STOP = new Set(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it", "of", "on", "or", "the", "this", "to", "with", "const", "let", "var", "return", "import", "export", "new"]);
+const STOP = new Set([
+  "a",
+  "an",
+  "and",
+  "are",
+  "as",
+  "at",
+  "be",
+  "by",
+  "for",
+  "from",
+  "in",
+  "is",
+  "it",
+  "of",
+  "on",
+  "or",
+  "the",
+  "this",
+  "to",
+  "with",
+  "const",
+  "let",
+  "var",
+  "return",
+  "import",
+  "export",
+  "new",
+]);
 
 /** Character classes of the split: upper and lower ASCII letters, digits, and identifier characters that separate (`_`, `$`). */
 const UPPER = 1;

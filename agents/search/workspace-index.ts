@@ -1,14 +1,26 @@
 /** One workspace's search index: BM25 with field boosts over chunks, refreshed incrementally by file size and mtime. */
 import { basename, extname } from "node:path";
 import type { Logger } from "../../protocol/log.js";
-import { listWorkspaceFiles, type ListedFile } from "../code/files.js";
-import { readContained } from "../code/workspace.js";
+import { listWorkspaceFiles, type ListedFile } from "../lib/code/files.js";
+import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
 import { processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
-export const INDEXED = new Set([".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".md", ".markdown", ".txt"]);
+export const INDEXED = new Set([
+  ".ts",
+  ".tsx",
+  ".mts",
+  ".cts",
+  ".js",
+  ".jsx",
+  ".mjs",
+  ".cjs",
+  ".md",
+  ".markdown",
+  ".txt",
+]);
 
 export interface Doc {
   id: number;
@@ -98,7 +110,15 @@ export class WorkspaceIndex {
       accept: (rel) => INDEXED.has(extname(rel).toLowerCase()),
       onSkip: () => void unreadable++,
     });
-    const stats: RefreshStats = { files: listed.length, added: 0, changed: 0, removed: 0, skipped: 0, unreadable, ms: 0 };
+    const stats: RefreshStats = {
+      files: listed.length,
+      added: 0,
+      changed: 0,
+      removed: 0,
+      skipped: 0,
+      unreadable,
+      ms: 0,
+    };
     const seen = new Set<string>();
     let done = 0;
     for (const f of listed) {
@@ -112,7 +132,10 @@ export class WorkspaceIndex {
       if (!(await this.add(f))) stats.skipped++;
       done++;
       if (first && done % 500 === 0) {
-        this.options.log?.info({ event: "index_progress", root: this.root, files_done: done, files_total: listed.length }, "indexing");
+        this.options.log?.info(
+          { event: "index_progress", root: this.root, files_done: done, files_total: listed.length },
+          "indexing",
+        );
         await new Promise<void>((r) => setImmediate(r)); // let other requests in during a long build
         if (signal?.aborted) break;
       }
@@ -126,7 +149,8 @@ export class WorkspaceIndex {
     this.builds++;
     this.lastRefresh = Date.now();
     stats.ms = Math.round(performance.now() - start);
-    if (first) this.options.log?.info({ event: "index_built", root: this.root, ...stats, docs: this.docs.size }, "index built");
+    if (first)
+      this.options.log?.info({ event: "index_built", root: this.root, ...stats, docs: this.docs.size }, "index built");
     return stats;
   }
 

@@ -6,13 +6,13 @@
  */
 import { relative, sep } from "node:path";
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import type { ParseCache } from "../code/cache.js";
-import { sliceFunction } from "../code/cursor.js";
-import { dialectOf } from "../code/language.js";
-import { boundIdentifiers } from "../code/names.js";
-import type { Node, ParsedFile } from "../code/parse.js";
-import { newResolveMemo, resolveSpecifier, type ResolveMemo } from "../code/resolve.js";
-import { signatureOf } from "../code/signature.js";
+import type { ParseCache } from "../lib/code/cache.js";
+import { sliceFunction } from "../lib/code/cursor.js";
+import { dialectOf } from "../lib/code/language.js";
+import { boundIdentifiers } from "../lib/code/names.js";
+import type { Node, ParsedFile } from "../lib/code/parse.js";
+import { newResolveMemo, resolveSpecifier, type ResolveMemo } from "../lib/code/resolve.js";
+import { signatureOf } from "../lib/code/signature.js";
 
 export interface ExportEntry {
   name: string;
@@ -60,14 +60,39 @@ function nameOf(n: TSESTree.Identifier | TSESTree.StringLiteral): string {
 /** What one top-level statement exports, before anything is resolved. */
 function localsOf(stmt: Node, file: ParsedFile): Local[] {
   const line = stmt.loc.start.line;
-  const entry = (name: string, kind: string, type_only: boolean, extra: Partial<ExportEntry> = {}, signature?: string): Local => ({ what: "entry", entry: { name, kind, type_only, line, ...extra }, ...(signature !== undefined ? { signature } : {}) });
+  const entry = (
+    name: string,
+    kind: string,
+    type_only: boolean,
+    extra: Partial<ExportEntry> = {},
+    signature?: string,
+  ): Local => ({
+    what: "entry",
+    entry: { name, kind, type_only, line, ...extra },
+    ...(signature !== undefined ? { signature } : {}),
+  });
   if (stmt.type === "ExportDefaultDeclaration") {
     const d = stmt.declaration as Node;
-    const kind = d.type === "ClassDeclaration" ? "class" : d.type === "FunctionDeclaration" || d.type === "TSDeclareFunction" ? "function" : d.type === "TSInterfaceDeclaration" ? "interface" : "value";
+    const kind =
+      d.type === "ClassDeclaration"
+        ? "class"
+        : d.type === "FunctionDeclaration" || d.type === "TSDeclareFunction"
+          ? "function"
+          : d.type === "TSInterfaceDeclaration"
+            ? "interface"
+            : "value";
     return [entry("default", kind, kind === "interface", { default: true })];
   }
   if (stmt.type === "ExportAllDeclaration") {
-    return [{ what: "star", from: stmt.source.value, ...(stmt.exported ? { as: nameOf(stmt.exported) } : {}), type_only: stmt.exportKind === "type", line }];
+    return [
+      {
+        what: "star",
+        from: stmt.source.value,
+        ...(stmt.exported ? { as: nameOf(stmt.exported) } : {}),
+        type_only: stmt.exportKind === "type",
+        line,
+      },
+    ];
   }
   if (stmt.type === "TSExportAssignment") return [entry("export=", "value", false)];
   if (stmt.type !== "ExportNamedDeclaration") return [];
@@ -109,16 +134,31 @@ function localsOf(stmt: Node, file: ParsedFile): Local[] {
 }
 
 /** What each local name is bound to by the module's own declarations and imports (for `export { a }`). */
-function bindingsOf(file: ParsedFile): Map<string, { kind: string; type_only: boolean; from?: string; imported?: string }> {
+function bindingsOf(
+  file: ParsedFile,
+): Map<string, { kind: string; type_only: boolean; from?: string; imported?: string }> {
   const out = new Map<string, { kind: string; type_only: boolean; from?: string; imported?: string }>();
   for (const stmt of file.program.body) {
-    const d = (stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") && stmt.declaration ? (stmt.declaration as Node) : stmt;
+    const d =
+      (stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") && stmt.declaration
+        ? (stmt.declaration as Node)
+        : stmt;
     switch (d.type) {
       case "ImportDeclaration":
         for (const s of d.specifiers) {
           const type_only = d.importKind === "type" || (s.type === "ImportSpecifier" && s.importKind === "type");
-          const imported = s.type === "ImportDefaultSpecifier" ? "default" : s.type === "ImportNamespaceSpecifier" ? "*" : nameOf(s.imported);
-          out.set(s.local.name, { kind: imported === "*" ? "namespace" : "import", type_only, from: d.source.value, imported });
+          const imported =
+            s.type === "ImportDefaultSpecifier"
+              ? "default"
+              : s.type === "ImportNamespaceSpecifier"
+                ? "*"
+                : nameOf(s.imported);
+          out.set(s.local.name, {
+            kind: imported === "*" ? "namespace" : "import",
+            type_only,
+            from: d.source.value,
+            imported,
+          });
         }
         break;
       case "FunctionDeclaration":
@@ -129,7 +169,8 @@ function bindingsOf(file: ParsedFile): Map<string, { kind: string; type_only: bo
         if (d.id) out.set(d.id.name, { kind: "class", type_only: false });
         break;
       case "VariableDeclaration":
-        for (const v of d.declarations) for (const id of boundIdentifiers(v.id)) out.set(id.name, { kind: d.kind, type_only: false });
+        for (const v of d.declarations)
+          for (const id of boundIdentifiers(v.id)) out.set(id.name, { kind: d.kind, type_only: false });
         break;
       case "TSTypeAliasDeclaration":
         out.set(d.id.name, { kind: "type", type_only: true });
@@ -141,7 +182,8 @@ function bindingsOf(file: ParsedFile): Map<string, { kind: string; type_only: bo
         out.set(d.id.name, { kind: "enum", type_only: false });
         break;
       case "TSModuleDeclaration":
-        if (d.id.type === "Identifier" && !out.has(d.id.name)) out.set(d.id.name, { kind: "namespace", type_only: false });
+        if (d.id.type === "Identifier" && !out.has(d.id.name))
+          out.set(d.id.name, { kind: "namespace", type_only: false });
         break;
       default:
         break;
@@ -176,7 +218,12 @@ interface Walk {
 }
 
 /** The exports of `file` (at real path `abs`, if known) with re-exports followed; `stack`: the paths being computed (a cycle back into one is unresolved). */
-async function exportsOfFile(file: ParsedFile, abs: string | undefined, w: Walk, stack: string[]): Promise<ModuleExports> {
+async function exportsOfFile(
+  file: ParsedFile,
+  abs: string | undefined,
+  w: Walk,
+  stack: string[],
+): Promise<ModuleExports> {
   if (abs !== undefined) {
     const known = w.done.get(abs);
     if (known) return known;
@@ -209,7 +256,9 @@ async function exportsOfFile(file: ParsedFile, abs: string | undefined, w: Walk,
     const t = await exportsOfFile(parsed, res.file.path, w, [...stack, res.file.path]);
     // What the target could not follow is part of this module's answer too.
     const file = relative(w.root, res.file.path).split(sep).join("/");
-    for (const u of t.unresolved) if (!unresolved.some((x) => x.from === u.from && x.line === u.line && x.file === (u.file ?? file))) unresolved.push({ ...u, file: u.file ?? file });
+    for (const u of t.unresolved)
+      if (!unresolved.some((x) => x.from === u.from && x.line === u.line && x.file === (u.file ?? file)))
+        unresolved.push({ ...u, file: u.file ?? file });
     return t;
   };
   /** The export `name` of module `spec`, for `export { name as x } from` and `import { name }; export { x }`. */
@@ -232,11 +281,20 @@ async function exportsOfFile(file: ParsedFile, abs: string | undefined, w: Walk,
       }
       const t = await target(l.from, l.line);
       // `export *` re-exports everything but the default.
-      for (const e of t?.exports ?? []) if (e.name !== "default") entries.push({ ...e, type_only: e.type_only || l.type_only, line: l.line, from: l.from });
+      for (const e of t?.exports ?? [])
+        if (e.name !== "default")
+          entries.push({ ...e, type_only: e.type_only || l.type_only, line: l.line, from: l.from });
     } else if (l.what === "named") {
       const found = await one(l.from, l.imported, l.line);
       const base = found ?? { kind: "re-export", type_only: false };
-      entries.push({ name: l.name, kind: base.kind, type_only: base.type_only || l.type_only, line: l.line, from: l.from, ...(l.name === "default" ? { default: true as const } : {}) });
+      entries.push({
+        name: l.name,
+        kind: base.kind,
+        type_only: base.type_only || l.type_only,
+        line: l.line,
+        from: l.from,
+        ...(l.name === "default" ? { default: true as const } : {}),
+      });
     } else {
       const b = bindings?.get(l.local);
       let kind = b?.kind ?? "binding";
@@ -248,11 +306,20 @@ async function exportsOfFile(file: ParsedFile, abs: string | undefined, w: Walk,
           typeOnly = typeOnly || found.type_only;
         }
       }
-      entries.push({ name: l.name, kind, type_only: typeOnly, line: l.line, ...(b?.from !== undefined ? { from: b.from } : {}), ...(l.name === "default" ? { default: true as const } : {}) });
+      entries.push({
+        name: l.name,
+        kind,
+        type_only: typeOnly,
+        line: l.line,
+        ...(b?.from !== undefined ? { from: b.from } : {}),
+        ...(l.name === "default" ? { default: true as const } : {}),
+      });
     }
   }
   // Own declarations shadow what `export *` brings in (TypeScript's rule): they come first in the merge.
-  const own = entries.filter((e) => e.from === undefined || !locals.some((l) => l.what === "star" && l.as === undefined && l.from === e.from));
+  const own = entries.filter(
+    (e) => e.from === undefined || !locals.some((l) => l.what === "star" && l.as === undefined && l.from === e.from),
+  );
   const starred = entries.filter((e) => !own.includes(e) && !own.some((o) => o.name === e.name));
   const result = { exports: mergeEntries([...own, ...starred], signatures), unresolved };
   if (abs !== undefined) w.done.set(abs, result);
@@ -260,6 +327,16 @@ async function exportsOfFile(file: ParsedFile, abs: string | undefined, w: Walk,
 }
 
 /** The module's exports with re-exports followed into the workspace (when `root` and `abs` are known). */
-export async function moduleExports(file: ParsedFile, abs: string | undefined, root: string | undefined, cache: ParseCache): Promise<ModuleExports> {
-  return exportsOfFile(file, abs, { root, cache, memo: newResolveMemo(), done: new Map() }, abs !== undefined ? [abs] : []);
+export async function moduleExports(
+  file: ParsedFile,
+  abs: string | undefined,
+  root: string | undefined,
+  cache: ParseCache,
+): Promise<ModuleExports> {
+  return exportsOfFile(
+    file,
+    abs,
+    { root, cache, memo: newResolveMemo(), done: new Map() },
+    abs !== undefined ? [abs] : [],
+  );
 }

@@ -2,15 +2,15 @@
 import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
-import { ParseCache } from "../code/cache.js";
-import { guardHandler, partialFields } from "../code/parse.js";
-import { signatureOf } from "../code/signature.js";
-import { functionAtOffset } from "../code/cursor.js";
-import { offsetAt } from "../code/position.js";
-import { loadRequestSource } from "../code/source.js";
-import { TokenCounter } from "../llm/budget.js";
-import type { ModelHost } from "../llm/host.js";
-import type { HandlerContext } from "../runtime/types.js";
+import { ParseCache } from "../lib/code/cache.js";
+import { guardHandler, partialFields } from "../lib/code/parse.js";
+import { signatureOf } from "../lib/code/signature.js";
+import { functionAtOffset } from "../lib/code/cursor.js";
+import { offsetAt } from "../lib/code/position.js";
+import { loadRequestSource } from "../lib/code/source.js";
+import { TokenCounter } from "../lib/llm/budget.js";
+import type { ModelHost } from "../lib/llm/host.js";
+import type { HandlerContext } from "../lib/runtime/types.js";
 import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
 import { moduleExports } from "./exports.js";
 import { outlineOf } from "./outline.js";
@@ -27,16 +27,29 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
     const src = await loadRequestSource(request, cache);
     ctx.timer.mark("parse");
     const { parsed } = src;
-    const head = { ...(src.displayPath !== undefined ? { file_path: src.displayPath } : {}), language: parsed.dialect.language, ...partialFields(parsed) };
+    const head = {
+      ...(src.displayPath !== undefined ? { file_path: src.displayPath } : {}),
+      language: parsed.dialect.language,
+      ...partialFields(parsed),
+    };
     if (scope === "function") {
       const cursor = request.context.cursor;
-      if (!cursor) throw new AipError("AIP_ERR_MISSING_FIELD", "Missing required field: context.cursor (scope \"function\" summarises the function at the cursor)", { extensions: { fields: ["context.cursor"] } });
+      if (!cursor)
+        throw new AipError(
+          "AIP_ERR_MISSING_FIELD",
+          'Missing required field: context.cursor (scope "function" summarises the function at the cursor)',
+          { extensions: { fields: ["context.cursor"] } },
+        );
       // Anywhere on the declaration: its doc comment, `export`, name, parameters or body (see functionAtOffset).
       const fn = functionAtOffset(parsed.program, parsed.source, offsetAt(parsed.source, cursor));
       if (!fn) {
-        throw new AipError("AIP_ERR_INVALID_FIELD", `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}`, {
-          extensions: { errors: [{ path: "context.cursor", message: "not inside a function" }] },
-        });
+        throw new AipError(
+          "AIP_ERR_INVALID_FIELD",
+          `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}`,
+          {
+            extensions: { errors: [{ path: "context.cursor", message: "not inside a function" }] },
+          },
+        );
       }
       const sig = signatureOf(fn, parsed.source);
       ctx.timer.mark("slice");
@@ -53,9 +66,27 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelH
       const maxTokens = constraints.max_tokens ?? 96;
       const limitIn = constraints.inference_timeout_ms ?? SUMMARY_INFERENCE_MS;
       const limitMs = Math.min(limitIn, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS));
-      const prose = await modelProse(model.host, model.counter(), outline, extractive, src.displayPath, maxTokens, limitMs, ctx);
+      const prose = await modelProse(
+        model.host,
+        model.counter(),
+        outline,
+        extractive,
+        src.displayPath,
+        maxTokens,
+        limitMs,
+        ctx,
+      );
       ctx.timer.mark("inference");
-      if (prose) return { ...head, scope, outline, summary: prose.summary, summary_source: "model", extractive_summary: extractive, model: prose.accounting };
+      if (prose)
+        return {
+          ...head,
+          scope,
+          outline,
+          summary: prose.summary,
+          summary_source: "model",
+          extractive_summary: extractive,
+          model: prose.accounting,
+        };
     }
     return { ...head, scope, outline, summary: extractive, summary_source: "extractive" };
   });

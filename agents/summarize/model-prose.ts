@@ -4,9 +4,9 @@
  * aborts the llama context, accounting in the payload; on overrun the extractive summary stands, with a warning.
  */
 import { AipError, isAipError } from "../../protocol/errors.js";
-import type { TokenCounter } from "../llm/budget.js";
-import type { ModelHost } from "../llm/host.js";
-import type { HandlerContext } from "../runtime/types.js";
+import type { TokenCounter } from "../lib/llm/budget.js";
+import type { ModelHost } from "../lib/llm/host.js";
+import type { HandlerContext } from "../lib/runtime/types.js";
 import type { Outline } from "./outline.js";
 
 /** Default inference limit for a summary (longer than a completion: prose, not a keystroke). */
@@ -15,7 +15,14 @@ const HEADROOM_TOKENS = 16;
 
 export interface ModelProse {
   summary: string;
-  accounting: { prompt_tokens: number; kv_reused_tokens: number; generated_tokens: number; inference_ms: number; trimmed_lines: number; stop_reason: string };
+  accounting: {
+    prompt_tokens: number;
+    kv_reused_tokens: number;
+    generated_tokens: number;
+    inference_ms: number;
+    trimmed_lines: number;
+    stop_reason: string;
+  };
 }
 
 function outlineLines(o: Outline): string[] {
@@ -28,7 +35,16 @@ function outlineLines(o: Outline): string[] {
 }
 
 /** Generate the prose summary; undefined when the model is not ready or timed out (a warning says which). */
-export async function modelProse(host: ModelHost, counter: TokenCounter, outline: Outline, extractive: string, path: string | undefined, maxTokens: number, limitMs: number, ctx: HandlerContext): Promise<ModelProse | undefined> {
+export async function modelProse(
+  host: ModelHost,
+  counter: TokenCounter,
+  outline: Outline,
+  extractive: string,
+  path: string | undefined,
+  maxTokens: number,
+  limitMs: number,
+  ctx: HandlerContext,
+): Promise<ModelProse | undefined> {
   if (!host.ready) return undefined;
   const head = `// Module: ${path ?? "(buffer)"}\n// Outline:\n`;
   const tail = `// Extractive summary: ${extractive}\n// Summary in plain English:\n//`;
@@ -44,21 +60,43 @@ export async function modelProse(host: ModelHost, counter: TokenCounter, outline
   }
   const trimmed = lines.length - kept;
   lines = lines.slice(0, kept);
-  if (trimmed > 0) ctx.warn("AIP_ERR_CONTEXT_TRUNCATED", `Outline trimmed to fit the model window: ${trimmed} of ${lines.length + trimmed} lines dropped`, { trimmed_lines: trimmed });
+  if (trimmed > 0)
+    ctx.warn(
+      "AIP_ERR_CONTEXT_TRUNCATED",
+      `Outline trimmed to fit the model window: ${trimmed} of ${lines.length + trimmed} lines dropped`,
+      { trimmed_lines: trimmed },
+    );
   const limit = AbortSignal.timeout(limitMs);
   const signal = AbortSignal.any([ctx.signal, limit]);
   const started = performance.now();
   try {
-    const gen = await host.generate(host.tokenize(head + lines.map((l) => `${l}\n`).join("") + tail), { maxTokens, temperature: 0, seed: 0, stop: ["\n\n", "\n// "], signal });
+    const gen = await host.generate(host.tokenize(head + lines.map((l) => `${l}\n`).join("") + tail), {
+      maxTokens,
+      temperature: 0,
+      seed: 0,
+      stop: ["\n\n", "\n// "],
+      signal,
+    });
     return {
       summary: gen.text.replace(/\s+/g, " ").trim(),
-      accounting: { prompt_tokens: gen.promptTokens, kv_reused_tokens: gen.kvReused, generated_tokens: gen.tokens, inference_ms: Math.round(gen.ms * 100) / 100, trimmed_lines: trimmed, stop_reason: gen.stopReason },
+      accounting: {
+        prompt_tokens: gen.promptTokens,
+        kv_reused_tokens: gen.kvReused,
+        generated_tokens: gen.tokens,
+        inference_ms: Math.round(gen.ms * 100) / 100,
+        trimmed_lines: trimmed,
+        stop_reason: gen.stopReason,
+      },
     };
   } catch (err) {
     if (ctx.signal.aborted) throw ctx.signal.reason as Error;
     if (limit.aborted) {
       const took = Math.round(performance.now() - started);
-      ctx.warn("AIP_ERR_MODEL_TIMEOUT", `Inference took ${took} ms, limit is ${limitMs} ms; the extractive summary is returned`, { inference_ms: took, limit_ms: limitMs });
+      ctx.warn(
+        "AIP_ERR_MODEL_TIMEOUT",
+        `Inference took ${took} ms, limit is ${limitMs} ms; the extractive summary is returned`,
+        { inference_ms: took, limit_ms: limitMs },
+      );
       return undefined;
     }
     throw isAipError(err) ? err : new AipError("AIP_ERR_UNKNOWN", `Model inference failed: ${(err as Error).message}`);

@@ -1,10 +1,10 @@
 /** The structured outline of a module: doc comment, imports, exports, functions, classes, types, consts. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import { docCommentBefore, docSummary, moduleDocComment, docText } from "../code/comments.js";
-import { isFunction, sliceFunction } from "../code/cursor.js";
-import { boundIdentifiers, textOf, typeText } from "../code/names.js";
-import type { Node, ParsedFile } from "../code/parse.js";
-import { signatureOf, type SignatureInfo } from "../code/signature.js";
+import { docCommentBefore, docSummary, moduleDocComment, docText } from "../lib/code/comments.js";
+import { isFunction, sliceFunction } from "../lib/code/cursor.js";
+import { boundIdentifiers, textOf, typeText } from "../lib/code/names.js";
+import type { Node, ParsedFile } from "../lib/code/parse.js";
+import { signatureOf, type SignatureInfo } from "../lib/code/signature.js";
 import type { ExportEntry, UnresolvedExport } from "./exports.js";
 
 export type { ExportEntry } from "./exports.js";
@@ -70,31 +70,81 @@ function docOf(file: ParsedFile, node: Node, outer: Node): string {
 
 function memberOf(m: TSESTree.ClassElement, file: ParsedFile): MemberEntry | undefined {
   const src = file.source;
-  if (m.type !== "MethodDefinition" && m.type !== "PropertyDefinition" && m.type !== "TSAbstractMethodDefinition" && m.type !== "TSAbstractPropertyDefinition" && m.type !== "AccessorProperty") return undefined;
+  if (
+    m.type !== "MethodDefinition" &&
+    m.type !== "PropertyDefinition" &&
+    m.type !== "TSAbstractMethodDefinition" &&
+    m.type !== "TSAbstractPropertyDefinition" &&
+    m.type !== "AccessorProperty"
+  )
+    return undefined;
   const key = m.key;
-  const name = key.type === "Identifier" ? key.name : key.type === "PrivateIdentifier" ? `#${key.name}` : m.computed ? `[${textOf(key, src, 60)}]` : textOf(key, src, 60);
+  const name =
+    key.type === "Identifier"
+      ? key.name
+      : key.type === "PrivateIdentifier"
+        ? `#${key.name}`
+        : m.computed
+          ? `[${textOf(key, src, 60)}]`
+          : textOf(key, src, 60);
   const isMethod = m.type === "MethodDefinition" || m.type === "TSAbstractMethodDefinition";
-  const kind: MemberEntry["kind"] = isMethod ? (m.kind === "constructor" ? "constructor" : m.kind === "get" ? "getter" : m.kind === "set" ? "setter" : "method") : "property";
+  const kind: MemberEntry["kind"] = isMethod
+    ? m.kind === "constructor"
+      ? "constructor"
+      : m.kind === "get"
+        ? "getter"
+        : m.kind === "set"
+          ? "setter"
+          : "method"
+    : "property";
   let start = m.range[0];
   for (const d of m.decorators ?? []) start = Math.max(start, d.range[1]);
   const end = isMethod && m.value.body ? m.value.body.range[0] : m.range[1];
-  const signature = src.slice(start, end).replace(/\s+/g, " ").replace(/[\s;{]+$/, "").trim();
+  const signature = src
+    .slice(start, end)
+    .replace(/\s+/g, " ")
+    .replace(/[\s;{]+$/, "")
+    .trim();
   return {
     name,
     kind,
     static: m.static === true,
     ...(m.accessibility ? { access: m.accessibility } : {}),
     signature: signature.length > 200 ? `${signature.slice(0, 199)}…` : signature,
-    doc: docSummary(docCommentBefore(file.program, src, Math.min(m.range[0], ...(m.decorators ?? []).map((d) => d.range[0])))),
+    doc: docSummary(
+      docCommentBefore(file.program, src, Math.min(m.range[0], ...(m.decorators ?? []).map((d) => d.range[0]))),
+    ),
     line: m.loc.start.line,
   };
 }
 
 function exportsOf(stmt: Node, file: ParsedFile): ExportEntry[] {
   const line = stmt.loc.start.line;
-  if (stmt.type === "ExportDefaultDeclaration") return [{ name: "default", kind: stmt.declaration.type === "ClassDeclaration" ? "class" : stmt.declaration.type === "FunctionDeclaration" ? "function" : "value", type_only: false, default: true, line }];
+  if (stmt.type === "ExportDefaultDeclaration")
+    return [
+      {
+        name: "default",
+        kind:
+          stmt.declaration.type === "ClassDeclaration"
+            ? "class"
+            : stmt.declaration.type === "FunctionDeclaration"
+              ? "function"
+              : "value",
+        type_only: false,
+        default: true,
+        line,
+      },
+    ];
   if (stmt.type === "ExportAllDeclaration") {
-    return [{ name: stmt.exported ? textOf(stmt.exported, file.source, 80) : "*", kind: "re-export", type_only: stmt.exportKind === "type", line, from: stmt.source.value }];
+    return [
+      {
+        name: stmt.exported ? textOf(stmt.exported, file.source, 80) : "*",
+        kind: "re-export",
+        type_only: stmt.exportKind === "type",
+        line,
+        from: stmt.source.value,
+      },
+    ];
   }
   if (stmt.type !== "ExportNamedDeclaration") return [];
   const d = stmt.declaration;
@@ -114,7 +164,9 @@ function exportsOf(stmt: Node, file: ParsedFile): ExportEntry[] {
     case "ClassDeclaration":
       return d.id ? [{ name: d.id.name, kind: "class", type_only: false, line }] : [];
     case "VariableDeclaration":
-      return d.declarations.flatMap((v) => boundIdentifiers(v.id).map((id) => ({ name: id.name, kind: d.kind, type_only: false, line })));
+      return d.declarations.flatMap((v) =>
+        boundIdentifiers(v.id).map((id) => ({ name: id.name, kind: d.kind, type_only: false, line })),
+      );
     case "TSTypeAliasDeclaration":
       return [{ name: d.id.name, kind: "type", type_only: true, line }];
     case "TSInterfaceDeclaration":
@@ -144,10 +196,17 @@ export function outlineOf(file: ParsedFile): Outline {
   for (const stmt of program.body) {
     out.exports.push(...exportsOf(stmt, file));
     if (stmt.type === "ImportDeclaration") {
-      out.imports.push({ from: stmt.source.value, names: stmt.specifiers.map((s) => s.local.name), line: stmt.loc.start.line });
+      out.imports.push({
+        from: stmt.source.value,
+        names: stmt.specifiers.map((s) => s.local.name),
+        line: stmt.loc.start.line,
+      });
       continue;
     }
-    const exported = (stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") && stmt.declaration !== null && stmt.declaration !== undefined;
+    const exported =
+      (stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") &&
+      stmt.declaration !== null &&
+      stmt.declaration !== undefined;
     const d = (exported ? (stmt as TSESTree.ExportNamedDeclaration).declaration : stmt) as Node;
     const chainBase: Node[] = exported ? [program, stmt, d] : [program, d];
     if (d.type === "FunctionDeclaration" || d.type === "TSDeclareFunction") {
@@ -163,9 +222,28 @@ export function outlineOf(file: ParsedFile): Outline {
         line_end: d.loc.end.line,
         members: d.body.body.map((m) => memberOf(m, file)).filter((m): m is MemberEntry => m !== undefined),
       });
-    } else if (d.type === "TSTypeAliasDeclaration" || d.type === "TSInterfaceDeclaration" || d.type === "TSEnumDeclaration" || d.type === "TSModuleDeclaration") {
-      const kind = d.type === "TSTypeAliasDeclaration" ? "type" : d.type === "TSInterfaceDeclaration" ? "interface" : d.type === "TSEnumDeclaration" ? "enum" : "namespace";
-      out.types.push({ name: d.id.type === "Identifier" ? d.id.name : textOf(d.id, source), kind, exported, doc: docOf(file, d, stmt), line_start: stmt.loc.start.line, line_end: d.loc.end.line });
+    } else if (
+      d.type === "TSTypeAliasDeclaration" ||
+      d.type === "TSInterfaceDeclaration" ||
+      d.type === "TSEnumDeclaration" ||
+      d.type === "TSModuleDeclaration"
+    ) {
+      const kind =
+        d.type === "TSTypeAliasDeclaration"
+          ? "type"
+          : d.type === "TSInterfaceDeclaration"
+            ? "interface"
+            : d.type === "TSEnumDeclaration"
+              ? "enum"
+              : "namespace";
+      out.types.push({
+        name: d.id.type === "Identifier" ? d.id.name : textOf(d.id, source),
+        kind,
+        exported,
+        doc: docOf(file, d, stmt),
+        line_start: stmt.loc.start.line,
+        line_end: d.loc.end.line,
+      });
     } else if (d.type === "VariableDeclaration") {
       for (const v of d.declarations) {
         if (v.init && isFunction(v.init) && v.id.type === "Identifier") {
@@ -175,7 +253,14 @@ export function outlineOf(file: ParsedFile): Outline {
         }
         for (const id of boundIdentifiers(v.id)) {
           const type = typeText(id, source);
-          out.consts.push({ name: id.name, kind: d.kind === "let" || d.kind === "var" ? d.kind : "const", ...(type !== undefined ? { type } : {}), exported, doc: docOf(file, d, stmt), line: id.loc.start.line });
+          out.consts.push({
+            name: id.name,
+            kind: d.kind === "let" || d.kind === "var" ? d.kind : "const",
+            ...(type !== undefined ? { type } : {}),
+            exported,
+            doc: docOf(file, d, stmt),
+            line: id.loc.start.line,
+          });
         }
       }
     }

@@ -15,16 +15,29 @@ const EXT = /\.(m|c)?(ts|tsx|js|jsx)$/;
  * `test/protocol/x.test.ts`), else they sit beside the source. The import keeps the project's style:
  * `.js` suffixes when the source's own relative imports use them (NodeNext ESM), none otherwise.
  */
-export function testLocation(sourcePath: string, options: { mirrorUnderTest: boolean; jsSuffix: boolean; testPath?: string }): TestLocation {
+export function testLocation(
+  sourcePath: string,
+  options: { mirrorUnderTest: boolean; jsSuffix: boolean; testPath?: string },
+): TestLocation {
   const src = sourcePath.split("\\").join("/");
   const m = EXT.exec(src);
   const ext = m ? m[0] : ".ts";
   const base = src.slice(0, src.length - ext.length);
   const testExt = ext.replace(/^\.(m|c)?/, ".");
-  const test_path = options.testPath ?? (options.mirrorUnderTest && !src.startsWith("test/") ? `test/${base}.test${testExt}` : `${base}.test${testExt}`);
+  const test_path =
+    options.testPath ??
+    (options.mirrorUnderTest && !src.startsWith("test/") ? `test/${base}.test${testExt}` : `${base}.test${testExt}`);
   let rel = posix.relative(posix.dirname(test_path), base);
   if (!rel.startsWith(".")) rel = `./${rel}`;
-  const suffix = options.jsSuffix ? (ext === ".mts" ? ".mjs" : ext === ".cts" ? ".cjs" : ext.endsWith("x") ? ".js" : ext.replace("ts", "js")) : "";
+  const suffix = options.jsSuffix
+    ? ext === ".mts"
+      ? ".mjs"
+      : ext === ".cts"
+        ? ".cjs"
+        : ext.endsWith("x")
+          ? ".js"
+          : ext.replace("ts", "js")
+    : "";
   return { test_path, specifier: `${rel}${suffix}` };
 }
 

@@ -1,12 +1,21 @@
 /** The test file text for one target, per framework (before formatting). */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import type { FRAMEWORKS } from "../../protocol/actions.js";
-import type { Node } from "../code/parse.js";
-import { paramInfo, type SignatureInfo } from "../code/signature.js";
-import { walk } from "../code/walk.js";
+import type { Node } from "../lib/code/parse.js";
+import { paramInfo, type SignatureInfo } from "../lib/code/signature.js";
+import { walk } from "../lib/code/walk.js";
 import { edgeCases, sampleArgs } from "./values.js";
 
-const BUILTIN_ERRORS = new Set(["Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError", "AggregateError"]);
+const BUILTIN_ERRORS = new Set([
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "ReferenceError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+]);
 
 export type Framework = (typeof FRAMEWORKS)[number];
 
@@ -33,7 +42,11 @@ export function thrownBy(fn: Node): string | undefined {
   const body = (fn as { body?: Node | null }).body;
   if (!body) return undefined;
   walk(body, (n) => {
-    if (n !== body && (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression")) return false;
+    if (
+      n !== body &&
+      (n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression")
+    )
+      return false;
     if (n.type === "ThrowStatement" && thrown === undefined) {
       const arg = n.argument as TSESTree.Expression;
       thrown = arg.type === "NewExpression" && arg.callee.type === "Identifier" ? arg.callee.name : "";
@@ -46,8 +59,15 @@ export function thrownBy(fn: Node): string | undefined {
 /** Constructor parameters → sample arguments. */
 export function constructorArgs(cls: Node, source: string, ts: boolean): string[] {
   const body = (cls as TSESTree.ClassDeclaration).body.body;
-  const ctor = body.find((m): m is TSESTree.MethodDefinition => m.type === "MethodDefinition" && m.kind === "constructor");
-  return ctor ? sampleArgs(ctor.value.params.map((p) => paramInfo(p, source)), ts) : [];
+  const ctor = body.find(
+    (m): m is TSESTree.MethodDefinition => m.type === "MethodDefinition" && m.kind === "constructor",
+  );
+  return ctor
+    ? sampleArgs(
+        ctor.value.params.map((p) => paramInfo(p, source)),
+        ts,
+      )
+    : [];
 }
 
 /** The test file as unformatted source. */
@@ -59,7 +79,11 @@ export function renderTest(input: RenderInput): string {
   if (node) lines.push('import { describe, it } from "node:test";', 'import assert from "node:assert/strict";');
   const importName = input.importName ?? sig.name;
   if (input.specifier !== undefined) {
-    lines.push(input.defaultExport ? `import ${importName} from ${JSON.stringify(input.specifier)};` : `import { ${importName} } from ${JSON.stringify(input.specifier)};`);
+    lines.push(
+      input.defaultExport
+        ? `import ${importName} from ${JSON.stringify(input.specifier)};`
+        : `import { ${importName} } from ${JSON.stringify(input.specifier)};`,
+    );
   }
   for (const n of input.notes) lines.push(`// NOTE: ${n}`);
   lines.push("");
@@ -80,18 +104,28 @@ export function renderTest(input: RenderInput): string {
   const todo = (t: string): string => `it.todo(${JSON.stringify(t)});`;
   const body: string[] = [];
   if (input.specifier === undefined) {
-    body.push(`// TODO: ${sig.name} is not exported, so this test cannot import it. Export it or test it through its caller.`);
+    body.push(
+      `// TODO: ${sig.name} is not exported, so this test cannot import it. Export it or test it through its caller.`,
+    );
     body.push(todo(`${title}: export it, then test the happy path`));
   } else {
-    const returnsVoid = sig.returns !== undefined && /^(void|undefined|Promise<void>|Promise<undefined>)$/.test(sig.returns.replace(/\s+/g, ""));
+    const returnsVoid =
+      sig.returns !== undefined &&
+      /^(void|undefined|Promise<void>|Promise<undefined>)$/.test(sig.returns.replace(/\s+/g, ""));
     const check = (v: string): string => {
       if (returnsVoid) return node ? `assert.equal(${v}, undefined);` : `expect(${v}).toBeUndefined();`;
-      return node ? `assert.notEqual(${v}, undefined); // TODO: assert the expected value` : `expect(${v}).toBeDefined(); // TODO: assert the expected value`;
+      return node
+        ? `assert.notEqual(${v}, undefined); // TODO: assert the expected value`
+        : `expect(${v}).toBeDefined(); // TODO: assert the expected value`;
     };
     if (sig.async) {
-      body.push(`it("resolves for typical input", async () => {\n${setup}const result = await ${call};\n${check("result")}\n});`);
+      body.push(
+        `it("resolves for typical input", async () => {\n${setup}const result = await ${call};\n${check("result")}\n});`,
+      );
     } else {
-      body.push(`it("returns a value for typical input", () => {\n${setup}const result = ${call};\n${check("result")}\n});`);
+      body.push(
+        `it("returns a value for typical input", () => {\n${setup}const result = ${call};\n${check("result")}\n});`,
+      );
     }
     if (input.throws !== undefined && !accessor) {
       // Only built-in error classes are named in the assertion: others would need an import of their own.
@@ -100,13 +134,17 @@ export function renderTest(input: RenderInput): string {
       const badArgs = "/* TODO: arguments that make it throw */";
       const badCall = `${callee}(${badArgs})`;
       if (sig.async) {
-        body.push(node
-          ? `it("rejects with ${what} on invalid input", async () => {\n${setup}await assert.rejects(${badCall}${cls ? `, ${cls}` : ""});\n});`
-          : `it("rejects with ${what} on invalid input", async () => {\n${setup}await expect(${badCall}).rejects.toThrow(${cls});\n});`);
+        body.push(
+          node
+            ? `it("rejects with ${what} on invalid input", async () => {\n${setup}await assert.rejects(${badCall}${cls ? `, ${cls}` : ""});\n});`
+            : `it("rejects with ${what} on invalid input", async () => {\n${setup}await expect(${badCall}).rejects.toThrow(${cls});\n});`,
+        );
       } else {
-        body.push(node
-          ? `it("throws ${what} on invalid input", () => {\n${setup}assert.throws(() => ${badCall}${cls ? `, ${cls}` : ""});\n});`
-          : `it("throws ${what} on invalid input", () => {\n${setup}expect(() => ${badCall}).toThrow(${cls});\n});`);
+        body.push(
+          node
+            ? `it("throws ${what} on invalid input", () => {\n${setup}assert.throws(() => ${badCall}${cls ? `, ${cls}` : ""});\n});`
+            : `it("throws ${what} on invalid input", () => {\n${setup}expect(() => ${badCall}).toThrow(${cls});\n});`,
+        );
       }
     }
   }

@@ -1,9 +1,16 @@
 /** Which function to write tests for: the one at the cursor, or `constraints.function` by name ("fn" or "Class.method"). */
 import { AipError } from "../../protocol/errors.js";
-import { functionAtOffset, functionsOf, isClass, isFunction, sliceFunction, type FunctionSlice } from "../code/cursor.js";
-import type { Node, ParsedFile } from "../code/parse.js";
-import { forEachChild } from "../code/walk.js";
-import { lineAt, offsetAt, type Position } from "../code/position.js";
+import {
+  functionAtOffset,
+  functionsOf,
+  isClass,
+  isFunction,
+  sliceFunction,
+  type FunctionSlice,
+} from "../lib/code/cursor.js";
+import type { Node, ParsedFile } from "../lib/code/parse.js";
+import { forEachChild } from "../lib/code/walk.js";
+import { lineAt, offsetAt, type Position } from "../lib/code/position.js";
 
 export interface Target {
   slice: FunctionSlice;
@@ -29,7 +36,8 @@ function judge(chain: Node[], index: number, file: ParsedFile): Target {
     return { slice, importable, ...(cls ? { cls } : {}) };
   }
   // A top-level function: `function f`, or `const f = () => …`.
-  const importable = top !== undefined && (top === chain[index] || (top.type === "VariableDeclaration" && chain[index - 2] === top));
+  const importable =
+    top !== undefined && (top === chain[index] || (top.type === "VariableDeclaration" && chain[index - 2] === top));
   return { slice, importable };
 }
 
@@ -43,11 +51,19 @@ export function targetAtCursor(file: ParsedFile, cursor: Position): Target {
       .sort((a, b) => a.distance - b.distance)
       .slice(0, 3)
       .sort((a, b) => a.f.range[0] - b.f.range[0])
-      .map(({ f }) => `${f.className !== undefined ? `${f.className}.` : ""}${f.name} (lines ${lineAt(file.source, f.range[0])}-${f.decl.loc.end.line})`);
-    throw new AipError("AIP_ERR_INVALID_FIELD", `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}${near.length ? `; the nearest are ${near.join(", ")}` : "; the file declares no named function"}`, {
-      suggestion: "Put the cursor on the function to test (its name, parameters or body), or name it in constraints.function",
-      extensions: { errors: [{ path: "context.cursor", message: "not on a function" }] },
-    });
+      .map(
+        ({ f }) =>
+          `${f.className !== undefined ? `${f.className}.` : ""}${f.name} (lines ${lineAt(file.source, f.range[0])}-${f.decl.loc.end.line})`,
+      );
+    throw new AipError(
+      "AIP_ERR_INVALID_FIELD",
+      `context.cursor: no function or method at line ${cursor.line}, column ${cursor.column}${near.length ? `; the nearest are ${near.join(", ")}` : "; the file declares no named function"}`,
+      {
+        suggestion:
+          "Put the cursor on the function to test (its name, parameters or body), or name it in constraints.function",
+        extensions: { errors: [{ path: "context.cursor", message: "not on a function" }] },
+      },
+    );
   }
   const chain = chainTo(file, fn);
   return judge(chain, chain.length - 1, file);
@@ -87,9 +103,13 @@ export function targetByName(file: ParsedFile, name: string): Target {
   visit(file.program);
   const best = found.find((t) => t.importable) ?? found[0];
   if (!best) {
-    throw new AipError("AIP_ERR_INVALID_FIELD", `constraints.function: no function named ${JSON.stringify(name)}; the file defines ${names.slice(0, 20).join(", ") || "no named functions"}`, {
-      extensions: { errors: [{ path: "constraints.function", message: "no such function" }] },
-    });
+    throw new AipError(
+      "AIP_ERR_INVALID_FIELD",
+      `constraints.function: no function named ${JSON.stringify(name)}; the file defines ${names.slice(0, 20).join(", ") || "no named functions"}`,
+      {
+        extensions: { errors: [{ path: "constraints.function", message: "no such function" }] },
+      },
+    );
   }
   return best;
 }

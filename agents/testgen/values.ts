@@ -1,5 +1,5 @@
 /** Sample arguments and edge cases derived from parameter types (text of the type annotation). */
-import type { ParamInfo } from "../code/signature.js";
+import type { ParamInfo } from "../lib/code/signature.js";
 
 /** Split a union type at the top level (`"a" | "b"`, not inside `<…>`, `(…)`, `{…}`). */
 function topLevelUnion(type: string): string[] {
@@ -80,7 +80,8 @@ export function edgeCases(params: ParamInfo[]): string[] {
     const parts = topLevelUnion(t);
     if (parts.includes("string")) out.push(`${p.name}: empty string`);
     if (parts.includes("number")) out.push(`${p.name}: 0`, `${p.name}: a negative number`);
-    if (parts.some((x) => x.endsWith("[]") || /^(readonly\s+)?(Readonly)?Array</.test(x))) out.push(`${p.name}: an empty array`);
+    if (parts.some((x) => x.endsWith("[]") || /^(readonly\s+)?(Readonly)?Array</.test(x)))
+      out.push(`${p.name}: an empty array`);
     if (p.optional && !p.rest) out.push(`${p.name}: undefined (optional)`);
   }
   return out;

@@ -17,7 +17,12 @@ export function httpKeepAlive(socketPath: string, connections: number): Client {
   const pool = new Pool("http://aip", { socketPath, connections, pipelining: 1, keepAliveTimeout: 30_000 });
   return {
     async send(body) {
-      const res = await pool.request({ path: "/v1/invoke", method: "POST", headers: { "content-type": "application/json" }, body });
+      const res = await pool.request({
+        path: "/v1/invoke",
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
       return isSuccess(await res.body.text());
     },
     close: () => pool.destroy(),
@@ -91,14 +96,20 @@ export function ndjsonConnections(socketPath: string): Client {
   };
 }
 
-export type FreshTarget = { kind: "unix"; socketPath: string } | { kind: "tcp"; port: number } | { kind: "tls"; port: number; ca: string };
+export type FreshTarget =
+  { kind: "unix"; socketPath: string } | { kind: "tcp"; port: number } | { kind: "tls"; port: number; ca: string };
 
 /** A new connection (and, for TLS, a full handshake) for every request, like an IDE plugin that does not pool. */
 export function freshConnection(target: FreshTarget): Client {
   return {
     send(body) {
       return new Promise((resolve, reject) => {
-        const headers = { host: "aip", "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), connection: "close" };
+        const headers = {
+          host: "aip",
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+          connection: "close",
+        };
         const common = { method: "POST", path: "/v1/invoke", headers, agent: false as const };
         const onResponse = (res: import("node:http").IncomingMessage): void => {
           const chunks: Buffer[] = [];
@@ -117,7 +128,10 @@ export function freshConnection(target: FreshTarget): Client {
             ? httpRequest({ ...common, socketPath: target.socketPath }, onResponse)
             : target.kind === "tcp"
               ? httpRequest({ ...common, host: "127.0.0.1", port: target.port }, onResponse)
-              : httpsRequest({ ...common, host: "127.0.0.1", port: target.port, ca: target.ca, servername: "localhost" }, onResponse);
+              : httpsRequest(
+                  { ...common, host: "127.0.0.1", port: target.port, ca: target.ca, servername: "localhost" },
+                  onResponse,
+                );
         req.on("error", reject);
         req.end(body);
       });

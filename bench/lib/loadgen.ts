@@ -23,7 +23,12 @@ async function timed(client: Client, body: string, tally: Tally): Promise<void> 
 }
 
 /** `concurrency` workers, each sending its next request as soon as the previous one is answered, for `durationMs`. */
-export async function closedLoop(client: Client, concurrency: number, durationMs: number, body: BodyFactory): Promise<LatencySummary> {
+export async function closedLoop(
+  client: Client,
+  concurrency: number,
+  durationMs: number,
+  body: BodyFactory,
+): Promise<LatencySummary> {
   const tally: Tally = { latencies: [], errors: 0 };
   const start = performance.now();
   const end = start + durationMs;
@@ -38,7 +43,13 @@ export async function closedLoop(client: Client, concurrency: number, durationMs
  * Bursts: `size` requests at once, wait until all are answered, stay quiet for `gapMs`, again,
  * for `durationMs`. Idle gaps let a pool shrink, so each burst hits it cold (the seed's scenario).
  */
-export async function bursts(client: Client, size: number, gapMs: number, durationMs: number, body: BodyFactory): Promise<LatencySummary> {
+export async function bursts(
+  client: Client,
+  size: number,
+  gapMs: number,
+  durationMs: number,
+  body: BodyFactory,
+): Promise<LatencySummary> {
   const tally: Tally = { latencies: [], errors: 0 };
   const start = performance.now();
   let busy = 0;
@@ -52,7 +63,12 @@ export async function bursts(client: Client, size: number, gapMs: number, durati
 }
 
 /** Open loop: one request every 1000/rate ms regardless of answers, for `durationMs`; then wait for the stragglers. */
-export async function openLoop(client: Client, rate: number, durationMs: number, body: BodyFactory): Promise<LatencySummary> {
+export async function openLoop(
+  client: Client,
+  rate: number,
+  durationMs: number,
+  body: BodyFactory,
+): Promise<LatencySummary> {
   const tally: Tally = { latencies: [], errors: 0 };
   const start = performance.now();
   const pending: Promise<void>[] = [];

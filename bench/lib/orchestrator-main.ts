@@ -11,7 +11,11 @@ const fixed = /^fixed-(\d+)$/.exec(pool);
 const deps: OrchestratorDeps = {
   logDestination: logFile ?? false,
   // "fresh": no pool at all, as many concurrent calls as the agent admits, each on a new connection.
-  sizing: fixed ? fixedSizing(Number(fixed[1])) : pool === "fresh" ? fixedSizing(Number.MAX_SAFE_INTEGER) : adaptiveSizing,
+  sizing: fixed
+    ? fixedSizing(Number(fixed[1]))
+    : pool === "fresh"
+      ? fixedSizing(Number.MAX_SAFE_INTEGER)
+      : adaptiveSizing,
   transport: pool === "fresh" ? freshConnectionTransport : undiciTransport,
 };
 const orchestrator = new Orchestrator(loadConfig(configPath), deps);

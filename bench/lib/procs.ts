@@ -32,8 +32,16 @@ export interface Proc {
 }
 
 /** Spawn `node SCRIPT ARGS`, wait until `socket` accepts (and the process stays alive). */
-export async function startProc(script: string, args: string[], socket: string, env: Record<string, string> = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+export async function startProc(
+  script: string,
+  args: string[],
+  socket: string,
+  env: Record<string, string> = {},
+): Promise<Proc> {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
   children.add(child);
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => {
@@ -77,15 +85,37 @@ export function startDummy(dir: string, name = "dummy"): Promise<Proc> {
 /** Write an agency config for agent-dummy; `mode: "systemd"` points it at an already running agent socket. */
 export function writeConfig(dir: string, name: string, mode: "embedded" | "systemd", agentSocket?: string): string {
   const file = join(dir, `${name}.json`);
-  const agent = { name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json"), ...(agentSocket ? { socket: agentSocket } : {}) };
-  writeFileSync(file, JSON.stringify({ socket: join(dir, `${name}.sock`), agent_socket_dir: join(dir, `${name}-agents`), mode, agents: [agent] }));
+  const agent = {
+    name: "dummy",
+    command: [DUMMY],
+    manifest: join(ROOT, "manifests/dummy.json"),
+    ...(agentSocket ? { socket: agentSocket } : {}),
+  };
+  writeFileSync(
+    file,
+    JSON.stringify({
+      socket: join(dir, `${name}.sock`),
+      agent_socket_dir: join(dir, `${name}-agents`),
+      mode,
+      agents: [agent],
+    }),
+  );
   return file;
 }
 
 /** `aip up --config FILE` as a real process, logging (info: one line per request) to a file. */
-export async function startAipUp(dir: string, name: string, mode: "embedded" | "systemd" = "embedded", agentSocket?: string): Promise<Proc> {
+export async function startAipUp(
+  dir: string,
+  name: string,
+  mode: "embedded" | "systemd" = "embedded",
+  agentSocket?: string,
+): Promise<Proc> {
   const config = writeConfig(dir, name, mode, agentSocket);
-  const proc = await startProc(AIP, ["up", "--config", config, "--log", join(dir, `${name}.log`)], join(dir, `${name}.sock`));
+  const proc = await startProc(
+    AIP,
+    ["up", "--config", config, "--log", join(dir, `${name}.log`)],
+    join(dir, `${name}.sock`),
+  );
   await waitHealthy(proc.socket);
   return proc;
 }
@@ -93,7 +123,11 @@ export async function startAipUp(dir: string, name: string, mode: "embedded" | "
 /** The bench orchestrator (same composition as `aip up`) with a chosen pool: adaptive, fixed-N or fresh. */
 export async function startPoolOrchestrator(dir: string, pool: string, agentSocket: string): Promise<Proc> {
   const config = writeConfig(dir, `orch-${pool}`, "systemd", agentSocket);
-  const proc = await startProc(BENCH_ORCHESTRATOR, [config, pool, join(dir, `orch-${pool}.log`)], join(dir, `orch-${pool}.sock`));
+  const proc = await startProc(
+    BENCH_ORCHESTRATOR,
+    [config, pool, join(dir, `orch-${pool}.log`)],
+    join(dir, `orch-${pool}.sock`),
+  );
   await waitHealthy(proc.socket);
   return proc;
 }

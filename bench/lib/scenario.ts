@@ -33,13 +33,20 @@ export interface Compared {
 }
 
 /** Run each contender once per round, in turn (A B A B …), so drifting machine load hits all alike; medians per contender. */
-export async function interleave(label: string, contenders: Contender[], rounds: number, progress: (m: string) => void): Promise<Compared> {
+export async function interleave(
+  label: string,
+  contenders: Contender[],
+  rounds: number,
+  progress: (m: string) => void,
+): Promise<Compared> {
   const out: Record<string, LatencySummary[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let r = 1; r <= rounds; r++) {
     for (const c of contenders) {
       const s = await c.measure();
       out[c.name]!.push(s);
-      progress(`${label} round ${r}/${rounds} ${c.name}: ${s.rps} req/s, p50 ${s.p50_ms} p95 ${s.p95_ms} p99 ${s.p99_ms} ms${s.errors ? `, ${s.errors} errors` : ""}`);
+      progress(
+        `${label} round ${r}/${rounds} ${c.name}: ${s.rps} req/s, p50 ${s.p50_ms} p95 ${s.p95_ms} p99 ${s.p99_ms} ms${s.errors ? `, ${s.errors} errors` : ""}`,
+      );
     }
   }
   return { rounds: out, median: Object.fromEntries(Object.entries(out).map(([k, v]) => [k, medianOf(v)])) };
@@ -53,10 +60,18 @@ export function ratio(a: number, b: number): number | null {
 /** A markdown table. */
 export function table(head: string[], rows: (string | number | null)[][]): string {
   const cell = (v: string | number | null): string => (v === null ? "–" : String(v));
-  return [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`)].join("\n");
+  return [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`),
+  ].join("\n");
 }
 
 /** An AIP-1 echo request; `delayMs` asks agent-dummy to take that long. */
 export function echoBody(delayMs?: number): string {
-  return JSON.stringify({ action: "echo", context: { source_code: "const a = 1;\nconst b = 2;\n" }, constraints: delayMs ? { delay_ms: delayMs, timeout_ms: 10_000 } : {} });
+  return JSON.stringify({
+    action: "echo",
+    context: { source_code: "const a = 1;\nconst b = 2;\n" },
+    constraints: delayMs ? { delay_ms: delayMs, timeout_ms: 10_000 } : {},
+  });
 }

@@ -45,5 +45,14 @@ export function summarize(latencies: number[], errors: number, seconds: number):
 /** Per-metric medians of several rounds of the same configuration. */
 export function medianOf(rounds: LatencySummary[]): LatencySummary {
   const m = (k: keyof LatencySummary): number => round(median(rounds.map((r) => r[k])), 2);
-  return { count: m("count"), errors: m("errors"), seconds: m("seconds"), rps: m("rps"), p50_ms: m("p50_ms"), p95_ms: m("p95_ms"), p99_ms: m("p99_ms"), max_ms: m("max_ms") };
+  return {
+    count: m("count"),
+    errors: m("errors"),
+    seconds: m("seconds"),
+    rps: m("rps"),
+    p50_ms: m("p50_ms"),
+    p95_ms: m("p95_ms"),
+    p99_ms: m("p99_ms"),
+    max_ms: m("max_ms"),
+  };
 }

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
-import { AgentInvoker } from "../../agents/runtime/invoke.js";
+import { AgentInvoker } from "../../agents/lib/runtime/invoke.js";
 import { createLogger } from "../../protocol/log.js";
 import { readManifestFile } from "../../protocol/manifest.js";
 import { AipServer } from "../../protocol/server.js";
@@ -19,9 +19,14 @@ const invoker = new AgentInvoker(
   { manifest, handlers: { echo: (request) => ({ received_action: request.action }) } },
   createLogger({ agentName: "transport-bench", destination: false }),
 );
-const aip = await AipServer.listen({ socketPath: socketPath!, invoke: (value, ctx) => invoker.invoke(value, ctx.signal) });
+const aip = await AipServer.listen({
+  socketPath: socketPath!,
+  invoke: (value, ctx) => invoker.invoke(value, ctx.signal),
+});
 const tcp = createServer((socket) => aip.accept(socket));
-const tls = createTlsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!) }, (socket) => aip.accept(socket));
+const tls = createTlsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!) }, (socket) =>
+  aip.accept(socket),
+);
 const listen = (server: Server): Promise<number> =>
   new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
 process.stdout.write(JSON.stringify({ tcp: await listen(tcp), tls: await listen(tls) }) + "\n");

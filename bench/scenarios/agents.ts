@@ -24,15 +24,21 @@ export const agentsRss: Scenario = {
     const dir = benchDir();
     const socket = join(dir, "rss.sock");
     // The checked-in agency config: every bundled agent that is enabled.
-    const agency = await startProc(AIP, ["up", "--config", join(ROOT, "manifests/agency.json"), "--log", join(dir, "rss.log")], socket, {
-      AIP_SOCKET: socket,
-      AIP_AGENT_SOCKET_DIR: join(dir, "rss-agents"),
-    });
+    const agency = await startProc(
+      AIP,
+      ["up", "--config", join(ROOT, "manifests/agency.json"), "--log", join(dir, "rss.log")],
+      socket,
+      {
+        AIP_SOCKET: socket,
+        AIP_AGENT_SOCKET_DIR: join(dir, "rss-agents"),
+      },
+    );
     try {
       const health = (await waitHealthy(socket)) as unknown as Health;
       const pids: Record<string, number> = { orchestrator: health.pid };
       for (const [name, a] of Object.entries(health.agents)) if (a.pid) pids[name] = a.pid;
-      const sample = (): Record<string, number> => Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, rssMiB(pid)]));
+      const sample = (): Record<string, number> =>
+        Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, rssMiB(pid)]));
       await new Promise((r) => setTimeout(r, 1000)); // settle after start-up before the idle sample
       const idle = sample();
       ctx.progress(`[agents-rss] idle: ${JSON.stringify(idle)}`);
@@ -47,13 +53,22 @@ export const agentsRss: Scenario = {
       clearInterval(sampler);
       await client.close();
       ctx.progress(`[agents-rss] under load (${load.rps} req/s): ${JSON.stringify(peak)}`);
-      const rows = Object.keys(pids).map((n) => [n, idle[n] ?? null, peak[n] ?? null, n === "orchestrator" || LOAD[n] ? "yes" : "idle"]);
+      const rows = Object.keys(pids).map((n) => [
+        n,
+        idle[n] ?? null,
+        peak[n] ?? null,
+        n === "orchestrator" || LOAD[n] ? "yes" : "idle",
+      ]);
       const markdown = [
         `\`aip up\` with the checked-in \`manifests/agency.json\`. Idle: 1 s after every agent is ready. Under load: the peak of 100 ms samples while ${CONCURRENCY} keep-alive clients send requests through the orchestrator for ${durationMs} ms (${load.rps} req/s). VmRSS from /proc, MiB.`,
         "",
         table(["process", "idle RSS MiB", "peak RSS under load MiB", "loaded"], rows),
       ].join("\n");
-      return { parameters: { duration_ms: durationMs, concurrency: CONCURRENCY, loaded: Object.keys(LOAD) }, results: { idle, peak, load }, markdown };
+      return {
+        parameters: { duration_ms: durationMs, concurrency: CONCURRENCY, loaded: Object.keys(LOAD) },
+        results: { idle, peak, load },
+        markdown,
+      };
     } finally {
       await agency.stop();
     }

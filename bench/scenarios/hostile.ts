@@ -75,18 +75,36 @@ function neighbour(socket: string, workspace: string): { stop(): Promise<Record<
   }
   const atLimitShell = JSON.stringify({ action: "echo", context: { source_code: "" }, constraints: {} });
   const atLimit = atLimitShell.replace('"source_code":""', `"source_code":"${"a".repeat(MiB - atLimitShell.length)}"`);
-  const grows = JSON.stringify({ action: "echo", context: { n: [] }, constraints: {} }).replace("[]", `[${Array(64_000).fill("1e20").join(",")}]`);
+  const grows = JSON.stringify({ action: "echo", context: { n: [] }, constraints: {} }).replace(
+    "[]",
+    `[${Array(64_000).fill("1e20").join(",")}]`,
+  );
   const flood = `${echoBody()}\n`.repeat(10_000);
   const search = (query: string, paths?: string[]): string =>
-    JSON.stringify({ action: "search", context: { workspace_root: workspace, query }, constraints: { refresh_ms: 0, ...(paths ? { paths } : {}) } });
-  const deep = JSON.stringify({ action: "summarize", context: { source_code: `const a = ${"[".repeat(50_000)}${"]".repeat(50_000)};\n`, language: "typescript" }, constraints: {} });
+    JSON.stringify({
+      action: "search",
+      context: { workspace_root: workspace, query },
+      constraints: { refresh_ms: 0, ...(paths ? { paths } : {}) },
+    });
+  const deep = JSON.stringify({
+    action: "summarize",
+    context: { source_code: `const a = ${"[".repeat(50_000)}${"]".repeat(50_000)};\n`, language: "typescript" },
+    constraints: {},
+  });
   let churn = 0;
   const loops = [
-    loop("bad_chunk", () => sendAndWaitClose(socket, `${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 5000)),
+    loop("bad_chunk", () =>
+      sendAndWaitClose(socket, `${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 5000),
+    ),
     loop("ndjson_flood_10k", () => ndjsonExchange(socket, flood, { timeoutMs: 60_000 })),
     loop("line_at_limit", () => ndjsonExchange(socket, `${atLimit}\n`, { timeoutMs: 30_000 })),
     loop("growing_numbers", () => invoke(socket, grows)),
-    loop("redos_search", () => Promise.all([invoke(socket, search("A".repeat(200_000))), invoke(socket, search("pool", ["**/*a*a*a*a*a*a*a*b"]))])),
+    loop("redos_search", () =>
+      Promise.all([
+        invoke(socket, search("A".repeat(200_000))),
+        invoke(socket, search("pool", ["**/*a*a*a*a*a*a*a*b"])),
+      ]),
+    ),
     loop("deep_nesting", () => invoke(socket, deep)),
     loop("file_churn", async () => {
       const name = join(workspace, `churn-${churn++ % 20}.ts`);
@@ -116,7 +134,11 @@ export const hostile: Scenario = {
     const socket = join(dir, "h.sock");
     const workspace = join(dir, "ws");
     mkdirSync(join(workspace, "src"), { recursive: true });
-    for (let i = 0; i < 200; i++) writeFileSync(join(workspace, "src", `m${i}.ts`), `/** Module ${i}: adaptive pool helpers. */\nexport function pool${i}(n: number): number {\n  return n * ${i};\n}\n`);
+    for (let i = 0; i < 200; i++)
+      writeFileSync(
+        join(workspace, "src", `m${i}.ts`),
+        `/** Module ${i}: adaptive pool helpers. */\nexport function pool${i}(n: number): number {\n  return n * ${i};\n}\n`,
+      );
     const config = join(dir, "hostile.json");
     writeFileSync(
       config,
@@ -125,7 +147,11 @@ export const hostile: Scenario = {
         agent_socket_dir: join(dir, "agents"),
         mode: "embedded",
         vetting: "off",
-        agents: AGENTS.map((name) => ({ name, command: [join(DIST, `agents/${name}/main.js`)], manifest: join(ROOT, `manifests/${name}.json`) })),
+        agents: AGENTS.map((name) => ({
+          name,
+          command: [join(DIST, `agents/${name}/main.js`)],
+          manifest: join(ROOT, `manifests/${name}.json`),
+        })),
         limits: { health_interval_ms: 60_000 },
       }),
     );
@@ -135,7 +161,15 @@ export const hostile: Scenario = {
       const pids: Record<string, number> = { orchestrator: health.pid };
       for (const name of AGENTS) if (health.agents[name]?.pid) pids[name] = health.agents[name].pid;
       const limits: Record<string, number> = { orchestrator: 256 };
-      for (const name of AGENTS) limits[name] = memoryBytes((await import(join(ROOT, `manifests/${name}.json`), { with: { type: "json" } }) as { default: { resources: { memory: string } } }).default.resources.memory) / MiB;
+      for (const name of AGENTS)
+        limits[name] =
+          memoryBytes(
+            (
+              (await import(join(ROOT, `manifests/${name}.json`), { with: { type: "json" } })) as {
+                default: { resources: { memory: string } };
+              }
+            ).default.resources.memory,
+          ) / MiB;
       const peak: Record<string, number> = {};
       const sent: Record<string, number>[] = [];
       const measure = async (withNeighbour: boolean) => {
@@ -163,14 +197,39 @@ export const hostile: Scenario = {
       );
       const alone = cmp.median.alone!;
       const beside = cmp.median["with neighbour"]!;
-      const failures = Object.values(cmp.rounds).flat().reduce((a, r) => a + r.errors, 0);
+      const failures = Object.values(cmp.rounds)
+        .flat()
+        .reduce((a, r) => a + r.errors, 0);
       const after = (await waitHealthy(socket, 60_000)) as unknown as Health;
-      const restarts = Object.entries(after.agents).filter(([name, a]) => a.pid !== pids[name]).map(([name]) => name);
+      const restarts = Object.entries(after.agents)
+        .filter(([name, a]) => a.pid !== pids[name])
+        .map(([name]) => name);
       const rows = [
-        ["alone", alone.rps, alone.p50_ms, alone.p95_ms, alone.p99_ms, 1, Object.values(cmp.rounds.alone!).reduce((a, r) => a + r.errors, 0)],
-        ["with neighbour", beside.rps, beside.p50_ms, beside.p95_ms, beside.p99_ms, ratio(beside.p99_ms, alone.p99_ms), Object.values(cmp.rounds["with neighbour"]!).reduce((a, r) => a + r.errors, 0)],
+        [
+          "alone",
+          alone.rps,
+          alone.p50_ms,
+          alone.p95_ms,
+          alone.p99_ms,
+          1,
+          Object.values(cmp.rounds.alone!).reduce((a, r) => a + r.errors, 0),
+        ],
+        [
+          "with neighbour",
+          beside.rps,
+          beside.p50_ms,
+          beside.p95_ms,
+          beside.p99_ms,
+          ratio(beside.p99_ms, alone.p99_ms),
+          Object.values(cmp.rounds["with neighbour"]!).reduce((a, r) => a + r.errors, 0),
+        ],
       ];
-      const rssRows = Object.keys(pids).map((name) => [name, peak[name] ?? null, limits[name] ?? null, (peak[name] ?? 0) <= (limits[name] ?? Infinity) ? "yes" : "NO"]);
+      const rssRows = Object.keys(pids).map((name) => [
+        name,
+        peak[name] ?? null,
+        limits[name] ?? null,
+        (peak[name] ?? 0) <= (limits[name] ?? Infinity) ? "yes" : "NO",
+      ]);
       const markdown = [
         `${WELL_BEHAVED} keep-alive clients send echo in a closed loop for ${durationMs} ms, alone and while one neighbour abuses every limit at once (see bench/scenarios/hostile.ts); ${rounds} interleaved rounds, medians. \`aip up\` with dummy, summarize and search. Well-behaved failures in all rounds: ${failures}. Agents restarted: ${restarts.length ? restarts.join(", ") : "none"}. Neighbour requests per round: ${JSON.stringify(sent)}.`,
         "",
@@ -178,7 +237,11 @@ export const hostile: Scenario = {
         "",
         table(["process", "peak RSS MiB (all rounds)", "limit MiB", "within"], rssRows),
       ].join("\n");
-      return { parameters: { rounds, duration_ms: durationMs, well_behaved: WELL_BEHAVED, agents: AGENTS }, results: { ...cmp, peak_rss_mib: peak, limits_mib: limits, neighbour_sent: sent, failures, restarts }, markdown };
+      return {
+        parameters: { rounds, duration_ms: durationMs, well_behaved: WELL_BEHAVED, agents: AGENTS },
+        results: { ...cmp, peak_rss_mib: peak, limits_mib: limits, neighbour_sent: sent, failures, restarts },
+        markdown,
+      };
     } finally {
       await agency.stop();
     }

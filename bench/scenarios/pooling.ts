@@ -29,8 +29,11 @@ export const pooling: Scenario = {
     const agent = await startDummy(dir);
     const orchestrators: Proc[] = [];
     try {
-      for (const p of new Set([...POOLS, ...STEADY_POOLS])) orchestrators.push(await startPoolOrchestrator(dir, p, agent.socket));
-      const all: Record<string, string> = Object.fromEntries([...new Set([...POOLS, ...STEADY_POOLS])].map((p, i) => [p, orchestrators[i]!.socket]));
+      for (const p of new Set([...POOLS, ...STEADY_POOLS]))
+        orchestrators.push(await startPoolOrchestrator(dir, p, agent.socket));
+      const all: Record<string, string> = Object.fromEntries(
+        [...new Set([...POOLS, ...STEADY_POOLS])].map((p, i) => [p, orchestrators[i]!.socket]),
+      );
       const targets: Record<string, string> = Object.fromEntries(POOLS.map((p) => [p, all[p]!]));
       if (ctx.socket) targets.other = ctx.socket;
       const results: Record<number, Compared> = {};
@@ -88,7 +91,16 @@ export const pooling: Scenario = {
         table(["clients", "pool", "req/s", "req/s vs fixed", "p50 ms", "p95 ms", "p99 ms", "errors"], steadyRows),
       ].join("\n");
       return {
-        parameters: { rounds, duration_ms: durationMs, gap_ms: GAP_MS, concurrency: CONCURRENCY, pools: POOLS, agent_latency_ms: [5, 60], steady_clients: STEADY_CLIENTS, steady_pools: STEADY_POOLS },
+        parameters: {
+          rounds,
+          duration_ms: durationMs,
+          gap_ms: GAP_MS,
+          concurrency: CONCURRENCY,
+          pools: POOLS,
+          agent_latency_ms: [5, 60],
+          steady_clients: STEADY_CLIENTS,
+          steady_pools: STEADY_POOLS,
+        },
         results: { ...results, steady },
         markdown,
       };

@@ -36,11 +36,18 @@ function scriptScenario(name: string, resultName: string, title: string, script:
   };
 }
 
-export const codeAgents = scriptScenario("agents-code", "code-agents", "Code agents: slicing, complete-lite, search, summarize and testgen latency", "code-agents.js", [
-  "slice",
-  "complete_lite_2000_lines",
-  "search_5000_files",
-  "agents_on_this_repo",
-]);
+export const codeAgents = scriptScenario(
+  "agents-code",
+  "code-agents",
+  "Code agents: slicing, complete-lite, search, summarize and testgen latency",
+  "code-agents.js",
+  ["slice", "complete_lite_2000_lines", "search_5000_files", "agents_on_this_repo"],
+);
 
-export const completion = scriptScenario("agents-complete", "complete", "Model-backed completion: stage timings, tokens/s, KV reuse", "complete.js", ["stages_ms", "tokens_per_s", "kv_reuse"]);
+export const completion = scriptScenario(
+  "agents-complete",
+  "complete",
+  "Model-backed completion: stage timings, tokens/s, KV reuse",
+  "complete.js",
+  ["stages_ms", "tokens_per_s", "kv_reuse"],
+);

@@ -36,7 +36,10 @@ export function regression(gates: CanaryGates, stable: WindowStats, canary: Wind
   if (stable.requests >= gates.min_requests && stable.p95_ms > 0) {
     const ratio = canary.p95_ms / stable.p95_ms;
     if (ratio > gates.max_p95_ratio) {
-      return { action: "rollback", reason: `P95 ${canary.p95_ms} ms vs stable ${stable.p95_ms} ms: ratio ${ratio.toFixed(2)} > ${gates.max_p95_ratio}` };
+      return {
+        action: "rollback",
+        reason: `P95 ${canary.p95_ms} ms vs stable ${stable.p95_ms} ms: ratio ${ratio.toFixed(2)} > ${gates.max_p95_ratio}`,
+      };
     }
   }
   return undefined;
@@ -47,7 +50,10 @@ export function evaluate(gates: CanaryGates, stable: WindowStats, canary: Window
   const bad = regression(gates, stable, canary);
   if (bad) return bad;
   if (canary.requests < gates.min_requests) {
-    return { action: "hold", reason: `waiting for data: ${canary.requests}/${gates.min_requests} canary requests in the window` };
+    return {
+      action: "hold",
+      reason: `waiting for data: ${canary.requests}/${gates.min_requests} canary requests in the window`,
+    };
   }
   const healthy = `healthy: error rate ${pct(canary.error_rate)} vs ${pct(stable.error_rate)}, P95 ${canary.p95_ms} ms vs ${stable.p95_ms} ms`;
   if (gates.steps.length === 0) return { action: "hold", reason: `${healthy}; promote manually (aip canary promote)` };

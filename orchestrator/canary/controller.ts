@@ -11,7 +11,15 @@ import type { AgentRecord } from "../agent.js";
 import type { AgentConfig } from "../config.js";
 import type { VetReport } from "../vet/report.js";
 import { evaluate, regression, type CanaryGates, type Decision } from "./analysis.js";
-import { loadState, saveState, statePath, type AgentCanaryState, type CanaryFile, type DecisionRecord, type Deployment } from "./state.js";
+import {
+  loadState,
+  saveState,
+  statePath,
+  type AgentCanaryState,
+  type CanaryFile,
+  type DecisionRecord,
+  type Deployment,
+} from "./state.js";
 import { OutcomeWindow } from "./window.js";
 
 export interface CanarySettings extends CanaryGates {
@@ -24,7 +32,12 @@ export interface CanarySettings extends CanaryGates {
 /** What the controller needs from the orchestrator. */
 export interface CanaryHost {
   readonly agents: AgentRecord[];
-  addRecord(config: AgentConfig, manifest: AgentManifest, role: AgentRecord["role"], report?: VetReport): Promise<AgentRecord>;
+  addRecord(
+    config: AgentConfig,
+    manifest: AgentManifest,
+    role: AgentRecord["role"],
+    report?: VetReport,
+  ): Promise<AgentRecord>;
   removeRecord(record: AgentRecord): Promise<void>;
   /** Vet a declared version in the sandbox and read its manifest from that run; throws when it may not run. */
   prepare(config: AgentConfig): Promise<{ manifest: AgentManifest; report: VetReport | undefined }>;
@@ -62,7 +75,10 @@ export class CanaryController {
   ) {
     this.path = statePath(stateDir);
     this.state = loadState(this.path, (reason) => {
-      log.error({ event: "canary_state_corrupt", reason }, `canary state unreadable, starting with stable versions only: ${reason}`);
+      log.error(
+        { event: "canary_state_corrupt", reason },
+        `canary state unreadable, starting with stable versions only: ${reason}`,
+      );
     });
   }
 
@@ -80,14 +96,21 @@ export class CanaryController {
           await this.launch(name, s.canary, "canary");
           this.live(name).stable.restore(s.windows.stable);
           this.live(name).canary.restore(s.windows.canary);
-          log.info({ event: "canary_restored", version: s.canary.version, percent: s.canary.percent }, `canary ${s.canary.version} restored at ${s.canary.percent}%`);
+          log.info(
+            { event: "canary_restored", version: s.canary.version, percent: s.canary.percent },
+            `canary ${s.canary.version} restored at ${s.canary.percent}%`,
+          );
         } catch (err) {
-          log.error({ event: "canary_restore_failed", err: (err as Error).message }, `canary ${s.canary.version} could not be restored; stable only`);
+          log.error(
+            { event: "canary_restore_failed", err: (err as Error).message },
+            `canary ${s.canary.version} could not be restored; stable only`,
+          );
           s.canary = null;
         }
       }
       if (s.retained) {
-        if (Date.parse(s.retained.until) > Date.now()) await this.launch(name, s.retained, "retained").catch(() => (s.retained = null));
+        if (Date.parse(s.retained.until) > Date.now())
+          await this.launch(name, s.retained, "retained").catch(() => (s.retained = null));
         else s.retained = null;
       }
     }
@@ -111,7 +134,14 @@ export class CanaryController {
   }
 
   private agentState(name: string): AgentCanaryState {
-    return (this.state.agents[name] ??= { stable: null, canary: null, retained: null, decisions: [], last_evaluation: null, windows: { stable: [], canary: [] } });
+    return (this.state.agents[name] ??= {
+      stable: null,
+      canary: null,
+      retained: null,
+      decisions: [],
+      last_evaluation: null,
+      windows: { stable: [], canary: [] },
+    });
   }
 
   private async launch(name: string, d: Deployment, role: AgentRecord["role"]): Promise<AgentRecord> {
@@ -121,7 +151,9 @@ export class CanaryController {
   }
 
   private record(name: string, role: AgentRecord["role"], version?: string): AgentRecord | undefined {
-    return this.host.agents.find((a) => a.name === name && a.role === role && (version === undefined || a.version === version));
+    return this.host.agents.find(
+      (a) => a.name === name && a.role === role && (version === undefined || a.version === version),
+    );
   }
 
   /** Serialise control operations: they start and stop processes. */
@@ -135,32 +167,56 @@ export class CanaryController {
   start(name: string, opts: StartOptions): Promise<Record<string, unknown>> {
     return this.exclusive(async () => {
       const stable = this.record(name, "stable");
-      if (!stable) throw new AipError("AIP_ERR_NO_ROUTE", `No stable agent named "${name}"; registered: ${[...new Set(this.host.agents.map((a) => a.name))].join(", ")}`);
+      if (!stable)
+        throw new AipError(
+          "AIP_ERR_NO_ROUTE",
+          `No stable agent named "${name}"; registered: ${[...new Set(this.host.agents.map((a) => a.name))].join(", ")}`,
+        );
       const s = this.agentState(name);
-      if (s.canary) throw new AipError("AIP_ERR_INVALID_FIELD", `Agent ${name} already has canary ${s.canary.version}; promote or roll it back first`);
-      if (opts.version === stable.version) throw new AipError("AIP_ERR_INVALID_FIELD", `Version ${opts.version} is already the stable version of ${name}`);
+      if (s.canary)
+        throw new AipError(
+          "AIP_ERR_INVALID_FIELD",
+          `Agent ${name} already has canary ${s.canary.version}; promote or roll it back first`,
+        );
+      if (opts.version === stable.version)
+        throw new AipError("AIP_ERR_INVALID_FIELD", `Version ${opts.version} is already the stable version of ${name}`);
       const percent = opts.percent ?? this.settings.default_percent;
       const config = this.host.declared(name, opts.version);
       if (!config) {
         const listed = Object.keys(stable.config.versions);
-        throw new AipError("AIP_ERR_FORBIDDEN", `Version ${opts.version} of ${name} is not declared in the agency config (agents[].versions); declared: ${listed.join(", ") || "none"}`, {
-          extensions: { declared_versions: listed },
-        });
+        throw new AipError(
+          "AIP_ERR_FORBIDDEN",
+          `Version ${opts.version} of ${name} is not declared in the agency config (agents[].versions); declared: ${listed.join(", ") || "none"}`,
+          {
+            extensions: { declared_versions: listed },
+          },
+        );
       }
       // Vetting (sandboxed) runs before anything else of the candidate; its --manifest run names it.
       const { manifest, report } = await this.host.prepare(config);
       if (manifest.name !== name || manifest.version !== opts.version) {
-        throw new AipError("AIP_ERR_INVALID_FIELD", `The canary command prints ${manifest.name}@${manifest.version}, expected ${name}@${opts.version}`);
+        throw new AipError(
+          "AIP_ERR_INVALID_FIELD",
+          `The canary command prints ${manifest.name}@${manifest.version}, expected ${name}@${opts.version}`,
+        );
       }
       const record = await this.host.addRecord(config, manifest, "canary", report);
       if (record.state !== "healthy") {
         await this.host.removeRecord(record);
-        throw new AipError("AIP_ERR_UNAVAILABLE", `Canary ${name}@${opts.version} did not become healthy: ${record.lastError ?? record.state}`);
+        throw new AipError(
+          "AIP_ERR_UNAVAILABLE",
+          `Canary ${name}@${opts.version} did not become healthy: ${record.lastError ?? record.state}`,
+        );
       }
       s.canary = { version: opts.version, manifest, percent, started_at: new Date().toISOString() };
       this.live(name).stable.clear();
       this.live(name).canary.clear();
-      this.decide(name, { action: "step", percent, reason: `canary ${opts.version} started at ${percent}%` }, false, "start");
+      this.decide(
+        name,
+        { action: "step", percent, reason: `canary ${opts.version} started at ${percent}%` },
+        false,
+        "start",
+      );
       return this.statusOf(name);
     });
   }
@@ -196,9 +252,15 @@ export class CanaryController {
    * Before promotion: stop the canary (0%). After promotion, within retention: restore the old stable.
    * With `canaryVersion` (automatic rollbacks) it only ever stops that canary, nothing else.
    */
-  rollback(name: string, reason = "manual rollback", automatic = false, canaryVersion?: string): Promise<Record<string, unknown>> {
+  rollback(
+    name: string,
+    reason = "manual rollback",
+    automatic = false,
+    canaryVersion?: string,
+  ): Promise<Record<string, unknown>> {
     return this.exclusive(async () => {
-      if (canaryVersion !== undefined && this.state.agents[name]?.canary?.version !== canaryVersion) return this.statusOf(name);
+      if (canaryVersion !== undefined && this.state.agents[name]?.canary?.version !== canaryVersion)
+        return this.statusOf(name);
       return this.doRollback(name, reason, automatic);
     });
   }
@@ -215,13 +277,21 @@ export class CanaryController {
       return this.statusOf(name);
     }
     const retained = s.retained ? this.record(name, "retained", s.retained.version) : undefined;
-    if (!s.retained || !retained) throw new AipError("AIP_ERR_INVALID_FIELD", `Agent ${name} has no canary and no retained version to roll back to`);
+    if (!s.retained || !retained)
+      throw new AipError(
+        "AIP_ERR_INVALID_FIELD",
+        `Agent ${name} has no canary and no retained version to roll back to`,
+      );
     const current = this.record(name, "stable");
     retained.role = "stable";
     const restored = s.retained.version;
     s.stable = { version: s.retained.version, manifest: s.retained.manifest };
     s.retained = null;
-    this.decide(name, { action: "rollback", reason: `${current?.version ?? "?"} rolled back to retained ${restored}: ${reason}` }, automatic);
+    this.decide(
+      name,
+      { action: "rollback", reason: `${current?.version ?? "?"} rolled back to retained ${restored}: ${reason}` },
+      automatic,
+    );
     if (current) await this.host.removeRecord(current);
     return this.statusOf(name);
   }
@@ -284,7 +354,13 @@ export class CanaryController {
         s.canary.percent = d.percent;
         this.decide(name, d, true);
       } else {
-        s.last_evaluation = { at: new Date().toISOString(), action: "hold", reason: d.reason, percent: s.canary.percent, automatic: true };
+        s.last_evaluation = {
+          at: new Date().toISOString(),
+          action: "hold",
+          reason: d.reason,
+          percent: s.canary.percent,
+          automatic: true,
+        };
       }
     }
     this.save();
@@ -313,7 +389,8 @@ export class CanaryController {
   private save(): void {
     for (const [name, s] of Object.entries(this.state.agents)) {
       const live = this.windows.get(name);
-      s.windows = live && s.canary ? { stable: live.stable.export(), canary: live.canary.export() } : { stable: [], canary: [] };
+      s.windows =
+        live && s.canary ? { stable: live.stable.export(), canary: live.canary.export() } : { stable: [], canary: [] };
     }
     try {
       saveState(this.path, this.state);
@@ -334,8 +411,22 @@ export class CanaryController {
     return {
       agent: name,
       stable: stable ? { version: stable.version, state: stable.state, window: live.stable.stats() } : null,
-      canary: s.canary ? { version: s.canary.version, percent: s.canary.percent, started_at: s.canary.started_at, state: this.record(name, "canary")?.state ?? "missing", window: live.canary.stats() } : null,
-      retained: s.retained ? { version: s.retained.version, until: s.retained.until, state: this.record(name, "retained")?.state ?? "missing" } : null,
+      canary: s.canary
+        ? {
+            version: s.canary.version,
+            percent: s.canary.percent,
+            started_at: s.canary.started_at,
+            state: this.record(name, "canary")?.state ?? "missing",
+            window: live.canary.stats(),
+          }
+        : null,
+      retained: s.retained
+        ? {
+            version: s.retained.version,
+            until: s.retained.until,
+            state: this.record(name, "retained")?.state ?? "missing",
+          }
+        : null,
       last_decision: s.last_evaluation ?? s.decisions.at(-1) ?? null,
       decisions: s.decisions.slice(-10),
     };
@@ -343,6 +434,8 @@ export class CanaryController {
 
   /** Every agent with canary history. */
   status(): Record<string, unknown>[] {
-    return Object.keys(this.state.agents).sort().map((n) => this.statusOf(n));
+    return Object.keys(this.state.agents)
+      .sort()
+      .map((n) => this.statusOf(n));
   }
 }

@@ -30,14 +30,18 @@ export type DecisionRecord = z.infer<typeof DecisionRecordSchema>;
 export const AgentCanaryStateSchema = z.object({
   /** After a promotion: the version now stable (overrides the config's agent). */
   stable: DeploymentSchema.nullable().default(null),
-  canary: DeploymentSchema.extend({ percent: z.number().min(0).max(100), started_at: z.string() }).nullable().default(null),
+  canary: DeploymentSchema.extend({ percent: z.number().min(0).max(100), started_at: z.string() })
+    .nullable()
+    .default(null),
   /** The previous stable, kept running out of rotation until `until` (instant rollback). */
   retained: DeploymentSchema.extend({ until: z.string() }).nullable().default(null),
   /** Actions taken (start, step, promote, rollback, retire), newest last. */
   decisions: z.array(DecisionRecordSchema).default([]),
   /** The latest periodic verdict, including "hold" (waiting for data, or for a manual promotion). */
   last_evaluation: DecisionRecordSchema.nullable().default(null),
-  windows: z.object({ stable: z.array(SampleSchema).default([]), canary: z.array(SampleSchema).default([]) }).default({ stable: [], canary: [] }),
+  windows: z
+    .object({ stable: z.array(SampleSchema).default([]), canary: z.array(SampleSchema).default([]) })
+    .default({ stable: [], canary: [] }),
 });
 export type AgentCanaryState = z.infer<typeof AgentCanaryStateSchema>;
 
@@ -65,7 +69,9 @@ export function loadState(path: string, onCorrupt: (reason: string) => void): Ca
   try {
     const parsed = CanaryFileSchema.safeParse(JSON.parse(text));
     if (parsed.success) return parsed.data;
-    onCorrupt(`${path} does not match the canary state schema: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    onCorrupt(
+      `${path} does not match the canary state schema: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   } catch (err) {
     onCorrupt(`${path} is not valid JSON: ${(err as Error).message}`);
   }

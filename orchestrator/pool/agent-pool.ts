@@ -81,7 +81,11 @@ export class AgentPool {
 
   private resize(now: number): void {
     this.peakNow = Math.max(this.peakNow, now);
-    const next = this.sizing.next(this.slots.size, { now, peak: Math.max(this.peakNow, this.peakBefore) }, this.maxConcurrent);
+    const next = this.sizing.next(
+      this.slots.size,
+      { now, peak: Math.max(this.peakNow, this.peakBefore) },
+      this.maxConcurrent,
+    );
     if (next !== this.slots.size) this.slots.resize(next);
   }
 

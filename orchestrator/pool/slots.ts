@@ -46,9 +46,13 @@ export class Slots {
     if (this.inflightCount < this.sizeValue && this.queue.length === 0) return Promise.resolve(this.take());
     if (this.queue.length >= this.maxQueue) {
       return Promise.reject(
-        new AipError("AIP_ERR_SOCKET_BUSY", `Agent ${this.label}: all ${this.sizeValue} pool slots busy and the wait queue is full (${this.maxQueue})`, {
-          extensions: { pool_size: this.sizeValue, queue_limit: this.maxQueue },
-        }),
+        new AipError(
+          "AIP_ERR_SOCKET_BUSY",
+          `Agent ${this.label}: all ${this.sizeValue} pool slots busy and the wait queue is full (${this.maxQueue})`,
+          {
+            extensions: { pool_size: this.sizeValue, queue_limit: this.maxQueue },
+          },
+        ),
       );
     }
     return new Promise((resolve, reject) => {
@@ -68,15 +72,20 @@ export class Slots {
         reject(err);
       };
       const busy = (): AipError =>
-        new AipError("AIP_ERR_SOCKET_BUSY", `Agent ${this.label}: waited ${Date.now() - started} ms for a pool slot until the deadline`, {
-          extensions: { pool_size: this.sizeValue },
-        });
+        new AipError(
+          "AIP_ERR_SOCKET_BUSY",
+          `Agent ${this.label}: waited ${Date.now() - started} ms for a pool slot until the deadline`,
+          {
+            extensions: { pool_size: this.sizeValue },
+          },
+        );
       const timer = setTimeout(() => leave(busy()), Math.max(0, deadline - Date.now()));
       const onAbort = (): void => {
         const reason: unknown = signal!.reason;
         // The deadline passing while queued is a busy pool, not a slow agent.
         if (reason instanceof AipError && reason.code === "AIP_ERR_TIMEOUT") leave(busy());
-        else leave(reason instanceof Error ? reason : new AipError("AIP_ERR_CANCELLED", "Client went away while queued"));
+        else
+          leave(reason instanceof Error ? reason : new AipError("AIP_ERR_CANCELLED", "Client went away while queued"));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.queue.push(waiter);

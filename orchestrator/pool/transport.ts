@@ -59,7 +59,13 @@ export const freshConnectionTransport: TransportFactory = (socketPath) => {
       const client = new Client("http://aip", { socketPath, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
       open.add(client);
       try {
-        const res = await client.request({ path: "/v1/invoke", method: "POST", headers: { "content-type": "application/json" }, body, signal });
+        const res = await client.request({
+          path: "/v1/invoke",
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+          signal,
+        });
         return { statusCode: res.statusCode, body: await res.body.text() };
       } finally {
         open.delete(client);

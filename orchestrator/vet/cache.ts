@@ -119,7 +119,9 @@ export class VetCache {
   }
 
   private mac(path: string, e: Omit<Entry, "mac">): string {
-    return createHmac("sha256", this.key).update(JSON.stringify([path, e.fingerprint, e.policyKey, e.report])).digest("hex");
+    return createHmac("sha256", this.key)
+      .update(JSON.stringify([path, e.fingerprint, e.policyKey, e.report]))
+      .digest("hex");
   }
 
   private verify(path: string, e: Entry): boolean {
@@ -133,7 +135,11 @@ export class VetCache {
     const e = this.entries.get(path);
     if (!e || e.policyKey !== policyKey) return undefined;
     const f = e.fingerprint;
-    const same = f.size === fp.size && f.mtimeMs === fp.mtimeMs && f.sha256 === fp.sha256 && JSON.stringify(f.chain) === JSON.stringify(fp.chain);
+    const same =
+      f.size === fp.size &&
+      f.mtimeMs === fp.mtimeMs &&
+      f.sha256 === fp.sha256 &&
+      JSON.stringify(f.chain) === JSON.stringify(fp.chain);
     return same ? e.report : undefined;
   }
 

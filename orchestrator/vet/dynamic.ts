@@ -129,8 +129,22 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
   const traceFd = openSync(traceFile, "w", 0o600);
   const cleanup = (): void => rmSync(traceDir, { recursive: true, force: true });
   const strace = [
-    opts.strace, "-f", "-qq", ...(opts.seccomp ? ["--seccomp-bpf"] : []), "-s", "4096", "-y",
-    "-e", `trace=${TRACED_SYSCALLS.join(",")}`, "-e", "signal=none", "-o", "/proc/self/fd/3", "--", exe, ...probe.args,
+    opts.strace,
+    "-f",
+    "-qq",
+    ...(opts.seccomp ? ["--seccomp-bpf"] : []),
+    "-s",
+    "4096",
+    "-y",
+    "-e",
+    `trace=${TRACED_SYSCALLS.join(",")}`,
+    "-e",
+    "signal=none",
+    "-o",
+    "/proc/self/fd/3",
+    "--",
+    exe,
+    ...probe.args,
   ];
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -186,8 +200,19 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
         // strace never started the agent: no trace
       }
       resolve({
-        probe, exitCode: code, signal, stdout: out(), stderr: err(), timedOut, limitMs: opts.timeoutMs, cpuMs,
-        durationMs: performance.now() - started, events: parseStrace(text, scratch.cwd), scratch, cleanup, tampered,
+        probe,
+        exitCode: code,
+        signal,
+        stdout: out(),
+        stderr: err(),
+        timedOut,
+        limitMs: opts.timeoutMs,
+        cpuMs,
+        durationMs: performance.now() - started,
+        events: parseStrace(text, scratch.cwd),
+        scratch,
+        cleanup,
+        tampered,
       });
     });
     stdin.on("error", () => undefined); // the agent may exit without reading stdin

@@ -70,7 +70,9 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
   const env = options.env ?? agentEnvironment({ env: {}, workspaceRoots: [] });
   const pathEnv = options.pathEnv ?? env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
   if (options.pathEnv !== undefined) env.PATH = options.pathEnv;
-  const exe = executablePath.includes("/") ? resolve(executablePath) : (which(executablePath, pathEnv) ?? resolve(executablePath));
+  const exe = executablePath.includes("/")
+    ? resolve(executablePath)
+    : (which(executablePath, pathEnv) ?? resolve(executablePath));
   const policy = options.policy ?? loadPolicy();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { args = [] } = options;
@@ -82,15 +84,28 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
     keep: [],
   };
   const base = { executable: exe, sha256: "", interpreter: [exe], libraries: [] as Library[], addons: [] as string[] };
-  const finish = (r: Omit<VetReport, "durationMs" | "vettedAt">): VetReport => ({ ...r, durationMs: performance.now() - started, vettedAt: new Date().toISOString() });
+  const finish = (r: Omit<VetReport, "durationMs" | "vettedAt">): VetReport => ({
+    ...r,
+    durationMs: performance.now() - started,
+    vettedAt: new Date().toISOString(),
+  });
 
   const info = inspectExecutable(exe, pathEnv);
-  layout.keep = [...commandPaths([exe, ...args], options.configEnv ?? {}), ...info.chain, ...(options.layout?.keep ?? [])];
-  const policyKey = createHash("sha256").update(JSON.stringify({ policy, timeoutMs, pathEnv, args, env, layout, probes: options.probes ?? [] })).digest("hex");
+  layout.keep = [
+    ...commandPaths([exe, ...args], options.configEnv ?? {}),
+    ...info.chain,
+    ...(options.layout?.keep ?? []),
+  ];
+  const policyKey = createHash("sha256")
+    .update(JSON.stringify({ policy, timeoutMs, pathEnv, args, env, layout, probes: options.probes ?? [] }))
+    .digest("hex");
   let fp: Fingerprint | undefined;
   try {
     // The executable and every file of its interpreter chain: a changed interpreter is a new candidate.
-    fp = await fingerprint(exe, info.chain.filter((p) => p !== exe));
+    fp = await fingerprint(
+      exe,
+      info.chain.filter((p) => p !== exe),
+    );
   } catch {
     // reported by the executable check below
   }
@@ -108,26 +123,65 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
   let report: VetReport;
   if (info.problem !== undefined || !fp) {
     const v: Violation[] = [{ rule: "executable", detail: info.problem ?? `${exe} is not readable` }];
-    report = finish({ ...base, sha256: fp?.sha256 ?? "", interpreter: info.chain, ok: false, couldNotVet: false, checks: buildChecks(v), reasons: reasons(v) });
+    report = finish({
+      ...base,
+      sha256: fp?.sha256 ?? "",
+      interpreter: info.chain,
+      ok: false,
+      couldNotVet: false,
+      checks: buildChecks(v),
+      reasons: reasons(v),
+    });
   } else {
     const probes = [...DEFAULT_PROBES, ...(options.probes ?? [])].map((p) => ({ ...p, args: [...args, ...p.args] }));
-    report = finish(await vetRuns(exe, fp.sha256, info, policy, tools, { timeoutMs, env, probes, sandbox: { bwrap: sandbox.bwrap, layout } }));
+    report = finish(
+      await vetRuns(exe, fp.sha256, info, policy, tools, {
+        timeoutMs,
+        env,
+        probes,
+        sandbox: { bwrap: sandbox.bwrap, layout },
+      }),
+    );
   }
   if (fp) options.cache?.set(exe, fp, policyKey, report);
   return report;
 }
 
 async function vetRuns(
-  exe: string, sha256: string, info: ExecutableInfo, policy: VetPolicy, tools: Tools,
+  exe: string,
+  sha256: string,
+  info: ExecutableInfo,
+  policy: VetPolicy,
+  tools: Tools,
   o: { timeoutMs: number; env: Record<string, string>; probes: Probe[]; sandbox: TraceOptions["sandbox"] },
 ): Promise<Omit<VetReport, "durationMs" | "vettedAt">> {
-  const settled = await Promise.allSettled(o.probes.map((p) => traceRun(exe, p, { strace: tools.strace, timeoutMs: o.timeoutMs, seccomp: tools.seccomp, env: o.env, sandbox: o.sandbox })));
+  const settled = await Promise.allSettled(
+    o.probes.map((p) =>
+      traceRun(exe, p, {
+        strace: tools.strace,
+        timeoutMs: o.timeoutMs,
+        seccomp: tools.seccomp,
+        env: o.env,
+        sandbox: o.sandbox,
+      }),
+    ),
+  );
   const runs: ProbeRun[] = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (failed) {
     for (const r of runs) r.cleanup();
     const message = `could not run the sandbox (${o.sandbox.bwrap}): ${(failed.reason as Error).message}`;
-    return { executable: exe, sha256, interpreter: info.chain, libraries: [], addons: [], ok: false, couldNotVet: true, checks: [], reasons: [message] };
+    return {
+      executable: exe,
+      sha256,
+      interpreter: info.chain,
+      libraries: [],
+      addons: [],
+      ok: false,
+      couldNotVet: true,
+      checks: [],
+      reasons: [message],
+    };
   }
   try {
     const violations: Violation[] = [];
@@ -137,7 +191,14 @@ async function vetRuns(
     const gpuAllowed = policy.allow_gpu && m.manifest?.resources.gpu === true;
     for (const run of runs) violations.push(...judgeRun(run, { policy, info, gpuAllowed }));
 
-    const addons = [...new Set(runs.flatMap((r) => r.events).filter((e) => e.kind === "file" && e.ok && e.access === "read" && (e.kernelPath ?? e.path).endsWith(".node")).map((e) => canonical(e.kind === "file" ? (e.kernelPath ?? e.path) : "")))];
+    const addons = [
+      ...new Set(
+        runs
+          .flatMap((r) => r.events)
+          .filter((e) => e.kind === "file" && e.ok && e.access === "read" && (e.kernelPath ?? e.path).endsWith(".node"))
+          .map((e) => canonical(e.kind === "file" ? (e.kernelPath ?? e.path) : "")),
+      ),
+    ];
     let libraries: Library[] = [];
     try {
       libraries = await libraryClosure([info.elf!, ...addons], tools.readelf);
@@ -146,15 +207,27 @@ async function vetRuns(
     }
     if (!gpuAllowed) {
       for (const lib of libraries.filter((l) => matchesLibrary(policy.gpu_libraries, l.path ?? l.name))) {
-        const why = m.manifest?.resources.gpu ? "the policy does not allow GPU agents (allow_gpu: false)" : "the manifest does not declare resources.gpu";
-        violations.push({ rule: "gpu-library", detail: `${lib.neededBy} links ${lib.name}${lib.path ? ` (${lib.path})` : ""}; ${why}` });
+        const why = m.manifest?.resources.gpu
+          ? "the policy does not allow GPU agents (allow_gpu: false)"
+          : "the manifest does not declare resources.gpu";
+        violations.push({
+          rule: "gpu-library",
+          detail: `${lib.neededBy} links ${lib.name}${lib.path ? ` (${lib.path})` : ""}; ${why}`,
+        });
       }
     }
     const unique = dedupe(violations);
     return {
-      executable: exe, sha256, interpreter: info.chain, libraries, addons,
+      executable: exe,
+      sha256,
+      interpreter: info.chain,
+      libraries,
+      addons,
       ...(m.manifest ? { manifest: m.manifest } : {}),
-      ok: unique.length === 0, couldNotVet: false, checks: buildChecks(unique), reasons: reasons(unique),
+      ok: unique.length === 0,
+      couldNotVet: false,
+      checks: buildChecks(unique),
+      reasons: reasons(unique),
     };
   } finally {
     for (const r of runs) r.cleanup();

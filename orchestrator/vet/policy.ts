@@ -30,22 +30,54 @@ export const DEFAULT_POLICY: VetPolicy = {
   socket_dirs: ["/run/aip"],
   write_roots: ["$TMPDIR", "/dev/null"],
   sensitive_paths: [
-    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-    "/etc/ssh/ssh_host_*_key", "/etc/ssl/private", "/etc/krb5.keytab", "/var/lib/aip/secrets",
-    "/proc/*/environ", "/proc/*/mem", "/proc/kcore",
-    "~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc", "~/.git-credentials", "~/.docker/config.json", "~/.kube",
-    "~/.config/gcloud", "~/.azure", "~/.npmrc", "~/.pypirc", "~/.config/gh", "~/.bash_history",
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh/ssh_host_*_key",
+    "/etc/ssl/private",
+    "/etc/krb5.keytab",
+    "/var/lib/aip/secrets",
+    "/proc/*/environ",
+    "/proc/*/mem",
+    "/proc/kcore",
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.docker/config.json",
+    "~/.kube",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.config/gh",
+    "~/.bash_history",
   ],
   gpu_libraries: [
-    "libcuda.so*", "libnvidia-*", "libcudart.so*", "libcublas*.so*", "libcudnn*.so*", "libnvrtc*.so*",
-    "libamdhip64.so*", "libhsa-runtime64.so*", "librocm*.so*", "libOpenCL.so*", "libvulkan.so*", "libze_loader.so*",
+    "libcuda.so*",
+    "libnvidia-*",
+    "libcudart.so*",
+    "libcublas*.so*",
+    "libcudnn*.so*",
+    "libnvrtc*.so*",
+    "libamdhip64.so*",
+    "libhsa-runtime64.so*",
+    "librocm*.so*",
+    "libOpenCL.so*",
+    "libvulkan.so*",
+    "libze_loader.so*",
   ],
   allow_gpu: false,
 };
 
 /** The package root: the nearest directory above this file with a package.json (works from source and dist/). */
 function packageRoot(from: string): string {
-  for (let dir = from; dir !== "/"; dir = posix.dirname(dir)) if (existsSync(posix.join(dir, "package.json"))) return dir;
+  for (let dir = from; dir !== "/"; dir = posix.dirname(dir))
+    if (existsSync(posix.join(dir, "package.json"))) return dir;
   return from;
 }
 
@@ -64,7 +96,11 @@ export function loadPolicy(path?: string): VetPolicy {
   }
   const parsed = VetPolicySchema.safeParse(raw);
   if (!parsed.success) {
-    throw new Error(`Vet policy ${file} is invalid:\n${formatIssues(parsed.error).map((e) => `  ${e.path}: ${e.message}`).join("\n")}`);
+    throw new Error(
+      `Vet policy ${file} is invalid:\n${formatIssues(parsed.error)
+        .map((e) => `  ${e.path}: ${e.message}`)
+        .join("\n")}`,
+    );
   }
   return { ...DEFAULT_POLICY, ...parsed.data };
 }
@@ -88,7 +124,12 @@ export function expandPath(entry: string, scratch: Scratch): string[] {
 /** One path segment against a glob segment (`*` matches any run of characters except `/`). */
 function segmentMatches(glob: string, segment: string): boolean {
   if (!glob.includes("*")) return glob === segment;
-  const re = new RegExp(`^${glob.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+  const re = new RegExp(
+    `^${glob
+      .split("*")
+      .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join("[^/]*")}$`,
+  );
   return re.test(segment);
 }
 

@@ -32,14 +32,34 @@ export interface VetReport {
 /** Each check and the rules whose violations it collects, in report order. */
 export const CHECKS: { name: string; rules: string[]; describes: string }[] = [
   { name: "executable", rules: ["executable"], describes: "an ELF or #! script whose interpreter chain resolves" },
-  { name: "libraries", rules: ["gpu-library"], describes: "no GPU/driver library linked or loaded unless declared and allowed" },
-  { name: "manifest", rules: ["manifest-missing", "manifest-invalid"], describes: "--manifest prints a valid AGENT_MANIFEST.json" },
+  {
+    name: "libraries",
+    rules: ["gpu-library"],
+    describes: "no GPU/driver library linked or loaded unless declared and allowed",
+  },
+  {
+    name: "manifest",
+    rules: ["manifest-missing", "manifest-invalid"],
+    describes: "--manifest prints a valid AGENT_MANIFEST.json",
+  },
   { name: "empty-input", rules: ["empty-input"], describes: "empty stdin answered with AIP_ERR_INVALID_JSON" },
   { name: "exit-status", rules: ["exit-status"], describes: "both runs exit 0" },
-  { name: "network", rules: ["network", "unix-socket"], describes: "no IP sockets; Unix sockets only in the allowed directories" },
-  { name: "filesystem", rules: ["write", "sensitive-read"], describes: "writes only under the write roots; no sensitive reads" },
+  {
+    name: "network",
+    rules: ["network", "unix-socket"],
+    describes: "no IP sockets; Unix sockets only in the allowed directories",
+  },
+  {
+    name: "filesystem",
+    rules: ["write", "sensitive-read"],
+    describes: "writes only under the write roots; no sensitive reads",
+  },
   { name: "exec", rules: ["exec"], describes: "executes nothing but its own interpreter" },
-  { name: "syscalls", rules: ["evasive-syscall", "trace-integrity"], describes: "no io_uring, open_by_handle_at, ptrace or process_vm_*; the trace left intact" },
+  {
+    name: "syscalls",
+    rules: ["evasive-syscall", "trace-integrity"],
+    describes: "no io_uring, open_by_handle_at, ptrace or process_vm_*; the trace left intact",
+  },
   { name: "stderr", rules: ["stderr"], describes: "nothing written to stderr" },
   { name: "time-limit", rules: ["timeout"], describes: "each run finishes within the limit" },
 ];
@@ -69,7 +89,10 @@ export function buildChecks(violations: Violation[]): VetCheck[] {
 
 /** The table `aip vet` prints. */
 export function formatReport(r: VetReport): string {
-  const lines = [`aip vet ${r.executable}`, `  sha256 ${r.sha256 || "(unreadable)"}${r.cached ? "  (cached verdict)" : ""}`];
+  const lines = [
+    `aip vet ${r.executable}`,
+    `  sha256 ${r.sha256 || "(unreadable)"}${r.cached ? "  (cached verdict)" : ""}`,
+  ];
   if (r.interpreter.length > 1) lines.push(`  runs as ${r.interpreter.join(" → ")}`);
   if (r.manifest) lines.push(`  manifest ${r.manifest.name} ${r.manifest.version} (gpu: ${r.manifest.resources.gpu})`);
   lines.push("");
@@ -82,10 +105,24 @@ export function formatReport(r: VetReport): string {
     lines.push(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name.padEnd(12)} ${c.ok ? describes : ""}`.trimEnd());
     for (const v of c.violations) {
       lines.push(`        [${v.rule}] ${v.detail}`);
-      if (v.evidence) lines.push(...v.evidence.split("\n").slice(0, 3).map((e) => `          evidence: ${e.length > 300 ? `${e.slice(0, 300)}…` : e}`));
+      if (v.evidence)
+        lines.push(
+          ...v.evidence
+            .split("\n")
+            .slice(0, 3)
+            .map((e) => `          evidence: ${e.length > 300 ? `${e.slice(0, 300)}…` : e}`),
+        );
     }
   }
   const n = r.checks.reduce((s, c) => s + c.violations.length, 0);
-  lines.push("", r.ok ? `PASSED (${Math.round(r.durationMs)} ms)` : `REJECTED: ${n} violation${n === 1 ? "" : "s"} in ${r.checks.filter((c) => !c.ok).map((c) => c.name).join(", ")}`);
+  lines.push(
+    "",
+    r.ok
+      ? `PASSED (${Math.round(r.durationMs)} ms)`
+      : `REJECTED: ${n} violation${n === 1 ? "" : "s"} in ${r.checks
+          .filter((c) => !c.ok)
+          .map((c) => c.name)
+          .join(", ")}`,
+  );
   return lines.join("\n") + "\n";
 }

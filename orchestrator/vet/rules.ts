@@ -50,9 +50,16 @@ export function judgeRun(run: ProbeRun, ctx: RuleContext): Violation[] {
   const v: Violation[] = [];
   const started = run.events.some((e) => e.kind === "exec" && e.ok);
   if (!started) {
-    return [{ rule: "executable", detail: `${run.probe.name}: the executable could not be started`, evidence: run.stderr.slice(0, 500) }];
+    return [
+      {
+        rule: "executable",
+        detail: `${run.probe.name}: the executable could not be started`,
+        evidence: run.stderr.slice(0, 500),
+      },
+    ];
   }
-  const expand = (entries: string[]): string[] => entries.flatMap((e) => expandPath(e, run.scratch)).map((p) => (p.includes("*") ? p : canonical(p)));
+  const expand = (entries: string[]): string[] =>
+    entries.flatMap((e) => expandPath(e, run.scratch)).map((p) => (p.includes("*") ? p : canonical(p)));
   const writeRoots = expand(policy.write_roots);
   const socketDirs = expand(policy.socket_dirs);
   const sensitive = expand(policy.sensitive_paths);
@@ -60,24 +67,50 @@ export function judgeRun(run: ProbeRun, ctx: RuleContext): Violation[] {
   for (const e of run.events) {
     if (e.kind === "file") fileRules(e, writeRoots, sensitive, ctx, v);
     else if (e.kind === "net") netRules(e, socketDirs, writeRoots, v);
-    else if (e.kind === "evasive") v.push({ rule: "evasive-syscall", detail: `${e.syscall}: acts outside what vetting can see, or on other processes`, evidence: e.line });
+    else if (e.kind === "evasive")
+      v.push({
+        rule: "evasive-syscall",
+        detail: `${e.syscall}: acts outside what vetting can see, or on other processes`,
+        evidence: e.line,
+      });
     else if (!ctx.info.allowedExecs.has(e.path) && !ctx.info.allowedExecs.has(canonical(e.path))) {
-      v.push({ rule: "exec", detail: `exec of ${e.path} (${JSON.stringify(e.argv.slice(0, 4))}): only the agent's own interpreter (${ctx.info.chain.slice(1).join(" → ") || "none"}) may be executed`, evidence: e.line });
+      v.push({
+        rule: "exec",
+        detail: `exec of ${e.path} (${JSON.stringify(e.argv.slice(0, 4))}): only the agent's own interpreter (${ctx.info.chain.slice(1).join(" → ") || "none"}) may be executed`,
+        evidence: e.line,
+      });
     }
   }
   if (run.tampered) {
-    v.push({ rule: "trace-integrity", detail: `${run.probe.name}: the trace was truncated or overwritten during the run (the candidate wrote to its descriptor)` });
+    v.push({
+      rule: "trace-integrity",
+      detail: `${run.probe.name}: the trace was truncated or overwritten during the run (the candidate wrote to its descriptor)`,
+    });
   }
   if (run.stderr.length > 0) {
-    v.push({ rule: "stderr", detail: `${run.probe.name}: wrote ${Buffer.byteLength(run.stderr)} bytes to stderr (a scheduler treats stderr output as a crash)`, evidence: run.stderr.slice(0, 500).trimEnd() });
+    v.push({
+      rule: "stderr",
+      detail: `${run.probe.name}: wrote ${Buffer.byteLength(run.stderr)} bytes to stderr (a scheduler treats stderr output as a crash)`,
+      evidence: run.stderr.slice(0, 500).trimEnd(),
+    });
   }
   if (run.timedOut) {
-    const why = run.cpuMs > run.limitMs ? `used ${Math.round(run.cpuMs)} ms of CPU time` : `idle: ${Math.round(run.cpuMs)} ms of CPU time in ${Math.round(run.durationMs)} ms`;
-    v.push({ rule: "timeout", detail: `${run.probe.name}: still running after the ${run.limitMs} ms limit (${why}); killed` });
+    const why =
+      run.cpuMs > run.limitMs
+        ? `used ${Math.round(run.cpuMs)} ms of CPU time`
+        : `idle: ${Math.round(run.cpuMs)} ms of CPU time in ${Math.round(run.durationMs)} ms`;
+    v.push({
+      rule: "timeout",
+      detail: `${run.probe.name}: still running after the ${run.limitMs} ms limit (${why}); killed`,
+    });
     return v; // a killed run's output says nothing
   }
   if (run.exitCode !== 0) {
-    v.push({ rule: "exit-status", detail: `${run.probe.name}: exited with ${run.exitCode ?? run.signal}, expected 0`, evidence: run.stdout.slice(0, 300) });
+    v.push({
+      rule: "exit-status",
+      detail: `${run.probe.name}: exited with ${run.exitCode ?? run.signal}, expected 0`,
+      evidence: run.stdout.slice(0, 300),
+    });
   }
   if (run.probe.name === "empty-input") v.push(...emptyInputRule(run.stdout));
   return v;
@@ -86,15 +119,33 @@ export function judgeRun(run: ProbeRun, ctx: RuleContext): Violation[] {
 function fileRules(e: FileEvent, writeRoots: string[], sensitive: string[], ctx: RuleContext, v: Violation[]): void {
   const paths = [...new Set([e.path, ...(e.kernelPath !== undefined ? [e.kernelPath] : [])].map(canonical))];
   if (e.access === "write") {
-    if (e.unresolved) v.push({ rule: "write", detail: `${e.syscall} of ${e.path} relative to an unknown directory fd`, evidence: e.line });
+    if (e.unresolved)
+      v.push({
+        rule: "write",
+        detail: `${e.syscall} of ${e.path} relative to an unknown directory fd`,
+        evidence: e.line,
+      });
     else if (!paths.every((p) => isInsideAny(writeRoots, p))) {
-      v.push({ rule: "write", detail: `${e.syscall} ${paths[0]} (${describeFlags(e)}) outside the write roots ${writeRoots.join(", ")}`, evidence: e.line });
+      v.push({
+        rule: "write",
+        detail: `${e.syscall} ${paths[0]} (${describeFlags(e)}) outside the write roots ${writeRoots.join(", ")}`,
+        evidence: e.line,
+      });
     }
   }
   const hit = paths.find((p) => sensitive.some((s) => underPattern(s, p)));
-  if (hit !== undefined) v.push({ rule: "sensitive-read", detail: `${e.syscall} of sensitive path ${hit}${e.ok ? "" : ` (failed: ${e.errno ?? "?"}, still an attempt)`}`, evidence: e.line });
+  if (hit !== undefined)
+    v.push({
+      rule: "sensitive-read",
+      detail: `${e.syscall} of sensitive path ${hit}${e.ok ? "" : ` (failed: ${e.errno ?? "?"}, still an attempt)`}`,
+      evidence: e.line,
+    });
   if (!ctx.gpuAllowed && paths.some((p) => matchesLibrary(ctx.policy.gpu_libraries, p))) {
-    v.push({ rule: "gpu-library", detail: `opened GPU/driver library ${posix.basename(paths[0]!)} at run time`, evidence: e.line });
+    v.push({
+      rule: "gpu-library",
+      detail: `opened GPU/driver library ${posix.basename(paths[0]!)} at run time`,
+      evidence: e.line,
+    });
   }
 }
 
@@ -110,13 +161,21 @@ function netRules(e: NetEvent, socketDirs: string[], writeRoots: string[], v: Vi
   }
   if (e.op === "socket" || e.address === undefined) return;
   if (e.abstract) {
-    v.push({ rule: "unix-socket", detail: `${e.op} to abstract Unix socket ${e.address} (not a path under ${socketDirs.join(", ")})`, evidence: e.line });
+    v.push({
+      rule: "unix-socket",
+      detail: `${e.op} to abstract Unix socket ${e.address} (not a path under ${socketDirs.join(", ")})`,
+      evidence: e.line,
+    });
     return;
   }
   const path = canonical(e.address);
   const allowed = e.op === "bind" ? [...socketDirs, ...writeRoots] : socketDirs;
   if (!isInsideAny(allowed, path)) {
-    v.push({ rule: "unix-socket", detail: `${e.op} to Unix socket ${path} outside the allowed socket directories ${socketDirs.join(", ")}`, evidence: e.line });
+    v.push({
+      rule: "unix-socket",
+      detail: `${e.op} to Unix socket ${path} outside the allowed socket directories ${socketDirs.join(", ")}`,
+      evidence: e.line,
+    });
   }
 }
 
@@ -134,7 +193,9 @@ function emptyInputRule(stdout: string): Violation[] {
   const parsed = ResponseSchema.safeParse(json);
   if (!parsed.success) return bad("the answer to empty stdin is not an AIP-1 response envelope");
   if (parsed.data.status !== "error" || parsed.data.error.type !== "AIP_ERR_INVALID_JSON") {
-    return bad(`empty stdin must be answered with AIP_ERR_INVALID_JSON, got ${parsed.data.status === "error" ? parsed.data.error.type : "success"}`);
+    return bad(
+      `empty stdin must be answered with AIP_ERR_INVALID_JSON, got ${parsed.data.status === "error" ? parsed.data.error.type : "success"}`,
+    );
   }
   return [];
 }

@@ -41,12 +41,16 @@ export function findSandbox(): Promise<string | { bwrap: string }> {
 
 async function probe(): Promise<string | { bwrap: string }> {
   const bwrap = which("bwrap");
-  if (!bwrap) return `bubblewrap is not installed (vetting runs every candidate inside it); install it: ${INSTALL_BWRAP}`;
+  if (!bwrap)
+    return `bubblewrap is not installed (vetting runs every candidate inside it); install it: ${INSTALL_BWRAP}`;
   const argv = sandboxArgs({ home: homedir(), tmpdir: "/tmp", cwd: "/", hide: [], keep: [] }, ["/bin/true"]);
   return new Promise((done) => {
     execFile(bwrap, argv, { timeout: 10_000 }, (err, _out, stderr) => {
       if (!err) done({ bwrap });
-      else done(`bubblewrap cannot create its namespaces here (${(stderr || err.message).trim()}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run the orchestrator where they are allowed`);
+      else
+        done(
+          `bubblewrap cannot create its namespaces here (${(stderr || err.message).trim()}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run the orchestrator where they are allowed`,
+        );
     });
   });
 }
@@ -60,7 +64,13 @@ function anchorBelow(mount: string, path: string): string | undefined {
 
 /** bwrap arguments that run `command` (argv) inside the sandbox. */
 export function sandboxArgs(layout: SandboxLayout, command: string[]): string[] {
-  const hidden = [...new Set(["/tmp", "/run", layout.home, layout.tmpdir, ...layout.hide].filter((p) => isAbsolute(p) && p !== "/").map((p) => resolve(p)))];
+  const hidden = [
+    ...new Set(
+      ["/tmp", "/run", layout.home, layout.tmpdir, ...layout.hide]
+        .filter((p) => isAbsolute(p) && p !== "/")
+        .map((p) => resolve(p)),
+    ),
+  ];
   // Mount order: outer directories first, so that an inner private directory is not covered again.
   hidden.sort((a, b) => a.length - b.length);
   const keep = new Set<string>();
@@ -74,16 +84,30 @@ export function sandboxArgs(layout: SandboxLayout, command: string[]): string[] 
     }
   }
   const args = [
-    "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--unshare-all",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
   ];
   for (const mount of hidden) if (existsSync(mount)) args.push("--tmpfs", mount);
   // Kept paths come back read-only, each at its own path, after every private mount above them;
   // then what must stay hidden inside a kept directory (a socket dir in a test's temp dir) is hidden again.
   const kept = [...keep].filter((k) => existsSync(k)).sort((a, b) => a.length - b.length);
   for (const k of kept) args.push("--ro-bind", k, k);
-  for (const mount of hidden) if (kept.some((k) => isInside(k, mount) && k !== mount) && existsSync(mount)) args.push("--tmpfs", mount);
-  if (!existsSync(layout.cwd) || hidden.some((m) => isInside(m, layout.cwd) && ![...keep].some((k) => isInside(k, layout.cwd)))) {
+  for (const mount of hidden)
+    if (kept.some((k) => isInside(k, mount) && k !== mount) && existsSync(mount)) args.push("--tmpfs", mount);
+  if (
+    !existsSync(layout.cwd) ||
+    hidden.some((m) => isInside(m, layout.cwd) && ![...keep].some((k) => isInside(k, layout.cwd)))
+  ) {
     args.push("--dir", layout.cwd);
   }
   args.push("--chdir", layout.cwd, "--", ...command);
@@ -103,5 +127,7 @@ function safeRealpath(p: string): string {
  * value of its configured env that is an existing absolute path (a model file, a manifest).
  */
 export function commandPaths(command: readonly string[], env: Record<string, string> = {}): string[] {
-  return [...command, ...Object.values(env)].filter((a) => isAbsolute(a) && existsSync(a)).flatMap((a) => [a, dirname(a)]);
+  return [...command, ...Object.values(env)]
+    .filter((a) => isAbsolute(a) && existsSync(a))
+    .flatMap((a) => [a, dirname(a)]);
 }

@@ -110,7 +110,9 @@ export function inspectExecutable(exe: string, pathEnv: string): ExecutableInfo 
       if (!found) return { ...info, problem: `${current}: ${prog} is not on PATH (${pathEnv})` };
       const shim = versionManagerShim(found);
       if (shim !== undefined) {
-        const real = prog.includes("/") ? undefined : dirs.map((d) => posix.join(d, prog)).find((c) => executable(c) && versionManagerShim(c) === undefined);
+        const real = prog.includes("/")
+          ? undefined
+          : dirs.map((d) => posix.join(d, prog)).find((c) => executable(c) && versionManagerShim(c) === undefined);
         return {
           ...info,
           problem:
@@ -156,7 +158,10 @@ function add(info: ExecutableInfo, path: string): void {
 }
 
 /** `readelf -d` of one ELF: NEEDED names and RPATH/RUNPATH directories ($ORIGIN expanded). */
-export async function dynamicSection(elf: string, readelf = "readelf"): Promise<{ needed: string[]; searchDirs: string[] }> {
+export async function dynamicSection(
+  elf: string,
+  readelf = "readelf",
+): Promise<{ needed: string[]; searchDirs: string[] }> {
   const { stdout } = await run(readelf, ["-dW", elf], { maxBuffer: 4 << 20 });
   const needed: string[] = [];
   const searchDirs: string[] = [];
@@ -187,10 +192,23 @@ export async function ldCache(): Promise<Map<string, string>> {
   return map;
 }
 
-const DEFAULT_LIB_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"];
+const DEFAULT_LIB_DIRS = [
+  "/lib/x86_64-linux-gnu",
+  "/usr/lib/x86_64-linux-gnu",
+  "/lib64",
+  "/usr/lib64",
+  "/lib",
+  "/usr/lib",
+  "/lib/aarch64-linux-gnu",
+  "/usr/lib/aarch64-linux-gnu",
+];
 
 /** Every library `elves` need, transitively, each resolved where this host's loader would find it. */
-export async function libraryClosure(elves: string[], readelf = "readelf", cache?: Map<string, string>): Promise<Library[]> {
+export async function libraryClosure(
+  elves: string[],
+  readelf = "readelf",
+  cache?: Map<string, string>,
+): Promise<Library[]> {
   const ld = cache ?? (await ldCache());
   const out: Library[] = [];
   const seen = new Set<string>();
@@ -204,14 +222,18 @@ export async function libraryClosure(elves: string[], readelf = "readelf", cache
       section = await dynamicSection(elf, readelf);
     } catch (err) {
       // The agent's own ELF must be readable; a dependency that is not is merely unresolved.
-      if (elves.includes(elf)) throw new Error(`readelf could not read ${elf}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+      if (elves.includes(elf))
+        throw new Error(
+          `readelf could not read ${elf}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`,
+        );
       continue;
     }
     const { needed, searchDirs } = section;
     for (const name of needed) {
       // The loader's order: RPATH/RUNPATH, the ld.so cache, then the default directories.
-      const inDirs = (dirs: string[]): string | undefined => dirs.map((d) => posix.join(d, name)).find((p) => existsSync(p) && isElf(p));
-      const path = name.includes("/") ? name : inDirs(searchDirs) ?? ld.get(name) ?? inDirs(DEFAULT_LIB_DIRS);
+      const inDirs = (dirs: string[]): string | undefined =>
+        dirs.map((d) => posix.join(d, name)).find((p) => existsSync(p) && isElf(p));
+      const path = name.includes("/") ? name : (inDirs(searchDirs) ?? ld.get(name) ?? inDirs(DEFAULT_LIB_DIRS));
       out.push({ name, neededBy: elf, ...(path !== undefined ? { path } : {}) });
       if (path !== undefined && !seen.has(path)) queue.push(path);
     }

@@ -122,7 +122,9 @@ export function unescapeC(text: string): string {
 }
 
 /** A quoted string argument (`"…"`, maybe `@"…"` for abstract sockets, maybe truncated `"…"...`); undefined if not one. */
-export function stringArg(text: string | undefined): { value: string; abstract: boolean; truncated: boolean } | undefined {
+export function stringArg(
+  text: string | undefined,
+): { value: string; abstract: boolean; truncated: boolean } | undefined {
   if (text === undefined) return undefined;
   const m = /^(@?)"((?:[^"\\]|\\.)*)"(\.\.\.)?$/s.exec(text.trim());
   if (!m) return undefined;
@@ -144,7 +146,13 @@ export function fdArg(text: string | undefined): { fd: number | "AT_FDCWD"; path
 /** A flags expression `O_WRONLY|O_CREAT|0x80000` as a set of names (numbers kept as text). */
 export function flagSet(text: string | undefined): Set<string> {
   if (text === undefined) return new Set();
-  return new Set(text.trim().split("|").map((f) => f.trim()).filter((f) => f.length > 0));
+  return new Set(
+    text
+      .trim()
+      .split("|")
+      .map((f) => f.trim())
+      .filter((f) => f.length > 0),
+  );
 }
 
 /** A struct `{a=1, b={…}, inet_pton(…)}` as key → raw value text; bare members are keyed by their text. */

@@ -7,15 +7,58 @@
  * what an agent tried, not what succeeded (root bypasses permission checks anyway).
  */
 import { posix } from "node:path";
-import { arrayArg, fdArg, flagSet, joinResumed, parseLine, parseReturn, splitTopLevel, stringArg, structArg, type StraceLine } from "./strace-syntax.js";
+import {
+  arrayArg,
+  fdArg,
+  flagSet,
+  joinResumed,
+  parseLine,
+  parseReturn,
+  splitTopLevel,
+  stringArg,
+  structArg,
+  type StraceLine,
+} from "./strace-syntax.js";
 
 /** The syscalls vetting traces (`strace -e trace=…`). */
 export const TRACED_SYSCALLS = [
-  "open", "openat", "openat2", "creat", "truncate",
-  "rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "mkdir", "mkdirat",
-  "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmodat", "chown", "lchown", "fchownat",
-  "socket", "connect", "bind", "sendto", "sendmsg",
-  "execve", "execveat", "chdir", "fchdir", "clone", "clone3", "fork", "vfork",
+  "open",
+  "openat",
+  "openat2",
+  "creat",
+  "truncate",
+  "rename",
+  "renameat",
+  "renameat2",
+  "unlink",
+  "unlinkat",
+  "rmdir",
+  "mkdir",
+  "mkdirat",
+  "link",
+  "linkat",
+  "symlink",
+  "symlinkat",
+  "mknod",
+  "mknodat",
+  "chmod",
+  "fchmodat",
+  "chown",
+  "lchown",
+  "fchownat",
+  "socket",
+  "connect",
+  "bind",
+  "sendto",
+  "sendmsg",
+  "execve",
+  "execveat",
+  "chdir",
+  "fchdir",
+  "clone",
+  "clone3",
+  "fork",
+  "vfork",
   ...["io_uring_setup", "open_by_handle_at", "ptrace", "process_vm_readv", "process_vm_writev"],
 ] as const;
 
@@ -23,7 +66,13 @@ export const TRACED_SYSCALLS = [
  * Calls that would let an agent act unseen by this trace (io_uring opens and connects bypass syscalls;
  * open_by_handle_at opens without a path) or reach into other processes: refused outright.
  */
-export const EVASIVE_SYSCALLS = new Set(["io_uring_setup", "open_by_handle_at", "ptrace", "process_vm_readv", "process_vm_writev"]);
+export const EVASIVE_SYSCALLS = new Set([
+  "io_uring_setup",
+  "open_by_handle_at",
+  "ptrace",
+  "process_vm_readv",
+  "process_vm_writev",
+]);
 
 interface Base {
   pid: number;
@@ -63,11 +112,24 @@ export type TraceEvent = FileEvent | NetEvent | ExecEvent | EvasiveEvent;
 
 const WRITE_OPEN_FLAGS = ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE"];
 const MUTATING: Record<string, { dirfd?: number; paths: number[] }> = {
-  truncate: { paths: [0] }, creat: { paths: [0] }, unlink: { paths: [0] }, rmdir: { paths: [0] }, mkdir: { paths: [0] },
-  chmod: { paths: [0] }, chown: { paths: [0] }, lchown: { paths: [0] }, mknod: { paths: [0] },
-  unlinkat: { dirfd: 0, paths: [1] }, mkdirat: { dirfd: 0, paths: [1] }, mknodat: { dirfd: 0, paths: [1] },
-  fchmodat: { dirfd: 0, paths: [1] }, fchownat: { dirfd: 0, paths: [1] },
-  symlink: { paths: [1] }, symlinkat: { dirfd: 1, paths: [2] }, rename: { paths: [0, 1] }, link: { paths: [1] },
+  truncate: { paths: [0] },
+  creat: { paths: [0] },
+  unlink: { paths: [0] },
+  rmdir: { paths: [0] },
+  mkdir: { paths: [0] },
+  chmod: { paths: [0] },
+  chown: { paths: [0] },
+  lchown: { paths: [0] },
+  mknod: { paths: [0] },
+  unlinkat: { dirfd: 0, paths: [1] },
+  mkdirat: { dirfd: 0, paths: [1] },
+  mknodat: { dirfd: 0, paths: [1] },
+  fchmodat: { dirfd: 0, paths: [1] },
+  fchownat: { dirfd: 0, paths: [1] },
+  symlink: { paths: [1] },
+  symlinkat: { dirfd: 1, paths: [2] },
+  rename: { paths: [0, 1] },
+  link: { paths: [1] },
 };
 
 interface Proc {
@@ -117,16 +179,39 @@ export function parseStrace(text: string, cwd: string): TraceEvent[] {
   return events;
 }
 
-function interpret(pid: number, name: string, argsText: string, retText: string, line: string, p: Proc, procs: Map<number, Proc>, out: TraceEvent[]): void {
+function interpret(
+  pid: number,
+  name: string,
+  argsText: string,
+  retText: string,
+  line: string,
+  p: Proc,
+  procs: Map<number, Proc>,
+  out: TraceEvent[],
+): void {
   const args = splitArgs(argsText);
   const ret = parseReturn(retText);
   const ok = ret.value !== undefined && ret.value >= 0 && ret.errno === undefined;
   const base = { pid, syscall: name, ok, line, ...(ret.errno !== undefined ? { errno: ret.errno } : {}) };
-  const file = (access: FileEvent["access"], dirfd: string | undefined, pathText: string | undefined, flags: Set<string>, kernelPath?: string): void => {
+  const file = (
+    access: FileEvent["access"],
+    dirfd: string | undefined,
+    pathText: string | undefined,
+    flags: Set<string>,
+    kernelPath?: string,
+  ): void => {
     const path = stringArg(pathText)?.value;
     if (path === undefined) return;
     const r = resolveAt(p, dirfd, path);
-    out.push({ kind: "file", ...base, access, path: r.path, flags, ...(r.unresolved ? { unresolved: true } : {}), ...(kernelPath !== undefined ? { kernelPath } : {}) });
+    out.push({
+      kind: "file",
+      ...base,
+      access,
+      path: r.path,
+      flags,
+      ...(r.unresolved ? { unresolved: true } : {}),
+      ...(kernelPath !== undefined ? { kernelPath } : {}),
+    });
   };
 
   if (EVASIVE_SYSCALLS.has(name)) {
@@ -136,7 +221,12 @@ function interpret(pid: number, name: string, argsText: string, retText: string,
   if (name === "open" || name === "openat" || name === "openat2" || name === "creat") {
     const dirfd = name === "openat" || name === "openat2" ? args[0] : undefined;
     const pathText = dirfd !== undefined ? args[1] : args[0];
-    const flags = name === "creat" ? new Set(["O_CREAT", "O_WRONLY", "O_TRUNC"]) : name === "openat2" ? flagSet(structArg(args[2])?.get("flags")) : flagSet(dirfd !== undefined ? args[2] : args[1]);
+    const flags =
+      name === "creat"
+        ? new Set(["O_CREAT", "O_WRONLY", "O_TRUNC"])
+        : name === "openat2"
+          ? flagSet(structArg(args[2])?.get("flags"))
+          : flagSet(dirfd !== undefined ? args[2] : args[1]);
     const write = WRITE_OPEN_FLAGS.some((f) => flags.has(f));
     file(write ? "write" : "read", dirfd, pathText, flags, ret.path);
     const opened = out[out.length - 1];
@@ -189,9 +279,17 @@ function interpret(pid: number, name: string, argsText: string, retText: string,
     if (dir !== undefined) p.cwd.value = dir;
     return;
   }
-  if ((name === "clone" || name === "clone3" || name === "fork" || name === "vfork") && ok && ret.value !== undefined && ret.value > 0) {
+  if (
+    (name === "clone" || name === "clone3" || name === "fork" || name === "vfork") &&
+    ok &&
+    ret.value !== undefined &&
+    ret.value > 0
+  ) {
     if (procs.has(ret.value)) return; // the child already printed and inherited
-    const flags = name === "clone3" ? flagSet(structArg(args[0]?.split(" => ")[0])?.get("flags")) : flagSet(args.find((a) => a.startsWith("flags="))?.slice(6));
+    const flags =
+      name === "clone3"
+        ? flagSet(structArg(args[0]?.split(" => ")[0])?.get("flags"))
+        : flagSet(args.find((a) => a.startsWith("flags="))?.slice(6));
     procs.set(ret.value, {
       cwd: flags.has("CLONE_FS") ? p.cwd : { value: p.cwd.value },
       fds: flags.has("CLONE_FILES") ? p.fds : new Map(p.fds),

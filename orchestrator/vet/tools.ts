@@ -14,7 +14,12 @@ const INSTALL: Record<string, string> = { strace: "apt-get install -y strace", r
 
 /** An executable named `name` (or the path itself when it contains a slash) on `pathEnv`. */
 export function which(name: string, pathEnv = process.env.PATH ?? ""): string | undefined {
-  const candidates = name.includes("/") ? [name] : pathEnv.split(":").filter(Boolean).map((d) => posix.join(d, name));
+  const candidates = name.includes("/")
+    ? [name]
+    : pathEnv
+        .split(":")
+        .filter(Boolean)
+        .map((d) => posix.join(d, name));
   return candidates.find((c) => {
     try {
       accessSync(c, constants.X_OK);
@@ -27,7 +32,17 @@ export function which(name: string, pathEnv = process.env.PATH ?? ""): string | 
 
 function tryStrace(strace: string, seccomp: boolean): Promise<{ ok: boolean; message: string }> {
   return new Promise((resolve) => {
-    const args = ["-f", "-qq", ...(seccomp ? ["--seccomp-bpf"] : []), "-e", "trace=execve", "-o", "/dev/null", "--", "true"];
+    const args = [
+      "-f",
+      "-qq",
+      ...(seccomp ? ["--seccomp-bpf"] : []),
+      "-e",
+      "trace=execve",
+      "-o",
+      "/dev/null",
+      "--",
+      "true",
+    ];
     execFile(strace, args, { timeout: 10_000 }, (err, _out, stderr) => {
       resolve({ ok: !err && stderr.length === 0, message: (stderr || (err?.message ?? "")).trim() });
     });

@@ -34,11 +34,19 @@ async function answers(socket: string): Promise<boolean> {
 }
 
 /** Connect to the agency on the given socket, or start an embedded one when none answers. */
-export async function connectAgency(options: { socket?: string | true | undefined; config?: string | undefined }): Promise<Agency> {
+export async function connectAgency(options: {
+  socket?: string | true | undefined;
+  config?: string | undefined;
+}): Promise<Agency> {
   const wanted = socketPath(options.socket);
   if (await answers(wanted)) return { socket: wanted, embedded: false, close: async () => undefined };
   const dir = mkdtempSync(join(tmpdir(), "aip-embedded-"));
-  const env = { ...process.env, AIP_SOCKET: join(dir, "aip.sock"), AIP_AGENT_SOCKET_DIR: join(dir, "agents"), AIP_STATE_DIR: join(dir, "state") };
+  const env = {
+    ...process.env,
+    AIP_SOCKET: join(dir, "aip.sock"),
+    AIP_AGENT_SOCKET_DIR: join(dir, "agents"),
+    AIP_STATE_DIR: join(dir, "state"),
+  };
   const config = loadConfig(options.config, env);
   const logFile = join(dir, "aip.log");
   const orchestrator = new Orchestrator(config, { logDestination: logFile });
@@ -68,7 +76,10 @@ export class AipCaller {
 
   constructor(readonly socket: string) {}
 
-  invoke<T = Record<string, unknown>>(body: { action: string; context: Record<string, unknown>; constraints: Record<string, unknown> }, signal?: AbortSignal): Promise<Answer<T>> {
+  invoke<T = Record<string, unknown>>(
+    body: { action: string; context: Record<string, unknown>; constraints: Record<string, unknown> },
+    signal?: AbortSignal,
+  ): Promise<Answer<T>> {
     const data = JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const req = request(
@@ -86,8 +97,17 @@ export class AipCaller {
           res.on("error", reject);
           res.on("end", () => {
             try {
-              const env = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { status: string; payload?: T; error?: Problem; warnings?: Problem[] };
-              resolve(env.status === "success" ? { ok: true, payload: env.payload as T, ...(env.warnings ? { warnings: env.warnings } : {}) } : { ok: false, problem: env.error! });
+              const env = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+                status: string;
+                payload?: T;
+                error?: Problem;
+                warnings?: Problem[];
+              };
+              resolve(
+                env.status === "success"
+                  ? { ok: true, payload: env.payload as T, ...(env.warnings ? { warnings: env.warnings } : {}) }
+                  : { ok: false, problem: env.error! },
+              );
             } catch (err) {
               reject(err as Error);
             }

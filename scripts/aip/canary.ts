@@ -17,18 +17,50 @@ function render(list: Status[]): string {
   const rows: string[][] = [];
   for (const s of list) {
     const w = (x: Window): string[] => [String(x.requests), `${(x.error_rate * 100).toFixed(1)}%`, String(x.p95_ms)];
-    if (s.stable) rows.push([s.agent, s.stable.version, "stable", String(100 - (s.canary?.percent ?? 0)) + "%", s.stable.state, ...w(s.stable.window)]);
-    if (s.canary) rows.push([s.agent, s.canary.version, "canary", `${s.canary.percent}%`, s.canary.state, ...w(s.canary.window)]);
-    if (s.retained) rows.push([s.agent, s.retained.version, `retained until ${s.retained.until}`, "0%", s.retained.state, "-", "-", "-"]);
+    if (s.stable)
+      rows.push([
+        s.agent,
+        s.stable.version,
+        "stable",
+        String(100 - (s.canary?.percent ?? 0)) + "%",
+        s.stable.state,
+        ...w(s.stable.window),
+      ]);
+    if (s.canary)
+      rows.push([s.agent, s.canary.version, "canary", `${s.canary.percent}%`, s.canary.state, ...w(s.canary.window)]);
+    if (s.retained)
+      rows.push([
+        s.agent,
+        s.retained.version,
+        `retained until ${s.retained.until}`,
+        "0%",
+        s.retained.state,
+        "-",
+        "-",
+        "-",
+      ]);
   }
   const decisions = list
     .filter((s) => s.last_decision)
-    .map((s) => `${s.agent}: ${s.last_decision!.action}${s.last_decision!.automatic ? " (automatic)" : ""} at ${s.last_decision!.at}: ${s.last_decision!.reason}`);
+    .map(
+      (s) =>
+        `${s.agent}: ${s.last_decision!.action}${s.last_decision!.automatic ? " (automatic)" : ""} at ${s.last_decision!.at}: ${s.last_decision!.reason}`,
+    );
   return `${table(["AGENT", "VERSION", "ROLE", "TRAFFIC", "STATE", "REQUESTS", "ERROR RATE", "P95 MS"], rows)}\n\nLast decisions:\n${decisions.map((d) => `  ${d}`).join("\n") || "  none"}`;
 }
 
-async function call(sock: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await httpRequest(sock, { method, path, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), timeoutMs: 60_000 });
+async function call(
+  sock: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await httpRequest(sock, {
+    method,
+    path,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    timeoutMs: 60_000,
+  });
   return { status: res.status, json: JSON.parse(res.body) as Record<string, unknown> };
 }
 
@@ -64,8 +96,13 @@ one beside --socket / $AIP_SOCKET / the config's socket (aip.sock -> aip.admin.s
         if (!agent) throw new UsageError("start needs an AGENT");
         if (typeof flags.version !== "string") throw new UsageError("start needs --version V");
         const percent = flags.percent === undefined ? undefined : Number(flags.percent);
-        if (percent !== undefined && (!Number.isFinite(percent) || percent < 0 || percent > 100)) throw new UsageError(`--percent must be 0-100, got ${String(flags.percent)}`);
-        res = await call(sock, "POST", "/v1/admin/canary/start", { agent, version: flags.version, ...(percent !== undefined ? { percent } : {}) });
+        if (percent !== undefined && (!Number.isFinite(percent) || percent < 0 || percent > 100))
+          throw new UsageError(`--percent must be 0-100, got ${String(flags.percent)}`);
+        res = await call(sock, "POST", "/v1/admin/canary/start", {
+          agent,
+          version: flags.version,
+          ...(percent !== undefined ? { percent } : {}),
+        });
       } else if (verb === "promote" || verb === "rollback") {
         if (!agent) throw new UsageError(`${verb} needs an AGENT`);
         res = await call(sock, "POST", `/v1/admin/canary/${verb}`, { agent });

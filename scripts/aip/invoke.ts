@@ -6,15 +6,24 @@ import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { socketPath } from "./socket.js";
 
 const LANGUAGES: Record<string, string> = {
-  ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
-  ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-  ".py": "python", ".md": "markdown", ".json": "json",
+  ".ts": "typescript",
+  ".tsx": "typescript",
+  ".mts": "typescript",
+  ".cts": "typescript",
+  ".js": "javascript",
+  ".jsx": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".py": "python",
+  ".md": "markdown",
+  ".json": "json",
 };
 
 function int(flag: string | true | undefined, name: string, min: number): number | undefined {
   if (flag === undefined) return undefined;
   const n = Number(flag);
-  if (typeof flag !== "string" || !Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(flag)}`);
+  if (typeof flag !== "string" || !Number.isInteger(n) || n < min)
+    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(flag)}`);
   return n;
 }
 
@@ -29,7 +38,11 @@ Builds an AIP-1 request (context.source_code and file_path from --file; cursor f
   --json                  print the whole response envelope
 Exit status: 0 success, 1 AIP error (the problem is printed), 2 usage error.`,
   async run(argv) {
-    const { flags, positionals } = parseArgs(argv, ["file", "line", "column", "language", "workspace", "constraint", "timeout", "socket"], ["json"]);
+    const { flags, positionals } = parseArgs(
+      argv,
+      ["file", "line", "column", "language", "workspace", "constraint", "timeout", "socket"],
+      ["json"],
+    );
     if (positionals.length !== 1) throw new UsageError("expected exactly one ACTION");
     const line = int(flags.line, "line", 1);
     const column = int(flags.column, "column", 0);
@@ -68,15 +81,21 @@ Exit status: 0 success, 1 AIP error (the problem is printed), 2 usage error.`,
     try {
       res = await invokeHttp(sock, { action: positionals[0], context, constraints }, (timeout ?? 30_000) + 5000);
     } catch (err) {
-      console.error(`aip invoke: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`);
+      console.error(
+        `aip invoke: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`,
+      );
       return EXIT.aipError;
     }
     const env = res.json as { status: string; payload?: unknown; error?: Record<string, unknown> };
     if (flags.json) console.log(JSON.stringify(env, null, 2));
-    else if (env.status === "success") console.log(typeof env.payload === "string" ? env.payload : JSON.stringify(env.payload, null, 2));
+    else if (env.status === "success")
+      console.log(typeof env.payload === "string" ? env.payload : JSON.stringify(env.payload, null, 2));
     if (env.status !== "success") {
       const e = env.error ?? {};
-      if (!flags.json) console.error(`${String(e.type)} (${String(e.status)}): ${String(e.detail)}\n  suggestion: ${String(e.suggestion ?? "")}`);
+      if (!flags.json)
+        console.error(
+          `${String(e.type)} (${String(e.status)}): ${String(e.detail)}\n  suggestion: ${String(e.suggestion ?? "")}`,
+        );
       return EXIT.aipError;
     }
     return EXIT.ok;

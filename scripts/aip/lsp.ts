@@ -30,7 +30,12 @@ import {
   type WorkspaceEdit,
 } from "vscode-languageserver/node";
 import type { z } from "zod";
-import type { CompletePayloadSchema, SearchPayloadSchema, SummarizePayloadSchema, TestgenPayloadSchema } from "../../protocol/actions.js";
+import type {
+  CompletePayloadSchema,
+  SearchPayloadSchema,
+  SummarizePayloadSchema,
+  TestgenPayloadSchema,
+} from "../../protocol/actions.js";
 import type { Problem } from "../../protocol/errors.js";
 import { newTraceId } from "../../protocol/trace.js";
 import { AipCaller, connectAgency, type Agency, type Answer } from "./agency.js";
@@ -43,23 +48,48 @@ type SearchPayload = z.output<typeof SearchPayloadSchema>;
 type TestgenPayload = z.output<typeof TestgenPayloadSchema>;
 
 const LANGUAGE_IDS: Record<string, string> = {
-  typescript: "typescript", typescriptreact: "typescript", javascript: "javascript", javascriptreact: "javascript",
+  typescript: "typescript",
+  typescriptreact: "typescript",
+  javascript: "javascript",
+  javascriptreact: "javascript",
 };
 
 const ITEM_KINDS: Record<string, CompletionItemKind> = {
-  method: CompletionItemKind.Method, function: CompletionItemKind.Function, constructor: CompletionItemKind.Constructor,
-  property: CompletionItemKind.Property, variable: CompletionItemKind.Variable, class: CompletionItemKind.Class,
-  interface: CompletionItemKind.Interface, module: CompletionItemKind.Module, enum: CompletionItemKind.Enum,
-  enumMember: CompletionItemKind.EnumMember, keyword: CompletionItemKind.Keyword, snippet: CompletionItemKind.Snippet,
-  typeParameter: CompletionItemKind.TypeParameter, field: CompletionItemKind.Field, constant: CompletionItemKind.Constant,
+  method: CompletionItemKind.Method,
+  function: CompletionItemKind.Function,
+  constructor: CompletionItemKind.Constructor,
+  property: CompletionItemKind.Property,
+  variable: CompletionItemKind.Variable,
+  class: CompletionItemKind.Class,
+  interface: CompletionItemKind.Interface,
+  module: CompletionItemKind.Module,
+  enum: CompletionItemKind.Enum,
+  enumMember: CompletionItemKind.EnumMember,
+  keyword: CompletionItemKind.Keyword,
+  snippet: CompletionItemKind.Snippet,
+  typeParameter: CompletionItemKind.TypeParameter,
+  field: CompletionItemKind.Field,
+  constant: CompletionItemKind.Constant,
   text: CompletionItemKind.Text,
 };
 
 const SYMBOL_KINDS: Record<string, SymbolKind> = {
-  function: SymbolKind.Function, method: SymbolKind.Method, class: SymbolKind.Class, type: SymbolKind.TypeParameter,
-  interface: SymbolKind.Interface, enum: SymbolKind.Enum, namespace: SymbolKind.Namespace, const: SymbolKind.Constant,
-  let: SymbolKind.Variable, var: SymbolKind.Variable, module: SymbolKind.Module, heading: SymbolKind.String,
-  text: SymbolKind.File, constructor: SymbolKind.Constructor, getter: SymbolKind.Property, setter: SymbolKind.Property,
+  function: SymbolKind.Function,
+  method: SymbolKind.Method,
+  class: SymbolKind.Class,
+  type: SymbolKind.TypeParameter,
+  interface: SymbolKind.Interface,
+  enum: SymbolKind.Enum,
+  namespace: SymbolKind.Namespace,
+  const: SymbolKind.Constant,
+  let: SymbolKind.Variable,
+  var: SymbolKind.Variable,
+  module: SymbolKind.Module,
+  heading: SymbolKind.String,
+  text: SymbolKind.File,
+  constructor: SymbolKind.Constructor,
+  getter: SymbolKind.Property,
+  setter: SymbolKind.Property,
   property: SymbolKind.Property,
 };
 
@@ -73,7 +103,10 @@ const COMPLETION_TIMEOUT_MS = 2000;
 const toLsp = (p: { line: number; column: number }) => ({ line: p.line - 1, character: p.column });
 const toAip = (p: { line: number; character: number }) => ({ line: p.line + 1, column: p.character });
 /** Lines `start`..`end` (1-based) as an LSP range from the first line's start to the last line's start. */
-const lines = (start: number, end: number): Range => ({ start: { line: start - 1, character: 0 }, end: { line: end - 1, character: 0 } });
+const lines = (start: number, end: number): Range => ({
+  start: { line: start - 1, character: 0 },
+  end: { line: end - 1, character: 0 },
+});
 
 /** An AIP-1 problem as the LSP error: the code and detail in the message, the whole problem in `data`. */
 export function problemError(problem: Problem): ResponseError<Problem> {
@@ -98,14 +131,19 @@ export function serveLsp({ connection, agency }: LspOptions): void {
 
   const doc = (uri: string): TextDocument => {
     const d = documents.get(uri);
-    if (!d) throw new ResponseError(-32602, `Document ${uri} is not open: send textDocument/didOpen before requests on it`);
+    if (!d)
+      throw new ResponseError(-32602, `Document ${uri} is not open: send textDocument/didOpen before requests on it`);
     return d;
   };
 
   const pathOf = (uri: string): string | undefined => (uri.startsWith("file:") ? fileURLToPath(uri) : undefined);
   const rootOf = (path: string | undefined): string | undefined => {
     if (path === undefined) return roots[0];
-    return roots.filter((r) => !relative(r, path).startsWith("..") && !isAbsolute(relative(r, path))).sort((a, b) => b.length - a.length)[0] ?? dirname(path);
+    return (
+      roots
+        .filter((r) => !relative(r, path).startsWith("..") && !isAbsolute(relative(r, path)))
+        .sort((a, b) => b.length - a.length)[0] ?? dirname(path)
+    );
   };
 
   /** The request context for a document: its buffer, path, root and language. */
@@ -121,17 +159,34 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   };
 
   /** One AIP call for a document's request; aborted by $/cancelRequest or a newer version of the document. */
-  async function call<T = Json>(uri: string | undefined, action: string, context: Json, constraints: Json, token: CancellationToken): Promise<Answer<T>> {
+  async function call<T = Json>(
+    uri: string | undefined,
+    action: string,
+    context: Json,
+    constraints: Json,
+    token: CancellationToken,
+  ): Promise<Answer<T>> {
     const controller = new AbortController();
     if (token.isCancellationRequested) controller.abort();
     const sub = token.onCancellationRequested(() => controller.abort());
     const set = uri !== undefined ? (inflight.get(uri) ?? new Set()) : undefined;
     if (uri !== undefined && set) inflight.set(uri, set.add(controller));
     try {
-      return await aip.invoke<T>({ action, context, constraints: { ...(uri !== undefined ? { document_id: uri, client_id: clientId } : {}), ...constraints } }, controller.signal);
+      return await aip.invoke<T>(
+        {
+          action,
+          context,
+          constraints: { ...(uri !== undefined ? { document_id: uri, client_id: clientId } : {}), ...constraints },
+        },
+        controller.signal,
+      );
     } catch (err) {
-      if (controller.signal.aborted) throw new ResponseError(LSPErrorCodes.RequestCancelled, `Cancelled: ${action} on ${uri ?? "the workspace"}`);
-      throw new ResponseError(LSPErrorCodes.RequestFailed, `The agency on ${agency.socket} did not answer: ${(err as Error).message}`);
+      if (controller.signal.aborted)
+        throw new ResponseError(LSPErrorCodes.RequestCancelled, `Cancelled: ${action} on ${uri ?? "the workspace"}`);
+      throw new ResponseError(
+        LSPErrorCodes.RequestFailed,
+        `The agency on ${agency.socket} did not answer: ${(err as Error).message}`,
+      );
     } finally {
       sub.dispose();
       set?.delete(controller);
@@ -151,7 +206,8 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   connection.onInitialize((params) => {
     const folders = params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : []);
     roots = folders.filter((u) => u.startsWith("file:")).map((u) => fileURLToPath(u));
-    inlineBestEffort = (params.initializationOptions as { inline_best_effort?: unknown } | undefined)?.inline_best_effort === true;
+    inlineBestEffort =
+      (params.initializationOptions as { inline_best_effort?: unknown } | undefined)?.inline_best_effort === true;
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -167,12 +223,22 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   });
 
   connection.onInitialized(() => {
-    connection.console.info(agency.embedded ? `aip lsp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})` : `aip lsp: using the agency on ${agency.socket}`);
+    connection.console.info(
+      agency.embedded
+        ? `aip lsp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})`
+        : `aip lsp: using the agency on ${agency.socket}`,
+    );
   });
 
   connection.onCompletion(async (params, token) => {
     const d = doc(params.textDocument.uri);
-    const answer = await call<CompletePayload>(d.uri, "complete", { ...contextOf(d), cursor: toAip(params.position) }, { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS }, token);
+    const answer = await call<CompletePayload>(
+      d.uri,
+      "complete",
+      { ...contextOf(d), cursor: toAip(params.position) },
+      { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS },
+      token,
+    );
     const p = payloadOf(answer);
     const range: Range = { start: toLsp(p.replace.start), end: toLsp(p.replace.end) };
     return {
@@ -184,14 +250,23 @@ export function serveLsp({ connection, agency }: LspOptions): void {
         sortText: String(i).padStart(4, "0"),
         filterText: item.label,
         textEdit: { range, newText: item.insert_text },
-        insertTextFormat: item.kind === "snippet" || /\$\d|\$\{/.test(item.insert_text) ? InsertTextFormat.Snippet : InsertTextFormat.PlainText,
+        insertTextFormat:
+          item.kind === "snippet" || /\$\d|\$\{/.test(item.insert_text)
+            ? InsertTextFormat.Snippet
+            : InsertTextFormat.PlainText,
       })),
     };
   });
 
   connection.languages.inlineCompletion.on(async (params, token) => {
     const d = doc(params.textDocument.uri);
-    const answer = await call<CompletePayload>(d.uri, "complete", { ...contextOf(d), cursor: toAip(params.position) }, { agent: "complete", ...(inlineBestEffort ? { best_effort: true } : {}) }, token);
+    const answer = await call<CompletePayload>(
+      d.uri,
+      "complete",
+      { ...contextOf(d), cursor: toAip(params.position) },
+      { agent: "complete", ...(inlineBestEffort ? { best_effort: true } : {}) },
+      token,
+    );
     // Without a model, or without a candidate that passes the syntax check, there is nothing to suggest inline: an empty list, not an error.
     if (!answer.ok && ["AIP_ERR_UNAVAILABLE", "AIP_ERR_NO_ROUTE", "AIP_ERR_SYNTAX"].includes(answer.problem.type)) {
       connection.console.log(`aip lsp: no inline completion: ${answer.problem.type}: ${answer.problem.detail}`);
@@ -199,7 +274,10 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     }
     const p = payloadOf(answer);
     return {
-      items: p.items.map((item): InlineCompletionItem => ({ insertText: item.insert_text, range: { start: toLsp(p.replace.start), end: toLsp(p.replace.end) } })),
+      items: p.items.map((item): InlineCompletionItem => ({
+        insertText: item.insert_text,
+        range: { start: toLsp(p.replace.start), end: toLsp(p.replace.end) },
+      })),
     };
   });
 
@@ -207,13 +285,44 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     const d = doc(params.textDocument.uri);
     const o = payloadOf(await call<SummarizePayload>(d.uri, "summarize", contextOf(d), {}, token)).outline;
     if (!o) return [];
-    const symbol = (name: string, kind: string, start: number, end: number, detail?: string, children?: DocumentSymbol[]): DocumentSymbol => {
-      const range = { start: { line: start - 1, character: 0 }, end: { line: end - 1, character: d.getText({ start: { line: end - 1, character: 0 }, end: { line: end, character: 0 } }).replace(/\r?\n$/, "").length } };
-      return { name, kind: SYMBOL_KINDS[kind] ?? SymbolKind.Variable, range, selectionRange: range, ...(detail ? { detail } : {}), ...(children ? { children } : {}) };
+    const symbol = (
+      name: string,
+      kind: string,
+      start: number,
+      end: number,
+      detail?: string,
+      children?: DocumentSymbol[],
+    ): DocumentSymbol => {
+      const range = {
+        start: { line: start - 1, character: 0 },
+        end: {
+          line: end - 1,
+          character: d
+            .getText({ start: { line: end - 1, character: 0 }, end: { line: end, character: 0 } })
+            .replace(/\r?\n$/, "").length,
+        },
+      };
+      return {
+        name,
+        kind: SYMBOL_KINDS[kind] ?? SymbolKind.Variable,
+        range,
+        selectionRange: range,
+        ...(detail ? { detail } : {}),
+        ...(children ? { children } : {}),
+      };
     };
     const out: DocumentSymbol[] = [
       ...o.functions.map((f) => symbol(f.name, "function", f.line_start, f.line_end, f.text)),
-      ...o.classes.map((c) => symbol(c.name, "class", c.line_start, c.line_end, c.extends ? `extends ${c.extends}` : undefined, c.members.map((m) => symbol(m.name, m.kind, m.line, m.line, m.signature)))),
+      ...o.classes.map((c) =>
+        symbol(
+          c.name,
+          "class",
+          c.line_start,
+          c.line_end,
+          c.extends ? `extends ${c.extends}` : undefined,
+          c.members.map((m) => symbol(m.name, m.kind, m.line, m.line, m.signature)),
+        ),
+      ),
       ...o.types.map((t) => symbol(t.name, t.kind, t.line_start, t.line_end)),
       ...o.consts.map((c) => symbol(c.name, c.kind, c.line, c.line, c.type)),
     ];
@@ -222,26 +331,47 @@ export function serveLsp({ connection, agency }: LspOptions): void {
 
   connection.onHover(async (params, token) => {
     const d = doc(params.textDocument.uri);
-    const answer = await call<SummarizePayload>(d.uri, "summarize", { ...contextOf(d), cursor: toAip(params.position) }, { scope: "function" }, token);
+    const answer = await call<SummarizePayload>(
+      d.uri,
+      "summarize",
+      { ...contextOf(d), cursor: toAip(params.position) },
+      { scope: "function" },
+      token,
+    );
     // Outside any function there is nothing to describe.
     if (!answer.ok && answer.problem.type === "AIP_ERR_INVALID_FIELD") return null;
     const p = payloadOf(answer);
     const fn = p.function;
     if (!fn) return null;
     return {
-      contents: { kind: "markdown", value: `\`\`\`${LANGUAGE_IDS[d.languageId] ?? "typescript"}\n${fn.text}\n\`\`\`\n\n${p.summary}` },
+      contents: {
+        kind: "markdown",
+        value: `\`\`\`${LANGUAGE_IDS[d.languageId] ?? "typescript"}\n${fn.text}\n\`\`\`\n\n${p.summary}`,
+      },
       range: lines(fn.line_start, fn.line_start),
     };
   });
 
   connection.onWorkspaceSymbol(async (params, token) => {
     const root = roots[0];
-    if (root === undefined) throw new ResponseError(-32602, "workspace/symbol needs a workspace folder (rootUri or workspaceFolders in initialize)");
+    if (root === undefined)
+      throw new ResponseError(
+        -32602,
+        "workspace/symbol needs a workspace folder (rootUri or workspaceFolders in initialize)",
+      );
     if (params.query.trim() === "") return [];
     const progress = await connection.window.createWorkDoneProgress().catch(() => undefined);
     progress?.begin("Searching the workspace", undefined, `indexing ${root} (first search builds the index)`, false);
     try {
-      const p = payloadOf(await call<SearchPayload>(undefined, "search", { workspace_root: root, query: params.query }, { limit: 50 }, token));
+      const p = payloadOf(
+        await call<SearchPayload>(
+          undefined,
+          "search",
+          { workspace_root: root, query: params.query },
+          { limit: 50 },
+          token,
+        ),
+      );
       return p.hits.map((h): SymbolInformation => ({
         name: h.symbol ?? h.path,
         kind: SYMBOL_KINDS[h.kind] ?? SymbolKind.File,
@@ -257,7 +387,13 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     const d = doc(params.textDocument.uri);
     const ctx = contextOf(d);
     if (ctx.workspace_root === undefined) return [];
-    const answer = await call<TestgenPayload>(d.uri, "testgen", { ...ctx, cursor: toAip(params.range.start) }, {}, token);
+    const answer = await call<TestgenPayload>(
+      d.uri,
+      "testgen",
+      { ...ctx, cursor: toAip(params.range.start) },
+      {},
+      token,
+    );
     // No function at the cursor (or a buffer that does not parse): no action to offer.
     if (!answer.ok) return [];
     const p = answer.payload;
@@ -268,11 +404,21 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     const existing = open?.getText() ?? (existsSync(testPath) ? readFileSync(testPath, "utf8") : undefined);
     if (existing === undefined) {
       edit.documentChanges!.push({ kind: "create", uri, options: { ignoreIfExists: true } });
-      edit.documentChanges!.push({ textDocument: { uri, version: null }, edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: p.content }] });
+      edit.documentChanges!.push({
+        textDocument: { uri, version: null },
+        edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: p.content }],
+      });
     } else {
-      edit.documentChanges!.push({ textDocument: { uri, version: open?.version ?? null }, edits: extendEdits(existing, p.content) });
+      edit.documentChanges!.push({
+        textDocument: { uri, version: open?.version ?? null },
+        edits: extendEdits(existing, p.content),
+      });
     }
-    const action: CodeAction = { title: `Generate tests for ${p.signature.name} (${p.test_path})`, kind: CodeActionKind.Source, edit };
+    const action: CodeAction = {
+      title: `Generate tests for ${p.signature.name} (${p.test_path})`,
+      kind: CodeActionKind.Source,
+      edit,
+    };
     return [action];
   });
 
@@ -288,7 +434,15 @@ export function extendEdits(existing: string, generated: string): TextEdit[] {
   // `import { a, b } from "m"` is already there when some import from "m" names a and b (in any order).
   const named = (l: string): { from: string; names: string[] } | undefined => {
     const m = /^import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+(["'][^"']+["'])/.exec(l);
-    return m ? { from: m[2]!, names: m[1]!.split(",").map((n) => n.trim()).filter(Boolean) } : undefined;
+    return m
+      ? {
+          from: m[2]!,
+          names: m[1]!
+            .split(",")
+            .map((n) => n.trim())
+            .filter(Boolean),
+        }
+      : undefined;
   };
   const present = (l: string): boolean => {
     const want = named(l.trim());
@@ -297,11 +451,18 @@ export function extendEdits(existing: string, generated: string): TextEdit[] {
     return want.names.every((n) => names.has(n));
   };
   const newImports = genLines.filter((l) => isImport(l) && !present(l));
-  const body = genLines.filter((l) => !isImport(l)).join("\n").replace(/^\n+/, "");
+  const body = genLines
+    .filter((l) => !isImport(l))
+    .join("\n")
+    .replace(/^\n+/, "");
   const lastLine = existing.split("\n").length - 1;
   const end = { line: lastLine, character: existing.split("\n")[lastLine]!.length };
   const edits: TextEdit[] = [];
-  if (newImports.length > 0) edits.push({ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: `${newImports.join("\n")}\n` });
+  if (newImports.length > 0)
+    edits.push({
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+      newText: `${newImports.join("\n")}\n`,
+    });
   edits.push({ range: { start: end, end }, newText: `${existing.endsWith("\n") ? "" : "\n"}\n${body}` });
   return edits;
 }
@@ -320,7 +481,10 @@ LSP log channel says so. See README "Use it from your editor".`,
     const connection = createConnection(ProposedFeatures.all, process.stdin, process.stdout);
     let agency: Agency;
     try {
-      agency = await connectAgency({ socket: flags.socket, config: typeof flags.config === "string" ? flags.config : undefined });
+      agency = await connectAgency({
+        socket: flags.socket,
+        config: typeof flags.config === "string" ? flags.config : undefined,
+      });
     } catch (err) {
       process.stderr.write(`aip lsp: no agency and none could be started: ${(err as Error).message}\n`);
       return EXIT.aipError;

@@ -32,26 +32,45 @@ const CURSOR = CursorSchema.describe("a position: line 1-based, column 0-based i
 const TOOLS = {
   summarize_file: {
     action: "summarize",
-    description: "Outline (imports, exports, functions, classes, types, consts) and a short summary of a TypeScript/JavaScript file, or of the function at a cursor (scope \"function\").",
+    description:
+      'Outline (imports, exports, functions, classes, types, consts) and a short summary of a TypeScript/JavaScript file, or of the function at a cursor (scope "function").',
     input: { path: PATH, scope: SummarizeConstraintsSchema.shape.scope, cursor: CURSOR.optional() },
     output: SummarizePayloadSchema,
   },
   search_workspace: {
     action: "search",
-    description: "Ranked search (BM25) over the workspace's code and docs: definitions first, with path, lines, symbol and snippet.",
-    input: { query: SearchContextSchema.shape.query, limit: SearchConstraintsSchema.shape.limit, paths: SearchConstraintsSchema.shape.paths, languages: SearchConstraintsSchema.shape.languages },
+    description:
+      "Ranked search (BM25) over the workspace's code and docs: definitions first, with path, lines, symbol and snippet.",
+    input: {
+      query: SearchContextSchema.shape.query,
+      limit: SearchConstraintsSchema.shape.limit,
+      paths: SearchConstraintsSchema.shape.paths,
+      languages: SearchConstraintsSchema.shape.languages,
+    },
     output: SearchPayloadSchema,
   },
   generate_tests: {
     action: "testgen",
-    description: "A formatted test file (vitest, jest or node:test) for a function or method, named or at a cursor. Returns its path and content; writes nothing.",
-    input: { path: PATH, function: TestgenConstraintsSchema.shape.function, cursor: CURSOR.optional(), framework: TestgenConstraintsSchema.shape.framework },
+    description:
+      "A formatted test file (vitest, jest or node:test) for a function or method, named or at a cursor. Returns its path and content; writes nothing.",
+    input: {
+      path: PATH,
+      function: TestgenConstraintsSchema.shape.function,
+      cursor: CURSOR.optional(),
+      framework: TestgenConstraintsSchema.shape.framework,
+    },
     output: TestgenPayloadSchema,
   },
   complete_at: {
     action: "complete",
-    description: "Completions at a position of a file: ranked identifiers, members after '.', and keyword snippets (or model text when a model is configured).",
-    input: { path: PATH, cursor: CURSOR, source_code: z.string().optional().describe("the buffer, when it differs from the file on disk"), max_items: CompleteConstraintsSchema.shape.max_items },
+    description:
+      "Completions at a position of a file: ranked identifiers, members after '.', and keyword snippets (or model text when a model is configured).",
+    input: {
+      path: PATH,
+      cursor: CURSOR,
+      source_code: z.string().optional().describe("the buffer, when it differs from the file on disk"),
+      max_items: CompleteConstraintsSchema.shape.max_items,
+    },
     output: CompletePayloadSchema,
   },
 } as const;
@@ -60,11 +79,23 @@ export type ToolName = keyof typeof TOOLS;
 
 /** An error result the model can read: the AIP code and detail in the text, the whole problem beside it. */
 function toolError(type: string, detail: string, problem?: unknown): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: `${type}: ${detail}` }, ...(problem ? [{ type: "text" as const, text: JSON.stringify(problem) }] : [])] };
+  return {
+    isError: true,
+    content: [
+      { type: "text", text: `${type}: ${detail}` },
+      ...(problem ? [{ type: "text" as const, text: JSON.stringify(problem) }] : []),
+    ],
+  };
 }
 
 export function createMcpServer(agency: Agency, workspace: string | undefined): McpServer {
-  const server = new McpServer({ name: "aip", version: "1.0.0" }, { instructions: "Code intelligence for TypeScript/JavaScript from the local agency: summarize_file, search_workspace, generate_tests, complete_at." });
+  const server = new McpServer(
+    { name: "aip", version: "1.0.0" },
+    {
+      instructions:
+        "Code intelligence for TypeScript/JavaScript from the local agency: summarize_file, search_workspace, generate_tests, complete_at.",
+    },
+  );
   const aip = new AipCaller(agency.socket);
 
   /** The workspace roots: --workspace, else the client's file:// roots. */
@@ -76,29 +107,42 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
   }
 
   for (const [name, tool] of Object.entries(TOOLS) as [ToolName, (typeof TOOLS)[ToolName]][]) {
-    server.registerTool(name, { description: tool.description, inputSchema: tool.input, outputSchema: tool.output }, async (args: Record<string, unknown>, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
-      const all = await roots();
-      if (all.length === 0) return toolError("AIP_ERR_MISSING_FIELD", "No workspace: start aip mcp with --workspace DIR, or give the server roots");
-      const path = typeof args.path === "string" ? args.path : undefined;
-      // The root that holds an absolute path (else the first); the agent checks containment (symlinks resolved).
-      const root = (path !== undefined && isAbsolute(path) ? all.find((r) => !relative(r, path).startsWith("..")) : undefined) ?? all[0]!;
-      const { path: _p, cursor, source_code: source, query, ...constraints } = args;
-      const context: Record<string, unknown> = {
-        workspace_root: root,
-        ...(path !== undefined ? { file_path: path } : {}),
-        ...(cursor !== undefined ? { cursor } : {}),
-        ...(source !== undefined ? { source_code: source } : {}),
-        ...(query !== undefined ? { query } : {}),
-      };
-      let answer;
-      try {
-        answer = await aip.invoke({ action: tool.action, context, constraints }, extra.signal);
-      } catch (err) {
-        return toolError("AIP_ERR_UNAVAILABLE", `The agency on ${agency.socket} did not answer: ${(err as Error).message}`);
-      }
-      if (!answer.ok) return toolError(answer.problem.type, answer.problem.detail, answer.problem);
-      return { content: [{ type: "text", text: JSON.stringify(answer.payload) }], structuredContent: answer.payload };
-    });
+    server.registerTool(
+      name,
+      { description: tool.description, inputSchema: tool.input, outputSchema: tool.output },
+      async (args: Record<string, unknown>, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
+        const all = await roots();
+        if (all.length === 0)
+          return toolError(
+            "AIP_ERR_MISSING_FIELD",
+            "No workspace: start aip mcp with --workspace DIR, or give the server roots",
+          );
+        const path = typeof args.path === "string" ? args.path : undefined;
+        // The root that holds an absolute path (else the first); the agent checks containment (symlinks resolved).
+        const root =
+          (path !== undefined && isAbsolute(path) ? all.find((r) => !relative(r, path).startsWith("..")) : undefined) ??
+          all[0]!;
+        const { path: _p, cursor, source_code: source, query, ...constraints } = args;
+        const context: Record<string, unknown> = {
+          workspace_root: root,
+          ...(path !== undefined ? { file_path: path } : {}),
+          ...(cursor !== undefined ? { cursor } : {}),
+          ...(source !== undefined ? { source_code: source } : {}),
+          ...(query !== undefined ? { query } : {}),
+        };
+        let answer;
+        try {
+          answer = await aip.invoke({ action: tool.action, context, constraints }, extra.signal);
+        } catch (err) {
+          return toolError(
+            "AIP_ERR_UNAVAILABLE",
+            `The agency on ${agency.socket} did not answer: ${(err as Error).message}`,
+          );
+        }
+        if (!answer.ok) return toolError(answer.problem.type, answer.problem.detail, answer.problem);
+        return { content: [{ type: "text", text: JSON.stringify(answer.payload) }], structuredContent: answer.payload };
+      },
+    );
   }
   return server;
 }
@@ -118,12 +162,18 @@ started (from --config). See README "Use it from a coding agent".`,
     const workspace = typeof flags.workspace === "string" ? resolve(flags.workspace) : undefined;
     let agency: Agency;
     try {
-      agency = await connectAgency({ socket: flags.socket, config: typeof flags.config === "string" ? flags.config : undefined });
+      agency = await connectAgency({
+        socket: flags.socket,
+        config: typeof flags.config === "string" ? flags.config : undefined,
+      });
     } catch (err) {
       process.stderr.write(`aip mcp: no agency and none could be started: ${(err as Error).message}\n`);
       return EXIT.aipError;
     }
-    if (agency.embedded) process.stderr.write(`aip mcp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})\n`);
+    if (agency.embedded)
+      process.stderr.write(
+        `aip mcp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})\n`,
+      );
     const server = createMcpServer(agency, workspace);
     const transport = new StdioServerTransport();
     const closed = new Promise<void>((resolveClosed) => {

@@ -4,7 +4,8 @@ import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { socketPath } from "./socket.js";
 
 const livezPid = async (sock: string): Promise<number> =>
-  (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs: 5000, agent: false })).body) as { pid: number }).pid;
+  (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs: 5000, agent: false })).body) as { pid: number })
+    .pid;
 
 function alive(pid: number): boolean {
   try {
@@ -33,14 +34,18 @@ Under systemd use systemctl restart aip-orchestrator: the socket unit holds the 
     try {
       old = await livezPid(sock);
     } catch (err) {
-      console.error(`aip: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`);
+      console.error(
+        `aip: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`,
+      );
       return EXIT.aipError;
     }
     process.kill(old, "SIGHUP");
     const end = Date.now() + timeoutMs;
     while (alive(old)) {
       if (Date.now() > end) {
-        console.error(`aip reload: orchestrator ${old} is still running after ${timeoutMs} ms (see its log: reload_failed?)`);
+        console.error(
+          `aip reload: orchestrator ${old} is still running after ${timeoutMs} ms (see its log: reload_failed?)`,
+        );
         return EXIT.aipError;
       }
       await new Promise((r) => setTimeout(r, 50));

@@ -9,13 +9,23 @@ async function get(
   path: string,
   booleans: string[] = [],
   admin = false,
-): Promise<{ json: Record<string, unknown>; asJson: boolean; status: number; flags: Record<string, string | true> } | number> {
-  const { flags, positionals } = parseArgs(argv, admin ? ["socket", "admin-socket"] : ["socket"], ["json", ...booleans]);
+): Promise<
+  { json: Record<string, unknown>; asJson: boolean; status: number; flags: Record<string, string | true> } | number
+> {
+  const { flags, positionals } = parseArgs(argv, admin ? ["socket", "admin-socket"] : ["socket"], [
+    "json",
+    ...booleans,
+  ]);
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const sock = admin ? adminSocketPath(flags["admin-socket"], flags.socket) : socketPath(flags.socket);
   try {
     const res = await httpRequest(sock, { method, path, ...(method === "POST" ? { body: "" } : {}) });
-    return { json: JSON.parse(res.body) as Record<string, unknown>, asJson: flags.json === true, status: res.status, flags };
+    return {
+      json: JSON.parse(res.body) as Record<string, unknown>,
+      asJson: flags.json === true,
+      status: res.status,
+      flags,
+    };
   } catch (err) {
     console.error(`aip: cannot reach the orchestrator on ${sock}: ${(err as Error).message} (is \`aip up\` running?)`);
     return EXIT.aipError;
@@ -25,7 +35,11 @@ async function get(
 /** A fixed-width text table. */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
 }
 
@@ -39,10 +53,7 @@ export function statusCell(a: Snapshot): string {
   const admission = a.admission as { admitted?: boolean } | undefined;
   const circuit = a.circuit as { open?: boolean } | undefined;
   const state = a.status === "healthy" && a.degraded === true ? "degraded" : String(a.status);
-  const why = [
-    ...(circuit?.open ? ["circuit open"] : []),
-    ...(admission?.admitted === false ? ["out: host cpu"] : []),
-  ];
+  const why = [...(circuit?.open ? ["circuit open"] : []), ...(admission?.admitted === false ? ["out: host cpu"] : [])];
   if (why.length === 0 && a.available === false && a.status === "healthy") why.push("out");
   return why.length > 0 ? `${state} (${why.join(", ")})` : state;
 }
@@ -72,16 +83,27 @@ is high count as healthy, unless --strict is given.`,
     if (typeof r === "number") return r;
     const strict = r.flags.strict === true;
     const agents = Object.values((r.json.agents ?? {}) as Record<string, Snapshot>);
-    const all = agents.flatMap((a) => [a, ...(["canary", "retained"] as const).flatMap((role) => (a[role] ? [a[role] as Snapshot] : []))]);
+    const all = agents.flatMap((a) => [
+      a,
+      ...(["canary", "retained"] as const).flatMap((role) => (a[role] ? [a[role] as Snapshot] : [])),
+    ]);
     if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
     else {
-      console.log(`agency ${String(r.json.status)} (${String(r.json.mode)}; cpu ${Math.round(Number(r.json.cpu_load) * 100)}%)\n`);
+      console.log(
+        `agency ${String(r.json.status)} (${String(r.json.mode)}; cpu ${Math.round(Number(r.json.cpu_load) * 100)}%)\n`,
+      );
       console.log(
         table(
           ["AGENT", "VERSION", "STATUS", "P95 MS", "IN FLIGHT", "POOL", "QUEUE", "RESTARTS", "LAST ERROR"],
           all.map((a) => [
-            String(a.name), String(a.version), statusCell(a), String(a.p95_latency_ms),
-            String(a.concurrent_requests), String(a.pool_size), String(a.queue_depth), String(a.restarts),
+            String(a.name),
+            String(a.version),
+            statusCell(a),
+            String(a.p95_latency_ms),
+            String(a.concurrent_requests),
+            String(a.pool_size),
+            String(a.queue_depth),
+            String(a.restarts),
             String((a.degraded === true ? a.degraded_reason : a.last_error) ?? "").slice(0, 60),
           ]),
         ),
@@ -99,9 +121,23 @@ export const agents: Command = {
     if (typeof r === "number") return r;
     if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
     else {
-      const list = (r.json.agents ?? []) as (Snapshot & { manifest: { capabilities: string[]; languages: string[]; max_concurrent: number } })[];
-      console.log(table(["AGENT", "VERSION", "STATUS", "CAPABILITIES", "LANGUAGES", "MAX CONCURRENT", "SOCKET"],
-        list.map((a) => [String(a.name), String(a.version), statusCell(a), a.manifest.capabilities.join(","), a.manifest.languages.join(","), String(a.manifest.max_concurrent), String(a.socket)])));
+      const list = (r.json.agents ?? []) as (Snapshot & {
+        manifest: { capabilities: string[]; languages: string[]; max_concurrent: number };
+      })[];
+      console.log(
+        table(
+          ["AGENT", "VERSION", "STATUS", "CAPABILITIES", "LANGUAGES", "MAX CONCURRENT", "SOCKET"],
+          list.map((a) => [
+            String(a.name),
+            String(a.version),
+            statusCell(a),
+            a.manifest.capabilities.join(","),
+            a.manifest.languages.join(","),
+            String(a.manifest.max_concurrent),
+            String(a.socket),
+          ]),
+        ),
+      );
     }
     return EXIT.ok;
   },
@@ -109,13 +145,26 @@ export const agents: Command = {
 
 export const check: Command = {
   summary: "health-check every agent now; unresponsive agents are restarted",
-  usage: "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). Exit 1 if any agent failed the check.",
+  usage:
+    "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). Exit 1 if any agent failed the check.",
   async run(argv) {
     const r = await get(argv, "POST", "/v1/admin/health-check", [], true);
     if (typeof r === "number") return r;
     const checked = (r.json.checked ?? []) as Record<string, unknown>[];
     if (r.asJson) console.log(JSON.stringify(r.json, null, 2));
-    else console.log(table(["AGENT", "VERSION", "OK", "ACTION", "ERROR"], checked.map((c) => [String(c.agent), String(c.version), String(c.ok), String(c.action), String(c.error ?? "")])));
+    else
+      console.log(
+        table(
+          ["AGENT", "VERSION", "OK", "ACTION", "ERROR"],
+          checked.map((c) => [
+            String(c.agent),
+            String(c.version),
+            String(c.ok),
+            String(c.action),
+            String(c.error ?? ""),
+          ]),
+        ),
+      );
     return checked.every((c) => c.ok) ? EXIT.ok : EXIT.aipError;
   },
 };

@@ -32,11 +32,17 @@ Exit 1, naming each, when an ExecStart= executable or the model file is missing.
 
 scripts/install-systemd installs what this renders.`,
   async run(argv) {
-    const { flags, positionals } = parseArgs(argv, ["out", "install-dir", "node", "agents", "model", "probe-port"], ["versioned", "no-check"]);
-    if (positionals[0] !== "render" || positionals.length !== 1) throw new UsageError(`expected the subcommand "render", got ${JSON.stringify(positionals.join(" "))}`);
+    const { flags, positionals } = parseArgs(
+      argv,
+      ["out", "install-dir", "node", "agents", "model", "probe-port"],
+      ["versioned", "no-check"],
+    );
+    if (positionals[0] !== "render" || positionals.length !== 1)
+      throw new UsageError(`expected the subcommand "render", got ${JSON.stringify(positionals.join(" "))}`);
     if (typeof flags.out !== "string") throw new UsageError("--out DIR is required");
     const probePort = typeof flags["probe-port"] === "string" ? Number(flags["probe-port"]) : undefined;
-    if (probePort !== undefined && !(Number.isInteger(probePort) && probePort >= 1 && probePort <= 65535)) throw new UsageError("--probe-port needs a port number 1-65535");
+    if (probePort !== undefined && !(Number.isInteger(probePort) && probePort >= 1 && probePort <= 65535))
+      throw new UsageError("--probe-port needs a port number 1-65535");
     const files = renderAll({
       installDir: typeof flags["install-dir"] === "string" ? flags["install-dir"] : "/opt/aip",
       node: typeof flags.node === "string" ? flags.node : "/usr/bin/node",
@@ -47,7 +53,9 @@ scripts/install-systemd installs what this renders.`,
     });
     const missing = flags["no-check"] ? [] : missingExecutables(files);
     if (missing.length > 0) {
-      console.error(`aip systemd render: the units would not start:\n${missing.map((m) => `  ${m}`).join("\n")}\n(--install-dir names where the agency is installed, after npm ci; --no-check renders anyway)`);
+      console.error(
+        `aip systemd render: the units would not start:\n${missing.map((m) => `  ${m}`).join("\n")}\n(--install-dir names where the agency is installed, after npm ci; --no-check renders anyway)`,
+      );
       return EXIT.aipError;
     }
     for (const path of writeRendered(flags.out, files)) console.log(path);

@@ -91,7 +91,10 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       process.on("SIGHUP", () => {
         if (reloading || stopping || !server) return;
         if (config.mode !== "embedded") {
-          log.warn({ event: "reload_ignored" }, "SIGHUP reloads in embedded mode only (under systemd: systemctl restart; the socket unit holds the clients)");
+          log.warn(
+            { event: "reload_ignored" },
+            "SIGHUP reloads in embedded mode only (under systemd: systemctl restart; the socket unit holds the clients)",
+          );
           return;
         }
         const fd = server.listeningFd;
@@ -103,21 +106,33 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
         // The admin socket is not handed over: the successor opens its own (admin calls wait out the reload).
         const admin = adminServer;
         adminServer = undefined;
-        void (admin?.close(0) ?? Promise.resolve()).then(() => startSuccessor(fd, handoffs, config.limits.start_timeout_ms * 2)).then(
-          (pid) => {
-            log.info({ event: "reload_handed_over", successor_pid: pid, agents: handoffs.map((h) => h.name) }, `reload: orchestrator ${pid} serves now; draining`);
-            orchestrator.releaseAgents();
-            server!.handOver();
-            stopping ??= stop("SIGHUP").then(resolve);
-          },
-          (err: Error) => {
-            reloading = false;
-            orchestrator.resumeHandoffs(handoffs);
-            log.error({ event: "reload_failed", err: err.message }, `reload failed, still serving: ${err.message}`);
-            void listenAdmin(orchestrator).then((a) => (adminServer = a), () => undefined);
-            if (config.healthPort !== undefined) void listenHealthPort(orchestrator, config.healthPort).then((h) => (healthServer = h), () => undefined);
-          },
-        );
+        void (admin?.close(0) ?? Promise.resolve())
+          .then(() => startSuccessor(fd, handoffs, config.limits.start_timeout_ms * 2))
+          .then(
+            (pid) => {
+              log.info(
+                { event: "reload_handed_over", successor_pid: pid, agents: handoffs.map((h) => h.name) },
+                `reload: orchestrator ${pid} serves now; draining`,
+              );
+              orchestrator.releaseAgents();
+              server!.handOver();
+              stopping ??= stop("SIGHUP").then(resolve);
+            },
+            (err: Error) => {
+              reloading = false;
+              orchestrator.resumeHandoffs(handoffs);
+              log.error({ event: "reload_failed", err: err.message }, `reload failed, still serving: ${err.message}`);
+              void listenAdmin(orchestrator).then(
+                (a) => (adminServer = a),
+                () => undefined,
+              );
+              if (config.healthPort !== undefined)
+                void listenHealthPort(orchestrator, config.healthPort).then(
+                  (h) => (healthServer = h),
+                  () => undefined,
+                );
+            },
+          );
       });
     });
     process.on("SIGUSR1", () => {
@@ -144,7 +159,16 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     const shown = relative(process.cwd(), config.socket);
     const sock = shown.startsWith("..") ? config.socket : `./${shown}`;
     const ready = orchestrator.agents.map((a) => `${a.name}@${a.version}:${a.state}`).join(" ");
-    log.info({ event: "ready", socket: config.socket, mode: config.mode, agents: ready, ...(listenFd !== undefined ? { inherited_fd: listenFd.fd, inherited_from: listenFd.from } : {}) }, "agency ready");
+    log.info(
+      {
+        event: "ready",
+        socket: config.socket,
+        mode: config.mode,
+        agents: ready,
+        ...(listenFd !== undefined ? { inherited_fd: listenFd.fd, inherited_from: listenFd.from } : {}),
+      },
+      "agency ready",
+    );
     if (notifier) {
       const summary = (): string => {
         const r = orchestrator.readyz();

@@ -28,7 +28,8 @@ Exit status: 0 passed, 1 rejected, 2 could not vet (e.g. strace missing: apt-get
     if (positionals.length !== 1) throw new UsageError(`expected one PATH, got ${positionals.length}`);
     const timeout = flags["timeout-ms"];
     const timeoutMs = typeof timeout === "string" ? Number(timeout) : DEFAULT_TIMEOUT_MS;
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`expected --timeout-ms to be a positive integer, got ${JSON.stringify(timeout)}`);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
+      throw new UsageError(`expected --timeout-ms to be a positive integer, got ${JSON.stringify(timeout)}`);
     let policy;
     try {
       policy = loadPolicy(typeof flags.policy === "string" ? flags.policy : undefined);

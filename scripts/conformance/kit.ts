@@ -50,7 +50,11 @@ export interface CheckResult {
   ms: number;
 }
 
-type Envelope = Record<string, unknown> & { status: string; trace_id: string; error?: { type: string; detail: string; fields?: string[] } };
+type Envelope = Record<string, unknown> & {
+  status: string;
+  trace_id: string;
+  error?: { type: string; detail: string; fields?: string[] };
+};
 
 /** Parse one response line and check it against the AIP-1 envelope schema. */
 function envelope(text: string, where: string): Envelope {
@@ -62,13 +66,20 @@ function envelope(text: string, where: string): Envelope {
   }
   const parsed = ResponseSchema.safeParse(json);
   if (!parsed.success) {
-    throw new CheckFailure(`${where}: response breaks the AIP-1 envelope: ${formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; ")}`);
+    throw new CheckFailure(
+      `${where}: response breaks the AIP-1 envelope: ${formatIssues(parsed.error)
+        .map((e) => `${e.path}: ${e.message}`)
+        .join("; ")}`,
+    );
   }
   return json as Envelope;
 }
 
 function expectError(env: Envelope, code: string, where: string): void {
-  expect(env.status === "error" && env.error?.type === code, `${where}: expected ${code}, got ${env.status === "error" ? env.error?.type : "success"}`);
+  expect(
+    env.status === "error" && env.error?.type === code,
+    `${where}: expected ${code}, got ${env.status === "error" ? env.error?.type : "success"}`,
+  );
 }
 
 function good(ctx: KitContext, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -91,12 +102,19 @@ async function http(ctx: KitContext, body: string | Buffer): Promise<{ status: n
 }
 
 async function ndjson(ctx: KitContext, data: string | Buffer, expectCount?: number): Promise<Envelope[]> {
-  const lines = await ndjsonExchange(ctx.server.socketPath, data, { timeoutMs: 15_000, ...(expectCount ? { expect: expectCount } : {}) });
+  const lines = await ndjsonExchange(ctx.server.socketPath, data, {
+    timeoutMs: 15_000,
+    ...(expectCount ? { expect: expectCount } : {}),
+  });
   return lines.map((l) => envelope(l, "NDJSON"));
 }
 
 const deep = "[".repeat(10_000) + "]".repeat(10_000);
-const badUtf8 = Buffer.concat([Buffer.from('{"action":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('","context":{},"constraints":{}}')]);
+const badUtf8 = Buffer.concat([
+  Buffer.from('{"action":"'),
+  Buffer.from([0xc3, 0x28, 0xff]),
+  Buffer.from('","context":{},"constraints":{}}'),
+]);
 
 export const CHECKS: Check[] = [
   {
@@ -131,26 +149,25 @@ export const CHECKS: Check[] = [
     mode: "one-shot",
     run: async (ctx) => expectError(await oneShot(ctx, ""), "AIP_ERR_INVALID_JSON", "empty stdin"),
   },
-  ...(["action", "context", "constraints"] as const).map(
-    (field): Check => ({
-      name: `one-shot: missing ${field} → AIP_ERR_MISSING_FIELD naming it`,
-      mode: "one-shot",
-      run: async (ctx) => {
-        const req = good(ctx);
-        delete req[field];
-        const env = await oneShot(ctx, JSON.stringify(req));
-        expectError(env, "AIP_ERR_MISSING_FIELD", `missing ${field}`);
-        expect(env.error?.detail.includes(field), `detail does not name ${field}: ${env.error?.detail}`);
-      },
-    }),
-  ),
+  ...(["action", "context", "constraints"] as const).map((field): Check => ({
+    name: `one-shot: missing ${field} → AIP_ERR_MISSING_FIELD naming it`,
+    mode: "one-shot",
+    run: async (ctx) => {
+      const req = good(ctx);
+      delete req[field];
+      const env = await oneShot(ctx, JSON.stringify(req));
+      expectError(env, "AIP_ERR_MISSING_FIELD", `missing ${field}`);
+      expect(env.error?.detail.includes(field), `detail does not name ${field}: ${env.error?.detail}`);
+    },
+  })),
   {
     name: "one-shot: every missing field is named at once",
     mode: "one-shot",
     run: async (ctx) => {
       const env = await oneShot(ctx, "{}");
       expectError(env, "AIP_ERR_MISSING_FIELD", "empty object");
-      for (const f of ["action", "context", "constraints"]) expect(env.error?.detail.includes(f), `detail does not name ${f}: ${env.error?.detail}`);
+      for (const f of ["action", "context", "constraints"])
+        expect(env.error?.detail.includes(f), `detail does not name ${f}: ${env.error?.detail}`);
     },
   },
   {
@@ -159,16 +176,25 @@ export const CHECKS: Check[] = [
     run: async (ctx) => {
       const env = await oneShot(ctx, JSON.stringify({ action: 5, context: "x", constraints: [] }));
       expectError(env, "AIP_ERR_INVALID_FIELD", "wrong types");
-      for (const f of ["action", "context", "constraints"]) expect(env.error?.detail.includes(f), `detail does not name ${f}: ${env.error?.detail}`);
+      for (const f of ["action", "context", "constraints"])
+        expect(env.error?.detail.includes(f), `detail does not name ${f}: ${env.error?.detail}`);
       const env2 = await oneShot(ctx, JSON.stringify(good(ctx, { constraints: { timeout_ms: -1 } })));
       expectError(env2, "AIP_ERR_INVALID_FIELD", "negative timeout");
-      expect(env2.error?.detail.includes("constraints.timeout_ms"), `detail does not name constraints.timeout_ms: ${env2.error?.detail}`);
+      expect(
+        env2.error?.detail.includes("constraints.timeout_ms"),
+        `detail does not name constraints.timeout_ms: ${env2.error?.detail}`,
+      );
     },
   },
   {
     name: "one-shot: an action the agent does not serve → AIP_ERR_NO_ROUTE",
     mode: "one-shot",
-    run: async (ctx) => expectError(await oneShot(ctx, JSON.stringify(good(ctx, { action: "no-such-action-kit" }))), "AIP_ERR_NO_ROUTE", "unknown action"),
+    run: async (ctx) =>
+      expectError(
+        await oneShot(ctx, JSON.stringify(good(ctx, { action: "no-such-action-kit" }))),
+        "AIP_ERR_NO_ROUTE",
+        "unknown action",
+      ),
   },
   {
     name: "one-shot: a body over the limit → AIP_ERR_PAYLOAD_TOO_LARGE",
@@ -191,7 +217,10 @@ export const CHECKS: Check[] = [
     mode: "socket",
     run: async (ctx) => {
       const a = await http(ctx, JSON.stringify(good(ctx, { trace_id: "kit-http-1" })));
-      expect(a.status === 200 && a.env.status === "success", `expected 200 success, got ${a.status} ${a.env.error?.type ?? ""}`);
+      expect(
+        a.status === 200 && a.env.status === "success",
+        `expected 200 success, got ${a.status} ${a.env.error?.type ?? ""}`,
+      );
       expect(a.env.trace_id === "kit-http-1", "caller's trace id not echoed");
       const b = await http(ctx, JSON.stringify(good(ctx)));
       expect(b.env.trace_id.length > 0 && b.env.trace_id !== "kit-http-1", "no new trace id generated");
@@ -233,7 +262,14 @@ export const CHECKS: Check[] = [
     mode: "socket",
     run: async (ctx) => {
       const big = JSON.stringify(good(ctx, { context: { source_code: "x".repeat(AGENT_LIMITS.maxLineBytes) } }));
-      const data = [JSON.stringify(good(ctx, { trace_id: "n-1" })), "{oops", big, deep, JSON.stringify(good(ctx, { trace_id: "n-2" }))].join("\n") + "\n";
+      const data =
+        [
+          JSON.stringify(good(ctx, { trace_id: "n-1" })),
+          "{oops",
+          big,
+          deep,
+          JSON.stringify(good(ctx, { trace_id: "n-2" })),
+        ].join("\n") + "\n";
       const envs = await ndjson(ctx, data);
       expect(envs.length === 5, `expected 5 answers, got ${envs.length}`);
       expect(envs[0]!.trace_id === "n-1" && envs[0]!.status === "success", "first answer is not n-1's success");
@@ -255,7 +291,9 @@ export const CHECKS: Check[] = [
     name: "socket NDJSON: 100 pipelined requests on one connection, all answered in order",
     mode: "socket",
     run: async (ctx) => {
-      const data = Array.from({ length: 100 }, (_, i) => JSON.stringify(good(ctx, { trace_id: `p-${i}` })) + "\n").join("");
+      const data = Array.from({ length: 100 }, (_, i) => JSON.stringify(good(ctx, { trace_id: `p-${i}` })) + "\n").join(
+        "",
+      );
       const envs = await ndjson(ctx, data, 100);
       expect(envs.length === 100, `expected 100 answers, got ${envs.length}`);
       envs.forEach((e, i) => expect(e.trace_id === `p-${i}`, `answer ${i} has trace_id ${e.trace_id}: out of order`));
@@ -285,7 +323,9 @@ export const CHECKS: Check[] = [
         const s = connect(ctx.server.socketPath);
         s.on("error", reject);
         s.on("connect", () => {
-          s.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"action\":");
+          s.write(
+            'POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"action":',
+          );
           s.destroy();
           resolve();
         });
@@ -318,7 +358,10 @@ export const CHECKS: Check[] = [
       const path = join(ctx.dir, "stale.sock");
       // A process that binds the socket and dies without cleaning up leaves a stale file.
       const r = await new Promise<number | null>((resolve) => {
-        const c = spawn(process.execPath, ["-e", `require("net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`]);
+        const c = spawn(process.execPath, [
+          "-e",
+          `require("net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`,
+        ]);
         c.on("exit", (code) => resolve(code));
       });
       expect(r === null && existsSync(path), "could not create a stale socket file for the test");
@@ -367,7 +410,11 @@ export const CHECKS: Check[] = [
 ];
 
 /** Run the battery against `exe`; `onResult` sees each result as it comes; `sample` is the good request's body. */
-export async function runConformance(exe: string, onResult?: (r: CheckResult) => void, sample: Sample = DEFAULT_SAMPLE): Promise<CheckResult[]> {
+export async function runConformance(
+  exe: string,
+  onResult?: (r: CheckResult) => void,
+  sample: Sample = DEFAULT_SAMPLE,
+): Promise<CheckResult[]> {
   const m = await runOnce(exe, ["--manifest"], "");
   let manifest: AgentManifest;
   const results: CheckResult[] = [];
@@ -377,11 +424,22 @@ export async function runConformance(exe: string, onResult?: (r: CheckResult) =>
   };
   try {
     const parsed = ManifestSchema.safeParse(JSON.parse(m.stdout));
-    if (!parsed.success) throw new CheckFailure(formatIssues(parsed.error).map((e) => `${e.path}: ${e.message}`).join("; "));
+    if (!parsed.success)
+      throw new CheckFailure(
+        formatIssues(parsed.error)
+          .map((e) => `${e.path}: ${e.message}`)
+          .join("; "),
+      );
     expect(m.stderr === "", `--manifest wrote to stderr: ${m.stderr.slice(0, 200)}`);
     manifest = parsed.data;
   } catch (err) {
-    record({ name: CHECKS[0]!.name, mode: "one-shot", ok: false, reason: `--manifest: ${(err as Error).message}`, ms: 0 });
+    record({
+      name: CHECKS[0]!.name,
+      mode: "one-shot",
+      ok: false,
+      reason: `--manifest: ${(err as Error).message}`,
+      ms: 0,
+    });
     return results;
   }
   const { dir, remove } = socketDir();
@@ -396,13 +454,31 @@ export async function runConformance(exe: string, onResult?: (r: CheckResult) =>
         await check.run(ctx);
         record({ name: check.name, mode: check.mode, ok: true, ms: performance.now() - start });
       } catch (err) {
-        record({ name: check.name, mode: check.mode, ok: false, reason: (err as Error).message, ms: performance.now() - start });
+        record({
+          name: check.name,
+          mode: check.mode,
+          ok: false,
+          reason: (err as Error).message,
+          ms: performance.now() - start,
+        });
       }
     }
     const stderr = server.stderr();
-    record({ name: "socket: nothing written to stderr while serving", mode: "socket", ok: stderr === "", ...(stderr ? { reason: stderr.slice(0, 300) } : {}), ms: 0 });
+    record({
+      name: "socket: nothing written to stderr while serving",
+      mode: "socket",
+      ok: stderr === "",
+      ...(stderr ? { reason: stderr.slice(0, 300) } : {}),
+      ms: 0,
+    });
   } catch (err) {
-    record({ name: "socket: agent starts with --listen", mode: "socket", ok: false, reason: (err as Error).message, ms: 0 });
+    record({
+      name: "socket: agent starts with --listen",
+      mode: "socket",
+      ok: false,
+      reason: (err as Error).message,
+      ms: 0,
+    });
   } finally {
     await server?.stop();
     remove();

@@ -14,7 +14,12 @@ export interface OneShotResult {
 }
 
 /** Run `exe args` with `stdin` written and closed; collect stdout/stderr; kill after `timeoutMs`. */
-export function runOnce(exe: string, args: string[], stdin: string | Buffer, timeoutMs = 15_000): Promise<OneShotResult> {
+export function runOnce(
+  exe: string,
+  args: string[],
+  stdin: string | Buffer,
+  timeoutMs = 15_000,
+): Promise<OneShotResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(exe, args, { stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
@@ -32,7 +37,13 @@ export function runOnce(exe: string, args: string[], stdin: string | Buffer, tim
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), timedOut });
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+        timedOut,
+      });
     });
     child.stdin.on("error", () => undefined); // the agent may exit before reading everything
     child.stdin.end(stdin);

@@ -42,7 +42,13 @@ const COMMON = [
 ];
 
 /** Devices a GPU agent needs (NVIDIA); everything else stays closed. */
-const GPU_DEVICES = ["/dev/nvidiactl rw", "/dev/nvidia0 rw", "/dev/nvidia-uvm rw", "/dev/nvidia-uvm-tools rw", "/dev/nvidia-modeset rw"];
+const GPU_DEVICES = [
+  "/dev/nvidiactl rw",
+  "/dev/nvidia0 rw",
+  "/dev/nvidia-uvm rw",
+  "/dev/nvidia-uvm-tools rw",
+  "/dev/nvidia-modeset rw",
+];
 
 /** Hardening lines for a unit; `gpu` opens the NVIDIA devices instead of PrivateDevices. */
 export function hardening(options: { gpu?: boolean } = {}): string[] {

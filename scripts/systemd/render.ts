@@ -5,7 +5,13 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { ManifestSchema, cpuMillicores, formatIssues, memoryBytes, type AgentManifest } from "../../protocol/schemas.js";
+import {
+  ManifestSchema,
+  cpuMillicores,
+  formatIssues,
+  memoryBytes,
+  type AgentManifest,
+} from "../../protocol/schemas.js";
 import { hardening } from "./hardening.js";
 
 /** The package root: the nearest directory above this file with a package.json (source or dist/). */
@@ -79,7 +85,12 @@ export function discoverAgents(root: string, only?: string[]): DiscoveredAgent[]
     const manifestPath = join(root, "manifests", `${name}.json`);
     if (!existsSync(manifestPath)) continue;
     const parsed = ManifestSchema.safeParse(JSON.parse(readFileSync(manifestPath, "utf8")));
-    if (!parsed.success) throw new Error(`${manifestPath}: ${formatIssues(parsed.error).map((i) => `${i.path}: ${i.message}`).join("; ")}`);
+    if (!parsed.success)
+      throw new Error(
+        `${manifestPath}: ${formatIssues(parsed.error)
+          .map((i) => `${i.path}: ${i.message}`)
+          .join("; ")}`,
+      );
     out.push({ name, binRel: rel, manifestPath, manifest: parsed.data });
   }
   const missing = (only ?? []).filter((n) => !out.some((a) => a.name === n));
@@ -93,18 +104,35 @@ export function renderAll(o: RenderOptions): RenderedFile[] {
   const installDir = resolve(o.installDir);
   const template = (name: string): string => readFileSync(join(root, "systemd/templates", name), "utf8");
   const hardened = (gpu: boolean): string => hardening({ gpu }).join("\n");
-  const probe = o.probePort === undefined ? "" : [
-    `# 127.0.0.1:${o.probePort} serves only the probes (/livez, /readyz, /healthz, /metrics); loopback only.`,
-    `Environment=AIP_HEALTH_PORT=${o.probePort}`,
-    "PrivateNetwork=no",
-    "RestrictAddressFamilies=AF_INET",
-    "IPAddressAllow=localhost",
-    "",
-  ].join("\n");
+  const probe =
+    o.probePort === undefined
+      ? ""
+      : [
+          `# 127.0.0.1:${o.probePort} serves only the probes (/livez, /readyz, /healthz, /metrics); loopback only.`,
+          `Environment=AIP_HEALTH_PORT=${o.probePort}`,
+          "PrivateNetwork=no",
+          "RestrictAddressFamilies=AF_INET",
+          "IPAddressAllow=localhost",
+          "",
+        ].join("\n");
   const files: RenderedFile[] = [
-    { path: "aip-orchestrator.service", content: fill(template("aip-orchestrator.service.in"), { INSTALL_DIR: installDir, NODE: o.node, HARDENING: hardened(false), PROBE_PORT: probe }) },
-    { path: "aip-orchestrator.socket", content: fill(template("aip-orchestrator.socket.in"), { INSTALL_DIR: installDir }) },
-    { path: "aip-agent@.service", content: fill(template("aip-agent@.service.in"), { INSTALL_DIR: installDir, HARDENING: hardened(false) }) },
+    {
+      path: "aip-orchestrator.service",
+      content: fill(template("aip-orchestrator.service.in"), {
+        INSTALL_DIR: installDir,
+        NODE: o.node,
+        HARDENING: hardened(false),
+        PROBE_PORT: probe,
+      }),
+    },
+    {
+      path: "aip-orchestrator.socket",
+      content: fill(template("aip-orchestrator.socket.in"), { INSTALL_DIR: installDir }),
+    },
+    {
+      path: "aip-agent@.service",
+      content: fill(template("aip-agent@.service.in"), { INSTALL_DIR: installDir, HARDENING: hardened(false) }),
+    },
     { path: "aip.sysusers.conf", content: readFileSync(join(root, "systemd/aip.sysusers.conf"), "utf8") },
     { path: "aip.tmpfiles.conf", content: readFileSync(join(root, "systemd/aip.tmpfiles.conf"), "utf8") },
   ];
@@ -116,11 +144,16 @@ export function renderAll(o: RenderOptions): RenderedFile[] {
     files.push({
       path: `aip-agent@${instance}.service.d/50-aip.conf`,
       content: fill(template("agent-dropin.conf.in"), {
-        MANIFEST: `manifests/${m.name}.json`, NAME: m.name, VERSION: m.version,
+        MANIFEST: `manifests/${m.name}.json`,
+        NAME: m.name,
+        VERSION: m.version,
         BIN: join(installDir, a.binRel),
         MODEL: o.model !== undefined && MODEL_AGENTS.has(m.name) ? `Environment=AIP_MODEL=${resolve(o.model)}\n` : "",
-        MEMORY: m.resources.memory, MEMORY_MAX: String(memoryBytes(m.resources.memory)),
-        CPU: m.resources.cpu, CPU_QUOTA: cpuQuota(m.resources.cpu), CPU_WEIGHT: String(cpuWeight(m.resources.cpu)),
+        MEMORY: m.resources.memory,
+        MEMORY_MAX: String(memoryBytes(m.resources.memory)),
+        CPU: m.resources.cpu,
+        CPU_QUOTA: cpuQuota(m.resources.cpu),
+        CPU_WEIGHT: String(cpuWeight(m.resources.cpu)),
         IO_WEIGHT: "50",
         // node runs ~10 threads; the rest is headroom for the agent's own workers.
         TASKS_MAX: "64",
@@ -149,7 +182,8 @@ export function missingExecutables(files: RenderedFile[]): string[] {
       words.forEach((w, i) => {
         if (!w.startsWith("/") || w.includes("%") || words[i - 1] === "--listen") return;
         if (!existsSync(w)) problems.push(`${f.path}: ExecStart ${w} does not exist`);
-        else if (i === 0 && (!statSync(w).isFile() || !isExecutable(w))) problems.push(`${f.path}: ExecStart ${w} is not an executable file`);
+        else if (i === 0 && (!statSync(w).isFile() || !isExecutable(w)))
+          problems.push(`${f.path}: ExecStart ${w} is not an executable file`);
       });
     }
   }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ParseCache } from "../../agents/code/cache.js";
-import { parseProgram } from "../../agents/code/parse.js";
+import { ParseCache } from "../../agents/lib/code/cache.js";
+import { parseProgram } from "../../agents/lib/code/parse.js";
 import { checkSplice, syntaxError } from "../../agents/complete/check.js";
 
 const TS = { language: "typescript", jsx: false } as const;
@@ -49,7 +49,13 @@ const SOURCE = [
 ].join("\n");
 
 function at(line: number, column: number): number {
-  return SOURCE.split("\n").slice(0, line - 1).join("\n").length + (line > 1 ? 1 : 0) + column;
+  return (
+    SOURCE.split("\n")
+      .slice(0, line - 1)
+      .join("\n").length +
+    (line > 1 ? 1 : 0) +
+    column
+  );
 }
 
 /** Does the whole buffer with the completion spliced in parse (the reference the region check must agree with)? */
@@ -79,13 +85,22 @@ describe("checkSplice", () => {
     const inCase = await checkSplice(SOURCE, at(17, 17), "\n      total += 1;", TS, base);
     expect(inCase).toMatchObject({ ok: true, region: "block" });
     expect(inCase.checked_chars).toBeLessThan(120);
-    expect(await checkSplice(SOURCE, at(17, 17), "\n      total += ;", TS, base)).toMatchObject({ ok: false, region: "block" });
+    expect(await checkSplice(SOURCE, at(17, 17), "\n      total += ;", TS, base)).toMatchObject({
+      ok: false,
+      region: "block",
+    });
   });
 
   it("checks namespace and class members in a namespace or (abstract) class wrapper", async () => {
     const inNamespace = at(28, 24);
-    expect(await checkSplice(SOURCE, inNamespace, "\n  export const two = 2;", TS, base)).toMatchObject({ ok: true, region: "block" });
-    expect(await checkSplice(SOURCE, inNamespace, "\n  export const = 2;", TS, base)).toMatchObject({ ok: false, region: "block" });
+    expect(await checkSplice(SOURCE, inNamespace, "\n  export const two = 2;", TS, base)).toMatchObject({
+      ok: true,
+      region: "block",
+    });
+    expect(await checkSplice(SOURCE, inNamespace, "\n  export const = 2;", TS, base)).toMatchObject({
+      ok: false,
+      region: "block",
+    });
     const inClass = at(33, 26);
     const member = await checkSplice(SOURCE, inClass, "\n  abstract perimeter(): number;", TS, base);
     expect(member).toMatchObject({ ok: true, region: "block" });
@@ -97,13 +112,43 @@ describe("checkSplice", () => {
   });
 
   it("checks the top-level statement outside functions, and the whole buffer without a parse", async () => {
-    expect(await checkSplice(SOURCE, at(25, 30), ", min: 1", TS, base)).toMatchObject({ ok: true, region: "statement" });
-    expect(await checkSplice(SOURCE, at(25, 30), ", min: ", TS, base)).toMatchObject({ ok: false, region: "statement" });
-    expect(await checkSplice(SOURCE, at(13, 15), "", TS, undefined)).toMatchObject({ ok: true, region: "file", checked_chars: SOURCE.length });
+    expect(await checkSplice(SOURCE, at(25, 30), ", min: 1", TS, base)).toMatchObject({
+      ok: true,
+      region: "statement",
+    });
+    expect(await checkSplice(SOURCE, at(25, 30), ", min: ", TS, base)).toMatchObject({
+      ok: false,
+      region: "statement",
+    });
+    expect(await checkSplice(SOURCE, at(13, 15), "", TS, undefined)).toMatchObject({
+      ok: true,
+      region: "file",
+      checked_chars: SOURCE.length,
+    });
   });
 
   it("agrees with a parse of the whole buffer for any completion anywhere (property)", async () => {
-    const piece = fc.constantFrom("x", " ", ";", "\n", "(", ")", "{", "}", "1", "+", "await ", "yield ", "return ", "a.b", "'s'", "`", "// c\n", "=>", ",");
+    const piece = fc.constantFrom(
+      "x",
+      " ",
+      ";",
+      "\n",
+      "(",
+      ")",
+      "{",
+      "}",
+      "1",
+      "+",
+      "await ",
+      "yield ",
+      "return ",
+      "a.b",
+      "'s'",
+      "`",
+      "// c\n",
+      "=>",
+      ",",
+    );
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: SOURCE.length }), fc.array(piece, { maxLength: 5 }), async (offset, parts) => {
         const completion = parts.join("");
@@ -122,7 +167,10 @@ describe("checkSplice", () => {
     const broken = SOURCE.replace("    total += a;", "    total.");
     const offset = broken.indexOf("total.") + "total.".length;
     const patch = "__aip_complete__";
-    const patched = { file: new ParseCache().get(broken.slice(0, offset) + patch + broken.slice(offset), TS, "p.ts"), extra: patch.length };
+    const patched = {
+      file: new ParseCache().get(broken.slice(0, offset) + patch + broken.slice(offset), TS, "p.ts"),
+      extra: patch.length,
+    };
     const ok = await checkSplice(broken, offset, "toFixed();", TS, patched);
     expect(ok).toMatchObject({ ok: true, region: "block" });
     const bad = await checkSplice(broken, offset, "(", TS, patched);

@@ -11,8 +11,17 @@ function conformance(env: Record<string, string | undefined>, sample: Sample): P
 }
 
 conformanceSuite("agent-complete conformance with the tiny model", () =>
-  conformance({ ...modelEnv(true), AIP_MODEL_SEQUENCES: "1" }, { context: { language: "typescript", source_code: SOURCE, cursor: { line: 2, column: 9 } }, constraints: { max_tokens: 4, best_effort: true, timeout_ms: 10_000 } }),
+  conformance(
+    { ...modelEnv(true), AIP_MODEL_SEQUENCES: "1" },
+    {
+      context: { language: "typescript", source_code: SOURCE, cursor: { line: 2, column: 9 } },
+      constraints: { max_tokens: 4, best_effort: true, timeout_ms: 10_000 },
+    },
+  ),
 );
 conformanceSuite("agent-complete conformance without a model", () =>
-  conformance({ AIP_MODEL: undefined }, { context: { language: "typescript", source_code: "const alpha = 1;\nal" }, constraints: { fallback: "lite" } }),
+  conformance(
+    { AIP_MODEL: undefined },
+    { context: { language: "typescript", source_code: "const alpha = 1;\nal" }, constraints: { fallback: "lite" } },
+  ),
 );

@@ -3,7 +3,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runConformance } from "../../scripts/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
-import { COMPLETE_LITE, FIXTURES, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
+import {
+  COMPLETE_LITE,
+  FIXTURES,
+  copyFixture,
+  oneShot,
+  startAgent,
+  type Json,
+  type RunningAgent,
+} from "./code-helpers.js";
 
 const SAMPLE = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
 
@@ -41,7 +49,12 @@ describe("agent-complete-lite", () => {
     expect(res.payload).toMatchObject({ context: "member", receiver: "this", receiver_kind: "instance", prefix: "" });
     expect(labels(res).sort()).toEqual(["count", "increment", "label", "step", "value"]);
     const inc = (res.payload.items as Json[]).find((i) => i.label === "increment");
-    expect(inc).toEqual({ label: "increment", kind: "method", insert_text: "increment($0)", detail: "(times: number): number" });
+    expect(inc).toEqual({
+      label: "increment",
+      kind: "method",
+      insert_text: "increment($0)",
+      detail: "(times: number): number",
+    });
   });
 
   it("filters members by the typed prefix", async () => {
@@ -53,11 +66,35 @@ describe("agent-complete-lite", () => {
 
   it("static members after the class name, properties of an object-literal const, enum members", async () => {
     const stat = typed("return args.length;", "Counter.");
-    expect(labels(await agent.invoke({ action: "complete", context: { source_code: stat.source, cursor: stat.cursor }, constraints: {} })).sort()).toEqual(["create", "instances"]);
+    expect(
+      labels(
+        await agent.invoke({
+          action: "complete",
+          context: { source_code: stat.source, cursor: stat.cursor },
+          constraints: {},
+        }),
+      ).sort(),
+    ).toEqual(["create", "instances"]);
     const obj = typed("return args.length;", "settings.");
-    expect(labels(await agent.invoke({ action: "complete", context: { source_code: obj.source, cursor: obj.cursor }, constraints: {} })).sort()).toEqual(["depth", "label", "verbose"]);
+    expect(
+      labels(
+        await agent.invoke({
+          action: "complete",
+          context: { source_code: obj.source, cursor: obj.cursor },
+          constraints: {},
+        }),
+      ).sort(),
+    ).toEqual(["depth", "label", "verbose"]);
     const en = typed("return args.length;", "Level.");
-    expect(labels(await agent.invoke({ action: "complete", context: { source_code: en.source, cursor: en.cursor }, constraints: {} }))).toEqual(["High", "Low"]);
+    expect(
+      labels(
+        await agent.invoke({
+          action: "complete",
+          context: { source_code: en.source, cursor: en.cursor },
+          constraints: {},
+        }),
+      ),
+    ).toEqual(["High", "Low"]);
   });
 
   it("members of a local module imported as a namespace, when workspace_root is given", async () => {
@@ -65,7 +102,11 @@ describe("agent-complete-lite", () => {
     try {
       const { source, cursor } = typed("return args.length;", "helpers.");
       writeFileSync(join(w.dir, "sample.ts"), source);
-      const res = await agent.invoke({ action: "complete", context: { workspace_root: w.dir, file_path: "sample.ts", cursor }, constraints: {} });
+      const res = await agent.invoke({
+        action: "complete",
+        context: { workspace_root: w.dir, file_path: "sample.ts", cursor },
+        constraints: {},
+      });
       expect(res.payload.receiver_kind).toBe("module");
       expect(labels(res).sort()).toEqual(["Loud", "name", "shout"]);
     } finally {
@@ -79,14 +120,22 @@ describe("agent-complete-lite", () => {
     expect(res.payload.context).toBe("identifier");
     expect(labels(res)[0]).toBe("before");
     const lo = typed("return args.length;", "lo");
-    const items = labels(await agent.invoke({ action: "complete", context: { source_code: lo.source, cursor: lo.cursor }, constraints: {} }));
+    const items = labels(
+      await agent.invoke({
+        action: "complete",
+        context: { source_code: lo.source, cursor: lo.cursor },
+        constraints: {},
+      }),
+    );
     expect(items.slice(0, 3).sort()).toEqual(["loadLines", "log", "logged"]);
     expect(items).not.toContain("Level"); // "lo" is not a prefix of it, nor its humps
   });
 
   it("keyword snippets for a typed prefix", async () => {
     const { source, cursor } = typed("return args.length;", "fo");
-    const items = (await agent.invoke({ action: "complete", context: { source_code: source, cursor }, constraints: {} })).payload.items as Json[];
+    const items = (
+      await agent.invoke({ action: "complete", context: { source_code: source, cursor }, constraints: {} })
+    ).payload.items as Json[];
     const forOf = items.find((i) => i.label === "for-of");
     expect(forOf).toMatchObject({ kind: "snippet", insert_text: "for (const ${1:item} of ${2:items}) {\n\t$0\n}" });
     expect(items.find((i) => i.label === "for")?.kind).toBe("snippet");
@@ -103,17 +152,36 @@ describe("agent-complete-lite", () => {
 
   it("a syntax error away from the cursor → an answer, partial, with the error's position; bad fields → INVALID_FIELD", async () => {
     const broken = readFileSync(join(FIXTURES, "broken.ts"), "utf8");
-    const res = await agent.invoke({ action: "complete", context: { source_code: broken, file_path: "broken.ts", cursor: { line: 2, column: 9 } }, constraints: {} });
-    expect(res.payload).toMatchObject({ partial: true, diagnostics: [{ line: 5, column: 33, message: "',' expected." }, ...Array(3).fill(expect.anything())] });
+    const res = await agent.invoke({
+      action: "complete",
+      context: { source_code: broken, file_path: "broken.ts", cursor: { line: 2, column: 9 } },
+      constraints: {},
+    });
+    expect(res.payload).toMatchObject({
+      partial: true,
+      diagnostics: [{ line: 5, column: 33, message: "',' expected." }, ...Array(3).fill(expect.anything())],
+    });
     expect(res.payload.items.map((i: { label: string }) => i.label)).toEqual(expect.arrayContaining(["ok", "broken"]));
-    const bad = await agent.invoke({ action: "complete", context: { source_code: "x" }, constraints: { max_items: 0 } });
+    const bad = await agent.invoke({
+      action: "complete",
+      context: { source_code: "x" },
+      constraints: { max_items: 0 },
+    });
     expect(bad.error.detail).toBe("constraints.max_items: expected an integer from 1 to 1000, got 0");
-    const far = await agent.invoke({ action: "complete", context: { source_code: "x", cursor: { line: 9, column: 0 } }, constraints: {} });
+    const far = await agent.invoke({
+      action: "complete",
+      context: { source_code: "x", cursor: { line: 9, column: 0 } },
+      constraints: {},
+    });
     expect(far.error.type).toBe("AIP_ERR_INVALID_FIELD");
   });
 
   it("refuses a file_path outside the workspace", async () => {
-    const res = await agent.invoke({ action: "complete", context: { source_code: "x", workspace_root: FIXTURES, file_path: "../../../package.json" }, constraints: {} });
+    const res = await agent.invoke({
+      action: "complete",
+      context: { source_code: "x", workspace_root: FIXTURES, file_path: "../../../package.json" },
+      constraints: {},
+    });
     expect(res.error.type).toBe("AIP_ERR_FORBIDDEN_PATH");
   });
 });

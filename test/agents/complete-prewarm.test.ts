@@ -1,33 +1,48 @@
 /** Idle-time tokenisation (agents/complete/prewarm.ts) and the file chunks the prompt is tokenised in, with the real tiny model. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ParseCache } from "../../agents/code/cache.js";
-import { lineStarts } from "../../agents/code/position.js";
-import { TokenCounter } from "../../agents/llm/budget.js";
-import { modelConfig } from "../../agents/llm/config.js";
-import { ModelHost } from "../../agents/llm/host.js";
-import { LatestWins } from "../../agents/llm/latest.js";
+import { ParseCache } from "../../agents/lib/code/cache.js";
+import { lineStarts } from "../../agents/lib/code/position.js";
+import { TokenCounter } from "../../agents/lib/llm/budget.js";
+import { modelConfig } from "../../agents/lib/llm/config.js";
+import { ModelHost } from "../../agents/lib/llm/host.js";
+import { LatestWins } from "../../agents/lib/llm/latest.js";
 import { CHUNK_LINES, fileChunks, Lines } from "../../agents/complete/context.js";
 import { createComplete } from "../../agents/complete/handler.js";
 import { Prewarm } from "../../agents/complete/prewarm.js";
 import type { AipRequest } from "../../protocol/schemas.js";
-import { StageTimer } from "../../agents/runtime/timer.js";
+import { StageTimer } from "../../agents/lib/runtime/timer.js";
 import { createLogger } from "../../protocol/log.js";
-import type { HandlerContext } from "../../agents/runtime/types.js";
+import type { HandlerContext } from "../../agents/lib/runtime/types.js";
 import { tinyModel } from "./llm/tiny-model.js";
 
 /** A module of `n` small functions (5 lines each), some lines repeated as real code repeats them. */
 function moduleOf(n: number): string {
-  const parts = ["import { join } from \"node:path\";\n"];
-  for (let i = 0; i < n; i++) parts.push(`\nexport function f${i}(a: number, b: string): string {\n  const v${i} = a * ${i} + b.length;\n  return join(b, String(v${i}));\n}\n`);
+  const parts = ['import { join } from "node:path";\n'];
+  for (let i = 0; i < n; i++)
+    parts.push(
+      `\nexport function f${i}(a: number, b: string): string {\n  const v${i} = a * ${i} + b.length;\n  return join(b, String(v${i}));\n}\n`,
+    );
   return parts.join("");
 }
 
 function ctx(traceId: string): HandlerContext {
-  return { traceId, signal: new AbortController().signal, deadline: Date.now() + 30_000, remainingMs: () => 30_000, timer: new StageTimer(), log: createLogger({ agentName: "test", destination: false }), warn: () => undefined };
+  return {
+    traceId,
+    signal: new AbortController().signal,
+    deadline: Date.now() + 30_000,
+    remainingMs: () => 30_000,
+    timer: new StageTimer(),
+    log: createLogger({ agentName: "test", destination: false }),
+    warn: () => undefined,
+  };
 }
 
 function request(source: string, line: number, column: number): AipRequest {
-  return { action: "complete", context: { language: "typescript", file_path: "m.ts", source_code: source, cursor: { line, column } }, constraints: { max_tokens: 4, best_effort: true } } as unknown as AipRequest;
+  return {
+    action: "complete",
+    context: { language: "typescript", file_path: "m.ts", source_code: source, cursor: { line, column } },
+    constraints: { max_tokens: 4, best_effort: true },
+  } as unknown as AipRequest;
 }
 
 /** Counts the calls that reach llama.cpp's tokenizer (memo misses) while `fn` runs. */
@@ -52,10 +67,21 @@ describe("file chunks", () => {
     const starts = lineStarts(source);
     const whole = new Set([...fileChunks(source, starts)].map((c) => c.text));
     expect([...fileChunks(source, starts)].map((c) => c.text).join("")).toBe(source);
-    for (const [first, count] of [[0, 50], [3, 70], [17, 100], [32, 16], [100, starts.length - 100]] as const) {
+    for (const [first, count] of [
+      [0, 50],
+      [3, 70],
+      [17, 100],
+      [32, 16],
+      [100, starts.length - 100],
+    ] as const) {
       const end = first + count < starts.length ? starts[first + count]! : source.length;
       const view = new Lines(source, starts, first, count, end);
-      for (const [from, to] of [[0, count], [1, count - 2], [5, 6], [count, count]] as const) {
+      for (const [from, to] of [
+        [0, count],
+        [1, count - 2],
+        [5, 6],
+        [count, count],
+      ] as const) {
         const chunks = view.chunks(from, to);
         expect(chunks.join("")).toBe(view.text(from, to));
         let line = first + from;
@@ -73,7 +99,9 @@ describe("file chunks", () => {
 });
 
 describe("prewarm with the tiny model", () => {
-  const host = new ModelHost(modelConfig({ path: tinyModel(true), threads: 1, contextSize: 1024, sequences: 1, warmupKeystrokes: 0 }, {}));
+  const host = new ModelHost(
+    modelConfig({ path: tinyModel(true), threads: 1, contextSize: 1024, sequences: 1, warmupKeystrokes: 0 }, {}),
+  );
   let counter: TokenCounter;
   beforeAll(async () => {
     await host.load();
@@ -107,19 +135,35 @@ describe("prewarm with the tiny model", () => {
     const source = moduleOf(150); // ~750 lines, ~27,000 characters: the window (8,192 tokens, a byte each) holds only part of it
     const lastLine = source.split("\n").length;
     const [line, column] = [lastLine - 300, 2];
-    const run = async (withPrewarm: boolean): Promise<{ calls: number; tokens: number; completion: string; prefix: string }> => {
-      const h = new ModelHost(modelConfig({ path: tinyModel(true), threads: 1, contextSize: 8192, sequences: 1, warmupKeystrokes: 0 }, {}));
+    const run = async (
+      withPrewarm: boolean,
+    ): Promise<{ calls: number; tokens: number; completion: string; prefix: string }> => {
+      const h = new ModelHost(
+        modelConfig({ path: tinyModel(true), threads: 1, contextSize: 8192, sequences: 1, warmupKeystrokes: 0 }, {}),
+      );
       await h.load();
       try {
         const c = new TokenCounter((t) => h.tokenize(t));
         const prewarm = withPrewarm ? new Prewarm(h, () => c) : undefined;
-        const complete = createComplete({ host: h, counter: () => c, latest: new LatestWins(), cache: new ParseCache(), ...(prewarm ? { prewarm } : {}) });
+        const complete = createComplete({
+          host: h,
+          counter: () => c,
+          latest: new LatestWins(),
+          cache: new ParseCache(),
+          ...(prewarm ? { prewarm } : {}),
+        });
         // First a request far away (near the top), then idle, then the jump.
         await complete(request(source, 10, 2), ctx("first"));
         await prewarm?.idle();
         let out: Record<string, unknown> = {};
         const calls = await rawTokenizeCalls(h, async () => {
-          out = (await complete({ ...request(source, line, column), constraints: { max_tokens: 4, best_effort: true, debug_prompt: true } } as unknown as AipRequest, ctx("jump"))) as Record<string, unknown>;
+          out = (await complete(
+            {
+              ...request(source, line, column),
+              constraints: { max_tokens: 4, best_effort: true, debug_prompt: true },
+            } as unknown as AipRequest,
+            ctx("jump"),
+          )) as Record<string, unknown>;
         });
         const prompt = out.prompt as { tokens: number; prefix_text: string };
         return { calls, tokens: prompt.tokens, completion: out.completion as string, prefix: prompt.prefix_text };

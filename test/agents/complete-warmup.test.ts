@@ -1,8 +1,8 @@
 /** The warm-up's module and cursor positions (agents/complete/warm-module.ts): it parses, formats, and every position is inside a function. */
 import { describe, expect, it } from "vitest";
-import { dialectOf } from "../../agents/code/language.js";
-import { parseFile } from "../../agents/code/parse.js";
-import { sliceAt } from "../../agents/code/slice.js";
+import { dialectOf } from "../../agents/lib/code/language.js";
+import { parseFile } from "../../agents/lib/code/parse.js";
+import { sliceAt } from "../../agents/lib/code/slice.js";
 import { formatChecked } from "../../agents/complete/check.js";
 import { WARM_MODULE, warmLines } from "../../agents/complete/warm-module.js";
 

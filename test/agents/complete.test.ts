@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { httpRequest, invokeHttp as rawInvoke } from "../../protocol/client.js";
 import { serve, type Served } from "../../scripts/conformance/process.js";
 import { tempDir } from "../helpers.js";
-import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/llm/config.js";
+import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/lib/llm/config.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";
 import { SHAPES, broken as brokenBuffer, expectDiagnostics } from "./broken-cases.js";
 
@@ -14,7 +14,9 @@ async function invokeHttp(sock: string, body: unknown): Promise<{ status: number
 }
 
 /** Serve agent-complete with `env` added to this process's environment (the child inherits it). */
-export async function serveComplete(env: Record<string, string | undefined>): Promise<{ server: Served; sock: string; cleanup: () => Promise<void> }> {
+export async function serveComplete(
+  env: Record<string, string | undefined>,
+): Promise<{ server: Served; sock: string; cleanup: () => Promise<void> }> {
   const t = tempDir();
   const sock = join(t.dir, "c.sock");
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
@@ -61,7 +63,13 @@ export const COMMENT_CURSOR = { line: 7, column: 11 };
 export function request(constraints: Json = {}, context: Json = {}, trace?: string): Json {
   return {
     action: "complete",
-    context: { language: "typescript", file_path: "src/sample.ts", source_code: SAMPLE_SOURCE, cursor: COMMENT_CURSOR, ...context },
+    context: {
+      language: "typescript",
+      file_path: "src/sample.ts",
+      source_code: SAMPLE_SOURCE,
+      cursor: COMMENT_CURSOR,
+      ...context,
+    },
     constraints: { timeout_ms: 10_000, max_tokens: 8, ...constraints },
     ...(trace ? { trace_id: trace } : {}),
   };
@@ -73,7 +81,14 @@ async function health(sock: string): Promise<Json> {
 
 function hugeFile(lines: number): string {
   const out: string[] = [];
-  for (let i = 0; out.length < lines; i++) out.push(`export function fn${i}(x: number): number {`, `  const y${i} = x * ${i};`, `  return y${i} + 1;`, `}`, ``);
+  for (let i = 0; out.length < lines; i++)
+    out.push(
+      `export function fn${i}(x: number): number {`,
+      `  const y${i} = x * ${i};`,
+      `  return y${i} + 1;`,
+      `}`,
+      ``,
+    );
   return out.join("\n") + "\n";
 }
 
@@ -100,7 +115,8 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     expect(json.status).toBe("success");
     // The buffer is scheduled when the request ends; wait for its chunks (health answers between slices).
     let after = before;
-    for (const until = Date.now() + 10_000; after.chunks === before.chunks && Date.now() < until; ) after = (await health(ctx.sock)).prewarm as typeof before;
+    for (const until = Date.now() + 10_000; after.chunks === before.chunks && Date.now() < until;)
+      after = (await health(ctx.sock)).prewarm as typeof before;
     expect(after.buffers).toBeGreaterThan(before.buffers);
     expect(after.chunks).toBeGreaterThan(before.chunks);
   });
@@ -112,8 +128,13 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     const p = json.payload as Json;
     expect(p).toMatchObject({ engine: "model", syntax_ok: true, retries: 0, insert_at: COMMENT_CURSOR });
     expect(typeof p.completion).toBe("string");
-    for (const stage of ["accept", "slice", "prompt", "budget", "inference", "syntax", "response"]) expect(json.timings_ms).toHaveProperty(stage);
-    expect(p.prompt).toMatchObject({ format: "fim", fim_tokens: { prefix: "<|fim_prefix|>", suffix: "<|fim_suffix|>", middle: "<|fim_middle|>" }, max_tokens: 8 });
+    for (const stage of ["accept", "slice", "prompt", "budget", "inference", "syntax", "response"])
+      expect(json.timings_ms).toHaveProperty(stage);
+    expect(p.prompt).toMatchObject({
+      format: "fim",
+      fim_tokens: { prefix: "<|fim_prefix|>", suffix: "<|fim_suffix|>", middle: "<|fim_middle|>" },
+      max_tokens: 8,
+    });
     expect(p.context.tokens_by_source.symbols).toBeGreaterThan(0);
     expect(p.context.tokens_by_source.enclosing_code).toBeGreaterThan(0);
     expect(p.context.truncated).toBe(false);
@@ -123,10 +144,14 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
 
   it("sorted CURRENT_SYMBOLS block; two requests on the same file share a byte-identical prompt prefix and reuse the KV cache", async () => {
     const a = (await invokeHttp(ctx.sock, request({ debug_prompt: true }))).json.payload as Json;
-    const b = (await invokeHttp(ctx.sock, request({ debug_prompt: true, best_effort: true }, { cursor: { line: 8, column: 2 } }))).json.payload as Json;
+    const b = (
+      await invokeHttp(ctx.sock, request({ debug_prompt: true, best_effort: true }, { cursor: { line: 8, column: 2 } }))
+    ).json.payload as Json;
     const pa = a.prompt.prefix_text as string;
     const pb = b.prompt.prefix_text as string;
-    expect(pa).toContain('// CURRENT_SYMBOLS\n// class Box\n// const LIMIT\n// function add\n// import readFile from "node:fs/promises"\n// END_SYMBOLS\n');
+    expect(pa).toContain(
+      '// CURRENT_SYMBOLS\n// class Box\n// const LIMIT\n// function add\n// import readFile from "node:fs/promises"\n// END_SYMBOLS\n',
+    );
     expect(a.prompt.stable_prefix.sha1).toBe(b.prompt.stable_prefix.sha1);
     const shared = pa.indexOf("// note:");
     expect(shared).toBeGreaterThan(a.prompt.stable_prefix.chars);
@@ -153,7 +178,10 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
   });
 
   it("output that does not parse is retried twice with other seeds, then AIP_ERR_SYNTAX with the retries counted", async () => {
-    const { status, json } = await invokeHttp(ctx.sock, request({ max_tokens: 12 }, { cursor: { line: 8, column: 13 } }));
+    const { status, json } = await invokeHttp(
+      ctx.sock,
+      request({ max_tokens: 12 }, { cursor: { line: 8, column: 13 } }),
+    );
     expect(status).toBe(422);
     expect(json.error).toMatchObject({ type: "AIP_ERR_SYNTAX", retries: 2 });
     const attempts = json.error.attempts as Json[];
@@ -162,7 +190,10 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
   });
 
   it("best_effort returns the best candidate flagged, with the retries counted", async () => {
-    const { json } = await invokeHttp(ctx.sock, request({ max_tokens: 12, best_effort: true }, { cursor: { line: 8, column: 13 } }));
+    const { json } = await invokeHttp(
+      ctx.sock,
+      request({ max_tokens: 12, best_effort: true }, { cursor: { line: 8, column: 13 } }),
+    );
     expect(json.status).toBe("success");
     expect(json.payload).toMatchObject({ syntax_ok: false, best_effort: true, retries: 2 });
     expect(json.payload.inference.attempts).toHaveLength(3);
@@ -170,7 +201,10 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
 
   it("a huge file is trimmed (farthest code first) with an AIP_ERR_CONTEXT_TRUNCATED warning", async () => {
     const source = hugeFile(3000);
-    const { json } = await invokeHttp(ctx.sock, request({ best_effort: true }, { source_code: source, cursor: { line: 1502, column: 2 } }));
+    const { json } = await invokeHttp(
+      ctx.sock,
+      request({ best_effort: true }, { source_code: source, cursor: { line: 1502, column: 2 } }),
+    );
     expect(json.status).toBe("success");
     expect(json.warnings[0]).toMatchObject({ type: "AIP_ERR_CONTEXT_TRUNCATED" });
     const c = json.payload.context as Json;
@@ -182,14 +216,20 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
   });
 
   it("… or the error when constraints.allow_truncation is false", async () => {
-    const { status, json } = await invokeHttp(ctx.sock, request({ allow_truncation: false }, { source_code: hugeFile(3000), cursor: { line: 1502, column: 2 } }));
+    const { status, json } = await invokeHttp(
+      ctx.sock,
+      request({ allow_truncation: false }, { source_code: hugeFile(3000), cursor: { line: 1502, column: 2 } }),
+    );
     expect(status).toBe(413);
     expect(json.error).toMatchObject({ type: "AIP_ERR_CONTEXT_TRUNCATED" });
   });
 
   it("concurrent requests use separate sequences", async () => {
     const long = { max_tokens: 300, best_effort: true, inference_timeout_ms: 20_000 };
-    const [a, b] = await Promise.all([invokeHttp(ctx.sock, request(long, { file_path: "src/a.ts" })), invokeHttp(ctx.sock, request(long, { file_path: "src/b.ts" }))]);
+    const [a, b] = await Promise.all([
+      invokeHttp(ctx.sock, request(long, { file_path: "src/a.ts" })),
+      invokeHttp(ctx.sock, request(long, { file_path: "src/b.ts" })),
+    ]);
     const seqs = [a.json.payload.inference.attempts[0].sequence, b.json.payload.inference.attempts[0].sequence];
     expect(new Set(seqs).size).toBe(2);
   });
@@ -199,7 +239,8 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     const doc = { document_id: "file:///src/sample.ts", client_id: "nvim-1" };
     const first = invokeHttp(ctx.sock, request({ ...doc, max_tokens: 900, inference_timeout_ms: 30_000 }, {}, "t-old"));
     // Readiness: the first request holds a sequence (it is generating).
-    for (let h = await health(ctx.sock); h.sequences_busy === 0; h = await health(ctx.sock)) await new Promise((r) => setImmediate(r));
+    for (let h = await health(ctx.sock); h.sequences_busy === 0; h = await health(ctx.sock))
+      await new Promise((r) => setImmediate(r));
     const second = await invokeHttp(ctx.sock, request({ ...doc, best_effort: true }, {}, "t-new"));
     const old = await first;
     expect(old.status).toBe(499);
@@ -209,7 +250,10 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     expect(after.superseded).toBeGreaterThanOrEqual(1);
     expect(after.inference.aborted).toBe(before.aborted + 1);
     // Another client's request for the same document is not superseded.
-    const other = await invokeHttp(ctx.sock, request({ document_id: doc.document_id, client_id: "vscode-2", best_effort: true }));
+    const other = await invokeHttp(
+      ctx.sock,
+      request({ document_id: doc.document_id, client_id: "vscode-2", best_effort: true }),
+    );
     expect(other.json.status).toBe("success");
   });
 });
@@ -249,8 +293,11 @@ describe("agent-complete without a model", () => {
     expect(json.error.detail).toMatch(/no model/);
   });
 
-  it("serves the lite engine when the caller asks for constraints.fallback \"lite\"", async () => {
-    const { json } = await invokeHttp(ctx.sock, request({ fallback: "lite" }, { source_code: "const alpha = 1;\nal", cursor: { line: 2, column: 2 } }));
+  it('serves the lite engine when the caller asks for constraints.fallback "lite"', async () => {
+    const { json } = await invokeHttp(
+      ctx.sock,
+      request({ fallback: "lite" }, { source_code: "const alpha = 1;\nal", cursor: { line: 2, column: 2 } }),
+    );
     expect(json.payload).toMatchObject({ engine: "lite", model_state: "none" });
     expect((json.payload.items as Json[]).map((i) => i.label)).toContain("alpha");
   });
@@ -277,7 +324,11 @@ describe("broken buffers: agent-complete with the tiny model", () => {
   for (const shape of SHAPES) {
     it(`complete: ${shape}`, async () => {
       const { source, cursor } = brokenBuffer(shape);
-      const body = { action: "complete", context: { language: "typescript", file_path: "src/paths.ts", source_code: source, cursor }, constraints: { timeout_ms: 10_000, max_tokens: 8, best_effort: true } };
+      const body = {
+        action: "complete",
+        context: { language: "typescript", file_path: "src/paths.ts", source_code: source, cursor },
+        constraints: { timeout_ms: 10_000, max_tokens: 8, best_effort: true },
+      };
       const { json } = await invokeHttp(ctx.sock, body);
       expect(json.status).toBe("success");
       expect(json.payload.engine).toBe("model");

@@ -27,29 +27,62 @@ describe("agent-dummy", () => {
       child.on("close", (code) => {
         expect(code).toBe(0);
         expect(err).toBe("");
-        expect(JSON.parse(out)).toMatchObject({ status: "success", trace_id: "t-9", agent: "dummy", payload: { received_action: "echo", context_lines: 3, trace_id: "t-9" } });
+        expect(JSON.parse(out)).toMatchObject({
+          status: "success",
+          trace_id: "t-9",
+          agent: "dummy",
+          payload: { received_action: "echo", context_lines: 3, trace_id: "t-9" },
+        });
         resolve();
       }),
     );
   });
 
   it("answers curl --unix-socket", () => {
-    const out = execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{},"constraints":{}}'], { encoding: "utf8" });
-    expect(JSON.parse(out)).toMatchObject({ status: "success", payload: { received_action: "echo", context_lines: 0 } });
-    const health = JSON.parse(execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/healthz"], { encoding: "utf8" })) as Record<string, unknown>;
+    const out = execFileSync(
+      "curl",
+      [
+        "-s",
+        "--unix-socket",
+        agent.socket,
+        "http://aip/v1/invoke",
+        "-d",
+        '{"action":"echo","context":{},"constraints":{}}',
+      ],
+      { encoding: "utf8" },
+    );
+    expect(JSON.parse(out)).toMatchObject({
+      status: "success",
+      payload: { received_action: "echo", context_lines: 0 },
+    });
+    const health = JSON.parse(
+      execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/healthz"], { encoding: "utf8" }),
+    ) as Record<string, unknown>;
     expect(health).toMatchObject({ status: "ok", agent: "dummy", version: "1.0.0", max_concurrent: 256 });
   });
 
   it("answers NDJSON through socat", () => {
     const out = execFileSync("socat", ["-", `UNIX-CONNECT:${agent.socket}`], {
-      input: '{"action":"echo","context":{},"constraints":{},"trace_id":"s-1"}\n{"action":"echo","context":{},"constraints":{},"trace_id":"s-2"}\n',
+      input:
+        '{"action":"echo","context":{},"constraints":{},"trace_id":"s-1"}\n{"action":"echo","context":{},"constraints":{},"trace_id":"s-2"}\n',
       encoding: "utf8",
     });
     expect(jsonLines(out).map((l) => l.trace_id)).toEqual(["s-1", "s-2"]);
   });
 
   it("times out at constraints.timeout_ms with AIP_ERR_TIMEOUT", () => {
-    const out = execFileSync("curl", ["-s", "--unix-socket", agent.socket, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{},"constraints":{"timeout_ms":50,"delay_ms":5000}}'], { encoding: "utf8" });
+    const out = execFileSync(
+      "curl",
+      [
+        "-s",
+        "--unix-socket",
+        agent.socket,
+        "http://aip/v1/invoke",
+        "-d",
+        '{"action":"echo","context":{},"constraints":{"timeout_ms":50,"delay_ms":5000}}',
+      ],
+      { encoding: "utf8" },
+    );
     expect(JSON.parse(out).error).toMatchObject({ type: "AIP_ERR_TIMEOUT", status: 504 });
   });
 });
@@ -59,7 +92,10 @@ describe("agent-dummy logs", () => {
     const t = tempDir();
     const logFile = join(t.dir, "agent.log");
     const sock = join(t.dir, "l.sock");
-    const child = spawn(DUMMY, ["--listen", sock], { env: { ...process.env, AIP_LOG_FILE: logFile, AIP_LOG_LEVEL: "debug" }, stdio: "ignore" });
+    const child = spawn(DUMMY, ["--listen", sock], {
+      env: { ...process.env, AIP_LOG_FILE: logFile, AIP_LOG_LEVEL: "debug" },
+      stdio: "ignore",
+    });
     const { waitForSocket, invokeHttp } = await import("../../protocol/client.js");
     try {
       await waitForSocket(sock);

@@ -6,15 +6,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest } from "../../protocol/client.js";
 import { createLogger } from "../../protocol/log.js";
-import { AgentInvoker, type HeapProbe } from "../../agents/runtime/invoke.js";
-import type { AgentDefinition } from "../../agents/runtime/types.js";
+import { AgentInvoker, type HeapProbe } from "../../agents/lib/runtime/invoke.js";
+import type { AgentDefinition } from "../../agents/lib/runtime/types.js";
 import { heapFlags, nodeOptionsFor } from "../../orchestrator/memory.js";
 import { SUMMARIZE, startAgent, type RunningAgent } from "./code-helpers.js";
 import { startAgency, type Agency } from "../orchestrator/harness.js";
 
 const manifest = {
-  aip: "1" as const, name: "t", version: "0.0.1", description: "test", capabilities: ["go", "deep"], languages: ["*"],
-  resources: { cpu: "100m", memory: "64Mi", gpu: false }, max_concurrent: 4, timeouts_ms: { default: 5000 },
+  aip: "1" as const,
+  name: "t",
+  version: "0.0.1",
+  description: "test",
+  capabilities: ["go", "deep"],
+  languages: ["*"],
+  resources: { cpu: "100m", memory: "64Mi", gpu: false },
+  max_concurrent: 4,
+  timeouts_ms: { default: 5000 },
 };
 const req = (action: string) => ({ action, context: {}, constraints: {} });
 
@@ -34,12 +41,23 @@ describe("stack overflow guard", () => {
   it("summarize: 50,000 nested brackets and 20,000 nested functions get an answer or a 422, never a 500", async () => {
     const agent: RunningAgent = await startAgent(SUMMARIZE);
     try {
-      const sources = [`const a = ${"[".repeat(50_000)}${"]".repeat(50_000)};\n`, `${"function f() {\n".repeat(20_000)}${"}\n".repeat(20_000)}`];
+      const sources = [
+        `const a = ${"[".repeat(50_000)}${"]".repeat(50_000)};\n`,
+        `${"function f() {\n".repeat(20_000)}${"}\n".repeat(20_000)}`,
+      ];
       for (const source_code of sources) {
-        const r = await agent.invoke({ action: "summarize", context: { source_code, language: "typescript" }, constraints: { timeout_ms: 15_000 } });
+        const r = await agent.invoke({
+          action: "summarize",
+          context: { source_code, language: "typescript" },
+          constraints: { timeout_ms: 15_000 },
+        });
         if (r.status === "error") expect(r.error.status, JSON.stringify(r.error).slice(0, 300)).toBe(422);
       }
-      const ok = await agent.invoke({ action: "summarize", context: { source_code: "export const a = 1;\n", language: "typescript" }, constraints: {} });
+      const ok = await agent.invoke({
+        action: "summarize",
+        context: { source_code: "export const a = 1;\n", language: "typescript" },
+        constraints: {},
+      });
       expect(ok.status).toBe("success");
     } finally {
       await agent.stop();
@@ -51,9 +69,15 @@ describe("memory", () => {
   it("sheds with AIP_ERR_SOCKET_BUSY above 85% of the heap limit, after one collection did not help", async () => {
     let used = 90;
     let collected = 0;
-    const inv = invoker({ go: () => ({ ok: true }) }, { used: () => used * 1024 * 1024, limit: () => 100 * 1024 * 1024, collect: () => void collected++ });
+    const inv = invoker(
+      { go: () => ({ ok: true }) },
+      { used: () => used * 1024 * 1024, limit: () => 100 * 1024 * 1024, collect: () => void collected++ },
+    );
     const r = await inv.invoke(req("go"));
-    expect(r.status === "error" && r.error).toMatchObject({ type: "AIP_ERR_SOCKET_BUSY", detail: "Agent t is short of memory: heap 90 of its 100 MiB limit in use" });
+    expect(r.status === "error" && r.error).toMatchObject({
+      type: "AIP_ERR_SOCKET_BUSY",
+      detail: "Agent t is short of memory: heap 90 of its 100 MiB limit in use",
+    });
     expect(collected).toBe(1);
     used = 40;
     expect((await inv.invoke(req("go"))).status).toBe("success");
@@ -61,14 +85,19 @@ describe("memory", () => {
 
   it("a collection that frees the heap lets the request in", async () => {
     let used = 95;
-    const inv = invoker({ go: () => ({ ok: true }) }, { used: () => used * 1024 * 1024, limit: () => 100 * 1024 * 1024, collect: () => void (used = 30) });
+    const inv = invoker(
+      { go: () => ({ ok: true }) },
+      { used: () => used * 1024 * 1024, limit: () => 100 * 1024 * 1024, collect: () => void (used = 30) },
+    );
     expect((await inv.invoke(req("go"))).status).toBe("success");
   });
 
   it("heap flags from the manifest's memory: young and old generation within 75% of it; an operator's own setting wins", () => {
     expect(heapFlags("128Mi")).toEqual({ oldSpaceMiB: 72, semiSpaceMiB: 6 });
     expect(heapFlags("1Gi")).toEqual({ oldSpaceMiB: 704, semiSpaceMiB: 16 });
-    expect(nodeOptionsFor("256Mi", "--enable-source-maps")).toBe("--enable-source-maps --max-old-space-size=144 --max-semi-space-size=12 --expose-gc");
+    expect(nodeOptionsFor("256Mi", "--enable-source-maps")).toBe(
+      "--enable-source-maps --max-old-space-size=144 --max-semi-space-size=12 --expose-gc",
+    );
     expect(nodeOptionsFor("256Mi", "--max-old-space-size=4096")).toBe("--max-old-space-size=4096");
   });
 });
@@ -84,7 +113,9 @@ describe("embedded mode", () => {
 
   it("the agent runs with a heap limit from its manifest's 64Mi (V8 reports ~48 MiB, not Node's default of gigabytes)", async () => {
     const agent = agency.orchestrator.agents[0]!;
-    const h = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as { memory: { heap_limit_mib: number } };
+    const h = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as {
+      memory: { heap_limit_mib: number };
+    };
     expect(h.memory.heap_limit_mib).toBeGreaterThan(40);
     expect(h.memory.heap_limit_mib).toBeLessThanOrEqual(64 * 0.75 + 4);
   });

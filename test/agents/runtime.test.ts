@@ -1,12 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { AipError } from "../../protocol/errors.js";
 import { createLogger } from "../../protocol/log.js";
-import { AgentInvoker } from "../../agents/runtime/invoke.js";
-import type { AgentDefinition } from "../../agents/runtime/types.js";
+import { AgentInvoker } from "../../agents/lib/runtime/invoke.js";
+import type { AgentDefinition } from "../../agents/lib/runtime/types.js";
 
 const manifest = {
-  aip: "1" as const, name: "t", version: "0.0.1", description: "test", capabilities: ["go", "slow", "boom", "warn"], languages: ["*"],
-  resources: { cpu: "100m", memory: "64Mi", gpu: false }, max_concurrent: 2, timeouts_ms: { default: 1000 },
+  aip: "1" as const,
+  name: "t",
+  version: "0.0.1",
+  description: "test",
+  capabilities: ["go", "slow", "boom", "warn"],
+  languages: ["*"],
+  resources: { cpu: "100m", memory: "64Mi", gpu: false },
+  max_concurrent: 2,
+  timeouts_ms: { default: 1000 },
 };
 
 function invoker(handlers: AgentDefinition["handlers"]): AgentInvoker {
@@ -38,10 +45,12 @@ describe("agent runtime", () => {
     let reason: unknown;
     const inv = invoker({
       slow: (_r, ctx) =>
-        new Promise((resolve) => ctx.signal.addEventListener("abort", () => {
-          reason = ctx.signal.reason;
-          resolve("late");
-        })),
+        new Promise((resolve) =>
+          ctx.signal.addEventListener("abort", () => {
+            reason = ctx.signal.reason;
+            resolve("late");
+          }),
+        ),
     });
     const res = await inv.invoke(req("slow", { timeout_ms: 30 }));
     expect(res.status === "error" && res.error.type).toBe("AIP_ERR_TIMEOUT");
@@ -50,14 +59,20 @@ describe("agent runtime", () => {
   });
 
   it("turns a thrown exception into AIP_ERR_UNKNOWN without the stack", async () => {
-    const res = await invoker({ boom: () => { throw new TypeError("x is undefined at foo.ts:3"); } }).invoke(req("boom"));
+    const res = await invoker({
+      boom: () => {
+        throw new TypeError("x is undefined at foo.ts:3");
+      },
+    }).invoke(req("boom"));
     expect(res.status === "error" && res.error.type).toBe("AIP_ERR_UNKNOWN");
     expect(JSON.stringify(res)).not.toContain("foo.ts");
   });
 
   it("passes AipErrors through and collects warnings and stage timings", async () => {
     const inv = invoker({
-      boom: () => { throw new AipError("AIP_ERR_PARSE", "Unexpected token (3:4)", { extensions: { line: 3, column: 4 } }); },
+      boom: () => {
+        throw new AipError("AIP_ERR_PARSE", "Unexpected token (3:4)", { extensions: { line: 3, column: 4 } });
+      },
       warn: (_r, ctx) => {
         ctx.timer.mark("slice");
         ctx.warn("AIP_ERR_CONTEXT_TRUNCATED", "trimmed 10 lines", { trimmed_lines: 10 });
@@ -65,7 +80,11 @@ describe("agent runtime", () => {
       },
     });
     const bad = await inv.invoke({ ...req("boom"), trace_id: "tr-1" });
-    expect(bad).toMatchObject({ status: "error", trace_id: "tr-1", error: { type: "AIP_ERR_PARSE", line: 3, instance: "tr-1" } });
+    expect(bad).toMatchObject({
+      status: "error",
+      trace_id: "tr-1",
+      error: { type: "AIP_ERR_PARSE", line: 3, instance: "tr-1" },
+    });
     const good = await inv.invoke(req("warn"));
     expect(good.status).toBe("success");
     if (good.status !== "success") return;

@@ -11,9 +11,15 @@ import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent 
 function poolWorkspace(): { dir: string; cleanup: () => void } {
   const w = copyFixture("pool-workspace");
   mkdirSync(join(w.dir, "generated"));
-  writeFileSync(join(w.dir, "generated/pool-adaptive-grow.ts"), "/** adaptive pool grow, adaptive pool grow */\nexport function adaptivePoolGrow(): void {}\n");
+  writeFileSync(
+    join(w.dir, "generated/pool-adaptive-grow.ts"),
+    "/** adaptive pool grow, adaptive pool grow */\nexport function adaptivePoolGrow(): void {}\n",
+  );
   writeFileSync(join(w.dir, "debug.log"), "adaptive pool grow adaptive pool grow\n");
-  writeFileSync(join(w.dir, "src/blob.ts"), Buffer.concat([Buffer.from("adaptive pool grow "), Buffer.from([0, 1, 2])]));
+  writeFileSync(
+    join(w.dir, "src/blob.ts"),
+    Buffer.concat([Buffer.from("adaptive pool grow "), Buffer.from([0, 1, 2])]),
+  );
   return w;
 }
 
@@ -24,7 +30,10 @@ conformanceSuite(
   "agent-search conformance",
   () => {
     conformanceWorkspace = poolWorkspace();
-    return runConformance(SEARCH, undefined, { context: { workspace_root: conformanceWorkspace.dir, query: "pool" }, constraints: {} });
+    return runConformance(SEARCH, undefined, {
+      context: { workspace_root: conformanceWorkspace.dir, query: "pool" },
+      constraints: {},
+    });
   },
   () => conformanceWorkspace?.cleanup(),
 );
@@ -42,39 +51,78 @@ describe("agent-search", () => {
   });
 
   it('"adaptive pool grow" ranks the pool source first; ignored, binary files never appear', async () => {
-    const res = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "adaptive pool grow" }, constraints: {} });
+    const res = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "adaptive pool grow" },
+      constraints: {},
+    });
     expect(res.status).toBe("success");
     const hits = res.payload.hits as Json[];
-    expect(hits[0]).toMatchObject({ path: "orchestrator/pool.ts", symbol: "AdaptivePool", kind: "class", line_start: 8, line_end: 15 });
+    expect(hits[0]).toMatchObject({
+      path: "orchestrator/pool.ts",
+      symbol: "AdaptivePool",
+      kind: "class",
+      line_start: 8,
+      line_end: 15,
+    });
     expect(hits[0]!.snippet).toContain("Adaptive sizing: grow by one");
-    expect(hits.slice(0, 3)).toContainEqual(expect.objectContaining({ path: "orchestrator/pool.ts", symbol: "grow", kind: "method", line_start: 16, line_end: 24 }));
+    expect(hits.slice(0, 3)).toContainEqual(
+      expect.objectContaining({
+        path: "orchestrator/pool.ts",
+        symbol: "grow",
+        kind: "method",
+        line_start: 16,
+        line_end: 24,
+      }),
+    );
     expect(hits[0]!.score).toBeGreaterThan(hits[hits.length - 1]!.score);
     for (const p of paths(res)) expect(p).not.toMatch(/generated|debug\.log|blob/);
     expect(res.payload.index).toMatchObject({ files: 6, refreshed: { added: 6, skipped: 1 } });
   });
 
   it("definitions outrank mentions of the same words", async () => {
-    const res = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "ThreadPool" }, constraints: {} });
+    const res = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "ThreadPool" },
+      constraints: {},
+    });
     expect(res.payload.hits[0]).toMatchObject({ path: "lib/thread-pool.ts", symbol: "ThreadPool", kind: "class" });
   });
 
   it("splits identifiers: camelCase, snake_case and digits", async () => {
-    const res = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "grow buffer" }, constraints: { limit: 1 } });
+    const res = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "grow buffer" },
+      constraints: { limit: 1 },
+    });
     expect(res.payload.hits).toEqual([expect.objectContaining({ path: "src/grow-buffer.ts", symbol: "growBuffer" })]);
-    const p95 = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "p95 ms" }, constraints: { limit: 3 } });
+    const p95 = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "p95 ms" },
+      constraints: { limit: 3 },
+    });
     expect(paths(p95)[0]).toBe("orchestrator/pool.ts");
   });
 
   it("filters by path globs and languages; finds Markdown headings", async () => {
-    const md = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "pool queue" }, constraints: { languages: ["markdown"] } });
+    const md = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "pool queue" },
+      constraints: { languages: ["markdown"] },
+    });
     expect(md.payload.hits[0]).toMatchObject({ path: "docs/pool.md", kind: "heading" });
     expect(paths(md).every((p) => p.endsWith(".md"))).toBe(true);
-    const lib = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "pool" }, constraints: { paths: ["lib/**"] } });
+    const lib = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "pool" },
+      constraints: { paths: ["lib/**"] },
+    });
     expect([...new Set(paths(lib))]).toEqual(["lib/thread-pool.ts"]);
   });
 
   it("refreshes incrementally by size and mtime: changed, added and deleted files", async () => {
-    const q = (query: string): Promise<Json> => agent.invoke({ action: "search", context: { workspace_root: w.dir, query }, constraints: { refresh_ms: 0 } });
+    const q = (query: string): Promise<Json> =>
+      agent.invoke({ action: "search", context: { workspace_root: w.dir, query }, constraints: { refresh_ms: 0 } });
     expect((await q("zebracorn")).payload.hits).toEqual([]);
     writeFileSync(join(w.dir, "lib/thread-pool.ts"), "/** Zebracorn threads. */\nexport class ThreadPool {}\n");
     utimesSync(join(w.dir, "lib/thread-pool.ts"), new Date(), new Date(Date.now() + 5_000));
@@ -89,7 +137,11 @@ describe("agent-search", () => {
   });
 
   it("on this repo: a query for the path-containment predicate finds protocol/paths.ts first", async () => {
-    const res = await agent.invoke({ action: "search", context: { workspace_root: ROOT, query: "path containment predicate" }, constraints: { paths: ["protocol/**", "agents/**"], limit: 5 } });
+    const res = await agent.invoke({
+      action: "search",
+      context: { workspace_root: ROOT, query: "path containment predicate" },
+      constraints: { paths: ["protocol/**", "agents/**"], limit: 5 },
+    });
     expect(res.payload.hits[0]).toMatchObject({ path: "protocol/paths.ts", line_start: 1 });
     expect(res.payload.hits[0].snippet).toContain("The one path-containment predicate");
   });
@@ -99,11 +151,23 @@ describe("agent-search", () => {
     expect(noRoot.error).toMatchObject({ type: "AIP_ERR_MISSING_FIELD", fields: ["context.workspace_root"] });
     const noQuery = await agent.invoke({ action: "search", context: { workspace_root: w.dir }, constraints: {} });
     expect(noQuery.error).toMatchObject({ type: "AIP_ERR_MISSING_FIELD", fields: ["context.query"] });
-    const empty = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "  " }, constraints: {} });
+    const empty = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "  " },
+      constraints: {},
+    });
     expect(empty.error.detail).toBe('context.query: expected a non-empty string, got "  "');
-    const limit = await agent.invoke({ action: "search", context: { workspace_root: w.dir, query: "x" }, constraints: { limit: 0 } });
+    const limit = await agent.invoke({
+      action: "search",
+      context: { workspace_root: w.dir, query: "x" },
+      constraints: { limit: 0 },
+    });
     expect(limit.error.type).toBe("AIP_ERR_INVALID_FIELD");
-    const missing = await agent.invoke({ action: "search", context: { workspace_root: join(w.dir, "nope"), query: "x" }, constraints: {} });
+    const missing = await agent.invoke({
+      action: "search",
+      context: { workspace_root: join(w.dir, "nope"), query: "x" },
+      constraints: {},
+    });
     expect(missing.error.detail).toMatch(/context\.workspace_root .* does not exist/);
   });
 });

@@ -24,9 +24,11 @@ const FILES: Record<string, string> = {
     "export default function main(): void {}",
     "export type Local = string;",
   ].join("\n"),
-  "src/strings.ts": "export function upper(s: string): string {\n  return s.toUpperCase();\n}\nexport const EMPTY = '';\nexport default 1;\n",
+  "src/strings.ts":
+    "export function upper(s: string): string {\n  return s.toUpperCase();\n}\nexport const EMPTY = '';\nexport default 1;\n",
   "src/math.ts": "export const PI = 3.14;\n",
-  "src/paths.ts": "export function join(a: string, b: string): string {\n  return a + b;\n}\nexport type Sep = '/' | '\\\\';\n",
+  "src/paths.ts":
+    "export function join(a: string, b: string): string {\n  return a + b;\n}\nexport type Sep = '/' | '\\\\';\n",
   "src/url.ts": [
     "/** Whether the input has a protocol. */",
     "export function hasProtocol(input: string): boolean;",
@@ -52,7 +54,13 @@ describe("summarize: the real export list", () => {
       writeFileSync(join(ws.dir, rel), text);
     }
     agent = await startAgent(SUMMARIZE);
-    index = (await agent.invoke({ action: "summarize", context: { workspace_root: ws.dir, file_path: "src/index.ts" }, constraints: {} })).payload;
+    index = (
+      await agent.invoke({
+        action: "summarize",
+        context: { workspace_root: ws.dir, file_path: "src/index.ts" },
+        constraints: {},
+      })
+    ).payload;
   }, 60_000);
   afterAll(async () => {
     await agent.stop();
@@ -63,7 +71,23 @@ describe("summarize: the real export list", () => {
 
   it("lists every name the compiler would, once, and nothing else", () => {
     const names = (index.outline.exports as Json[]).map((e) => e.name).sort();
-    expect(names).toEqual(["Dir", "DirEntry", "EMPTY", "Local", "aliased", "default", "fromA", "fromB", "hasProtocol", "joinPath", "math", "upper", "Sep"].sort());
+    expect(names).toEqual(
+      [
+        "Dir",
+        "DirEntry",
+        "EMPTY",
+        "Local",
+        "aliased",
+        "default",
+        "fromA",
+        "fromB",
+        "hasProtocol",
+        "joinPath",
+        "math",
+        "upper",
+        "Sep",
+      ].sort(),
+    );
   });
 
   it("follows export * (without the target's default), .js to .ts, index files and tsconfig paths", () => {
@@ -96,36 +120,61 @@ describe("summarize: the real export list", () => {
   it("lists the cycle, the missing file and the package as unresolved, with why", () => {
     const unresolved = index.outline.unresolved_exports as Json[];
     expect(unresolved.map((u) => u.from).sort()).toEqual(["./cycle-a", "./missing", "lodash"].sort());
-    expect(unresolved.find((u) => u.from === "./missing")).toMatchObject({ line: 8, reason: expect.stringMatching(/no workspace file for "\.\/missing"/) });
+    expect(unresolved.find((u) => u.from === "./missing")).toMatchObject({
+      line: 8,
+      reason: expect.stringMatching(/no workspace file for "\.\/missing"/),
+    });
     expect(unresolved.find((u) => u.from === "lodash")!.reason).toMatch(/is a package/);
     // The cycle closes in cycle-b.ts, which re-exports cycle-a.ts again.
-    expect(unresolved.find((u) => u.from === "./cycle-a")).toMatchObject({ file: "src/cycle-b.ts", line: 1, reason: expect.stringMatching(/^cycle/) });
+    expect(unresolved.find((u) => u.from === "./cycle-a")).toMatchObject({
+      file: "src/cycle-b.ts",
+      line: 1,
+      reason: expect.stringMatching(/^cycle/),
+    });
     // Both sides of the cycle still contribute their names (fromA, fromB above).
   });
 
   it("builds the prose from that list", () => {
-    expect(index.summary).toContain("It exports math, joinPath, hasProtocol, default, upper, EMPTY and 4 more and the types Sep, Local, DirEntry.");
+    expect(index.summary).toContain(
+      "It exports math, joinPath, hasProtocol, default, upper, EMPTY and 4 more and the types Sep, Local, DirEntry.",
+    );
     expect(index.summary).not.toMatch(/\*, \*/);
-    expect(index.summary).toContain("It also re-exports from ./missing, ./cycle-a, lodash, which could not be followed.");
+    expect(index.summary).toContain(
+      "It also re-exports from ./missing, ./cycle-a, lodash, which could not be followed.",
+    );
   });
 
   it("merges overloads declared in the module into one entry carrying every signature", async () => {
-    const res = await agent.invoke({ action: "summarize", context: { workspace_root: ws.dir, file_path: "src/url.ts" }, constraints: {} });
+    const res = await agent.invoke({
+      action: "summarize",
+      context: { workspace_root: ws.dir, file_path: "src/url.ts" },
+      constraints: {},
+    });
     expect(res.payload.outline.exports).toEqual([
       {
         name: "hasProtocol",
         kind: "function",
         type_only: false,
         line: 2,
-        signatures: ["export function hasProtocol(input: string): boolean;", "export function hasProtocol(input: string, strict: boolean): boolean;", "export function hasProtocol(input: string, strict = false): boolean"],
+        signatures: [
+          "export function hasProtocol(input: string): boolean;",
+          "export function hasProtocol(input: string, strict: boolean): boolean;",
+          "export function hasProtocol(input: string, strict = false): boolean",
+        ],
       },
     ]);
     expect(res.payload.summary).toContain("It exports hasProtocol.");
   });
 
   it("without a workspace, a re-export is listed as unresolved, not as '*'", async () => {
-    const res = await agent.invoke({ action: "summarize", context: { source_code: 'export * from "./x";\nexport const a = 1;\n' }, constraints: {} });
+    const res = await agent.invoke({
+      action: "summarize",
+      context: { source_code: 'export * from "./x";\nexport const a = 1;\n' },
+      constraints: {},
+    });
     expect(res.payload.outline.exports.map((e: Json) => e.name)).toEqual(["a"]);
-    expect(res.payload.outline.unresolved_exports).toEqual([{ from: "./x", line: 1, reason: "no workspace_root (or file_path) to resolve it in" }]);
+    expect(res.payload.outline.unresolved_exports).toEqual([
+      { from: "./x", line: 1, reason: "no workspace_root (or file_path) to resolve it in" },
+    ]);
   });
 });

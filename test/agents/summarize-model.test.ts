@@ -8,9 +8,15 @@ import { modelEnv } from "./llm/tiny-model.js";
 type Json = Record<string, any>;
 const SUMMARIZE = join(ROOT, "dist/agents/summarize/main.js");
 const SOURCE = `/** Math helpers. */\nexport function add(a: number, b: number): number {\n  return a + b;\n}\nexport class Box {}\n`;
-const REQ = { action: "summarize", context: { language: "typescript", source_code: SOURCE }, constraints: { timeout_ms: 10_000, max_tokens: 16 } };
+const REQ = {
+  action: "summarize",
+  context: { language: "typescript", source_code: SOURCE },
+  constraints: { timeout_ms: 10_000, max_tokens: 16 },
+};
 
-async function start(env: Record<string, string | undefined>): Promise<{ server: Served; sock: string; done: () => Promise<void> }> {
+async function start(
+  env: Record<string, string | undefined>,
+): Promise<{ server: Served; sock: string; done: () => Promise<void> }> {
   const t = tempDir();
   const sock = join(t.dir, "s.sock");
   return withEnv(env, async () => {
@@ -39,7 +45,10 @@ describe("summarize with the tiny model", () => {
   });
 
   it("an inference overrun keeps the extractive summary and warns AIP_ERR_MODEL_TIMEOUT", async () => {
-    const { json } = (await invokeHttp(s.sock, { ...REQ, constraints: { ...REQ.constraints, max_tokens: 500, inference_timeout_ms: 2 } })) as { json: Json };
+    const { json } = (await invokeHttp(s.sock, {
+      ...REQ,
+      constraints: { ...REQ.constraints, max_tokens: 500, inference_timeout_ms: 2 },
+    })) as { json: Json };
     expect(json.status).toBe("success");
     expect(json.payload.summary_source).toBe("extractive");
     expect(json.warnings.map((w: Json) => w.type)).toContain("AIP_ERR_MODEL_TIMEOUT");

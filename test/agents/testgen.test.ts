@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dialectOf } from "../../agents/code/language.js";
-import { parseProgram } from "../../agents/code/parse.js";
+import { dialectOf } from "../../agents/lib/code/language.js";
+import { parseProgram } from "../../agents/lib/code/parse.js";
 import { runConformance } from "../../scripts/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
@@ -21,7 +21,13 @@ function checkImport(payload: Json, root: string, source: string): void {
 }
 
 conformanceSuite("agent-testgen conformance", () =>
-  runConformance(TESTGEN, undefined, { context: { source_code: "export function f(a: number): number {\n  return a;\n}\n", cursor: { line: 2, column: 2 } }, constraints: {} }),
+  runConformance(TESTGEN, undefined, {
+    context: {
+      source_code: "export function f(a: number): number {\n  return a;\n}\n",
+      cursor: { line: 2, column: 2 },
+    },
+    constraints: {},
+  }),
 );
 
 describe("agent-testgen", () => {
@@ -35,20 +41,40 @@ describe("agent-testgen", () => {
 
   it("on this repo: protocol/paths.ts isInside → test/protocol/paths.test.ts importing ../../protocol/paths.js", async () => {
     const src = readFileSync(join(ROOT, "protocol/paths.ts"), "utf8");
-    const res = await agent.invoke({ action: "testgen", context: { workspace_root: ROOT, file_path: "protocol/paths.ts", cursor: cursorOf(src, "const rel = relative") }, constraints: {} });
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { workspace_root: ROOT, file_path: "protocol/paths.ts", cursor: cursorOf(src, "const rel = relative") },
+      constraints: {},
+    });
     expect(res.status).toBe("success");
-    expect(res.payload).toMatchObject({ test_path: "test/protocol/paths.test.ts", framework: "vitest", import: { specifier: "../../protocol/paths.js", name: "isInside" }, notes: [] });
-    expect(res.payload.signature).toMatchObject({ name: "isInside", text: "export function isInside(root: string, path: string): boolean" });
+    expect(res.payload).toMatchObject({
+      test_path: "test/protocol/paths.test.ts",
+      framework: "vitest",
+      import: { specifier: "../../protocol/paths.js", name: "isInside" },
+      notes: [],
+    });
+    expect(res.payload.signature).toMatchObject({
+      name: "isInside",
+      text: "export function isInside(root: string, path: string): boolean",
+    });
     checkImport(res.payload, ROOT, "protocol/paths.ts");
     expect(res.payload.content).toContain('import { describe, expect, it } from "vitest";');
     expect(res.payload.content).toContain('const result = isInside("root", "path");');
     expect(res.payload.content).toContain('it.todo("root: empty string");');
   });
 
-  it("on this repo: a class method by name gets an instance from its constructor (agents/runtime/timer.ts)", async () => {
-    const res = await agent.invoke({ action: "testgen", context: { workspace_root: ROOT, file_path: "agents/runtime/timer.ts" }, constraints: { function: "StageTimer.set", framework: "jest" } });
-    expect(res.payload).toMatchObject({ test_path: "test/agents/runtime/timer.test.ts", framework: "jest", import: { specifier: "../../../agents/runtime/timer.js", name: "StageTimer" } });
-    checkImport(res.payload, ROOT, "agents/runtime/timer.ts");
+  it("on this repo: a class method by name gets an instance from its constructor (agents/lib/runtime/timer.ts)", async () => {
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { workspace_root: ROOT, file_path: "agents/lib/runtime/timer.ts" },
+      constraints: { function: "StageTimer.set", framework: "jest" },
+    });
+    expect(res.payload).toMatchObject({
+      test_path: "test/agents/lib/runtime/timer.test.ts",
+      framework: "jest",
+      import: { specifier: "../../../../agents/lib/runtime/timer.js", name: "StageTimer" },
+    });
+    checkImport(res.payload, ROOT, "agents/lib/runtime/timer.ts");
     expect(res.payload.content).toContain("const instance = new StageTimer();");
     expect(res.payload.content).toContain('instance.set("stage", 1)');
     expect(res.payload.content).toContain("toBeUndefined()"); // returns void
@@ -56,17 +82,28 @@ describe("agent-testgen", () => {
   });
 
   it("async + throwing function: an await case and a rejects.toThrow case; edge-case todos from the types", async () => {
-    const res = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE, file_path: "src/sample.ts", cursor: cursorOf(SAMPLE, "const text = await") }, constraints: {} });
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE, file_path: "src/sample.ts", cursor: cursorOf(SAMPLE, "const text = await") },
+      constraints: {},
+    });
     const c = res.payload.content as string;
     expect(res.payload.test_path).toBe("src/sample.test.ts");
     expect(res.payload.import).toMatchObject({ specifier: "./sample.js", name: "loadLines" });
     expect(c).toContain('const result = await loadLines("path");');
-    expect(c).toContain("await expect(loadLines(/* TODO: arguments that make it throw */)).rejects.toThrow(TypeError);");
-    for (const todo of ["path: empty string", "limit: 0", "limit: a negative number", "limit: undefined (optional)"]) expect(c).toContain(`it.todo("${todo}")`);
+    expect(c).toContain(
+      "await expect(loadLines(/* TODO: arguments that make it throw */)).rejects.toThrow(TypeError);",
+    );
+    for (const todo of ["path: empty string", "limit: 0", "limit: a negative number", "limit: undefined (optional)"])
+      expect(c).toContain(`it.todo("${todo}")`);
   });
 
   it("node:test uses node:assert; a static method is called on the class", async () => {
-    const res = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE, file_path: "sample.ts" }, constraints: { function: "Counter.create", framework: "node:test" } });
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE, file_path: "sample.ts" },
+      constraints: { function: "Counter.create", framework: "node:test" },
+    });
     const c = res.payload.content as string;
     expect(c).toContain('import { describe, it } from "node:test";');
     expect(c).toContain('import assert from "node:assert/strict";');
@@ -75,13 +112,21 @@ describe("agent-testgen", () => {
   });
 
   it("a method at the cursor: the instance is built from the constructor's parameters", async () => {
-    const res = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE, cursor: cursorOf(SAMPLE, "this.count = before") }, constraints: {} });
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE, cursor: cursorOf(SAMPLE, "this.count = before") },
+      constraints: {},
+    });
     expect(res.payload.content).toContain('const instance = new Counter(1, "label");'); // the optional logger is left out
     expect(res.payload.content).toContain("const result = instance.increment(1);");
   });
 
   it("an unexported function gets a note and a TODO instead of a broken import", async () => {
-    const res = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE, file_path: "sample.ts" }, constraints: { function: "log" } });
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE, file_path: "sample.ts" },
+      constraints: { function: "log" },
+    });
     expect(res.payload.import).toBeNull();
     expect(res.payload.notes).toEqual(["log is not exported; export it to test it directly."]);
     expect(res.payload.content).not.toMatch(/^import .*sample/m);
@@ -90,29 +135,69 @@ describe("agent-testgen", () => {
   });
 
   it("a default export is imported as default; JavaScript sources get a .test.js file", async () => {
-    const main = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE, file_path: "sample.ts" }, constraints: { function: "main" } });
+    const main = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE, file_path: "sample.ts" },
+      constraints: { function: "main" },
+    });
     expect(main.payload.content).toContain('import main from "./sample.js";');
     const js = readFileSync(join(FIXTURES, "plain.js"), "utf8");
-    const res = await agent.invoke({ action: "testgen", context: { source_code: js, file_path: "lib/plain.js", cursor: cursorOf(js, "return `Hello") }, constraints: {} });
-    expect(res.payload).toMatchObject({ test_path: "lib/plain.test.js", import: { specifier: "./plain", name: "greet" } });
+    const res = await agent.invoke({
+      action: "testgen",
+      context: { source_code: js, file_path: "lib/plain.js", cursor: cursorOf(js, "return `Hello") },
+      constraints: {},
+    });
+    expect(res.payload).toMatchObject({
+      test_path: "lib/plain.test.js",
+      import: { specifier: "./plain", name: "greet" },
+    });
     parseProgram(res.payload.content, dialectOf(undefined, "x.test.js"));
   });
 
   it("bad input gets a clear error", async () => {
     const none = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE }, constraints: {} });
-    expect(none.error).toMatchObject({ type: "AIP_ERR_MISSING_FIELD", fields: ["context.cursor", "constraints.function"] });
-    const outside = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE, cursor: { line: 1, column: 0 } }, constraints: {} });
+    expect(none.error).toMatchObject({
+      type: "AIP_ERR_MISSING_FIELD",
+      fields: ["context.cursor", "constraints.function"],
+    });
+    const outside = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE, cursor: { line: 1, column: 0 } },
+      constraints: {},
+    });
     expect(outside.error.type).toBe("AIP_ERR_INVALID_FIELD");
     expect(outside.error.detail).toMatch(/no function or method at line 1/);
-    const missing = await agent.invoke({ action: "testgen", context: { source_code: SAMPLE }, constraints: { function: "nope" } });
-    expect(missing.error.detail).toMatch(/no function named "nope"; the file defines log, add, loadLines, double, sealed, logged, Counter.constructor, Counter.increment/);
-    const fw = await oneShot(TESTGEN, { action: "testgen", context: { source_code: SAMPLE }, constraints: { function: "add", framework: "mocha" } });
+    const missing = await agent.invoke({
+      action: "testgen",
+      context: { source_code: SAMPLE },
+      constraints: { function: "nope" },
+    });
+    expect(missing.error.detail).toMatch(
+      /no function named "nope"; the file defines log, add, loadLines, double, sealed, logged, Counter.constructor, Counter.increment/,
+    );
+    const fw = await oneShot(TESTGEN, {
+      action: "testgen",
+      context: { source_code: SAMPLE },
+      constraints: { function: "add", framework: "mocha" },
+    });
     expect(fw.error.detail).toBe('constraints.framework: expected one of vitest, jest, node:test, got "mocha"');
-    const broken = await agent.invoke({ action: "testgen", context: { workspace_root: FIXTURES, file_path: "broken.ts", cursor: { line: 2, column: 2 } }, constraints: {} });
+    const broken = await agent.invoke({
+      action: "testgen",
+      context: { workspace_root: FIXTURES, file_path: "broken.ts", cursor: { line: 2, column: 2 } },
+      constraints: {},
+    });
     // The buffer has a syntax error elsewhere: the function at the cursor still gets its test.
-    expect(broken.payload).toMatchObject({ partial: true, signature: { name: "ok" }, diagnostics: [{ line: 5, column: 33 }, ...Array(3).fill(expect.anything())] });
+    expect(broken.payload).toMatchObject({
+      partial: true,
+      signature: { name: "ok" },
+      diagnostics: [{ line: 5, column: 33 }, ...Array(3).fill(expect.anything())],
+    });
     expect(broken.payload.content).toContain("ok()");
-    const escape = await agent.invoke({ action: "testgen", context: { workspace_root: FIXTURES, file_path: "../../../package.json", cursor: { line: 1, column: 0 } }, constraints: {} });
+    const escape = await agent.invoke({
+      action: "testgen",
+      context: { workspace_root: FIXTURES, file_path: "../../../package.json", cursor: { line: 1, column: 0 } },
+      constraints: {},
+    });
     expect(escape.error.type).toBe("AIP_ERR_FORBIDDEN_PATH");
   });
 });

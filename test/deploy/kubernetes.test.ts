@@ -20,11 +20,17 @@ const byKind = (kind: string): Record<string, any> => {
 };
 
 /** The production agents: the image's config (the echo test agent is not among them). */
-const production = parseConfig(JSON.parse(readFileSync(join(ROOT, "manifests/agency.production.json"), "utf8")), ROOT).agents;
+const production = parseConfig(
+  JSON.parse(readFileSync(join(ROOT, "manifests/agency.production.json"), "utf8")),
+  ROOT,
+).agents;
 
 describe("deploy/kubernetes", () => {
   it("every object validates against the Kubernetes OpenAPI schemas (kubernetes-models, offline)", () => {
-    const models: Record<string, (o: any) => { validate(): void }> = { Deployment: (o) => new Deployment(o), Service: (o) => new Service(o) };
+    const models: Record<string, (o: any) => { validate(): void }> = {
+      Deployment: (o) => new Deployment(o),
+      Service: (o) => new Service(o),
+    };
     expect(docs.map((d) => d.kind).sort()).toEqual(["Deployment", "Service"]);
     for (const d of docs) expect(() => models[d.kind]!(d).validate(), `${d.kind} ${d.metadata?.name}`).not.toThrow();
   });
@@ -41,7 +47,11 @@ describe("deploy/kubernetes", () => {
   it("kustomization lists every resource file of the base", () => {
     const k = load(readFileSync(join(BASE, "kustomization.yaml"), "utf8")) as { kind: string; resources: string[] };
     expect(k.kind).toBe("Kustomization");
-    expect(k.resources.sort()).toEqual(readdirSync(BASE).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml").sort());
+    expect(k.resources.sort()).toEqual(
+      readdirSync(BASE)
+        .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+        .sort(),
+    );
   });
 
   it("one container per production agent, requests and limits from its manifest's cpu and memory, sockets on a shared emptyDir", () => {
@@ -54,11 +64,20 @@ describe("deploy/kubernetes", () => {
       const m = ManifestSchema.parse(JSON.parse(readFileSync(a.manifestPath, "utf8")));
       const want = { cpu: m.resources.cpu, memory: m.resources.memory };
       expect(c.resources, a.name).toEqual({ requests: want, limits: want });
-      expect(c.command, a.name).toEqual(["node", `/opt/aip/dist/agents/${a.name}/main.js`, "--listen", `/run/aip/agents/${a.name}.sock`]);
+      expect(c.command, a.name).toEqual([
+        "node",
+        `/opt/aip/dist/agents/${a.name}/main.js`,
+        "--listen",
+        `/run/aip/agents/${a.name}.sock`,
+      ]);
     }
     for (const c of containers) {
       expect(c.volumeMounts, c.name).toContainEqual({ name: "sockets", mountPath: "/run/aip" });
-      expect(c.securityContext, c.name).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+      expect(c.securityContext, c.name).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ["ALL"] },
+      });
     }
     expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
   });
@@ -67,7 +86,12 @@ describe("deploy/kubernetes", () => {
     const orch = byKind("Deployment").spec.template.spec.containers[0];
     expect(orch.args).toEqual(["up", "--mode", "systemd", "--config", "/opt/aip/manifests/agency.production.json"]);
     expect(orch.ports).toEqual([{ name: "metrics", containerPort: 9464 }]);
-    expect(orch.env).toEqual(expect.arrayContaining([{ name: "AIP_HEALTH_PORT", value: "9464" }, { name: "AIP_HEALTH_HOST", value: "0.0.0.0" }]));
+    expect(orch.env).toEqual(
+      expect.arrayContaining([
+        { name: "AIP_HEALTH_PORT", value: "9464" },
+        { name: "AIP_HEALTH_HOST", value: "0.0.0.0" },
+      ]),
+    );
     expect(orch.livenessProbe.httpGet).toEqual({ path: "/livez", port: "metrics" });
     expect(orch.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "metrics" });
     expect(byKind("Service").spec.ports).toEqual([{ name: "metrics", port: 9464, targetPort: "metrics" }]);
@@ -93,7 +117,8 @@ describe("Dockerfile", () => {
     expect(text).toMatch(/^HEALTHCHECK .*\n\s+CMD .*127\.0\.0\.1:9464\/livez/m);
     expect(text).toContain('CMD ["up", "--config", "/opt/aip/manifests/agency.production.json"]');
     // Every source directory the build compiles (tsconfig.build.json) is copied into the build stage.
-    const include = (JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] }).include;
+    const include = (JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] })
+      .include;
     for (const dir of include) expect(text, dir).toContain(`COPY ${dir} ./${dir}`);
   });
 

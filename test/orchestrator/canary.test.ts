@@ -13,7 +13,11 @@ afterEach(async () => {
 });
 
 const admin = async (path: string, body?: unknown) => {
-  const r = await httpRequest(agency!.adminSocket, { method: body === undefined ? "GET" : "POST", path, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await httpRequest(agency!.adminSocket, {
+    method: body === undefined ? "GET" : "POST",
+    path,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: r.status, json: JSON.parse(r.body) as Record<string, any> };
 };
 
@@ -38,15 +42,16 @@ const SVC = {
 async function sendAll(ids: string[], concurrency = 16): Promise<Record<string, any>[]> {
   const out: Record<string, any>[] = new Array(ids.length);
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < ids.length) {
-      const i = next++;
-      out[i] = (await invokeHttp(agency!.socket, echo({ trace_id: ids[i]! }))).json;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ids.length) {
+        const i = next++;
+        out[i] = (await invokeHttp(agency!.socket, echo({ trace_id: ids[i]! }))).json;
+      }
+    }),
+  );
   return out;
 }
-
 
 describe("canary", () => {
   it("sends exactly the trace ids the documented hash predicts, about 5% of them", async () => {
@@ -66,7 +71,10 @@ describe("canary", () => {
     expect(onCanary / 2000).toBeGreaterThanOrEqual(0.035);
     expect(onCanary / 2000).toBeLessThanOrEqual(0.065);
     // Pinning a version overrides the split.
-    const pinned = await invokeHttp(agency.socket, echo({ trace_id: ids.find((id) => !goesToCanary(id, 5))!, constraints: { version: "2.0.0" } }));
+    const pinned = await invokeHttp(
+      agency.socket,
+      echo({ trace_id: ids.find((id) => !goesToCanary(id, 5))!, constraints: { version: "2.0.0" } }),
+    );
     expect(pinned.json.version).toBe("2.0.0");
     const health = JSON.parse((await httpRequest(agency.socket, { path: "/healthz" })).body);
     expect(health.agents.svc.canary).toMatchObject({ version: "2.0.0", percent: 5, role: "canary" });
@@ -83,7 +91,10 @@ describe("canary", () => {
     const r = await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.1", percent: 50 });
     expect(r.status).toBe(200);
     const canaryPid = agency.orchestrator.agents.find((a) => a.role === "canary")!.pid!;
-    const answers = await sendAll(Array.from({ length: 400 }, (_, i) => `bad-${i}`), concurrency);
+    const answers = await sendAll(
+      Array.from({ length: 400 }, (_, i) => `bad-${i}`),
+      concurrency,
+    );
     const toCanary = answers.filter((a) => a.version === "2.0.1").length;
     // The documented bound: the regression gate runs after every canary outcome, so the canary
     // receives at most min_requests plus the requests already in flight when it trips.
@@ -95,31 +106,51 @@ describe("canary", () => {
     expect(status.last_decision.reason).toMatch(/error rate 5\d\.\d% .* > 5\.0%/);
     await until(() => !pidAlive(canaryPid), 10_000, "canary process stopped");
     expect(agency.logs.events("canary_rollback")).toHaveLength(1);
-    expect((await httpRequest(agency.socket, { path: "/metrics" })).body).toContain('aip_canary_decisions_total{agent="svc",action="rollback"} 1');
+    expect((await httpRequest(agency.socket, { path: "/metrics" })).body).toContain(
+      'aip_canary_decisions_total{agent="svc",action="rollback"} 1',
+    );
   });
 
   it("promotes a healthy canary through the automatic steps, retains the old stable, then stops it", async () => {
     // The latency gate is off here (ratio 1000): on a loaded 2-core machine tiny samples are noisy,
     // and this test is about steps, promotion and retention. The gates have their own tests.
-    agency = await startAgency([SVC], {}, {}, { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500, max_p95_ratio: 1000 } });
+    agency = await startAgency(
+      [SVC],
+      {},
+      {},
+      { canary: { min_requests: 5, interval_ms: 100, steps: [5, 50, 100], retention_ms: 1500, max_p95_ratio: 1000 } },
+    );
     v2(agency.dir);
     v2(agency.dir, "2.0.1");
     await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0", percent: 5 });
     const oldPid = agency.orchestrator.agents.find((a) => a.role === "stable")!.pid!;
     let i = 0;
-    await until(async () => {
-      await sendAll(Array.from({ length: 40 }, () => `good-${i++}`), 4);
-      const last = agency!.orchestrator.canary.status()[0]?.last_decision as { action: string; reason: string } | null;
-      if (last?.action === "rollback") throw new Error(`unexpected rollback: ${last.reason}`);
-      return agency!.orchestrator.agents.find((a) => a.role === "stable")!.version === "2.0.0";
-    }, 45_000, "promotion");
+    await until(
+      async () => {
+        await sendAll(
+          Array.from({ length: 40 }, () => `good-${i++}`),
+          4,
+        );
+        const last = agency!.orchestrator.canary.status()[0]?.last_decision as {
+          action: string;
+          reason: string;
+        } | null;
+        if (last?.action === "rollback") throw new Error(`unexpected rollback: ${last.reason}`);
+        return agency!.orchestrator.agents.find((a) => a.role === "stable")!.version === "2.0.0";
+      },
+      45_000,
+      "promotion",
+    );
     const decisions = (await admin("/v1/admin/canary")).json.canary[0].decisions.map((d: any) => d.action);
     expect(decisions).toEqual(expect.arrayContaining(["start", "step", "promote"]));
     const retained = agency.orchestrator.agents.find((a) => a.role === "retained")!;
     expect(retained.version).toBe("1.0.0");
     expect(pidAlive(oldPid)).toBe(true);
     // Everything now goes to 2.0.0; the retained 1.0.0 is out of rotation.
-    const after = await sendAll(Array.from({ length: 30 }, (_, k) => `after-${k}`), 4);
+    const after = await sendAll(
+      Array.from({ length: 30 }, (_, k) => `after-${k}`),
+      4,
+    );
     expect(after.every((a) => a.version === "2.0.0")).toBe(true);
     await until(() => !agency!.orchestrator.agents.some((a) => a.role === "retained"), 10_000, "retention end");
     await until(() => !pidAlive(oldPid), 10_000, "old stable stopped");
@@ -169,7 +200,9 @@ describe("canary", () => {
     agency = await startAgency([SVC], {}, {}, { canary: { retention_ms: 60_000 } });
     v2(agency.dir);
     await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0" });
-    expect(agency.orchestrator.agents.find((a) => a.role === "canary")?.socketPath).toBe(join(agency.dir, "agents", "svc-2.0.0.sock"));
+    expect(agency.orchestrator.agents.find((a) => a.role === "canary")?.socketPath).toBe(
+      join(agency.dir, "agents", "svc-2.0.0.sock"),
+    );
     await admin("/v1/admin/canary/promote", { agent: "svc" });
     expect((await admin("/v1/admin/canary/rollback", { agent: "svc" })).json.stable.version).toBe("1.0.0");
     await agency.restart();
@@ -191,12 +224,17 @@ describe("canary", () => {
   });
 
   it("survives a corrupt state file: logs it and runs the stable version only", async () => {
-    agency = await startAgency([SVC], {}, {}, {
-      beforeStart: (dir) => {
-        mkdirSync(join(dir, "state"), { recursive: true });
-        writeFileSync(join(dir, "state", "canary.json"), '{"version":1,"agents":{"svc":{"canary":{"version":');
+    agency = await startAgency(
+      [SVC],
+      {},
+      {},
+      {
+        beforeStart: (dir) => {
+          mkdirSync(join(dir, "state"), { recursive: true });
+          writeFileSync(join(dir, "state", "canary.json"), '{"version":1,"agents":{"svc":{"canary":{"version":');
+        },
       },
-    });
+    );
     expect(agency.logs.events("canary_state_corrupt")[0]?.reason).toContain("is not valid JSON");
     expect((await invokeHttp(agency.socket, echo())).json).toMatchObject({ status: "success", version: "1.0.0" });
     expect(agency.orchestrator.agents).toHaveLength(1);
@@ -215,6 +253,9 @@ describe("canary", () => {
     // Undeclared versions are refused before anything runs.
     const undeclared = await admin("/v1/admin/canary/start", { agent: "svc", version: "9.9.9" });
     expect(undeclared.status).toBe(403);
-    expect(undeclared.json.error).toMatchObject({ type: "AIP_ERR_FORBIDDEN", declared_versions: ["2.0.0", "2.0.1", "3.0.0"] });
+    expect(undeclared.json.error).toMatchObject({
+      type: "AIP_ERR_FORBIDDEN",
+      declared_versions: ["2.0.0", "2.0.1", "3.0.0"],
+    });
   });
 });

@@ -10,7 +10,11 @@ type Json = Record<string, any>;
 
 const REQUEST = {
   action: "complete",
-  context: { language: "typescript", source_code: "export const alpha = 1;\n// note: al", cursor: { line: 2, column: 11 } },
+  context: {
+    language: "typescript",
+    source_code: "export const alpha = 1;\n// note: al",
+    cursor: { line: 2, column: 11 },
+  },
   constraints: { timeout_ms: 10_000, max_tokens: 4, best_effort: true },
 };
 
@@ -32,7 +36,11 @@ describe("complete falls back to complete-lite (real agents, real model)", () =>
 
   it("no model: complete reports degraded and complete-lite serves", async () => {
     agency = await startAgency(specs({ AIP_MODEL: "" }), { cpu_sample_ms: 50 }, { load: new FixedLoadSampler(0) });
-    await until(() => agent("complete").degraded && agent("complete-lite").state === "healthy", 20_000, "complete degraded");
+    await until(
+      () => agent("complete").degraded && agent("complete-lite").state === "healthy",
+      20_000,
+      "complete degraded",
+    );
     const r = await call();
     expect(r.status).toBe("success");
     expect(r.agent).toBe("complete-lite");
@@ -41,7 +49,11 @@ describe("complete falls back to complete-lite (real agents, real model)", () =>
   it("with the model: complete serves below the CPU threshold, complete-lite above it", async () => {
     const load = new FixedLoadSampler(0);
     agency = await startAgency(specs(modelEnv(true)), { cpu_sample_ms: 50 }, { load });
-    await until(() => agent("complete").state === "healthy" && agent("complete-lite").state === "healthy", 30_000, "agents healthy");
+    await until(
+      () => agent("complete").state === "healthy" && agent("complete-lite").state === "healthy",
+      30_000,
+      "agents healthy",
+    );
     expect(agent("complete").degraded).toBe(false);
     const below = await call();
     expect(below.agent).toBe("complete");

@@ -11,16 +11,23 @@ afterEach(async () => {
   agency = undefined;
 });
 
-const call = async (req: Record<string, unknown>) => (await invokeHttp(agency!.socket, req)).json as Record<string, any>;
+const call = async (req: Record<string, unknown>) =>
+  (await invokeHttp(agency!.socket, req)).json as Record<string, any>;
 const agentOf = (name: string) => agency!.orchestrator.agents.find((a) => a.name === name)!;
 
 describe("failures", () => {
   it("kill -9 with 50 requests in flight: every request answered, the agent restarted and serving", async () => {
     agency = await startAgency([{ name: "victim", max_concurrent: 64 }], { restart_initial_ms: 50 });
     const pid = agentOf("victim").pid!;
-    const inflight = Array.from({ length: 50 }, (_, i) => call(echo({ constraints: { delay_ms: 2000 }, trace_id: `k-${i}` })));
+    const inflight = Array.from({ length: 50 }, (_, i) =>
+      call(echo({ constraints: { delay_ms: 2000 }, trace_id: `k-${i}` })),
+    );
     // 50 accepted by the orchestrator: in the agent (the pool's slots) or queued for a slot.
-    await until(() => agentOf("victim").pool.stats().inflight + agentOf("victim").pool.stats().queued === 50, 10_000, "50 in flight");
+    await until(
+      () => agentOf("victim").pool.stats().inflight + agentOf("victim").pool.stats().queued === 50,
+      10_000,
+      "50 in flight",
+    );
     process.kill(pid, "SIGKILL");
     const answers = await Promise.all(inflight);
     expect(answers).toHaveLength(50);
@@ -32,7 +39,9 @@ describe("failures", () => {
     });
     // Those inside the agent crashed with it; queued ones found it down or restarted.
     expect(codes.get("AIP_ERR_AGENT_CRASHED")).toBeGreaterThanOrEqual(1);
-    expect([...codes.keys()].every((c) => ["AIP_ERR_AGENT_CRASHED", "AIP_ERR_UNAVAILABLE", "success"].includes(c))).toBe(true);
+    expect(
+      [...codes.keys()].every((c) => ["AIP_ERR_AGENT_CRASHED", "AIP_ERR_UNAVAILABLE", "success"].includes(c)),
+    ).toBe(true);
     await until(() => agentOf("victim").state === "healthy" && agentOf("victim").pid !== pid, 15_000, "restart");
     expect((await call(echo())).status).toBe("success");
     expect(agentOf("victim").restarts).toBe(1);
@@ -52,10 +61,20 @@ describe("failures", () => {
   });
 
   it("marks a crash-looping agent failed with its last_error", async () => {
-    agency = await startAgency([{ name: "loopy" }], { restart_initial_ms: 10, restart_max_ms: 20, crash_loop_restarts: 2 });
+    agency = await startAgency([{ name: "loopy" }], {
+      restart_initial_ms: 10,
+      restart_max_ms: 20,
+      crash_loop_restarts: 2,
+    });
     let lastPid = 0;
     for (let i = 0; i < 10 && agentOf("loopy").state !== "failed"; i++) {
-      await until(() => (agentOf("loopy").state === "healthy" && agentOf("loopy").pid !== lastPid) || agentOf("loopy").state === "failed", 15_000, "up again");
+      await until(
+        () =>
+          (agentOf("loopy").state === "healthy" && agentOf("loopy").pid !== lastPid) ||
+          agentOf("loopy").state === "failed",
+        15_000,
+        "up again",
+      );
       if (agentOf("loopy").state === "failed") break;
       lastPid = agentOf("loopy").pid!;
       expect((await call(echo({ constraints: { crash: true } }))).error.type).toBe("AIP_ERR_AGENT_CRASHED");
@@ -78,7 +97,12 @@ describe("failures", () => {
   });
 
   it("an agent that stays unhealthy is restarted by the periodic checks alone", async () => {
-    agency = await startAgency([{ name: "stuck" }], { health_interval_ms: 100, health_timeout_ms: 200, restart_unhealthy_after: 2, restart_initial_ms: 10 });
+    agency = await startAgency([{ name: "stuck" }], {
+      health_interval_ms: 100,
+      health_timeout_ms: 200,
+      restart_unhealthy_after: 2,
+      restart_initial_ms: 10,
+    });
     const pid = agentOf("stuck").pid!;
     process.kill(pid, "SIGSTOP");
     await until(() => agentOf("stuck").state === "healthy" && agentOf("stuck").pid !== pid, 20_000, "restarted");
@@ -107,7 +131,10 @@ describe("failures", () => {
   it("a client that disconnects cancels the request inside the agent and frees the slot", async () => {
     agency = await startAgency([{ name: "cancel", env: { FIXTURE_ABORT_LOG: "{dir}/aborts.log" } }]);
     const abortLog = join(agency.dir, "aborts.log");
-    const pending = httpRequest(agency.socket, { body: JSON.stringify(echo({ constraints: { delay_ms: 10_000 }, trace_id: "gone-1" })), timeoutMs: 300 }).catch((e: Error) => e);
+    const pending = httpRequest(agency.socket, {
+      body: JSON.stringify(echo({ constraints: { delay_ms: 10_000 }, trace_id: "gone-1" })),
+      timeoutMs: 300,
+    }).catch((e: Error) => e);
     expect(await pending).toBeInstanceOf(Error);
     await until(() => existsSync(abortLog) && readFileSync(abortLog, "utf8").includes("gone-1"), 5000, "agent abort");
     await until(() => agentOf("cancel").pool.stats().inflight === 0, 5000, "slot freed");

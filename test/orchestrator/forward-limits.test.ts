@@ -41,7 +41,10 @@ describe("forwarding at the limit", () => {
 
   it("numbers that grow on re-encoding: 413 for the client, the agent's circuit untouched, others served", async () => {
     // 64,000 × "1e20," is 320 KB; re-encoded, each number takes 21 digits: 1.4 MB, over the agents' limit.
-    const grows = JSON.stringify({ ...echo({ trace_id: "grows" }), context: { n: [] } }).replace("[]", `[${Array(64_000).fill("1e20").join(",")}]`);
+    const grows = JSON.stringify({ ...echo({ trace_id: "grows" }), context: { n: [] } }).replace(
+      "[]",
+      `[${Array(64_000).fill("1e20").join(",")}]`,
+    );
     expect(Buffer.byteLength(grows)).toBeLessThan(DEFAULT_LIMITS.maxBodyBytes);
     for (let i = 0; i < 5; i++) {
       const r = await httpRequest(agency.socket, { body: grows, timeoutMs: 20_000 });
@@ -51,7 +54,10 @@ describe("forwarding at the limit", () => {
     }
     expect(circuit()).toMatchObject({ open: false, failures: 0 });
     // A little growth (within the forwarding headroom) is served.
-    const some = JSON.stringify({ ...echo({ trace_id: "grows-a-little" }), context: { n: [] } }).replace("[]", `[${Array(2_000).fill("1e20").join(",")}]`);
+    const some = JSON.stringify({ ...echo({ trace_id: "grows-a-little" }), context: { n: [] } }).replace(
+      "[]",
+      `[${Array(2_000).fill("1e20").join(",")}]`,
+    );
     const ok = await httpRequest(agency.socket, { body: some });
     expect(JSON.parse(ok.body)).toMatchObject({ status: "success", trace_id: "grows-a-little" });
   });

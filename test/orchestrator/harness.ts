@@ -72,16 +72,32 @@ export async function startAgency(
   specs: FixtureSpec[],
   limits: Record<string, unknown> = {},
   deps: OrchestratorDeps = {},
-  extra: { canary?: Record<string, unknown>; beforeStart?: (dir: string) => void; vetting?: "required" | "warn" | "off" } = {},
+  extra: {
+    canary?: Record<string, unknown>;
+    beforeStart?: (dir: string) => void;
+    vetting?: "required" | "warn" | "off";
+  } = {},
 ): Promise<Agency> {
   const { dir, cleanup } = tempDir("aipo-");
   const agents = specs.map((spec) => {
     const manifestPath = spec.manifest ?? join(dir, `${spec.name}.json`);
     if (spec.manifest === undefined) writeFileSync(manifestPath, JSON.stringify(manifestFor(spec)));
     // "{dir}" in an env value stands for this agency's temp directory.
-    const inDir = (env: Record<string, string> = {}): Record<string, string> => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replaceAll("{dir}", dir)]));
-    const versions = Object.fromEntries(Object.entries(spec.versions ?? {}).map(([v, d]) => [v, { command: [d.command ?? FIXTURE_AGENT], env: inDir(d.env) }]));
-    return { name: spec.name, command: [spec.command ?? FIXTURE_AGENT], manifest: manifestPath, env: { FIXTURE_MANIFEST: manifestPath, ...inDir(spec.env) }, versions };
+    const inDir = (env: Record<string, string> = {}): Record<string, string> =>
+      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replaceAll("{dir}", dir)]));
+    const versions = Object.fromEntries(
+      Object.entries(spec.versions ?? {}).map(([v, d]) => [
+        v,
+        { command: [d.command ?? FIXTURE_AGENT], env: inDir(d.env) },
+      ]),
+    );
+    return {
+      name: spec.name,
+      command: [spec.command ?? FIXTURE_AGENT],
+      manifest: manifestPath,
+      env: { FIXTURE_MANIFEST: manifestPath, ...inDir(spec.env) },
+      versions,
+    };
   });
   const config = parseConfig(
     {
@@ -127,12 +143,28 @@ export async function startAgency(
   return agency;
 }
 
-export function echo(extra: { constraints?: Record<string, unknown>; context?: Record<string, unknown>; trace_id?: string; action?: string } = {}): Record<string, unknown> {
-  return { action: extra.action ?? "echo", context: extra.context ?? {}, constraints: extra.constraints ?? {}, ...(extra.trace_id ? { trace_id: extra.trace_id } : {}) };
+export function echo(
+  extra: {
+    constraints?: Record<string, unknown>;
+    context?: Record<string, unknown>;
+    trace_id?: string;
+    action?: string;
+  } = {},
+): Record<string, unknown> {
+  return {
+    action: extra.action ?? "echo",
+    context: extra.context ?? {},
+    constraints: extra.constraints ?? {},
+    ...(extra.trace_id ? { trace_id: extra.trace_id } : {}),
+  };
 }
 
 /** Poll a condition on the orchestrator's state (readiness, not time): resolves when true. */
-export async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = "condition"): Promise<void> {
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+  what = "condition",
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

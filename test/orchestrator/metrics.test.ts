@@ -9,7 +9,9 @@ import { echo, manifestFor, startAgency, type Agency } from "./harness.js";
 
 /** One sample's value: `name{labels} value`. */
 function sample(text: string, name: string, labels = ""): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `) || (labels === "" && l.startsWith(`${name}{`)));
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `) || (labels === "" && l.startsWith(`${name}{`)));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
 }
 
@@ -21,11 +23,16 @@ describe("/metrics", () => {
       { name: "svc", versions: { "2.0.0": { env: { FIXTURE_MANIFEST: "{dir}/svc-2.0.0.json" } } } },
       { name: "llm", capabilities: ["complete"], env: { FIXTURE_MODEL: "1" } },
     ]);
-    for (let i = 0; i < 3; i++) expect((await invokeHttp(agency.socket, echo({ action: "complete" }))).json.status).toBe("success");
+    for (let i = 0; i < 3; i++)
+      expect((await invokeHttp(agency.socket, echo({ action: "complete" }))).json.status).toBe("success");
     expect((await invokeHttp(agency.socket, echo())).json.status).toBe("success");
     const v2 = join(agency.dir, "svc-2.0.0.json");
     writeFileSync(v2, JSON.stringify(manifestFor({ name: "svc", version: "2.0.0" })));
-    const started = await httpRequest(agency.adminSocket, { method: "POST", path: "/v1/admin/canary/start", body: JSON.stringify({ agent: "svc", version: "2.0.0", percent: 25 }) });
+    const started = await httpRequest(agency.adminSocket, {
+      method: "POST",
+      path: "/v1/admin/canary/start",
+      body: JSON.stringify({ agent: "svc", version: "2.0.0", percent: 25 }),
+    });
     expect(started.status).toBe(200);
     text = (await httpRequest(agency.socket, { path: "/metrics" })).body;
   }, 60_000);

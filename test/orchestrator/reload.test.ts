@@ -18,7 +18,10 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
   let up: ChildProcess;
   const pids = new Set<number>();
   const health = async (): Promise<{ pid: number; agents: { dummy: { pid: number; status: string } } }> => {
-    const h = JSON.parse((await httpRequest(sock, { path: "/healthz", timeoutMs: 10_000, agent: false })).body) as { pid: number; agents: { dummy: { pid: number; status: string } } };
+    const h = JSON.parse((await httpRequest(sock, { path: "/healthz", timeoutMs: 10_000, agent: false })).body) as {
+      pid: number;
+      agents: { dummy: { pid: number; status: string } };
+    };
     pids.add(h.pid);
     pids.add(h.agents.dummy.pid);
     return h;
@@ -26,11 +29,22 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
 
   beforeAll(async () => {
     const config = join(t.dir, "agency.json");
-    writeFileSync(config, JSON.stringify({
-      socket: sock, agent_socket_dir: join(t.dir, "agents"), vetting: "off",
-      agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(ROOT, "manifests/dummy.json") }],
-      limits: { shutdown_grace_ms: 3000 },
-    }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        socket: sock,
+        agent_socket_dir: join(t.dir, "agents"),
+        vetting: "off",
+        agents: [
+          {
+            name: "dummy",
+            command: [join(DIST, "agents/dummy/main.js")],
+            manifest: join(ROOT, "manifests/dummy.json"),
+          },
+        ],
+        limits: { shutdown_grace_ms: 3000 },
+      }),
+    );
     up = spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], { stdio: "ignore" });
     await waitForSocket(sock, 30_000, () => up.exitCode === null);
     await until(async () => (await health()).agents.dummy.status === "healthy", 30_000, "dummy healthy");
@@ -49,7 +63,11 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
     const client = async (agent: Agent | false): Promise<void> => {
       while (!stop) {
         try {
-          const r = await httpRequest(sock, { body: JSON.stringify({ action: "echo", context: {}, constraints: {} }), timeoutMs: 20_000, agent });
+          const r = await httpRequest(sock, {
+            body: JSON.stringify({ action: "echo", context: {}, constraints: {} }),
+            timeoutMs: 20_000,
+            agent,
+          });
           if (r.status === 200) counts.ok++;
           else {
             counts.other++;
@@ -67,7 +85,10 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
       }
     };
     // 16 clients on a fresh connection per request, 4 on keep-alive connections.
-    const clients = [...Array.from({ length: 16 }, () => client(false)), ...Array.from({ length: 4 }, () => client(new Agent({ keepAlive: true, maxSockets: 1 })))];
+    const clients = [
+      ...Array.from({ length: 16 }, () => client(false)),
+      ...Array.from({ length: 4 }, () => client(new Agent({ keepAlive: true, maxSockets: 1 }))),
+    ];
     await until(() => counts.ok > 100, 20_000, "steady load");
     const r = await run(process.execPath, [AIP, "reload", "--socket", sock]);
     expect(r.stdout).toMatch(new RegExp(`^reloaded: orchestrator ${before.pid} → (\\d+)$`, "m"));
@@ -84,7 +105,9 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
     expect(counts.other).toBe(0);
     expect(existsSync(sock)).toBe(true);
     const lines = jsonLines(readFileSync(logFile, "utf8"));
-    expect(lines.filter((l) => l.event === "agent_adopted").map((l) => [l.agent_name, l.pid])).toEqual([["dummy", before.agents.dummy.pid]]);
+    expect(lines.filter((l) => l.event === "agent_adopted").map((l) => [l.agent_name, l.pid])).toEqual([
+      ["dummy", before.agents.dummy.pid],
+    ]);
     expect(lines.some((l) => l.event === "reload_handed_over" && l.successor_pid === after.pid)).toBe(true);
   }, 90_000);
 

@@ -19,16 +19,26 @@ describe("routing over real agents", () => {
   });
   afterAll(() => agency.stop());
 
-  const call = async (req: Record<string, unknown>) => (await invokeHttp(agency.socket, req)).json as Record<string, any>;
+  const call = async (req: Record<string, unknown>) =>
+    (await invokeHttp(agency.socket, req)).json as Record<string, any>;
 
   it("routes by every requested language", async () => {
     expect((await call(echo({ action: "summarize", context: { language: "javascript" } }))).agent).toBe("ts-only");
     expect((await call(echo({ action: "summarize", context: { language: "python" } }))).agent).toBe("py-ts");
-    expect((await call(echo({ action: "summarize", context: { language: "python" }, constraints: { languages: ["TypeScript"] } }))).agent).toBe("py-ts");
+    expect(
+      (
+        await call(
+          echo({ action: "summarize", context: { language: "python" }, constraints: { languages: ["TypeScript"] } }),
+        )
+      ).agent,
+    ).toBe("py-ts");
   });
 
   it("honours pins by agent and version", async () => {
-    expect((await call(echo({ action: "summarize", context: { language: "typescript" }, constraints: { agent: "py-ts" } }))).agent).toBe("py-ts");
+    expect(
+      (await call(echo({ action: "summarize", context: { language: "typescript" }, constraints: { agent: "py-ts" } })))
+        .agent,
+    ).toBe("py-ts");
     expect((await call(echo({ action: "complete", constraints: { version: "2.0.0" } }))).agent).toBe("heavy");
     const r = await call(echo({ action: "complete", constraints: { agent: "heavy", version: "9.9.9" } }));
     expect(r.error.type).toBe("AIP_ERR_NO_ROUTE");
@@ -47,22 +57,38 @@ describe("routing over real agents", () => {
   it("prefers the heavy agent, and moves traffic to the light one above the CPU threshold", async () => {
     expect((await call(echo({ action: "complete", context: { language: "typescript" } }))).agent).toBe("heavy");
     load.value = 0.95;
-    await until(() => !agency.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted, 5000, "heavy out of rotation");
+    await until(
+      () => !agency.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted,
+      5000,
+      "heavy out of rotation",
+    );
     expect((await call(echo({ action: "complete", context: { language: "typescript" } }))).agent).toBe("ts-only");
-    const health = agency.orchestrator.healthz().body as { agents: Record<string, { admission: { admitted: boolean; reason: string } }> };
+    const health = agency.orchestrator.healthz().body as {
+      agents: Record<string, { admission: { admitted: boolean; reason: string } }>;
+    };
     expect(health.agents.heavy!.admission).toMatchObject({ admitted: false });
     expect(health.agents.heavy!.admission.reason).toContain("host CPU 95% > 85%");
     expect(agency.logs.events("out_of_rotation").map((l) => l.agent_name)).toContain("heavy");
     // Pinned to the heavy agent while it is out of rotation: it exists, but is not available.
-    expect((await call(echo({ action: "complete", constraints: { agent: "heavy" } }))).error.type).toBe("AIP_ERR_UNAVAILABLE");
+    expect((await call(echo({ action: "complete", constraints: { agent: "heavy" } }))).error.type).toBe(
+      "AIP_ERR_UNAVAILABLE",
+    );
     load.value = 0.1;
-    await until(() => agency.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted, 5000, "heavy back");
+    await until(
+      () => agency.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted,
+      5000,
+      "heavy back",
+    );
     expect((await call(echo({ action: "complete" }))).agent).toBe("heavy");
   });
 
   it("keeps a heavy agent in rotation under load when no lighter agent shares its capability", async () => {
     load.value = 0.99;
-    await until(() => !agency.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted, 5000, "heavy out");
+    await until(
+      () => !agency.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted,
+      5000,
+      "heavy out",
+    );
     // py-ts is light but does not serve "complete"; ts-only does, so heavy is out. Nothing else changes.
     expect(agency.orchestrator.agents.find((a) => a.name === "py-ts")!.admission.admitted).toBe(true);
     load.value = 0;
@@ -71,7 +97,9 @@ describe("routing over real agents", () => {
   it("carries agent, version and timings (route, queue, agent, total) on every answer", async () => {
     const r = await call(echo({ action: "summarize", trace_id: "route-t-1" }));
     expect(r.trace_id).toBe("route-t-1");
-    expect(Object.keys(r.timings_ms)).toEqual(expect.arrayContaining(["route", "queue", "agent", "total", "agent.handler"]));
+    expect(Object.keys(r.timings_ms)).toEqual(
+      expect.arrayContaining(["route", "queue", "agent", "total", "agent.handler"]),
+    );
     expect(r.version).toBe("1.0.0");
   });
 });

@@ -22,7 +22,9 @@ describe("under socket activation and sd_notify", () => {
   let notified = "";
   const pids = new Set<number>();
   const healthPid = async (): Promise<number> => {
-    const pid = (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs: 20_000, agent: false })).body) as { pid: number }).pid;
+    const pid = (
+      JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs: 20_000, agent: false })).body) as { pid: number }
+    ).pid;
     pids.add(pid);
     return pid;
   };
@@ -32,28 +34,49 @@ describe("under socket activation and sd_notify", () => {
     receiver.stdout!.on("data", (d: Buffer) => (notified += d.toString()));
     await until(() => existsSync(notifySock), 10_000, "notify socket");
     const config = join(t.dir, "agency.json");
-    writeFileSync(config, JSON.stringify({
-      socket: sock, agent_socket_dir: join(t.dir, "agents"), vetting: "off",
-      agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(ROOT, "manifests/dummy.json") }],
-      limits: { shutdown_grace_ms: 2000 },
-    }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        socket: sock,
+        agent_socket_dir: join(t.dir, "agents"),
+        vetting: "off",
+        agents: [
+          {
+            name: "dummy",
+            command: [join(DIST, "agents/dummy/main.js")],
+            manifest: join(ROOT, "manifests/dummy.json"),
+          },
+        ],
+        limits: { shutdown_grace_ms: 2000 },
+      }),
+    );
     const up = `${process.execPath} ${join(DIST, "scripts/aip.js")} up --config ${config} --log ${join(t.dir, "aip.log")}`;
     const loop = `while [ ! -e ${stopFile} ]; do sh -c 'export LISTEN_PID=$$; exec ${up}'; done`;
-    holder = spawn("systemd-socket-activate", ["-l", sock, "-E", `NOTIFY_SOCKET=${notifySock}`, "-E", "WATCHDOG_USEC=400000", "sh", "-c", loop], { stdio: "ignore" });
+    holder = spawn(
+      "systemd-socket-activate",
+      ["-l", sock, "-E", `NOTIFY_SOCKET=${notifySock}`, "-E", "WATCHDOG_USEC=400000", "sh", "-c", loop],
+      { stdio: "ignore" },
+    );
     await until(() => existsSync(sock), 10_000, "listening socket");
   }, 30_000);
 
   afterAll(async () => {
     writeFileSync(stopFile, "");
     for (const pid of pids) if (pidAlive(pid)) process.kill(pid, "SIGTERM");
-    await until(() => holder.exitCode !== null || holder.signalCode !== null, 15_000, "holder exit").catch(() => holder.kill("SIGKILL"));
+    await until(() => holder.exitCode !== null || holder.signalCode !== null, 15_000, "holder exit").catch(() =>
+      holder.kill("SIGKILL"),
+    );
     receiver.kill();
     t.cleanup();
   });
 
   it("a client that connected before any orchestrator ran is served once the agents are registered", async () => {
     // This first connection is what makes systemd-socket-activate start the service.
-    const r = await httpRequest(sock, { body: JSON.stringify({ action: "echo", context: { source_code: "a\nb" }, constraints: {} }), timeoutMs: 30_000, agent: false });
+    const r = await httpRequest(sock, {
+      body: JSON.stringify({ action: "echo", context: { source_code: "a\nb" }, constraints: {} }),
+      timeoutMs: 30_000,
+      agent: false,
+    });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ status: "success", agent: "dummy", payload: { context_lines: 2 } });
     expect(readFileSync(join(t.dir, "aip.log"), "utf8")).toContain('"inherited_fd":3');
@@ -76,7 +99,11 @@ describe("under socket activation and sd_notify", () => {
     const client = async (): Promise<void> => {
       while (!stop) {
         try {
-          const r = await httpRequest(sock, { body: JSON.stringify({ action: "echo", context: {}, constraints: {} }), timeoutMs: 30_000, agent: false });
+          const r = await httpRequest(sock, {
+            body: JSON.stringify({ action: "echo", context: {}, constraints: {} }),
+            timeoutMs: 30_000,
+            agent: false,
+          });
           if (r.status === 200) counts.ok++;
           else {
             counts.other++;

@@ -19,7 +19,9 @@ describe("state_dir derivation", () => {
 
   it("systemd: $STATE_DIRECTORY (StateDirectory=), else /var/lib/aip", () => {
     expect(parseConfig({ agents, mode: "systemd" }, ROOT).stateDir).toBe("/var/lib/aip");
-    expect(parseConfig({ agents }, ROOT, { AIP_MODE: "systemd", STATE_DIRECTORY: "/var/lib/aip2:/var/lib/other" }).stateDir).toBe("/var/lib/aip2");
+    expect(
+      parseConfig({ agents }, ROOT, { AIP_MODE: "systemd", STATE_DIRECTORY: "/var/lib/aip2:/var/lib/other" }).stateDir,
+    ).toBe("/var/lib/aip2");
   });
 
   it("an explicit state_dir or AIP_STATE_DIR wins", () => {

@@ -28,7 +28,11 @@ describe("latest wins (constraints.document_id, per client connection)", () => {
     const old = await first;
     expect(old.error).toMatchObject({ type: "AIP_ERR_CANCELLED", status: 499, superseded_by: "key-2" });
     const log = join(agency.dir, "aborts.log");
-    await until(() => existsSync(log) && readFileSync(log, "utf8").includes("key-1"), 5000, "agent saw the cancellation");
+    await until(
+      () => existsSync(log) && readFileSync(log, "utf8").includes("key-1"),
+      5000,
+      "agent saw the cancellation",
+    );
     client.close();
   });
 
@@ -38,7 +42,9 @@ describe("latest wins (constraints.document_id, per client connection)", () => {
     const hog = client.send(echo({ trace_id: "hog", constraints: { delay_ms: 800, document_id: "b.ts" } }) as never);
     await until(() => agentOf("ide").inflight === 1, 5000, "hog in flight");
     const queued = client.send(echo({ trace_id: "q-1", constraints: { document_id: "a.ts" } }) as never);
-    const otherClient = client.send(echo({ trace_id: "c-2", constraints: { document_id: "a.ts", client_id: "other" } }) as never);
+    const otherClient = client.send(
+      echo({ trace_id: "c-2", constraints: { document_id: "a.ts", client_id: "other" } }) as never,
+    );
     await until(() => agentOf("ide").pool.stats().queued === 2, 5000, "two queued");
     const newer = client.send(echo({ trace_id: "q-2", constraints: { document_id: "a.ts" } }) as never);
     expect((await queued).error).toMatchObject({ type: "AIP_ERR_CANCELLED", superseded_by: "q-2" });

@@ -17,7 +17,10 @@ const corpusSpec = { name: "fixture", command: CONNECTS, max_concurrent: 1, time
 describe("vetting in the orchestrator", () => {
   it("required: a failing agent is not registered for routing and shows as rejected with its reasons", async () => {
     agency = await startAgency([{ name: "good" }, corpusSpec], {}, {}, { vetting: "required" });
-    const agents = JSON.parse((await httpRequest(agency.socket, { path: "/v1/agents" })).body).agents as Record<string, any>[];
+    const agents = JSON.parse((await httpRequest(agency.socket, { path: "/v1/agents" })).body).agents as Record<
+      string,
+      any
+    >[];
     const bad = agents.find((a) => a.name === "fixture")!;
     expect(bad.status).toBe("rejected");
     expect(bad.vetting).toMatchObject({ mode: "required", result: "failed", state: "rejected" });
@@ -28,7 +31,9 @@ describe("vetting in the orchestrator", () => {
     expect(health.agents.fixture.status).toBe("rejected");
     // Requests go to the vetted agent only; pinning the rejected one finds no route.
     expect((await invokeHttp(agency.socket, echo())).json.agent).toBe("good");
-    expect(((await invokeHttp(agency.socket, echo({ constraints: { agent: "fixture" } }))).json as any).error.type).toBe("AIP_ERR_NO_ROUTE");
+    expect(
+      ((await invokeHttp(agency.socket, echo({ constraints: { agent: "fixture" } }))).json as any).error.type,
+    ).toBe("AIP_ERR_NO_ROUTE");
     expect(agency.logs.events("agent_rejected")).toHaveLength(1);
   });
 

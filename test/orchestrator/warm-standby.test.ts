@@ -33,7 +33,9 @@ describe("warm standby", () => {
   }, 60_000);
 
   it("light (the default) keeps a standby for a light agent, none for one declaring 1000m or more", async () => {
-    agency = await startAgency([{ name: "light" }, { name: "heavy", cpu: "2000m", capabilities: ["other"] }], { warm_standby: "light" });
+    agency = await startAgency([{ name: "light" }, { name: "heavy", cpu: "2000m", capabilities: ["other"] }], {
+      warm_standby: "light",
+    });
     const a = agency;
     await until(() => standbyPids(a).length === 1, 20_000, "a standby");
     expect(a.logs.events("standby_ready").map((l) => l.agent_name)).toEqual(["light"]);

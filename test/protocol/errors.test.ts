@@ -41,13 +41,19 @@ describe("error registry", () => {
 
   it("is documented in the README table, both ways", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const documented = new Set([...readme.matchAll(/^\| `(AIP_ERR_[A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => `${m[1]} ${m[2]}`));
+    const documented = new Set(
+      [...readme.matchAll(/^\| `(AIP_ERR_[A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => `${m[1]} ${m[2]}`),
+    );
     const registry = new Set(ERROR_CODES.map((c) => `${c} ${ERROR_REGISTRY[c].status}`));
     expect([...documented].sort()).toEqual([...registry].sort());
   });
 
   it("builds RFC 9457 problems with detail, instance and extension members", () => {
-    const p = problem("AIP_ERR_MISSING_FIELD", { detail: "Missing required field: action", instance: "t-1", extensions: { fields: ["action"] } });
+    const p = problem("AIP_ERR_MISSING_FIELD", {
+      detail: "Missing required field: action",
+      instance: "t-1",
+      extensions: { fields: ["action"] },
+    });
     expect(p).toEqual({
       type: "AIP_ERR_MISSING_FIELD",
       title: "Missing required field",
@@ -71,7 +77,16 @@ describe("error registry", () => {
     expect(env.error.type).toBe("AIP_ERR_UNKNOWN");
     expect(JSON.stringify(env)).not.toContain("secret");
     expect(env.error.instance).toBe("t-2");
-    const known = errorResponse(new AipError("AIP_ERR_PARSE", "Unexpected token at 3:4", { extensions: { line: 3, column: 4 } }), "t-3");
-    expect(known.error).toMatchObject({ type: "AIP_ERR_PARSE", status: 422, detail: "Unexpected token at 3:4", line: 3, column: 4 });
+    const known = errorResponse(
+      new AipError("AIP_ERR_PARSE", "Unexpected token at 3:4", { extensions: { line: 3, column: 4 } }),
+      "t-3",
+    );
+    expect(known.error).toMatchObject({
+      type: "AIP_ERR_PARSE",
+      status: 422,
+      detail: "Unexpected token at 3:4",
+      line: 3,
+      column: 4,
+    });
   });
 });

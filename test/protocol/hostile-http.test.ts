@@ -44,7 +44,10 @@ const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application
 const chunked = (body: string): Buffer => Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\n${body}`);
 
 /** Write, keep the connection open (the client does not half-close), collect until the server closes. */
-async function exchange(socketPath: string, payload: Buffer): Promise<{ status: number[]; bodies: string[]; closed: boolean }> {
+async function exchange(
+  socketPath: string,
+  payload: Buffer,
+): Promise<{ status: number[]; bodies: string[]; closed: boolean }> {
   const { data, closed } = await rawExchange(socketPath, payload, 10_000, { end: false });
   const responses = parseResponses(data);
   return { status: responses.map((r) => r.status), bodies: responses.map((r) => r.body), closed };
@@ -84,7 +87,10 @@ describe("unfinished HTTP bodies get 408 at requestReceiveTimeoutMs", () => {
     const s = await start();
     const r = await exchange(s.socketPath, Buffer.from(`${HEAD}Content-Length: 100\r\n\r\n{"action":`));
     expect(r.status).toEqual([408]);
-    expect(JSON.parse(r.bodies[0]!).error).toMatchObject({ type: "AIP_ERR_INVALID_JSON", detail: "HTTP request did not arrive in time" });
+    expect(JSON.parse(r.bodies[0]!).error).toMatchObject({
+      type: "AIP_ERR_INVALID_JSON",
+      detail: "HTTP request did not arrive in time",
+    });
     expect(r.closed).toBe(true);
     expect(invoked).toBe(0);
   });

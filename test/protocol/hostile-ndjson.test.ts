@@ -26,7 +26,11 @@ afterEach(async () => {
 });
 
 async function start(overrides: Partial<AipServerOptions> = {}): Promise<AipServer> {
-  const s = await AipServer.listen({ socketPath: join(dir, "s.sock"), invoke: async (req) => successResponse({ echo: req }, "t"), ...overrides });
+  const s = await AipServer.listen({
+    socketPath: join(dir, "s.sock"),
+    invoke: async (req) => successResponse({ echo: req }, "t"),
+    ...overrides,
+  });
   servers.push(s);
   return s;
 }
@@ -117,10 +121,16 @@ describe("line receive deadline", () => {
     const trickle = setInterval(() => c.writable && (c.write("x"), sent++), 20);
     await new Promise((r) => c.once("close", r));
     clearInterval(trickle);
-    const answers = out.trim().split("\n").map((l) => JSON.parse(l) as { payload?: unknown; error?: { type: string; detail: string } });
+    const answers = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { payload?: unknown; error?: { type: string; detail: string } });
     expect(answers).toHaveLength(2);
     expect(answers[0]!.payload).toEqual({ echo: { first: 1 } });
-    expect(answers[1]!.error).toMatchObject({ type: "AIP_ERR_INVALID_JSON", detail: "NDJSON line did not arrive within 300 ms of its first byte" });
+    expect(answers[1]!.error).toMatchObject({
+      type: "AIP_ERR_INVALID_JSON",
+      detail: "NDJSON line did not arrive within 300 ms of its first byte",
+    });
     expect(sent).toBeLessThan(100); // 2 s of trickle would have kept it open on the idle timeout alone
   });
 

@@ -8,7 +8,10 @@ import { DIST, tempDir } from "../helpers.js";
 async function runTo(out: string, args: string[], env: Record<string, string>): Promise<number | null> {
   const fd = openSync(out, "w");
   const journal = `${statSync(out).dev}:${statSync(out).ino}`;
-  const child = spawn(process.execPath, args, { stdio: ["ignore", fd, "ignore"], env: { ...process.env, JOURNAL_STREAM: env.JOURNAL_STREAM ?? journal, ...env } });
+  const child = spawn(process.execPath, args, {
+    stdio: ["ignore", fd, "ignore"],
+    env: { ...process.env, JOURNAL_STREAM: env.JOURNAL_STREAM ?? journal, ...env },
+  });
   closeSync(fd);
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
@@ -28,7 +31,13 @@ describe("journald priorities on stdout", () => {
     const lines = readFileSync(out, "utf8").trim().split("\n");
     expect(lines.map((l) => /^<(\d)>/.exec(l)?.[1])).toEqual(["7", "6", "4", "3", "2"]);
     const json = lines.map((l) => JSON.parse(l.replace(/^<\d>/, "")) as Record<string, unknown>);
-    expect(json.map((j) => [j.level, j.event, j.agent_name])).toEqual([["debug", "d", "t"], ["info", "i", "t"], ["warn", "w", "t"], ["error", "e", "t"], ["fatal", "f", "t"]]);
+    expect(json.map((j) => [j.level, j.event, j.agent_name])).toEqual([
+      ["debug", "d", "t"],
+      ["info", "i", "t"],
+      ["warn", "w", "t"],
+      ["error", "e", "t"],
+      ["fatal", "f", "t"],
+    ]);
     t.cleanup();
   });
 
@@ -49,12 +58,20 @@ describe("journald priorities on stdout", () => {
   it("aip up's start failure is filed at priority 3 (err)", async () => {
     const t = tempDir("aipj-");
     const config = join(t.dir, "agency.json");
-    writeFileSync(config, JSON.stringify({
-      socket: join(t.dir, "aip.sock"), vetting: "off",
-      agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(t.dir, "missing.json") }],
-    }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        socket: join(t.dir, "aip.sock"),
+        vetting: "off",
+        agents: [
+          { name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(t.dir, "missing.json") },
+        ],
+      }),
+    );
     const out = join(t.dir, "journal");
-    expect(await runTo(out, [join(DIST, "scripts/aip.js"), "up", "--config", config], { AIP_LOG_LEVEL: "info" })).toBe(1);
+    expect(await runTo(out, [join(DIST, "scripts/aip.js"), "up", "--config", config], { AIP_LOG_LEVEL: "info" })).toBe(
+      1,
+    );
     const lines = readFileSync(out, "utf8").trim().split("\n");
     expect(lines.length).toBeGreaterThan(0);
     for (const l of lines) {
@@ -63,7 +80,9 @@ describe("journald priorities on stdout", () => {
       const level = (JSON.parse(m![2]!) as { level: string }).level;
       expect(Number(m![1]), l).toBe({ error: 3, warn: 4, info: 6 }[level]);
     }
-    expect(lines.some((l) => l.startsWith("<3>") && l.includes('"event":"start_failed"') && l.includes("missing.json"))).toBe(true);
+    expect(
+      lines.some((l) => l.startsWith("<3>") && l.includes('"event":"start_failed"') && l.includes("missing.json")),
+    ).toBe(true);
     t.cleanup();
   });
 });

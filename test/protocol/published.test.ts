@@ -24,11 +24,14 @@ function schemaValidator(doc: object): Ajv2020 {
 
 describe("committed contract files", () => {
   it("protocol/schema.json and protocol/openapi.json equal what the code generates (npm run schema rewrites them)", () => {
-    for (const [path, text] of Object.entries(publishedFiles())) expect(readFileSync(join(ROOT, path), "utf8"), path).toBe(text);
+    for (const [path, text] of Object.entries(publishedFiles()))
+      expect(readFileSync(join(ROOT, path), "utf8"), path).toBe(text);
   });
 
   it("the OpenAPI document is valid OpenAPI 3.1", async () => {
-    const result = await new Validator().validate(JSON.parse(readFileSync(join(ROOT, "protocol/openapi.json"), "utf8")) as Parameters<Validator["validate"]>[0]);
+    const result = await new Validator().validate(
+      JSON.parse(readFileSync(join(ROOT, "protocol/openapi.json"), "utf8")) as Parameters<Validator["validate"]>[0],
+    );
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
   });
@@ -37,12 +40,27 @@ describe("committed contract files", () => {
     const doc = JSON.parse(readFileSync(join(ROOT, "protocol/schema.json"), "utf8")) as Json;
     const ajv = schemaValidator(doc);
     expect(doc.actions).toEqual(["echo", "summarize", "search", "testgen", "complete"]);
-    for (const name of ["Request", "Problem", "ErrorResponse", "SummarizePayload", "CompleteResponse"]) expect(ajv.getSchema(`aip#/$defs/${name}`), name).toBeTruthy();
+    for (const name of ["Request", "Problem", "ErrorResponse", "SummarizePayload", "CompleteResponse"])
+      expect(ajv.getSchema(`aip#/$defs/${name}`), name).toBeTruthy();
     const completeRequest = ajv.getSchema("aip#/$defs/CompleteRequest")!;
-    expect(completeRequest({ action: "complete", context: { cursor: { line: 1, column: 0 } }, constraints: { max_items: 5 } })).toBe(true);
-    expect(completeRequest({ action: "complete", context: { cursor: { line: 0, column: 0 } }, constraints: {} })).toBe(false);
+    expect(
+      completeRequest({
+        action: "complete",
+        context: { cursor: { line: 1, column: 0 } },
+        constraints: { max_items: 5 },
+      }),
+    ).toBe(true);
+    expect(completeRequest({ action: "complete", context: { cursor: { line: 0, column: 0 } }, constraints: {} })).toBe(
+      false,
+    );
     expect(completeRequest({ action: "complete", context: {}, constraints: { max_items: 5000 } })).toBe(false);
-    expect(ajv.getSchema("aip#/$defs/SearchRequest")!({ action: "search", context: { workspace_root: "/w" }, constraints: {} })).toBe(false);
+    expect(
+      ajv.getSchema("aip#/$defs/SearchRequest")!({
+        action: "search",
+        context: { workspace_root: "/w" },
+        constraints: {},
+      }),
+    ).toBe(false);
   });
 
   it("the agents' validation: a missing required field names it, a wrong one says what was expected and what came", () => {
@@ -54,9 +72,16 @@ describe("committed contract files", () => {
     }
     expect(isAipError(missing) && missing.code).toBe("AIP_ERR_MISSING_FIELD");
     expect(isAipError(missing) && missing.extensions).toEqual({ fields: ["context.query"] });
-    expect(() => actionInput("complete", { context: {}, constraints: { best_effort: "yes" } })).toThrow('constraints.best_effort: expected a boolean, got "yes"');
-    expect(() => actionInput("search", { context: { workspace_root: "/w", query: "q" }, constraints: { paths: ["src/**", 3] } })).toThrow("constraints.paths.1: expected an array of non-empty strings, got 3");
-    expect(actionInput("testgen", { context: {}, constraints: { framework: "jest", extra: 1 } }).constraints).toEqual({ framework: "jest", extra: 1 });
+    expect(() => actionInput("complete", { context: {}, constraints: { best_effort: "yes" } })).toThrow(
+      'constraints.best_effort: expected a boolean, got "yes"',
+    );
+    expect(() =>
+      actionInput("search", { context: { workspace_root: "/w", query: "q" }, constraints: { paths: ["src/**", 3] } }),
+    ).toThrow("constraints.paths.1: expected an array of non-empty strings, got 3");
+    expect(actionInput("testgen", { context: {}, constraints: { framework: "jest", extra: 1 } }).constraints).toEqual({
+      framework: "jest",
+      extra: 1,
+    });
   });
 });
 
@@ -66,7 +91,11 @@ describe("answers of a real agency match the schema it serves", () => {
   const manifest = (name: string): string => join(ROOT, `manifests/${name}.json`);
   beforeAll(async () => {
     agency = await startAgency(
-      ["dummy", "summarize", "search", "testgen", "complete-lite"].map((name) => ({ name, command: dist(name), manifest: manifest(name) })),
+      ["dummy", "summarize", "search", "testgen", "complete-lite"].map((name) => ({
+        name,
+        command: dist(name),
+        manifest: manifest(name),
+      })),
     );
     await until(() => agency.orchestrator.agents.every((a) => a.state === "healthy"), 30_000, "agents healthy");
   }, 60_000);
@@ -90,9 +119,18 @@ describe("answers of a real agency match the schema it serves", () => {
     const requests: Record<keyof typeof ACTIONS, Json> = {
       echo: { context: { source_code: "a\nb" }, constraints: {} },
       summarize: { context: { source_code: module, language: "typescript" }, constraints: {} },
-      search: { context: { workspace_root: join(ROOT, "protocol"), query: "trace id pattern" }, constraints: { limit: 3 } },
-      testgen: { context: { workspace_root: ROOT, file_path: "protocol/paths.ts" }, constraints: { function: "isInside" } },
-      complete: { context: { source_code: source, language: "typescript", cursor: { line: 5, column: 23 } }, constraints: {} },
+      search: {
+        context: { workspace_root: join(ROOT, "protocol"), query: "trace id pattern" },
+        constraints: { limit: 3 },
+      },
+      testgen: {
+        context: { workspace_root: ROOT, file_path: "protocol/paths.ts" },
+        constraints: { function: "isInside" },
+      },
+      complete: {
+        context: { source_code: source, language: "typescript", cursor: { line: 5, column: 23 } },
+        constraints: {},
+      },
     };
     const answers: Record<string, Json> = {};
     for (const [action, req] of Object.entries(requests)) {
@@ -111,24 +149,49 @@ describe("answers of a real agency match the schema it serves", () => {
     expect(answers.complete!.replace).toEqual({ start: { line: 5, column: 21 }, end: { line: 5, column: 23 } });
 
     // A problem validates too, and the request schema agrees with the agent on what is wrong.
-    const bad = (await invokeHttp(agency.socket, { action: "search", context: { workspace_root: ROOT }, constraints: {} })).json as Json;
+    const bad = (
+      await invokeHttp(agency.socket, { action: "search", context: { workspace_root: ROOT }, constraints: {} })
+    ).json as Json;
     expect(ajv.getSchema("aip#/$defs/SearchResponse")!(bad)).toBe(true);
     expect(bad.error.type).toBe("AIP_ERR_MISSING_FIELD");
-    expect(ajv.getSchema("aip#/$defs/SearchRequest")!({ action: "search", context: { workspace_root: ROOT }, constraints: {} })).toBe(false);
+    expect(
+      ajv.getSchema("aip#/$defs/SearchRequest")!({
+        action: "search",
+        context: { workspace_root: ROOT },
+        constraints: {},
+      }),
+    ).toBe(false);
   }, 60_000);
 });
 
 describe("the model engine answers the same complete shape", () => {
   it("engine model: one item with the generated text, validated against CompletePayload", async () => {
-    const agency = await startAgency([{ name: "complete", command: COMPLETE, manifest: join(ROOT, "manifests/complete.json"), env: modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }) }]);
+    const agency = await startAgency([
+      {
+        name: "complete",
+        command: COMPLETE,
+        manifest: join(ROOT, "manifests/complete.json"),
+        env: modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }),
+      },
+    ]);
     try {
       await until(() => agency.orchestrator.agents[0]!.state === "healthy", 30_000, "complete healthy");
       const ajv = schemaValidator(JSON.parse(publishedFiles()["protocol/schema.json"]!) as object);
-      const { json } = (await invokeHttp(agency.socket, { action: "complete", context: { language: "typescript", source_code: "export const alpha = 1;\nconst b = al", cursor: { line: 2, column: 12 } }, constraints: { max_tokens: 3, best_effort: true, timeout_ms: 10_000 } })) as { json: Json };
+      const { json } = (await invokeHttp(agency.socket, {
+        action: "complete",
+        context: {
+          language: "typescript",
+          source_code: "export const alpha = 1;\nconst b = al",
+          cursor: { line: 2, column: 12 },
+        },
+        constraints: { max_tokens: 3, best_effort: true, timeout_ms: 10_000 },
+      })) as { json: Json };
       const validate = ajv.getSchema("aip#/$defs/CompleteResponse")!;
       expect(validate(json) ? [] : validate.errors).toEqual([]);
       expect(json.payload.engine).toBe("model");
-      expect(json.payload.items).toEqual([{ label: expect.any(String), kind: "text", insert_text: json.payload.completion, detail: "model" }]);
+      expect(json.payload.items).toEqual([
+        { label: expect.any(String), kind: "text", insert_text: json.payload.completion, detail: "model" },
+      ]);
       expect(json.payload.replace).toEqual({ start: { line: 2, column: 12 }, end: { line: 2, column: 12 } });
     } finally {
       await agency.stop();

@@ -43,7 +43,9 @@ describe("socket file", () => {
     const path = join(dir, "s.sock");
     writeFileSync(path, "not a socket");
     await expect(start()).rejects.toThrow(/exists and is not a socket/);
-    await expect(AipServer.listen({ socketPath: join(dir, "x".repeat(120)), invoke: async () => successResponse({}, "t") })).rejects.toThrow(/limit is 107/);
+    await expect(
+      AipServer.listen({ socketPath: join(dir, "x".repeat(120)), invoke: async () => successResponse({}, "t") }),
+    ).rejects.toThrow(/limit is 107/);
   });
 
   it("refuses to take over a live server's socket", async () => {
@@ -74,7 +76,11 @@ describe("limits", () => {
     held[0]!.destroy();
     // Once a slot frees up, a new client is served (the server notices the close asynchronously).
     let status = 0;
-    for (let i = 0; i < 50 && status !== 200; i++) status = await httpRequest(s.socketPath, { body: "{}" }).then((r) => r.status, () => 0);
+    for (let i = 0; i < 50 && status !== 200; i++)
+      status = await httpRequest(s.socketPath, { body: "{}" }).then(
+        (r) => r.status,
+        () => 0,
+      );
     expect(status).toBe(200);
     held.forEach((c) => c.destroy());
   });
@@ -94,7 +100,9 @@ describe("limits", () => {
   it("answers 413 for a declared body over the limit even when the body never comes", async () => {
     const s = await start({ limits: { maxBodyBytes: 1000 } });
     const reply = await new Promise<string>((resolve) => {
-      const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: 10000\r\n\r\n"));
+      const c = connect(s.socketPath, () =>
+        c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: 10000\r\n\r\n"),
+      );
       let out = "";
       c.on("data", (d) => (out += d.toString()));
       c.on("close", () => resolve(out));
@@ -163,7 +171,9 @@ describe("framing", () => {
         return new Promise(() => undefined);
       },
     });
-    const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: 2\r\n\r\n{}"));
+    const c = connect(s.socketPath, () =>
+      c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: 2\r\n\r\n{}"),
+    );
     while (!aborted) await new Promise((r) => setImmediate(r));
     c.destroy();
     expect(await aborted).toMatchObject({ code: "AIP_ERR_CANCELLED" });

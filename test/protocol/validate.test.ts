@@ -22,11 +22,16 @@ describe("request validation", () => {
   });
 
   it("names every missing field", () => {
-    expect(codeOf(() => validateRequest({ context: {} }))).toEqual({ code: "AIP_ERR_MISSING_FIELD", detail: "Missing required fields: action, constraints" });
+    expect(codeOf(() => validateRequest({ context: {} }))).toEqual({
+      code: "AIP_ERR_MISSING_FIELD",
+      detail: "Missing required fields: action, constraints",
+    });
   });
 
   it("reports wrong types with their paths", () => {
-    const { code, detail } = codeOf(() => validateRequest({ action: "x", context: { cursor: { line: 0, column: -1 } }, constraints: { languages: "ts" } }));
+    const { code, detail } = codeOf(() =>
+      validateRequest({ action: "x", context: { cursor: { line: 0, column: -1 } }, constraints: { languages: "ts" } }),
+    );
     expect(code).toBe("AIP_ERR_INVALID_FIELD");
     expect(detail).toContain("context.cursor.line");
     expect(detail).toContain("context.cursor.column");
@@ -34,7 +39,9 @@ describe("request validation", () => {
   });
 
   it("rejects trace ids that are unsafe in logs", () => {
-    expect(codeOf(() => validateRequest({ action: "x", context: {}, constraints: {}, trace_id: "a b\n" })).code).toBe("AIP_ERR_INVALID_FIELD");
+    expect(codeOf(() => validateRequest({ action: "x", context: {}, constraints: {}, trace_id: "a b\n" })).code).toBe(
+      "AIP_ERR_INVALID_FIELD",
+    );
     expect(isValidTraceId("abc-123:x.y_z")).toBe(true);
     expect(isValidTraceId("x".repeat(129))).toBe(false);
     expect(newTraceId()).toMatch(/^[0-9a-f]{32}$/);
@@ -51,8 +58,10 @@ describe("JSON decoding", () => {
   it("enforces the nesting limit without recursion, ignoring brackets in strings", () => {
     expect(jsonDepthExceeds("[".repeat(10_000), 64)).toBe(true);
     expect(jsonDepthExceeds(JSON.stringify({ a: "[[[[[[[[[[" }), 2)).toBe(false);
-    expect(jsonDepthExceeds(JSON.stringify({ a: "\\\"[[[[" }), 1)).toBe(false);
-    expect(codeOf(() => decodeJson(Buffer.from("[".repeat(65) + "]".repeat(65)), 64)).detail).toContain("deeper than the limit of 64");
+    expect(jsonDepthExceeds(JSON.stringify({ a: '\\"[[[[' }), 1)).toBe(false);
+    expect(codeOf(() => decodeJson(Buffer.from("[".repeat(65) + "]".repeat(65)), 64)).detail).toContain(
+      "deeper than the limit of 64",
+    );
     expect(decodeJson(Buffer.from("[".repeat(64) + "]".repeat(64)), 64)).toBeDefined();
   });
 
@@ -64,8 +73,15 @@ describe("JSON decoding", () => {
 
 describe("manifest schema", () => {
   const good = {
-    aip: "1", name: "testgen", version: "1.0.0", description: "d", capabilities: ["testgen"], languages: ["typescript"],
-    resources: { cpu: "200m", memory: "512Mi", gpu: false }, max_concurrent: 8, timeouts_ms: { default: 2000 },
+    aip: "1",
+    name: "testgen",
+    version: "1.0.0",
+    description: "d",
+    capabilities: ["testgen"],
+    languages: ["typescript"],
+    resources: { cpu: "200m", memory: "512Mi", gpu: false },
+    max_concurrent: 8,
+    timeouts_ms: { default: 2000 },
   };
 
   it("accepts the DESIGN.md example and rejects unknown keys and bad quantities", () => {

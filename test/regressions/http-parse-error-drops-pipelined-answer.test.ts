@@ -19,7 +19,10 @@ afterEach(async () => {
 
 it("answers a pipelined complete request before the 400 for the malformed bytes after it", async () => {
   t = tempDir();
-  server = await AipServer.listen({ socketPath: join(t.dir, "s.sock"), invoke: async (v) => successResponse({ ok: true }, (v as { trace_id: string }).trace_id) });
+  server = await AipServer.listen({
+    socketPath: join(t.dir, "s.sock"),
+    invoke: async (v) => successResponse({ ok: true }, (v as { trace_id: string }).trace_id),
+  });
   const body = '{"action":"echo","context":{},"constraints":{},"trace_id":"kept-1"}';
   const payload = `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: ${body.length}\r\n\r\n${body}{not http\n`;
   const text = await new Promise<string>((resolve) => {

@@ -31,9 +31,16 @@ function exchange(socketPath: string, payload: string, expect: number): Promise<
 
 it("serves HTTP/1.1 requests that carry no Host header, and answers unknown routes with an envelope", async () => {
   t = tempDir();
-  server = await AipServer.listen({ socketPath: join(t.dir, "s.sock"), invoke: async () => successResponse({ ok: true }, "no-host-1") });
+  server = await AipServer.listen({
+    socketPath: join(t.dir, "s.sock"),
+    invoke: async () => successResponse({ ok: true }, "no-host-1"),
+  });
   const body = '{"action":"echo","context":{},"constraints":{}}';
-  const [invoke, unknown] = await exchange(server.socketPath, `POST /v1/invoke HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /nope HTTP/1.1\r\n\r\n`, 2);
+  const [invoke, unknown] = await exchange(
+    server.socketPath,
+    `POST /v1/invoke HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /nope HTTP/1.1\r\n\r\n`,
+    2,
+  );
   expect(invoke).toMatchObject({ status: 200 });
   expect(JSON.parse(invoke!.body)).toMatchObject({ status: "success", trace_id: "no-host-1" });
   expect(unknown).toMatchObject({ status: 404 });

@@ -47,7 +47,8 @@ it("answers in-flight requests while closing, with Connection: close, and reads 
         resolve({ data: () => data, ended, write: (x) => s.write(x) });
       });
     });
-  const req = (trace: string): string => JSON.stringify({ action: "echo", context: {}, constraints: {}, trace_id: trace });
+  const req = (trace: string): string =>
+    JSON.stringify({ action: "echo", context: {}, constraints: {}, trace_id: trace });
   const http = await open(`POST /v1/invoke HTTP/1.1\r\nContent-Length: ${req("h1").length}\r\n\r\n${req("h1")}`);
   const nd = await open(req("n1") + "\n");
   while (started.length < 2) await new Promise((r) => setImmediate(r));

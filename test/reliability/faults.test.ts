@@ -54,8 +54,18 @@ export interface FaultResult extends Tally {
 const results: FaultResult[] = [];
 
 /** Run load, inject the fault, wait for recovery and a steady state after it, stop, count. */
-async function underLoad(fault: string, inject: (a: RealAgency, agentPid: number) => Promise<void>, recovered: (a: RealAgency, before: number) => Promise<boolean>): Promise<FaultResult> {
-  agency = await startRealAgency({ restart_initial_ms: 100, health_interval_ms: 1000, health_timeout_ms: 500, shutdown_grace_ms: 3000, warm_standby: WARM_STANDBY });
+async function underLoad(
+  fault: string,
+  inject: (a: RealAgency, agentPid: number) => Promise<void>,
+  recovered: (a: RealAgency, before: number) => Promise<boolean>,
+): Promise<FaultResult> {
+  agency = await startRealAgency({
+    restart_initial_ms: 100,
+    health_interval_ms: 1000,
+    health_timeout_ms: 500,
+    shutdown_grace_ms: 3000,
+    warm_standby: WARM_STANDBY,
+  });
   const before = (await agency.health()).agents.dummy!.pid!;
   const load = faultLoad(agency.socket, CLIENTS, fault);
   // Warm-up: the first STEADY/2 successes. A cold orchestrator on two busy cores reads the first
@@ -68,9 +78,13 @@ async function underLoad(fault: string, inject: (a: RealAgency, agentPid: number
   const t0 = Date.now();
   await inject(agency, before);
   const a = agency;
-  await until(() => recovered(a, before).catch(() => false), 60_000, `recovery from ${fault}`).catch(async (err: Error) => {
-    throw new Error(`${err.message}; /healthz: ${JSON.stringify(await a.health().catch((e: Error) => e.message)).slice(0, 600)}`);
-  });
+  await until(() => recovered(a, before).catch(() => false), 60_000, `recovery from ${fault}`).catch(
+    async (err: Error) => {
+      throw new Error(
+        `${err.message}; /healthz: ${JSON.stringify(await a.health().catch((e: Error) => e.message)).slice(0, 600)}`,
+      );
+    },
+  );
   const recoveredMs = Date.now() - t0;
   const mark = load.successes();
   await until(() => load.successes() >= mark + STEADY, 60_000, "steady load after recovery");
@@ -102,7 +116,13 @@ const agentBack = async (a: RealAgency, before: number): Promise<boolean> => {
   const d = (await a.health()).agents.dummy!;
   return d.status === "healthy" && d.pid !== null && d.pid !== before;
 };
-const healthCheck = (a: RealAgency): Promise<unknown> => httpRequest(adminSocketFor(a.socket), { method: "POST", path: "/v1/admin/health-check", body: "", timeoutMs: 10_000 });
+const healthCheck = (a: RealAgency): Promise<unknown> =>
+  httpRequest(adminSocketFor(a.socket), {
+    method: "POST",
+    path: "/v1/admin/health-check",
+    body: "",
+    timeoutMs: 10_000,
+  });
 
 describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
   for (let i = 1; i <= REPEAT; i++) {
@@ -118,43 +138,55 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
       expect(r.refused).toBe(0);
     });
 
-    it(`SIGSTOP of the agent, then a health check kills and restarts it (${i}/${REPEAT})`, { timeout: 180_000 }, async () => {
-      const r = await underLoad(
-        "sigstop",
-        async (a, pid) => {
-          process.kill(pid, "SIGSTOP");
-          await healthCheck(a);
-        },
-        agentBack,
-      );
-      expect(r.lost, r.lost_causes.join("; ")).toBe(0);
-      expect(r.refused).toBe(0);
-    });
+    it(
+      `SIGSTOP of the agent, then a health check kills and restarts it (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        const r = await underLoad(
+          "sigstop",
+          async (a, pid) => {
+            process.kill(pid, "SIGSTOP");
+            await healthCheck(a);
+          },
+          agentBack,
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+      },
+    );
 
-    it(`deletion of the agent's socket file, then a health check restarts it (${i}/${REPEAT})`, { timeout: 180_000 }, async () => {
-      const r = await underLoad(
-        "socket-deleted",
-        async (a) => {
-          unlinkSync(a.agentSocket);
-          await healthCheck(a);
-        },
-        agentBack,
-      );
-      expect(r.lost, r.lost_causes.join("; ")).toBe(0);
-      expect(r.refused).toBe(0);
-    });
+    it(
+      `deletion of the agent's socket file, then a health check restarts it (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        const r = await underLoad(
+          "socket-deleted",
+          async (a) => {
+            unlinkSync(a.agentSocket);
+            await healthCheck(a);
+          },
+          agentBack,
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+      },
+    );
 
-    it(`orchestrator restart (aip up SIGTERM, then started again); clients reconnect (${i}/${REPEAT})`, { timeout: 180_000 }, async () => {
-      const r = await underLoad(
-        "orchestrator-restart",
-        async (a) => {
-          await a.terminate();
-          await a.start();
-        },
-        async (a) => (await a.health()).agents.dummy?.status === "healthy",
-      );
-      expect(r.lost, r.lost_causes.join("; ")).toBe(0);
-    });
+    it(
+      `orchestrator restart (aip up SIGTERM, then started again); clients reconnect (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        const r = await underLoad(
+          "orchestrator-restart",
+          async (a) => {
+            await a.terminate();
+            await a.start();
+          },
+          async (a) => (await a.health()).agents.dummy?.status === "healthy",
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+      },
+    );
   }
 
   it("writes the figures (full run)", () => {
@@ -162,6 +194,9 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
     const dir = join(ROOT, "bench/results");
     mkdirSync(dir, { recursive: true });
     const date = new Date().toISOString().slice(0, 10);
-    writeFileSync(join(dir, `${date}-reliability-faults.json`), JSON.stringify({ clients: CLIENTS, deadline_ms: 2000, grace_ms: 1500, steady: STEADY, results }, null, 2) + "\n");
+    writeFileSync(
+      join(dir, `${date}-reliability-faults.json`),
+      JSON.stringify({ clients: CLIENTS, deadline_ms: 2000, grace_ms: 1500, steady: STEADY, results }, null, 2) + "\n",
+    );
   });
 });

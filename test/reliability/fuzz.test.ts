@@ -18,7 +18,9 @@ import { ROOT } from "../helpers.js";
 
 const HEADERS_TIMEOUT_MS = 1000;
 /** NDJSON lines per target, HTTP cases per target, over-limit cases per target, slowloris connections. */
-const SCALE = FULL ? { lines: 50_000, http: 5_000, bogus: 1_000, huge: 6, slow: 100 } : { lines: 600, http: 80, bogus: 50, huge: 1, slow: 10 };
+const SCALE = FULL
+  ? { lines: 50_000, http: 5_000, bogus: 1_000, huge: 6, slow: 100 }
+  : { lines: 600, http: 80, bogus: 50, huge: 1, slow: 10 };
 const SEED = Number(process.env.AIP_FUZZ_SEED ?? 8);
 const MiB = 1024 * 1024;
 
@@ -27,7 +29,9 @@ async function check<T>(property: fc.IAsyncProperty<T>, params: fc.Parameters<T>
   const details = await fc.check(property, params);
   if (details.failed) {
     const err = details.errorInstance as Error | undefined;
-    throw new Error(`fuzz failed after ${details.numRuns} runs (seed ${details.seed}, path ${details.counterexamplePath}): ${String(err?.message ?? err).slice(0, 500)}`);
+    throw new Error(
+      `fuzz failed after ${details.numRuns} runs (seed ${details.seed}, path ${details.counterexamplePath}): ${String(err?.message ?? err).slice(0, 500)}`,
+    );
   }
 }
 
@@ -43,7 +47,8 @@ beforeAll(async () => {
   const h = await agency.health();
   pids = { orchestrator: h.pid, agent: h.agents.dummy!.pid! };
   // Warm both processes up before the baseline, so first-use allocations are not counted as growth.
-  for (let i = 0; i < 3; i++) await ndjsonExchange(agency.socket, '{"action":"echo","context":{},"constraints":{}}\n'.repeat(200));
+  for (let i = 0; i < 3; i++)
+    await ndjsonExchange(agency.socket, '{"action":"echo","context":{},"constraints":{}}\n'.repeat(200));
   before = { orchestrator: rssMiB(pids.orchestrator), agent: rssMiB(pids.agent) };
   steady = steadyClients(agency.socket, 4);
 }, 60_000);
@@ -84,46 +89,61 @@ describe.sequential("fuzz: bad input", () => {
       );
     });
 
-    it(`HTTP (${target}): fuzzed bodies answered with envelopes; bogus HTTP answered or closed`, { timeout: 600_000 }, async () => {
-      const socket = targets()[target];
-      // Valid HTTP framing, fuzzed bodies, pipelined on one keep-alive connection per batch.
-      const bodies = fc.array(lineArb, { minLength: 20, maxLength: 60 });
-      await check(
-        fc.asyncProperty(bodies, async (lines: Line[]) => {
-          const { responses, closed } = await rawHttp(socket, Buffer.concat(lines.map((l) => httpInvoke(l.bytes))), 30_000, lines.length);
-          counted.http_bodies += lines.length;
-          expect(closed).toBe(true);
-          expect(responses.length).toBe(lines.length);
-          responses.forEach((r, i) => {
-            expect(isEnvelope(r.body), r.body.slice(0, 200)).toBe(true);
-            if (lines[i]!.trace) expect(JSON.parse(r.body).trace_id).toBe(lines[i]!.trace);
-          });
-        }),
-        { numRuns: Math.ceil(SCALE.http / 40), seed: SEED, endOnFailure: true },
-      );
-      // Bogus HTTP: whatever is answered is an envelope. An incomplete request is not a frame: the server
-      // may keep it until requestReceiveTimeoutMs (30 s, README "Limits"); we stop waiting after 2 s.
-      await check(
-        fc.asyncProperty(fc.array(bogusHttpArb, { minLength: 50, maxLength: 50 }), async (payloads: Buffer[]) => {
-          const results = await Promise.all(payloads.map((p) => rawHttp(socket, p, 2000)));
-          counted.bogus_http += payloads.length;
-          results.forEach((r, i) => {
-            const what = JSON.stringify(payloads[i]!.subarray(0, 120).toString("latin1"));
-            for (const res of r.responses) expect(isEnvelope(res.body), `${what} → ${res.status} ${res.body.slice(0, 200)}`).toBe(true);
-          });
-        }),
-        { numRuns: Math.ceil(SCALE.bogus / 50), seed: SEED, endOnFailure: true },
-      );
-      // Both framings on one connection: HTTP then an NDJSON line (400, closed), NDJSON then HTTP text (an error per line).
-      const valid = Buffer.from('{"action":"echo","context":{},"constraints":{},"trace_id":"mixed-1"}');
-      const httpThenNd = await rawHttp(socket, Buffer.concat([httpInvoke(valid), valid, Buffer.from("\n")]), 10_000, 2);
-      expect(httpThenNd.responses.map((r) => r.status)).toEqual([200, 400]);
-      expect(httpThenNd.responses.every((r) => isEnvelope(r.body))).toBe(true);
-      const ndThenHttp = await ndjsonExchange(socket, Buffer.concat([valid, Buffer.from("\n"), httpInvoke(valid)]));
-      expect(ndThenHttp.length).toBe(framesIn(Buffer.concat([valid, Buffer.from("\n"), httpInvoke(valid)])));
-      expect(ndThenHttp.every(isEnvelope)).toBe(true);
-      counted.mixed += 2;
-    });
+    it(
+      `HTTP (${target}): fuzzed bodies answered with envelopes; bogus HTTP answered or closed`,
+      { timeout: 600_000 },
+      async () => {
+        const socket = targets()[target];
+        // Valid HTTP framing, fuzzed bodies, pipelined on one keep-alive connection per batch.
+        const bodies = fc.array(lineArb, { minLength: 20, maxLength: 60 });
+        await check(
+          fc.asyncProperty(bodies, async (lines: Line[]) => {
+            const { responses, closed } = await rawHttp(
+              socket,
+              Buffer.concat(lines.map((l) => httpInvoke(l.bytes))),
+              30_000,
+              lines.length,
+            );
+            counted.http_bodies += lines.length;
+            expect(closed).toBe(true);
+            expect(responses.length).toBe(lines.length);
+            responses.forEach((r, i) => {
+              expect(isEnvelope(r.body), r.body.slice(0, 200)).toBe(true);
+              if (lines[i]!.trace) expect(JSON.parse(r.body).trace_id).toBe(lines[i]!.trace);
+            });
+          }),
+          { numRuns: Math.ceil(SCALE.http / 40), seed: SEED, endOnFailure: true },
+        );
+        // Bogus HTTP: whatever is answered is an envelope. An incomplete request is not a frame: the server
+        // may keep it until requestReceiveTimeoutMs (30 s, README "Limits"); we stop waiting after 2 s.
+        await check(
+          fc.asyncProperty(fc.array(bogusHttpArb, { minLength: 50, maxLength: 50 }), async (payloads: Buffer[]) => {
+            const results = await Promise.all(payloads.map((p) => rawHttp(socket, p, 2000)));
+            counted.bogus_http += payloads.length;
+            results.forEach((r, i) => {
+              const what = JSON.stringify(payloads[i]!.subarray(0, 120).toString("latin1"));
+              for (const res of r.responses)
+                expect(isEnvelope(res.body), `${what} → ${res.status} ${res.body.slice(0, 200)}`).toBe(true);
+            });
+          }),
+          { numRuns: Math.ceil(SCALE.bogus / 50), seed: SEED, endOnFailure: true },
+        );
+        // Both framings on one connection: HTTP then an NDJSON line (400, closed), NDJSON then HTTP text (an error per line).
+        const valid = Buffer.from('{"action":"echo","context":{},"constraints":{},"trace_id":"mixed-1"}');
+        const httpThenNd = await rawHttp(
+          socket,
+          Buffer.concat([httpInvoke(valid), valid, Buffer.from("\n")]),
+          10_000,
+          2,
+        );
+        expect(httpThenNd.responses.map((r) => r.status)).toEqual([200, 400]);
+        expect(httpThenNd.responses.every((r) => isEnvelope(r.body))).toBe(true);
+        const ndThenHttp = await ndjsonExchange(socket, Buffer.concat([valid, Buffer.from("\n"), httpInvoke(valid)]));
+        expect(ndThenHttp.length).toBe(framesIn(Buffer.concat([valid, Buffer.from("\n"), httpInvoke(valid)])));
+        expect(ndThenHttp.every(isEnvelope)).toBe(true);
+        counted.mixed += 2;
+      },
+    );
 
     it(`over the limit (${target}): 413 envelopes, memory bounded`, { timeout: 120_000 }, async () => {
       const socket = targets()[target];
@@ -132,14 +152,28 @@ describe.sequential("fuzz: bad input", () => {
       for (let i = 0; i < SCALE.huge; i++) {
         const big = Buffer.alloc(limit + 100 + i, 0x61);
         big[0] = 0x7b; // "{": NDJSON
-        const nd = await ndjsonExchange(socket, Buffer.concat([big, Buffer.from('\n{"action":"echo","context":{},"constraints":{}}\n')]), { timeoutMs: 30_000 });
-        expect(nd.map((l) => JSON.parse(l).error?.type ?? JSON.parse(l).status)).toEqual(["AIP_ERR_PAYLOAD_TOO_LARGE", "success"]);
+        const nd = await ndjsonExchange(
+          socket,
+          Buffer.concat([big, Buffer.from('\n{"action":"echo","context":{},"constraints":{}}\n')]),
+          { timeoutMs: 30_000 },
+        );
+        expect(nd.map((l) => JSON.parse(l).error?.type ?? JSON.parse(l).status)).toEqual([
+          "AIP_ERR_PAYLOAD_TOO_LARGE",
+          "success",
+        ]);
         // Declared too large: answered from the head alone (a client still writing the body would see the close first).
-        const declared = await rawHttp(socket, Buffer.from(`POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: ${big.length}\r\n\r\n{"a":"`), 30_000, 1);
+        const declared = await rawHttp(
+          socket,
+          Buffer.from(`POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Length: ${big.length}\r\n\r\n{"a":"`),
+          30_000,
+          1,
+        );
         expect(declared.responses[0]?.status, JSON.stringify(declared).slice(0, 300)).toBe(413);
         expect(isEnvelope(declared.responses[0]!.body)).toBe(true);
         const chunked = Buffer.concat([
-          Buffer.from(`POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nTransfer-Encoding: chunked\r\n\r\n${big.length.toString(16)}\r\n`),
+          Buffer.from(
+            `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nTransfer-Encoding: chunked\r\n\r\n${big.length.toString(16)}\r\n`,
+          ),
           big,
           Buffer.from("\r\n0\r\n\r\n"),
         ]);
@@ -150,100 +184,149 @@ describe.sequential("fuzz: bad input", () => {
     });
   }
 
-  it("hostile framing (front door and agent runtime): bad chunk sizes answered 400 at once, short bodies 408, both closed", { timeout: 120_000 }, async () => {
-    const head = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
-    const badChunks = ["zz\r\n{}\r\n0\r\n\r\n", "-1\r\n{}\r\n0\r\n\r\n", "1000000000000000000\r\n{}\r\n0\r\n\r\n", "2\n{}\n0\n\n"];
-    const short = [`${head}Content-Length: 100\r\n\r\n{"action":`, `${head}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n`];
-    // Both targets at once: the short bodies wait for requestReceiveTimeoutMs (30 s) on each.
-    await Promise.all(
-      Object.values(targets()).map(async (socket) => {
-        // The client does not half-close: the answer and the close must come from the server.
-        const bad = await Promise.all(badChunks.map((b) => rawHttp(socket, Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n${b}`), 10_000, 1)));
-        bad.forEach((r, i) => {
-          expect(r.responses.map((x) => x.status), JSON.stringify(badChunks[i])).toEqual([400]);
-          expect(isEnvelope(r.responses[0]!.body)).toBe(true);
-        });
-        // Bodies that stop short: answered 408 at requestReceiveTimeoutMs, never held until the idle timeout.
-        const cut = await Promise.all(short.map((b) => rawExchange(socket, Buffer.from(b), 45_000, { end: false })));
-        for (const r of cut) {
-          expect(r.closed).toBe(true);
-          expect(r.data.toString("latin1")).toMatch(/^HTTP\/1\.1 408 /);
-        }
-        counted.hostile += badChunks.length + short.length;
-      }),
-    );
-  });
+  it(
+    "hostile framing (front door and agent runtime): bad chunk sizes answered 400 at once, short bodies 408, both closed",
+    { timeout: 120_000 },
+    async () => {
+      const head = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
+      const badChunks = [
+        "zz\r\n{}\r\n0\r\n\r\n",
+        "-1\r\n{}\r\n0\r\n\r\n",
+        "1000000000000000000\r\n{}\r\n0\r\n\r\n",
+        "2\n{}\n0\n\n",
+      ];
+      const short = [
+        `${head}Content-Length: 100\r\n\r\n{"action":`,
+        `${head}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n`,
+      ];
+      // Both targets at once: the short bodies wait for requestReceiveTimeoutMs (30 s) on each.
+      await Promise.all(
+        Object.values(targets()).map(async (socket) => {
+          // The client does not half-close: the answer and the close must come from the server.
+          const bad = await Promise.all(
+            badChunks.map((b) =>
+              rawHttp(socket, Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n${b}`), 10_000, 1),
+            ),
+          );
+          bad.forEach((r, i) => {
+            expect(
+              r.responses.map((x) => x.status),
+              JSON.stringify(badChunks[i]),
+            ).toEqual([400]);
+            expect(isEnvelope(r.responses[0]!.body)).toBe(true);
+          });
+          // Bodies that stop short: answered 408 at requestReceiveTimeoutMs, never held until the idle timeout.
+          const cut = await Promise.all(short.map((b) => rawExchange(socket, Buffer.from(b), 45_000, { end: false })));
+          for (const r of cut) {
+            expect(r.closed).toBe(true);
+            expect(r.data.toString("latin1")).toMatch(/^HTTP\/1\.1 408 /);
+          }
+          counted.hostile += badChunks.length + short.length;
+        }),
+      );
+    },
+  );
 
-  it("at the limit (front door): a line of exactly maxLineBytes is served; numbers that grow are the client's 413", { timeout: 120_000 }, async () => {
-    const shell = JSON.stringify({ action: "echo", context: { source_code: "" }, constraints: {}, trace_id: "at-limit" });
-    const line = shell.replace('"source_code":""', `"source_code":"${"a".repeat(MiB - shell.length)}"`);
-    expect(Buffer.byteLength(line) + 1).toBe(MiB + 1);
-    const [atLimit] = await ndjsonExchange(agency.socket, line + "\n", { timeoutMs: 30_000 });
-    expect(JSON.parse(atLimit!)).toMatchObject({ status: "success", trace_id: "at-limit" });
-    const grows = JSON.stringify({ action: "echo", context: { n: [] }, constraints: {} }).replace("[]", `[${Array(64_000).fill("1e20").join(",")}]`);
-    const answers = await ndjsonExchange(agency.socket, `${grows}\n`.repeat(8), { timeoutMs: 30_000 });
-    expect(answers.map((a) => JSON.parse(a).error?.type)).toEqual(Array(8).fill("AIP_ERR_PAYLOAD_TOO_LARGE"));
-    // The agent's circuit did not count them.
-    expect((await agency.health()).agents.dummy!.status).toBe("healthy");
-    counted.hostile += 9;
-  });
+  it(
+    "at the limit (front door): a line of exactly maxLineBytes is served; numbers that grow are the client's 413",
+    { timeout: 120_000 },
+    async () => {
+      const shell = JSON.stringify({
+        action: "echo",
+        context: { source_code: "" },
+        constraints: {},
+        trace_id: "at-limit",
+      });
+      const line = shell.replace('"source_code":""', `"source_code":"${"a".repeat(MiB - shell.length)}"`);
+      expect(Buffer.byteLength(line) + 1).toBe(MiB + 1);
+      const [atLimit] = await ndjsonExchange(agency.socket, line + "\n", { timeoutMs: 30_000 });
+      expect(JSON.parse(atLimit!)).toMatchObject({ status: "success", trace_id: "at-limit" });
+      const grows = JSON.stringify({ action: "echo", context: { n: [] }, constraints: {} }).replace(
+        "[]",
+        `[${Array(64_000).fill("1e20").join(",")}]`,
+      );
+      const answers = await ndjsonExchange(agency.socket, `${grows}\n`.repeat(8), { timeoutMs: 30_000 });
+      expect(answers.map((a) => JSON.parse(a).error?.type)).toEqual(Array(8).fill("AIP_ERR_PAYLOAD_TOO_LARGE"));
+      // The agent's circuit did not count them.
+      expect((await agency.health()).agents.dummy!.status).toBe("healthy");
+      counted.hostile += 9;
+    },
+  );
 
-  it("slowloris: trickled HTTP heads get 408 and are closed; so do trickled NDJSON lines, with an error line", { timeout: 120_000 }, async () => {
-    const trickle = (socket: string, head: string, maxBytes: number): Promise<{ data: string; closedByServer: boolean }> =>
-      new Promise((resolve) => {
-        const conn = (async () => {
-          const { connect } = await import("node:net");
-          return connect(socket);
-        })();
-        void conn.then((s) => {
-          let data = "";
-          let sent = 0;
-          s.on("data", (c: Buffer) => (data += c.toString("utf8")));
-          s.on("error", () => undefined);
-          const timer = setInterval(() => {
-            // Bounded: gives up after maxBytes bytes even if the server never closes.
-            if (sent >= maxBytes) {
+  it(
+    "slowloris: trickled HTTP heads get 408 and are closed; so do trickled NDJSON lines, with an error line",
+    { timeout: 120_000 },
+    async () => {
+      const trickle = (
+        socket: string,
+        head: string,
+        maxBytes: number,
+      ): Promise<{ data: string; closedByServer: boolean }> =>
+        new Promise((resolve) => {
+          const conn = (async () => {
+            const { connect } = await import("node:net");
+            return connect(socket);
+          })();
+          void conn.then((s) => {
+            let data = "";
+            let sent = 0;
+            s.on("data", (c: Buffer) => (data += c.toString("utf8")));
+            s.on("error", () => undefined);
+            const timer = setInterval(() => {
+              // Bounded: gives up after maxBytes bytes even if the server never closes.
+              if (sent >= maxBytes) {
+                clearInterval(timer);
+                s.destroy();
+                resolve({ data, closedByServer: false });
+                return;
+              }
+              s.write(sent === 0 ? head : "x");
+              sent++;
+            }, 100);
+            s.on("close", () => {
               clearInterval(timer);
-              s.destroy();
-              resolve({ data, closedByServer: false });
-              return;
-            }
-            s.write(sent === 0 ? head : "x");
-            sent++;
-          }, 100);
-          s.on("close", () => {
-            clearInterval(timer);
-            resolve({ data, closedByServer: sent < maxBytes });
+              resolve({ data, closedByServer: sent < maxBytes });
+            });
           });
         });
-      });
-    const maxBytes = Math.ceil((HEADERS_TIMEOUT_MS * 4) / 100);
-    const http = Array.from({ length: SCALE.slow }, () => trickle(agency.socket, "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nX-Slow: ", maxBytes));
-    const nd = Array.from({ length: Math.ceil(SCALE.slow / 10) }, () => trickle(agency.socket, '{"action":"echo","context":{"source_code":"', maxBytes));
-    const results = await Promise.all(http);
-    counted.slowloris += results.length;
-    for (const r of results) {
-      expect(r.closedByServer).toBe(true);
-      expect(r.data).toMatch(/^HTTP\/1\.1 408 /);
-      expect(isEnvelope(r.data.slice(r.data.indexOf("\r\n\r\n") + 4))).toBe(true);
-    }
-    // A trickled NDJSON line meets the same deadline (lineReceiveTimeoutMs = headers_timeout_ms): an error line, then the close.
-    const lines = await Promise.all(nd);
-    counted.slowloris += nd.length;
-    for (const r of lines) {
-      expect(r.closedByServer).toBe(true);
-      expect(JSON.parse(r.data.trim()).error).toMatchObject({ type: "AIP_ERR_INVALID_JSON" });
-    }
-    const fresh = await rawExchange(agency.socket, Buffer.from('{"action":"echo","context":{},"constraints":{}}\n'), 10_000);
-    expect(isEnvelope(fresh.data.toString("utf8").trim())).toBe(true);
-  });
+      const maxBytes = Math.ceil((HEADERS_TIMEOUT_MS * 4) / 100);
+      const http = Array.from({ length: SCALE.slow }, () =>
+        trickle(agency.socket, "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nX-Slow: ", maxBytes),
+      );
+      const nd = Array.from({ length: Math.ceil(SCALE.slow / 10) }, () =>
+        trickle(agency.socket, '{"action":"echo","context":{"source_code":"', maxBytes),
+      );
+      const results = await Promise.all(http);
+      counted.slowloris += results.length;
+      for (const r of results) {
+        expect(r.closedByServer).toBe(true);
+        expect(r.data).toMatch(/^HTTP\/1\.1 408 /);
+        expect(isEnvelope(r.data.slice(r.data.indexOf("\r\n\r\n") + 4))).toBe(true);
+      }
+      // A trickled NDJSON line meets the same deadline (lineReceiveTimeoutMs = headers_timeout_ms): an error line, then the close.
+      const lines = await Promise.all(nd);
+      counted.slowloris += nd.length;
+      for (const r of lines) {
+        expect(r.closedByServer).toBe(true);
+        expect(JSON.parse(r.data.trim()).error).toMatchObject({ type: "AIP_ERR_INVALID_JSON" });
+      }
+      const fresh = await rawExchange(
+        agency.socket,
+        Buffer.from('{"action":"echo","context":{},"constraints":{}}\n'),
+        10_000,
+      );
+      expect(isEnvelope(fresh.data.toString("utf8").trim())).toBe(true);
+    },
+  );
 
   it("nothing crashed, RSS grew < 50 MB, well-behaved clients were all served", { timeout: 60_000 }, async () => {
     const served = await steady.stop();
     const h = await agency.health();
     const after = { orchestrator: rssMiB(pids.orchestrator), agent: rssMiB(pids.agent) };
     const total = Object.values(counted).reduce((a, b) => a + b, 0);
-    console.log(`fuzz: ${total} inputs ${JSON.stringify(counted)}; RSS MiB before ${JSON.stringify(before)} after ${JSON.stringify(after)}; well-behaved ${served.ok} ok, ${served.failed} failed`);
+    console.log(
+      `fuzz: ${total} inputs ${JSON.stringify(counted)}; RSS MiB before ${JSON.stringify(before)} after ${JSON.stringify(after)}; well-behaved ${served.ok} ok, ${served.failed} failed`,
+    );
     expect(agency.process().exitCode).toBe(null);
     expect(h.pid).toBe(pids.orchestrator);
     expect(h.agents.dummy).toMatchObject({ status: "healthy", pid: pids.agent, restarts: 0 });
@@ -256,40 +339,61 @@ describe.sequential("fuzz: bad input", () => {
       expect(total).toBeGreaterThanOrEqual(100_000);
       const dir = join(ROOT, "bench/results");
       mkdirSync(dir, { recursive: true });
-      const figures = { inputs: total, by_kind: counted, crashes: 0, rss_mib_before: before, rss_mib_after: after, well_behaved: served, seconds: Math.round((Date.now() - startedAt) / 1000), seed: SEED };
-      writeFileSync(join(dir, `${new Date().toISOString().slice(0, 10)}-reliability-fuzz.json`), JSON.stringify(figures, null, 2) + "\n");
+      const figures = {
+        inputs: total,
+        by_kind: counted,
+        crashes: 0,
+        rss_mib_before: before,
+        rss_mib_after: after,
+        well_behaved: served,
+        seconds: Math.round((Date.now() - startedAt) / 1000),
+        seed: SEED,
+      };
+      writeFileSync(
+        join(dir, `${new Date().toISOString().slice(0, 10)}-reliability-fuzz.json`),
+        JSON.stringify(figures, null, 2) + "\n",
+      );
     }
   });
-  it("100,000 tiny lines on one connection and 10 clients that never read: all bounded, log sampled", { timeout: 180_000 }, async () => {
-    const { connect } = await import("node:net");
-    const { statSync } = await import("node:fs");
-    const logBefore = statSync(agency.logFile).size;
-    const hogs = await Promise.all(
-      Array.from({ length: 10 }, () => new Promise<import("node:net").Socket>((resolve) => {
-        const c = connect(agency.socket, () => resolve(c));
-        c.on("error", () => undefined);
-      })),
-    );
-    // Each writes 150,000 requests that fail validation (3 bytes each) and never reads an answer.
-    for (const h of hogs) {
-      h.pause();
-      h.write("{}\n".repeat(150_000));
-    }
-    const tiny = await ndjsonExchange(agency.socket, "{}\n".repeat(100_000), { timeoutMs: 150_000 });
-    expect(tiny).toHaveLength(100_000);
-    expect(JSON.parse(tiny[99_999]!).error.type).toBe("AIP_ERR_MISSING_FIELD");
-    // The orchestrator answers others meanwhile.
-    expect((await agency.health()).agents.dummy!.status).toBe("healthy");
-    for (const h of hogs) h.destroy();
-    // Bounded in absolute terms (this volume grows the heap, so it runs after the < 50 MB growth check).
-    const rss = rssMiB(pids.orchestrator);
-    console.log(`fuzz volume: orchestrator RSS ${Math.round(rss)} MiB after 100,000 lines and 10 non-reading clients`);
-    expect(rss).toBeLessThan(256);
-    expect((await agency.health()).pid).toBe(pids.orchestrator);
-    const logGrowth = statSync(agency.logFile).size - logBefore;
-    // 100,000+ client errors: logged at most 50 a second (~300 bytes a line), not one line each (28+ MB).
-    expect(logGrowth).toBeLessThan(8 * MiB);
-    counted.hostile += 100_000 + 10;
-  });
-
+  it(
+    "100,000 tiny lines on one connection and 10 clients that never read: all bounded, log sampled",
+    { timeout: 180_000 },
+    async () => {
+      const { connect } = await import("node:net");
+      const { statSync } = await import("node:fs");
+      const logBefore = statSync(agency.logFile).size;
+      const hogs = await Promise.all(
+        Array.from(
+          { length: 10 },
+          () =>
+            new Promise<import("node:net").Socket>((resolve) => {
+              const c = connect(agency.socket, () => resolve(c));
+              c.on("error", () => undefined);
+            }),
+        ),
+      );
+      // Each writes 150,000 requests that fail validation (3 bytes each) and never reads an answer.
+      for (const h of hogs) {
+        h.pause();
+        h.write("{}\n".repeat(150_000));
+      }
+      const tiny = await ndjsonExchange(agency.socket, "{}\n".repeat(100_000), { timeoutMs: 150_000 });
+      expect(tiny).toHaveLength(100_000);
+      expect(JSON.parse(tiny[99_999]!).error.type).toBe("AIP_ERR_MISSING_FIELD");
+      // The orchestrator answers others meanwhile.
+      expect((await agency.health()).agents.dummy!.status).toBe("healthy");
+      for (const h of hogs) h.destroy();
+      // Bounded in absolute terms (this volume grows the heap, so it runs after the < 50 MB growth check).
+      const rss = rssMiB(pids.orchestrator);
+      console.log(
+        `fuzz volume: orchestrator RSS ${Math.round(rss)} MiB after 100,000 lines and 10 non-reading clients`,
+      );
+      expect(rss).toBeLessThan(256);
+      expect((await agency.health()).pid).toBe(pids.orchestrator);
+      const logGrowth = statSync(agency.logFile).size - logBefore;
+      // 100,000+ client errors: logged at most 50 a second (~300 bytes a line), not one line each (28+ MB).
+      expect(logGrowth).toBeLessThan(8 * MiB);
+      counted.hostile += 100_000 + 10;
+    },
+  );
 });

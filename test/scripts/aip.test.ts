@@ -9,7 +9,10 @@ import { DIST, ROOT, jsonLines, tempDir } from "../helpers.js";
 const AIP = join(DIST, "scripts/aip.js");
 const run = promisify(execFile);
 
-async function aip(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function aip(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await run(AIP, args, { env: { ...process.env, ...env } });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
@@ -41,12 +44,24 @@ describe("aip up (embedded) end to end", () => {
     sock = join(t.dir, "aip.sock");
     logFile = join(t.dir, "aip.log");
     const config = join(t.dir, "agency.json");
-    writeFileSync(config, JSON.stringify({
-      socket: sock, agent_socket_dir: join(t.dir, "agents"),
-      agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(ROOT, "manifests/dummy.json") }],
-      limits: { warm_standby: "off" }, // one child process to account for (the standby has its own test)
-    }));
-    up = spawn(AIP, ["up", "--config", config, "--log", logFile, "--health-port", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        socket: sock,
+        agent_socket_dir: join(t.dir, "agents"),
+        agents: [
+          {
+            name: "dummy",
+            command: [join(DIST, "agents/dummy/main.js")],
+            manifest: join(ROOT, "manifests/dummy.json"),
+          },
+        ],
+        limits: { warm_standby: "off" }, // one child process to account for (the standby has its own test)
+      }),
+    );
+    up = spawn(AIP, ["up", "--config", config, "--log", logFile, "--health-port", String(port)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     up.stdout!.resume();
     up.stderr!.resume();
     await waitForSocket(sock, 20_000, () => up.exitCode === null);
@@ -62,15 +77,31 @@ describe("aip up (embedded) end to end", () => {
   });
 
   it("answers curl --unix-socket with the dummy's echo", async () => {
-    const { stdout } = await run("curl", ["-s", "--unix-socket", sock, "http://aip/v1/invoke", "-d", '{"action":"echo","context":{"source_code":"a\\nb"},"constraints":{}}']);
-    expect(JSON.parse(stdout)).toMatchObject({ status: "success", agent: "dummy", payload: { received_action: "echo", context_lines: 2 } });
+    const { stdout } = await run("curl", [
+      "-s",
+      "--unix-socket",
+      sock,
+      "http://aip/v1/invoke",
+      "-d",
+      '{"action":"echo","context":{"source_code":"a\\nb"},"constraints":{}}',
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({
+      status: "success",
+      agent: "dummy",
+      payload: { received_action: "echo", context_lines: 2 },
+    });
   });
 
   it("answers NDJSON through socat, in order", async () => {
     const child = spawn("socat", ["-", `UNIX-CONNECT:${sock}`]);
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stdin.end(Array.from({ length: 5 }, (_, i) => `{"action":"echo","context":{},"constraints":{},"trace_id":"sc-${i}"}\n`).join(""));
+    child.stdin.end(
+      Array.from(
+        { length: 5 },
+        (_, i) => `{"action":"echo","context":{},"constraints":{},"trace_id":"sc-${i}"}\n`,
+      ).join(""),
+    );
     await new Promise((r) => child.on("close", r));
     expect(jsonLines(out).map((l) => l.trace_id)).toEqual(["sc-0", "sc-1", "sc-2", "sc-3", "sc-4"]);
   });
@@ -101,7 +132,10 @@ describe("aip up (embedded) end to end", () => {
 
   it("serves only the probes (/livez, /readyz, /healthz, /metrics) on the health port", async () => {
     const live = await fetch(`http://127.0.0.1:${port}/livez`);
-    expect([live.status, ((await live.json()) as { status: string; pid: number })]).toEqual([200, expect.objectContaining({ status: "alive", pid: up.pid })]);
+    expect([live.status, (await live.json()) as { status: string; pid: number }]).toEqual([
+      200,
+      expect.objectContaining({ status: "alive", pid: up.pid }),
+    ]);
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect([ready.status, await ready.json()]).toEqual([200, { status: "ready", actions: { echo: ["dummy@1.0.0"] } }]);
     expect((await fetch(`http://127.0.0.1:${port}/v1/invoke`, { method: "POST", body: "{}" })).status).toBe(404);
@@ -115,7 +149,13 @@ describe("aip up (embedded) end to end", () => {
   it("SIGUSR1 runs a health check now", async () => {
     up.kill("SIGUSR1");
     const { until } = await import("../orchestrator/harness.js");
-    await until(() => existsSync(logFile) && jsonLines(readFileSync(logFile, "utf8")).some((l) => l.event === "health_check_requested"), 5000, "log line");
+    await until(
+      () =>
+        existsSync(logFile) &&
+        jsonLines(readFileSync(logFile, "utf8")).some((l) => l.event === "health_check_requested"),
+      5000,
+      "log line",
+    );
   });
 
   it("logs one JSON line per request with timestamp, level label, agent_name, trace_id and event", () => {
@@ -143,7 +183,14 @@ describe("aip up with a bad config", () => {
   it("fails at start naming the JSON path and the reason", async () => {
     const t = tempDir();
     const config = join(t.dir, "agency.json");
-    writeFileSync(config, JSON.stringify({ mode: "cluster", agents: [{ name: "Bad Name", command: [], manifest: "m.json" }], limits: { max_queue: -1 } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mode: "cluster",
+        agents: [{ name: "Bad Name", command: [], manifest: "m.json" }],
+        limits: { max_queue: -1 },
+      }),
+    );
     const r = await aip(["up", "--config", config]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("mode: Invalid option");

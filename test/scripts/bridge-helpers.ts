@@ -10,14 +10,28 @@ export const AIP = join(ROOT, "dist/scripts/aip.js");
 
 /** The bundled agents on real sockets; `model` adds agent-complete with the tiny model (for inline completion). */
 export async function bundledAgency(names: string[], model = false): Promise<Agency> {
-  const specs = names.map((name) => ({ name, command: join(ROOT, `dist/agents/${name}/main.js`), manifest: join(ROOT, `manifests/${name}.json`) }));
-  if (model) specs.push({ name: "complete", command: COMPLETE, manifest: join(ROOT, "manifests/complete.json"), env: modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }) } as (typeof specs)[number]);
+  const specs = names.map((name) => ({
+    name,
+    command: join(ROOT, `dist/agents/${name}/main.js`),
+    manifest: join(ROOT, `manifests/${name}.json`),
+  }));
+  if (model)
+    specs.push({
+      name: "complete",
+      command: COMPLETE,
+      manifest: join(ROOT, "manifests/complete.json"),
+      env: modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }),
+    } as (typeof specs)[number]);
   // Load pinned at 0: the CPU rule would otherwise take agent-complete out of rotation on a busy host.
   // A generous start timeout: on a loaded 2-core host an agent's start can pass the default 15 s.
   const agency = await startAgency(specs, { start_timeout_ms: 90_000 }, { load: new FixedLoadSampler(0) });
-  await until(() => agency.orchestrator.agents.every((a) => a.state === "healthy"), 90_000, "agents healthy").catch((err: Error) => {
-    throw new Error(`${err.message}: ${agency.orchestrator.agents.map((a) => `${a.name} ${a.state} ${JSON.stringify(a.lastError ?? null)}`).join(", ")}`);
-  });
+  await until(() => agency.orchestrator.agents.every((a) => a.state === "healthy"), 90_000, "agents healthy").catch(
+    (err: Error) => {
+      throw new Error(
+        `${err.message}: ${agency.orchestrator.agents.map((a) => `${a.name} ${a.state} ${JSON.stringify(a.lastError ?? null)}`).join(", ")}`,
+      );
+    },
+  );
   return agency;
 }
 

@@ -46,7 +46,11 @@ interface Lsp {
 }
 
 /** Spawn `aip lsp` and complete the initialize handshake. */
-async function startLsp(args: string[], rootUri: string | null, initializationOptions: Json = {}): Promise<Lsp & { init: Json }> {
+async function startLsp(
+  args: string[],
+  rootUri: string | null,
+  initializationOptions: Json = {},
+): Promise<Lsp & { init: Json }> {
   const child = spawn(process.execPath, [AIP, "lsp", "--stdio", ...args], { stdio: ["pipe", "pipe", "pipe"] });
   const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
   const logs: string[] = [];
@@ -59,11 +63,21 @@ async function startLsp(args: string[], rootUri: string | null, initializationOp
     progress.push(p.value as Json);
   });
   conn.listen();
-  const init = await conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri, capabilities: { window: { workDoneProgress: true } }, initializationOptions, workspaceFolders: rootUri ? [{ uri: rootUri, name: "w" }] : null });
+  const init = await conn.sendRequest(InitializeRequest.type, {
+    processId: process.pid,
+    rootUri,
+    capabilities: { window: { workDoneProgress: true } },
+    initializationOptions,
+    workspaceFolders: rootUri ? [{ uri: rootUri, name: "w" }] : null,
+  });
   await conn.sendNotification(InitializedNotification.type, {});
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   return {
-    conn, child, logs, progress, init: init as Json,
+    conn,
+    child,
+    logs,
+    progress,
+    init: init as Json,
     async stop() {
       await conn.sendRequest(ShutdownRequest.type);
       await conn.sendNotification(ExitNotification.type);
@@ -93,7 +107,9 @@ describe("aip lsp over stdio", () => {
     // The tiny test model writes noise: inline_best_effort lets its candidate through the syntax check.
     lsp = await startLsp(["--socket", agency.socket], pathToFileURL(ws.root).href, { inline_best_effort: true });
     uri = pathToFileURL(join(ws.root, "src/math.ts")).href;
-    await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS } });
+    await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
+    });
   }, 150_000);
   afterAll(async () => {
     if (lsp) expect(await lsp.stop()).toBe(0);
@@ -102,7 +118,14 @@ describe("aip lsp over stdio", () => {
   });
 
   it("announces its capabilities and the agency it uses on the log channel", async () => {
-    expect(lsp.init.capabilities).toMatchObject({ textDocumentSync: 2, inlineCompletionProvider: true, documentSymbolProvider: true, hoverProvider: true, workspaceSymbolProvider: true, completionProvider: { triggerCharacters: ["."] } });
+    expect(lsp.init.capabilities).toMatchObject({
+      textDocumentSync: 2,
+      inlineCompletionProvider: true,
+      documentSymbolProvider: true,
+      hoverProvider: true,
+      workspaceSymbolProvider: true,
+      completionProvider: { triggerCharacters: ["."] },
+    });
     await until(() => lsp.logs.length > 0, "log message");
     expect(lsp.logs[0]).toBe(`aip lsp: using the agency on ${agency.socket}`);
   });
@@ -111,56 +134,101 @@ describe("aip lsp over stdio", () => {
     // Incremental: type "this.c" on a new line inside increment (line 9, 0-based 8).
     await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, {
       textDocument: { uri, version: 2 },
-      contentChanges: [{ range: { start: { line: 8, character: 4 }, end: { line: 8, character: 4 } }, text: "this.c\n    " }],
+      contentChanges: [
+        { range: { start: { line: 8, character: 4 }, end: { line: 8, character: 4 } }, text: "this.c\n    " },
+      ],
     });
-    const list = (await lsp.conn.sendRequest(CompletionRequest.type, { textDocument: { uri }, position: { line: 8, character: 10 } })) as CompletionList;
+    const list = (await lsp.conn.sendRequest(CompletionRequest.type, {
+      textDocument: { uri },
+      position: { line: 8, character: 10 },
+    })) as CompletionList;
     const count = list.items.find((i) => i.label === "count")!;
-    expect(count).toMatchObject({ kind: 10, textEdit: { range: { start: { line: 8, character: 9 }, end: { line: 8, character: 10 } }, newText: "count" } });
+    expect(count).toMatchObject({
+      kind: 10,
+      textEdit: { range: { start: { line: 8, character: 9 }, end: { line: 8, character: 10 } }, newText: "count" },
+    });
     expect(list.items.map((i) => i.label)).not.toContain("add");
     // Full sync: the whole text replaced; `ad` at the end completes to the function add.
     const full = `${MATH_TS}const again = ad`;
-    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 3 }, contentChanges: [{ text: full }] });
+    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: 3 },
+      contentChanges: [{ text: full }],
+    });
     const lines = full.split("\n");
     const at = { line: lines.length - 1, character: lines.at(-1)!.length };
-    const list2 = (await lsp.conn.sendRequest(CompletionRequest.type, { textDocument: { uri }, position: at })) as CompletionList;
-    expect(list2.items[0]).toMatchObject({ label: "add", kind: 3, textEdit: { range: { start: { line: at.line, character: 14 }, end: at }, newText: "add" } });
+    const list2 = (await lsp.conn.sendRequest(CompletionRequest.type, {
+      textDocument: { uri },
+      position: at,
+    })) as CompletionList;
+    expect(list2.items[0]).toMatchObject({
+      label: "add",
+      kind: 3,
+      textEdit: { range: { start: { line: at.line, character: 14 }, end: at }, newText: "add" },
+    });
   });
 
   it("inline completion: the model engine's text at the cursor (best effort, as initialised)", async () => {
     const lines = `${MATH_TS}const again = ad`.split("\n");
     const at = { line: lines.length - 1, character: lines.at(-1)!.length };
-    const out = (await lsp.conn.sendRequest(InlineCompletionRequest.type, { textDocument: { uri }, position: at, context: { triggerKind: 2 } })) as Json;
+    const out = (await lsp.conn.sendRequest(InlineCompletionRequest.type, {
+      textDocument: { uri },
+      position: at,
+      context: { triggerKind: 2 },
+    })) as Json;
     expect(out.items, lsp.logs.join("\n")).toHaveLength(1);
     expect(typeof out.items[0].insertText).toBe("string");
     expect(out.items[0].range).toEqual({ start: at, end: at });
   });
 
   it("document symbols and hover from summarize", async () => {
-    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 4 }, contentChanges: [{ text: MATH_TS }] });
-    const symbols = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[];
+    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: 4 },
+      contentChanges: [{ text: MATH_TS }],
+    });
+    const symbols = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, {
+      textDocument: { uri },
+    })) as DocumentSymbol[];
     expect(symbols.map((s) => [s.name, s.kind, s.range.start.line, s.range.end.line])).toEqual([
       ["add", 12, 0, 3],
       ["Counter", 5, 5, 11],
       ["total", 14, 13, 13],
     ]);
-    expect(symbols[1]!.children!.map((c) => [c.name, c.kind, c.range.start.line])).toEqual([["count", 7, 6], ["increment", 6, 7]]);
-    const hover = (await lsp.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 2, character: 4 } })) as Json;
+    expect(symbols[1]!.children!.map((c) => [c.name, c.kind, c.range.start.line])).toEqual([
+      ["count", 7, 6],
+      ["increment", 6, 7],
+    ]);
+    const hover = (await lsp.conn.sendRequest(HoverRequest.type, {
+      textDocument: { uri },
+      position: { line: 2, character: 4 },
+    })) as Json;
     expect(hover.contents.kind).toBe("markdown");
     expect(hover.contents.value).toContain("export function add(a: number, b: number): number");
     expect(hover.range.start.line).toBe(0);
-    expect(await lsp.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 13, character: 2 } })).toBeNull();
+    expect(
+      await lsp.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 13, character: 2 } }),
+    ).toBeNull();
   });
 
   it("workspace symbols from search, with work-done progress while it indexes", async () => {
     lsp.progress.length = 0;
-    const hits = (await lsp.conn.sendRequest(WorkspaceSymbolRequest.type, { query: "counter increment" })) as SymbolInformation[];
-    expect(hits[0]).toMatchObject({ name: "increment", location: { uri: pathToFileURL(join(ws.root, "src/math.ts")).href, range: { start: { line: 7 } } }, containerName: "src/math.ts" });
+    const hits = (await lsp.conn.sendRequest(WorkspaceSymbolRequest.type, {
+      query: "counter increment",
+    })) as SymbolInformation[];
+    expect(hits[0]).toMatchObject({
+      name: "increment",
+      location: { uri: pathToFileURL(join(ws.root, "src/math.ts")).href, range: { start: { line: 7 } } },
+      containerName: "src/math.ts",
+    });
     expect(lsp.progress.map((p) => p.kind)).toEqual(["begin", "end"]);
     expect(lsp.progress[0]!.title).toBe("Searching the workspace");
   });
 
   it("code action: Generate tests creates the test file, then extends it", async () => {
-    const actions = (await lsp.conn.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range: { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } }, context: { diagnostics: [] } })) as Json[];
+    const actions = (await lsp.conn.sendRequest(CodeActionRequest.type, {
+      textDocument: { uri },
+      range: { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } },
+      context: { diagnostics: [] },
+    })) as Json[];
     expect(actions).toHaveLength(1);
     expect(actions[0]!.title).toBe("Generate tests for add (test/src/math.test.ts)");
     const testUri = pathToFileURL(join(ws.root, "test/src/math.test.ts")).href;
@@ -171,8 +239,15 @@ describe("aip lsp over stdio", () => {
     expect(created).toContain("add(");
     // The file exists now (as the editor would have applied it): the action extends it.
     mkdirSync(join(ws.root, "test/src"));
-    writeFileSync(join(ws.root, "test/src/math.test.ts"), 'import { describe, it, expect } from "vitest";\n\ndescribe("old", () => {});\n');
-    const again = (await lsp.conn.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range: { start: { line: 8, character: 6 }, end: { line: 8, character: 6 } }, context: { diagnostics: [] } })) as Json[];
+    writeFileSync(
+      join(ws.root, "test/src/math.test.ts"),
+      'import { describe, it, expect } from "vitest";\n\ndescribe("old", () => {});\n',
+    );
+    const again = (await lsp.conn.sendRequest(CodeActionRequest.type, {
+      textDocument: { uri },
+      range: { start: { line: 8, character: 6 }, end: { line: 8, character: 6 } },
+      context: { diagnostics: [] },
+    })) as Json[];
     const edits = ((again[0]!.edit as WorkspaceEdit).documentChanges![0] as TextDocumentEdit).edits as TextEdit[];
     expect(again[0]!.title).toBe("Generate tests for increment (test/src/math.test.ts)");
     expect(edits[0]!.newText).toBe('import { Counter } from "../../src/math.js";\n');
@@ -186,22 +261,34 @@ describe("aip lsp over stdio", () => {
     source.cancel();
     await expect(pending).rejects.toMatchObject({ code: -32800 });
     const stale = lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } });
-    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 5 }, contentChanges: [{ text: `${MATH_TS}\n` }] });
+    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: 5 },
+      contentChanges: [{ text: `${MATH_TS}\n` }],
+    });
     await expect(stale).rejects.toMatchObject({ code: -32800, message: `Cancelled: summarize on ${uri}` });
     // The server goes on answering.
-    expect(((await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[]).length).toBe(3);
+    expect(
+      ((await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[]).length,
+    ).toBe(3);
   });
 
   it("a request on a document never opened is a clear error; an AIP problem comes back with its code and detail in data", async () => {
     const never = pathToFileURL(join(ws.root, "src/never.ts")).href;
-    await expect(lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: never } })).rejects.toMatchObject({
+    await expect(
+      lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: never } }),
+    ).rejects.toMatchObject({
       code: -32602,
       message: `Document ${never} is not open: send textDocument/didOpen before requests on it`,
     });
     // Over the agency's 1 MiB body limit: AIP_ERR_PAYLOAD_TOO_LARGE, as an LSP RequestFailed.
     const big = pathToFileURL(join(ws.root, "src/big.ts")).href;
-    await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: big, languageId: "typescript", version: 1, text: "export const a = 1;\n".repeat(60_000) } });
-    const failure = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: big } }).then(() => undefined, (e: unknown) => e)) as Json;
+    await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri: big, languageId: "typescript", version: 1, text: "export const a = 1;\n".repeat(60_000) },
+    });
+    const failure = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: big } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Json;
     expect(failure.code).toBe(-32803);
     expect(failure.data).toMatchObject({ type: "AIP_ERR_PAYLOAD_TOO_LARGE", status: 413 });
     expect(failure.message).toBe(`${failure.data.type}: ${failure.data.detail}`);
@@ -212,14 +299,29 @@ describe("aip lsp without an agency", () => {
   it("starts an embedded agency and says so on the log channel", async () => {
     const { dir, cleanup } = tempDir("aipl-");
     const config = join(dir, "agency.json");
-    writeFileSync(config, JSON.stringify({ vetting: "off", limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 }, agents: [{ name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        vetting: "off",
+        limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 },
+        agents: [
+          { name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" },
+        ],
+      }),
+    );
     const lsp = await startLsp(["--socket", join(dir, "nobody.sock"), "--config", config], null);
     try {
       await until(() => lsp.logs.length > 0, "log message");
-      expect(lsp.logs[0]).toMatch(/^aip lsp: no agency answered; started an embedded agency on \/.*\/aip\.sock \(logs: .*aip\.log\)$/);
+      expect(lsp.logs[0]).toMatch(
+        /^aip lsp: no agency answered; started an embedded agency on \/.*\/aip\.sock \(logs: .*aip\.log\)$/,
+      );
       const uri = pathToFileURL(join(dir, "m.ts")).href;
-      await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS } });
-      const symbols = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[];
+      await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
+      });
+      const symbols = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, {
+        textDocument: { uri },
+      })) as DocumentSymbol[];
       expect(symbols.map((s) => s.name)).toEqual(["add", "Counter", "total"]);
     } finally {
       expect(await lsp.stop()).toBe(0);

@@ -13,8 +13,13 @@ type Json = Record<string, any>;
 
 async function connect(args: string[], roots?: string[]): Promise<Client> {
   const client = new Client({ name: "test", version: "1.0.0" }, roots ? { capabilities: { roots: {} } } : {});
-  if (roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: "w" })) }));
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AIP, "mcp", ...args], stderr: "pipe" }));
+  if (roots)
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: roots.map((r) => ({ uri: pathToFileURL(r).href, name: "w" })),
+    }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [AIP, "mcp", ...args], stderr: "pipe" }),
+  );
   return client;
 }
 
@@ -39,14 +44,23 @@ describe("aip mcp over stdio with the SDK's Client", () => {
 
   it("lists the 4 tools with input schemas from the action contracts and output schemas", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["complete_at", "generate_tests", "search_workspace", "summarize_file"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "complete_at",
+      "generate_tests",
+      "search_workspace",
+      "summarize_file",
+    ]);
     const search = tools.find((t) => t.name === "search_workspace")!;
     expect(search.inputSchema.required).toEqual(["query"]);
     expect((search.inputSchema.properties as Json).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 200 });
     const complete = tools.find((t) => t.name === "complete_at")!;
     expect(complete.inputSchema.required).toEqual(["path", "cursor"]);
     expect((complete.outputSchema!.properties as Json).engine).toMatchObject({ enum: ["lite", "model"] });
-    expect((tools.find((t) => t.name === "generate_tests")!.inputSchema.properties as Json).framework.enum).toEqual(["vitest", "jest", "node:test"]);
+    expect((tools.find((t) => t.name === "generate_tests")!.inputSchema.properties as Json).framework.enum).toEqual([
+      "vitest",
+      "jest",
+      "node:test",
+    ]);
   });
 
   it("calls each tool successfully, with structured output", async () => {
@@ -56,14 +70,31 @@ describe("aip mcp over stdio with the SDK's Client", () => {
     expect(summary.structuredContent.outline.classes[0].name).toBe("Counter");
     expect(JSON.parse(text(summary))).toEqual(summary.structuredContent);
 
-    const search = (await client.callTool({ name: "search_workspace", arguments: { query: "counter increment", limit: 3 } })) as Json;
+    const search = (await client.callTool({
+      name: "search_workspace",
+      arguments: { query: "counter increment", limit: 3 },
+    })) as Json;
     expect(search.structuredContent.hits[0]).toMatchObject({ path: "src/math.ts", symbol: "increment" });
 
-    const tests = (await client.callTool({ name: "generate_tests", arguments: { path: "src/math.ts", function: "add", framework: "jest" } })) as Json;
-    expect(tests.structuredContent).toMatchObject({ test_path: "test/src/math.test.ts", framework: "jest", import: { name: "add" } });
+    const tests = (await client.callTool({
+      name: "generate_tests",
+      arguments: { path: "src/math.ts", function: "add", framework: "jest" },
+    })) as Json;
+    expect(tests.structuredContent).toMatchObject({
+      test_path: "test/src/math.test.ts",
+      framework: "jest",
+      import: { name: "add" },
+    });
     expect(tests.structuredContent.content).toContain("add(");
 
-    const completion = (await client.callTool({ name: "complete_at", arguments: { path: "src/math.ts", cursor: { line: 4, column: 12 }, source_code: "export function add(a: number, b: number): number {\n  return a + b;\n}\nconst x = ad" } })) as Json;
+    const completion = (await client.callTool({
+      name: "complete_at",
+      arguments: {
+        path: "src/math.ts",
+        cursor: { line: 4, column: 12 },
+        source_code: "export function add(a: number, b: number): number {\n  return a + b;\n}\nconst x = ad",
+      },
+    })) as Json;
     expect(completion.isError, text(completion)).toBeFalsy();
     expect(completion.structuredContent.engine).toBe("lite");
     expect(completion.structuredContent.items[0]).toMatchObject({ label: "add", kind: "function" });

@@ -28,7 +28,10 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     writeFileSync(join(bin, "aip"), `#!/bin/sh\nexec "${process.execPath}" "${AIP}" "$@"\n`, { mode: 0o755 });
     const snippet = readmeBlock("Use it from your editor", "lua");
     const lua = join(ws.root, "check.lua");
-    writeFileSync(lua, `vim.cmd("filetype on")\n${snippet}\n${readFileSync(join(ROOT, "test/fixtures/editors/check.lua"), "utf8")}`);
+    writeFileSync(
+      lua,
+      `vim.cmd("filetype on")\n${snippet}\n${readFileSync(join(ROOT, "test/fixtures/editors/check.lua"), "utf8")}`,
+    );
     const file = join(ws.root, "src/again.ts");
     const text = `${MATH_TS}const again = ad\n`;
     writeFileSync(file, text);
@@ -36,7 +39,15 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     const lines = text.split("\n");
     execFileSync("nvim", ["--headless", "-u", "NONE", "-c", `luafile ${lua}`], {
       cwd: ws.root,
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}`, AIP_SOCKET: agency.socket, AIP_FILE: file, AIP_LINE: String(lines.length - 2), AIP_CHAR: "16", AIP_OUT: out },
+      env: {
+        ...process.env,
+        PATH: `${bin}:${process.env.PATH ?? ""}`,
+        AIP_SOCKET: agency.socket,
+        AIP_FILE: file,
+        AIP_LINE: String(lines.length - 2),
+        AIP_CHAR: "16",
+        AIP_OUT: out,
+      },
       timeout: 120_000,
       stdio: ["ignore", "ignore", "pipe"],
     });
@@ -44,7 +55,19 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     expect(result.completion.items, JSON.stringify(result).slice(0, 2000)).toBeDefined();
     expect(result.error).toBeUndefined();
     const first = result.completion.items[0];
-    expect(first).toMatchObject({ label: "add", kind: 3, textEdit: { newText: "add", range: { start: { line: lines.length - 2, character: 14 }, end: { line: lines.length - 2, character: 16 } } } });
-    expect(result.symbols.map((s: Json) => [s.name, s.kind, s.range.start.line])).toEqual([["add", 12, 0], ["Counter", 5, 5], ["total", 14, 13], ["again", 14, 14]]);
+    expect(first).toMatchObject({
+      label: "add",
+      kind: 3,
+      textEdit: {
+        newText: "add",
+        range: { start: { line: lines.length - 2, character: 14 }, end: { line: lines.length - 2, character: 16 } },
+      },
+    });
+    expect(result.symbols.map((s: Json) => [s.name, s.kind, s.range.start.line])).toEqual([
+      ["add", 12, 0],
+      ["Counter", 5, 5],
+      ["total", 14, 13],
+      ["again", 14, 14],
+    ]);
   }, 150_000);
 });

@@ -39,15 +39,27 @@ describe("README: Use it from your editor / from a coding agent", () => {
   });
 
   async function symbolsVia(command: string, args: string[]): Promise<string[]> {
-    const child = spawn(process.execPath, argv(command, args), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, AIP_SOCKET: agency.socket } });
+    const child = spawn(process.execPath, argv(command, args), {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, AIP_SOCKET: agency.socket },
+    });
     const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     conn.listen();
     try {
-      await conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: pathToFileURL(ws.root).href, capabilities: {}, workspaceFolders: null });
+      await conn.sendRequest(InitializeRequest.type, {
+        processId: process.pid,
+        rootUri: pathToFileURL(ws.root).href,
+        capabilities: {},
+        workspaceFolders: null,
+      });
       await conn.sendNotification(InitializedNotification.type, {});
       const uri = pathToFileURL(join(ws.root, "src/math.ts")).href;
-      await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS } });
-      const symbols = (await conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[];
+      await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
+      });
+      const symbols = (await conn.sendRequest(DocumentSymbolRequest.type, {
+        textDocument: { uri },
+      })) as DocumentSymbol[];
       await conn.sendRequest(ShutdownRequest.type);
       await conn.sendNotification(ExitNotification.type);
       return symbols.map((s) => s.name);
@@ -58,7 +70,11 @@ describe("README: Use it from your editor / from a coding agent", () => {
   }
 
   it("the VS Code (generic LSP client) block starts a server that answers", async () => {
-    const cfg = JSON.parse(readmeBlock("Use it from your editor", "json")) as { command: string; args: string[]; languages: string[] };
+    const cfg = JSON.parse(readmeBlock("Use it from your editor", "json")) as {
+      command: string;
+      args: string[];
+      languages: string[];
+    };
     expect(cfg.languages).toContain("typescript");
     expect(await symbolsVia(cfg.command, cfg.args)).toEqual(["add", "Counter", "total"]);
   }, 60_000);
@@ -72,13 +88,30 @@ describe("README: Use it from your editor / from a coding agent", () => {
   }, 60_000);
 
   it("the MCP configuration starts a server whose tools answer", async () => {
-    const cfg = JSON.parse(readmeBlock("Use it from a coding agent", "json")) as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const cfg = JSON.parse(readmeBlock("Use it from a coding agent", "json")) as {
+      mcpServers: Record<string, { command: string; args: string[] }>;
+    };
     const server = cfg.mcpServers.aip!;
     const client = new Client({ name: "readme", version: "1.0.0" });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: argv(server.command, server.args), cwd: ws.root, env: { ...(process.env as Record<string, string>), AIP_SOCKET: agency.socket }, stderr: "pipe" }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: argv(server.command, server.args),
+        cwd: ws.root,
+        env: { ...(process.env as Record<string, string>), AIP_SOCKET: agency.socket },
+        stderr: "pipe",
+      }),
+    );
     try {
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["complete_at", "generate_tests", "search_workspace", "summarize_file"]);
-      const r = (await client.callTool({ name: "summarize_file", arguments: { path: "src/math.ts" } })) as unknown as { structuredContent: { outline: { functions: { name: string }[] } } };
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+        "complete_at",
+        "generate_tests",
+        "search_workspace",
+        "summarize_file",
+      ]);
+      const r = (await client.callTool({ name: "summarize_file", arguments: { path: "src/math.ts" } })) as unknown as {
+        structuredContent: { outline: { functions: { name: string }[] } };
+      };
       expect(r.structuredContent.outline.functions.map((f) => f.name)).toEqual(["add"]);
     } finally {
       await client.close();

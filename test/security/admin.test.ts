@@ -37,7 +37,11 @@ describe("the admin API runs nothing a client sends", () => {
     const adminAnswer = await post(agency.adminSocket, "/v1/admin/canary/start", attack);
     expect(adminAnswer.status).toBe(403);
     expect(adminAnswer.json.error.detail).toMatch(/command is never accepted/);
-    const envAttack = await post(agency.adminSocket, "/v1/admin/canary/start", { agent: "dummy", version: "6", env: { NODE_OPTIONS: "--require /x.cjs" } });
+    const envAttack = await post(agency.adminSocket, "/v1/admin/canary/start", {
+      agent: "dummy",
+      version: "6",
+      env: { NODE_OPTIONS: "--require /x.cjs" },
+    });
     expect(envAttack.json.error.detail).toMatch(/env is never accepted/);
     // Every admin route is refused on the public socket, the forced health check included.
     expect((await post(agency.socket, "/v1/admin/health-check", {})).status).toBe(403);
@@ -52,24 +56,51 @@ describe("the admin API runs nothing a client sends", () => {
   });
 
   it("a config env that loads foreign code is refused unless allow_env names it", () => {
-    const agent = { name: "dummy", command: ["/bin/true"], manifest: "manifests/dummy.json", env: { NODE_OPTIONS: "--require /x.cjs", LD_PRELOAD: "/x.so" } };
-    expect(() => parseConfig({ agents: [agent] }, ROOT)).toThrow(/agents\[0\]\.env: NODE_OPTIONS, LD_PRELOAD can load foreign code.*allow_env/);
-    expect(parseConfig({ agents: [{ ...agent, allow_env: ["NODE_OPTIONS", "LD_PRELOAD"] }] }, ROOT).agents[0]!.env.NODE_OPTIONS).toBe("--require /x.cjs");
+    const agent = {
+      name: "dummy",
+      command: ["/bin/true"],
+      manifest: "manifests/dummy.json",
+      env: { NODE_OPTIONS: "--require /x.cjs", LD_PRELOAD: "/x.so" },
+    };
+    expect(() => parseConfig({ agents: [agent] }, ROOT)).toThrow(
+      /agents\[0\]\.env: NODE_OPTIONS, LD_PRELOAD can load foreign code.*allow_env/,
+    );
+    expect(
+      parseConfig({ agents: [{ ...agent, allow_env: ["NODE_OPTIONS", "LD_PRELOAD"] }] }, ROOT).agents[0]!.env
+        .NODE_OPTIONS,
+    ).toBe("--require /x.cjs");
     // Inherited from the orchestrator's own environment, such names never reach an agent.
-    const env = agentEnvironment({ env: {}, workspaceRoots: ["/tmp"] }, { PATH: "/usr/bin", NODE_OPTIONS: "--require /x.cjs", LD_PRELOAD: "/x.so", PYTHONPATH: "/x" });
+    const env = agentEnvironment(
+      { env: {}, workspaceRoots: ["/tmp"] },
+      { PATH: "/usr/bin", NODE_OPTIONS: "--require /x.cjs", LD_PRELOAD: "/x.so", PYTHONPATH: "/x" },
+    );
     expect(env).toEqual({ PATH: "/usr/bin", AIP_LOG_LEVEL: "info", AIP_WORKSPACE_ROOTS: "/tmp" });
   });
 
   it("a canary that misbehaves only outside a scratch-looking $HOME is caught: vetting runs with the real HOME path", async () => {
     const id = `${process.pid}-${Date.now()}`;
     agency = await startAgency(
-      [{ name: "svc", versions: { "2.0.0": { command: PROBE, env: { FIXTURE_MANIFEST: "{dir}/svc-2.json", PROBE_ID: id, PROBE_MARKER: "{dir}/marker" } } } }],
+      [
+        {
+          name: "svc",
+          versions: {
+            "2.0.0": {
+              command: PROBE,
+              env: { FIXTURE_MANIFEST: "{dir}/svc-2.json", PROBE_ID: id, PROBE_MARKER: "{dir}/marker" },
+            },
+          },
+        },
+      ],
       {},
       {},
       { vetting: "required" },
     );
     writeFileSync(join(agency.dir, "svc-2.json"), JSON.stringify(manifestFor({ name: "svc", version: "2.0.0" })));
-    const r = await post(agency.adminSocket, "/v1/admin/canary/start", { agent: "svc", version: "2.0.0", percent: 100 });
+    const r = await post(agency.adminSocket, "/v1/admin/canary/start", {
+      agent: "svc",
+      version: "2.0.0",
+      percent: 100,
+    });
     expect(r.status).toBe(403);
     expect(r.json.error.type).toBe("AIP_ERR_FORBIDDEN");
     expect(r.json.error.detail).toContain(`.aip-home-probe-${id}`);
@@ -89,8 +120,16 @@ describe("vetting runs the candidate sandboxed", () => {
     try {
       const id = `v${process.pid}`;
       const marker = join(t.dir, "marker");
-      const env = { ...agentEnvironment({ env: {}, workspaceRoots: [] }), FIXTURE_MANIFEST: join(ROOT, "manifests/dummy.json"), PROBE_ID: id, PROBE_MARKER: marker };
-      const report = await vetAgent(PROBE, { env, configEnv: { FIXTURE_MANIFEST: join(ROOT, "manifests/dummy.json") } });
+      const env = {
+        ...agentEnvironment({ env: {}, workspaceRoots: [] }),
+        FIXTURE_MANIFEST: join(ROOT, "manifests/dummy.json"),
+        PROBE_ID: id,
+        PROBE_MARKER: marker,
+      };
+      const report = await vetAgent(PROBE, {
+        env,
+        configEnv: { FIXTURE_MANIFEST: join(ROOT, "manifests/dummy.json") },
+      });
       expect(report.ok).toBe(false);
       expect(report.reasons.join("\n")).toContain(`.aip-home-probe-${id}`);
       expect(existsSync(marker)).toBe(false);
@@ -111,14 +150,19 @@ describe("vetting runs the candidate sandboxed", () => {
       const shims = join(t.dir, ".pyenv/shims");
       const { mkdirSync, readFileSync, chmodSync } = await import("node:fs");
       mkdirSync(shims, { recursive: true });
-      writeFileSync(join(shims, "python3"), '#!/usr/bin/env bash\nset -e\nexec "$(command -v pyenv)" exec "$program" "$@"\n');
+      writeFileSync(
+        join(shims, "python3"),
+        '#!/usr/bin/env bash\nset -e\nexec "$(command -v pyenv)" exec "$program" "$@"\n',
+      );
       chmodSync(join(shims, "python3"), 0o755);
       const agent = join(t.dir, "agent.py");
       writeFileSync(agent, readFileSync(py, "utf8").replace("#!/usr/bin/python3", "#!/usr/bin/env python3"));
       chmodSync(agent, 0o755);
       const shimmed = await vetAgent(agent, { pathEnv: `${shims}:/usr/bin:/bin` });
       expect(shimmed.ok).toBe(false);
-      expect(shimmed.reasons[0]).toMatch(/python3 resolves to .*\.pyenv\/shims\/python3, a pyenv shim.*Point the #! line at the real interpreter, e\.g\. #!\/usr\/bin\/python3/);
+      expect(shimmed.reasons[0]).toMatch(
+        /python3 resolves to .*\.pyenv\/shims\/python3, a pyenv shim.*Point the #! line at the real interpreter, e\.g\. #!\/usr\/bin\/python3/,
+      );
     } finally {
       t.cleanup();
     }

@@ -28,9 +28,13 @@ describe("latest wins is per client", () => {
         expect((await b).status).toBe("success");
       }
       // The same client still supersedes its own older request.
-      const first = alice.send(echo({ trace_id: "alice-old", constraints: { document_id: "d", delay_ms: 5000 } }) as never);
+      const first = alice.send(
+        echo({ trace_id: "alice-old", constraints: { document_id: "d", delay_ms: 5000 } }) as never,
+      );
       await until(() => agency!.orchestrator.agents[0]!.inflight === 1, 5000, "old in flight");
-      expect((await alice.send(echo({ trace_id: "alice-new", constraints: { document_id: "d" } }) as never)).status).toBe("success");
+      expect(
+        (await alice.send(echo({ trace_id: "alice-new", constraints: { document_id: "d" } }) as never)).status,
+      ).toBe("success");
       expect((await first).error).toMatchObject({ type: "AIP_ERR_CANCELLED", superseded_by: "alice-new" });
     } finally {
       alice.close();
@@ -52,16 +56,26 @@ describe("one orchestrator per agent socket directory", () => {
           agent_socket_dir: join(t.dir, "agents"),
           state_dir: join(t.dir, `state-${n}`),
           vetting: n === 1 ? "off" : "required",
-          agents: [{ name: "dummy", command: [join(DIST, "agents/dummy/main.js")], manifest: join(ROOT, "manifests/dummy.json") }],
+          agents: [
+            {
+              name: "dummy",
+              command: [join(DIST, "agents/dummy/main.js")],
+              manifest: join(ROOT, "manifests/dummy.json"),
+            },
+          ],
         }),
       );
       return file;
     };
-    const first = spawn(process.execPath, [aip, "up", "--config", config(1), "--log", join(t.dir, "first.log")], { stdio: "ignore" });
+    const first = spawn(process.execPath, [aip, "up", "--config", config(1), "--log", join(t.dir, "first.log")], {
+      stdio: "ignore",
+    });
     try {
       await waitForSocket(join(t.dir, "aip-1.sock"), 30_000, () => first.exitCode === null);
       const started = performance.now();
-      const second = spawn(process.execPath, [aip, "up", "--config", config(2), "--log", join(t.dir, "second.log")], { stdio: ["ignore", "ignore", "pipe"] });
+      const second = spawn(process.execPath, [aip, "up", "--config", config(2), "--log", join(t.dir, "second.log")], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       second.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
       const code = await new Promise<number | null>((r) => second.on("exit", (c) => r(c)));

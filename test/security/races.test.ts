@@ -14,7 +14,8 @@ const ATTEMPTS = 1000;
 const BATCH = 4;
 const SECRET = "TOPSECRET_outside";
 const INSIDE = "insideValue";
-const source = (word: string): string => `export function probe(${word}Param: number): number {\n  return ${word}Param + 1;\n}\nexport const ${word} = 1;\n`;
+const source = (word: string): string =>
+  `export function probe(${word}Param: number): number {\n  return ${word}Param + 1;\n}\nexport const ${word} = 1;\n`;
 
 /** Swap `target` between the real thing and a symlink to `outside`, as fast as it can, until killed. */
 function swapper(kind: "file" | "dir", target: string, outside: string): ChildProcess {
@@ -34,10 +35,42 @@ function swapper(kind: "file" | "dir", target: string, outside: string): ChildPr
 
 type Req = (root: string, file: string) => Record<string, unknown>;
 const AGENTS: { name: string; exe: string; request: Req }[] = [
-  { name: "summarize", exe: "agents/summarize/main.js", request: (root, file) => ({ action: "summarize", context: { workspace_root: root, file_path: file }, constraints: {} }) },
-  { name: "testgen", exe: "agents/testgen/main.js", request: (root, file) => ({ action: "testgen", context: { workspace_root: root, file_path: file }, constraints: { function: "probe" } }) },
-  { name: "complete-lite", exe: "agents/complete-lite/main.js", request: (root, file) => ({ action: "complete", context: { workspace_root: root, file_path: file }, constraints: {} }) },
-  { name: "search", exe: "agents/search/main.js", request: (root) => ({ action: "search", context: { workspace_root: root, query: `${INSIDE} probe` }, constraints: { refresh_ms: 0 } }) },
+  {
+    name: "summarize",
+    exe: "agents/summarize/main.js",
+    request: (root, file) => ({
+      action: "summarize",
+      context: { workspace_root: root, file_path: file },
+      constraints: {},
+    }),
+  },
+  {
+    name: "testgen",
+    exe: "agents/testgen/main.js",
+    request: (root, file) => ({
+      action: "testgen",
+      context: { workspace_root: root, file_path: file },
+      constraints: { function: "probe" },
+    }),
+  },
+  {
+    name: "complete-lite",
+    exe: "agents/complete-lite/main.js",
+    request: (root, file) => ({
+      action: "complete",
+      context: { workspace_root: root, file_path: file },
+      constraints: {},
+    }),
+  },
+  {
+    name: "search",
+    exe: "agents/search/main.js",
+    request: (root) => ({
+      action: "search",
+      context: { workspace_root: root, query: `${INSIDE} probe` },
+      constraints: { refresh_ms: 0 },
+    }),
+  },
 ];
 
 describe("symlink swap races", () => {
@@ -68,7 +101,9 @@ describe("symlink swap races", () => {
         try {
           for (let sent = 0; sent < ATTEMPTS / 2; sent += BATCH) {
             const answers = await Promise.all(
-              Array.from({ length: BATCH }, (_, i) => session.send({ ...agent.request(ws, file), trace_id: `${agent.name}-${kind}-${sent + i}` })),
+              Array.from({ length: BATCH }, (_, i) =>
+                session.send({ ...agent.request(ws, file), trace_id: `${agent.name}-${kind}-${sent + i}` }),
+              ),
             );
             for (const a of answers) {
               const text = JSON.stringify(a);
@@ -90,7 +125,11 @@ describe("symlink swap races", () => {
       console.log(`${agent.name}: ${JSON.stringify(stats)} ${JSON.stringify([...refusals])}`);
       expect(stats.leaked).toBe(0);
       // Never a 5xx or a shed request: every refusal is a clear 4xx (FORBIDDEN_PATH, INVALID_FIELD).
-      expect([...refusals.keys()].filter((k) => !["AIP_ERR_FORBIDDEN_PATH", "AIP_ERR_INVALID_FIELD", "success without the file's content"].includes(k))).toEqual([]);
+      expect(
+        [...refusals.keys()].filter(
+          (k) => !["AIP_ERR_FORBIDDEN_PATH", "AIP_ERR_INVALID_FIELD", "success without the file's content"].includes(k),
+        ),
+      ).toEqual([]);
       // Every request was answered. The attack was real: a file agent met the symlink and refused it;
       // search's walk skips links (they are never opened) and kept answering from the inside file.
       expect(stats.inside + stats.refused).toBe(ATTEMPTS);

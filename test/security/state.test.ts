@@ -24,7 +24,12 @@ describe("the vetting cache", () => {
     // Forge it: flip the verdict to "passed", keep every other field (the key matches).
     const data = JSON.parse(readFileSync(file, "utf8")) as Record<string, any>;
     const entry = data[exe];
-    entry.report = { ...entry.report, ok: true, reasons: [], checks: entry.report.checks.map((c: any) => ({ ...c, ok: true, violations: [] })) };
+    entry.report = {
+      ...entry.report,
+      ok: true,
+      reasons: [],
+      checks: entry.report.checks.map((c: any) => ({ ...c, ok: true, violations: [] })),
+    };
     writeFileSync(file, JSON.stringify(data));
     const cache = new VetCache(file);
     expect(cache.rejected).toEqual([{ path: exe, reason: "bad signature" }]);
@@ -33,7 +38,10 @@ describe("the vetting cache", () => {
     expect(again.ok).toBe(false);
     expect(again.reasons.join("\n")).toMatch(/fixture-state .*outside the write roots/);
     // An entry with no signature at all, and one with wrong field types: dropped, never a crash.
-    writeFileSync(file, JSON.stringify({ [exe]: { ...entry, mac: undefined }, "/x": { fingerprint: "nope", policyKey: 1, report: [] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ [exe]: { ...entry, mac: undefined }, "/x": { fingerprint: "nope", policyKey: 1, report: [] } }),
+    );
     const loaded = new VetCache(file);
     expect(loaded.size).toBe(0);
     expect(loaded.rejected.map((r) => r.path).sort()).toEqual(["/x", exe].sort());

@@ -19,7 +19,11 @@ describe("systemd-analyze on the rendered units", () => {
 
   it("verify: the orchestrator and every agent instance (template + drop-in) load without a warning", () => {
     expect(instances).toContain("summarize");
-    for (const unit of ["aip-orchestrator.service", "aip-orchestrator.socket", ...instances.map((i) => `aip-agent@${i}.service`)]) {
+    for (const unit of [
+      "aip-orchestrator.service",
+      "aip-orchestrator.socket",
+      ...instances.map((i) => `aip-agent@${i}.service`),
+    ]) {
       const r = sh("systemd-analyze", ["verify", `./${unit}`], { cwd: out });
       expect(r.stderr + r.stdout, unit).toBe("");
       expect(r.status, unit).toBe(0);

@@ -5,7 +5,11 @@ import type { AgentManifest } from "../../protocol/schemas.js";
 import { ROOT } from "../helpers.js";
 
 /** Run a command; stdout, stderr and status (never throws). */
-export function sh(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): { status: number | null; stdout: string; stderr: string } {
+export function sh(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(cmd, args, { encoding: "utf8", ...opts });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -37,13 +41,23 @@ export function fakePackage(dir: string, manifests: AgentManifest[]): string {
 
 export function manifest(name: string, over: Partial<AgentManifest["resources"]> = {}): AgentManifest {
   return {
-    aip: "1", name, version: "1.2.3", description: name, capabilities: ["echo"], languages: ["*"],
-    resources: { cpu: "250m", memory: "512Mi", gpu: false, ...over }, max_concurrent: 4, timeouts_ms: { default: 1000 },
+    aip: "1",
+    name,
+    version: "1.2.3",
+    description: name,
+    capabilities: ["echo"],
+    languages: ["*"],
+    resources: { cpu: "250m", memory: "512Mi", gpu: false, ...over },
+    max_concurrent: 4,
+    timeouts_ms: { default: 1000 },
   };
 }
 
 /** The production agents, as the renderer finds them: the `agent-*` bins of package.json, in order, without the echo test agent. */
 export function bundledAgents(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { bin: Record<string, string> };
-  return Object.keys(pkg.bin).filter((b) => b.startsWith("agent-")).map((b) => b.slice("agent-".length)).filter((n) => n !== "dummy");
+  return Object.keys(pkg.bin)
+    .filter((b) => b.startsWith("agent-"))
+    .map((b) => b.slice("agent-".length))
+    .filter((n) => n !== "dummy");
 }

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ParseCache } from "../../../agents/code/cache.js";
-import { ancestorsAt } from "../../../agents/code/cursor.js";
-import { hasDebt, settleAll } from "../../../agents/code/incremental.js";
-import { moduleSymbols } from "../../../agents/code/symbols.js";
-import { parseFile, reportDiagnostics } from "../../../agents/code/parse.js";
+import { ParseCache } from "../../../agents/lib/code/cache.js";
+import { ancestorsAt } from "../../../agents/lib/code/cursor.js";
+import { hasDebt, settleAll } from "../../../agents/lib/code/incremental.js";
+import { moduleSymbols } from "../../../agents/lib/code/symbols.js";
+import { parseFile, reportDiagnostics } from "../../../agents/lib/code/parse.js";
 import { generateSource } from "../../../bench/generate.js";
 
 const TS = { language: "typescript", jsx: false } as const;
@@ -115,7 +115,33 @@ describe("ParseCache", () => {
       const edit = fc.record({
         at: fc.nat({ max: base.length }),
         del: fc.nat({ max: 6 }),
-        text: fc.constantFrom("", "x", " ", "\n", "1", "a.b", ";", "// c\n", "/* c */", "(", "}", "{", "`", "'", "\n\n", "await ", "yield ", '"s";', "(q)", "+1", "\n(z)", "\n[k]() {}", "abstract ", "m(): void;", "\nexport const z = 2;"),
+        text: fc.constantFrom(
+          "",
+          "x",
+          " ",
+          "\n",
+          "1",
+          "a.b",
+          ";",
+          "// c\n",
+          "/* c */",
+          "(",
+          "}",
+          "{",
+          "`",
+          "'",
+          "\n\n",
+          "await ",
+          "yield ",
+          '"s";',
+          "(q)",
+          "+1",
+          "\n(z)",
+          "\n[k]() {}",
+          "abstract ",
+          "m(): void;",
+          "\nexport const z = 2;",
+        ),
       });
       let incremental = 0;
       let nested = 0;
@@ -131,16 +157,29 @@ describe("ParseCache", () => {
             // A clean buffer: the same tree as a full parse. A broken one (README "Broken buffers"): a tree
             // with diagnostics too; the recovery may differ from a full parse's, the verdict may not.
             const fullFile = parseFile(src, TS);
-            const full = JSON.stringify({ body: fullFile.program.body, comments: fullFile.program.comments, range: fullFile.program.range, end: fullFile.program.loc.end });
+            const full = JSON.stringify({
+              body: fullFile.program.body,
+              comments: fullFile.program.comments,
+              range: fullFile.program.range,
+              end: fullFile.program.loc.end,
+            });
             let file;
             if (lazy) {
               // Lazy: descend at a cursor (settles one statement) and list module symbols, then settle the rest.
               file = cache.getLazy(src, TS, "f.ts");
               ancestorsAt(file.program, Math.min(at, src.length));
-              if (fullFile.diagnostics.length === 0) expect(JSON.stringify(moduleSymbols(file.program, file.source))).toBe(JSON.stringify(moduleSymbols(fullFile.program, src)));
+              if (fullFile.diagnostics.length === 0)
+                expect(JSON.stringify(moduleSymbols(file.program, file.source))).toBe(
+                  JSON.stringify(moduleSymbols(fullFile.program, src)),
+                );
               settleAll(file.program);
             } else file = cache.get(src, TS, "f.ts");
-            const inc = JSON.stringify({ body: file.program.body, comments: file.program.comments, range: file.program.range, end: file.program.loc.end });
+            const inc = JSON.stringify({
+              body: file.program.body,
+              comments: file.program.comments,
+              range: file.program.range,
+              end: file.program.loc.end,
+            });
             expect(file.diagnostics.length > 0).toBe(fullFile.diagnostics.length > 0);
             if (fullFile.diagnostics.length === 0) expect(inc).toBe(full);
             else broken++;
@@ -173,10 +212,19 @@ describe("ParseCache", () => {
     expect(hasDebt(file.program)).toBe(true);
     // Descending at a cursor near the end settles that statement: the chain matches a full parse.
     const late = edited.lastIndexOf("total += v * weight;");
-    expect(JSON.stringify(ancestorsAt(file.program, late).slice(1))).toBe(JSON.stringify(ancestorsAt(full.program, late).slice(1)));
+    expect(JSON.stringify(ancestorsAt(file.program, late).slice(1))).toBe(
+      JSON.stringify(ancestorsAt(full.program, late).slice(1)),
+    );
     const settled = cache.get(edited, TS, "lazy.ts");
     expect(settled).toBe(file);
-    expect(JSON.stringify({ body: settled.program.body, comments: settled.program.comments, range: settled.program.range, end: settled.program.loc.end }) === shape(edited)).toBe(true);
+    expect(
+      JSON.stringify({
+        body: settled.program.body,
+        comments: settled.program.comments,
+        range: settled.program.range,
+        end: settled.program.loc.end,
+      }) === shape(edited),
+    ).toBe(true);
     expect(hasDebt(file.program)).toBe(false);
   });
 
@@ -187,7 +235,9 @@ describe("ParseCache", () => {
     const at = src.indexOf("  return");
     const edited = src.slice(0, at) + ";" + src.slice(at);
     const inc = cache.get(edited, TS, "semi.ts").program;
-    expect(JSON.stringify({ body: inc.body, comments: inc.comments, range: inc.range, end: inc.loc.end })).toBe(shape(edited));
+    expect(JSON.stringify({ body: inc.body, comments: inc.comments, range: inc.range, end: inc.loc.end })).toBe(
+      shape(edited),
+    );
   });
 
   it("reports locally what a full parse reports: statements run together once a semicolon is deleted", () => {
@@ -195,8 +245,12 @@ describe("ParseCache", () => {
     const src = "function f() {\n  let a = 1, b = 2;\n  a = 1; b = 2;\n  return a + b;\n}\n";
     cache.get(src, TS, "join.ts");
     const edited = src.replace("a = 1; b", "a = 1 b");
-    expect(parseFile(edited, TS).diagnostics).toEqual([{ start: edited.indexOf("1 b =") + 2, message: "';' expected." }]);
-    expect(cache.get(edited, TS, "join.ts").diagnostics).toEqual([{ start: edited.indexOf("1 b =") + 2, message: "';' expected." }]);
+    expect(parseFile(edited, TS).diagnostics).toEqual([
+      { start: edited.indexOf("1 b =") + 2, message: "';' expected." },
+    ]);
+    expect(cache.get(edited, TS, "join.ts").diagnostics).toEqual([
+      { start: edited.indexOf("1 b =") + 2, message: "';' expected." },
+    ]);
   });
 
   it("falls back to a full parse when the edit could join two statements (no ASI)", () => {
@@ -217,7 +271,13 @@ describe("ParseCache", () => {
     const file = cache.get(edited, TS, "e.ts");
     expect(file.via).toBe("nested");
     expect(file.diagnostics).toEqual([{ start: at + "total += ".length, message: "Expression expected." }]);
-    expect(reportDiagnostics(file)).toEqual([{ line: src.slice(0, at).split("\n").length, column: at - src.lastIndexOf("\n", at - 1) - 1 + "total += ".length, message: "Expression expected." }]);
+    expect(reportDiagnostics(file)).toEqual([
+      {
+        line: src.slice(0, at).split("\n").length,
+        column: at - src.lastIndexOf("\n", at - 1) - 1 + "total += ".length,
+        message: "Expression expected.",
+      },
+    ]);
   });
 
   it("keeps a broken statement's diagnostic while later keystrokes elsewhere re-parse locally", () => {

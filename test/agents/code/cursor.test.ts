@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { dialectOf } from "../../../agents/code/language.js";
-import { parseFile } from "../../../agents/code/parse.js";
-import { sliceAt } from "../../../agents/code/slice.js";
-import { signatureOf } from "../../../agents/code/signature.js";
+import { dialectOf } from "../../../agents/lib/code/language.js";
+import { parseFile } from "../../../agents/lib/code/parse.js";
+import { sliceAt } from "../../../agents/lib/code/slice.js";
+import { signatureOf } from "../../../agents/lib/code/signature.js";
 import { FIXTURES, cursorOf } from "../code-helpers.js";
 
 const src = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
@@ -19,7 +19,9 @@ describe("cursor", () => {
   it("finds the enclosing method with its decorators, doc comment and class", () => {
     const s = sliceAt(file, cursorOf(src, "this.count = before"));
     expect(s.fn).toMatchObject({ name: "increment", kind: "method", className: "Counter", decorators: ["@logged"] });
-    expect(s.fn!.text.startsWith("/** Increase by the step. */\n  @logged\n  increment(times: number): number {")).toBe(true);
+    expect(s.fn!.text.startsWith("/** Increase by the step. */\n  @logged\n  increment(times: number): number {")).toBe(
+      true,
+    );
     expect(s.fn!.text.endsWith("return this.count;\n  }")).toBe(true);
     expect(s.cls?.id?.name).toBe("Counter");
   });

@@ -1,8 +1,8 @@
 /** A cursor anywhere on a declaration finds its function (testgen, summarize scope "function"): a table over every declaration form. */
 import { describe, expect, it } from "vitest";
-import { functionAtOffset } from "../../../agents/code/cursor.js";
-import { parseFile } from "../../../agents/code/parse.js";
-import { lineStarts, positionAt } from "../../../agents/code/position.js";
+import { functionAtOffset } from "../../../agents/lib/code/cursor.js";
+import { parseFile } from "../../../agents/lib/code/parse.js";
+import { lineStarts, positionAt } from "../../../agents/lib/code/position.js";
 import { targetAtCursor } from "../../../agents/testgen/target.js";
 
 const TS = { language: "typescript", jsx: false } as const;
@@ -136,15 +136,22 @@ describe("a cursor anywhere on a declaration", () => {
     const on = (needle: string) => targetAtCursor(file, positionAt(SOURCE.indexOf(needle), starts));
     expect(on("export async function join").slice).toMatchObject({ name: "join", exported: true, kind: "function" });
     expect(on("export const arrow").slice).toMatchObject({ name: "arrow", exported: true, kind: "arrow" });
-    expect(on("@Injectable()\n  greet")).toMatchObject({ importable: true, slice: { name: "greet", className: "Service", kind: "method", decorators: ["@Injectable()"] } });
+    expect(on("@Injectable()\n  greet")).toMatchObject({
+      importable: true,
+      slice: { name: "greet", className: "Service", kind: "method", decorators: ["@Injectable()"] },
+    });
     expect(on("get size").slice).toMatchObject({ kind: "getter", className: "Service" });
     expect(on("local = ")).toMatchObject({ importable: true, slice: { exported: false } });
   });
 
   it("a cursor on no declaration names the nearest ones with their lines", () => {
     const on = (needle: string) => () => targetAtCursor(file, positionAt(SOURCE.indexOf(needle), starts));
-    expect(on("export const VALUE")).toThrow(/^context\.cursor: no function or method at line 57, column 0; the nearest are Service\.load \(lines 44-46\), fetch \(lines 50-53\), post \(lines 54-54\)$/);
-    expect(on('import { Injectable }')).toThrow(/no function or method at line 1, column 0; the nearest are join \(lines 3-6\), main \(lines 8-11\), expr \(lines 13-15\)/);
+    expect(on("export const VALUE")).toThrow(
+      /^context\.cursor: no function or method at line 57, column 0; the nearest are Service\.load \(lines 44-46\), fetch \(lines 50-53\), post \(lines 54-54\)$/,
+    );
+    expect(on("import { Injectable }")).toThrow(
+      /no function or method at line 1, column 0; the nearest are join \(lines 3-6\), main \(lines 8-11\), expr \(lines 13-15\)/,
+    );
     const empty = parseFile("export const a = 1;\n", TS);
     expect(() => targetAtCursor(empty, { line: 1, column: 0 })).toThrow(/the file declares no named function/);
   });

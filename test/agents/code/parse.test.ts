@@ -2,8 +2,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isAipError } from "../../../protocol/errors.js";
-import { dialectOf } from "../../../agents/code/language.js";
-import { MAX_NESTING, nestingDepth, parseFile, parseProgram, reportDiagnostics } from "../../../agents/code/parse.js";
+import { dialectOf } from "../../../agents/lib/code/language.js";
+import {
+  MAX_NESTING,
+  nestingDepth,
+  parseFile,
+  parseProgram,
+  reportDiagnostics,
+} from "../../../agents/lib/code/parse.js";
 
 const TS = { language: "typescript", jsx: false } as const;
 import { FIXTURES } from "../code-helpers.js";
@@ -29,8 +35,19 @@ describe("parse", () => {
     const src = read("broken.ts");
     const file = parseFile(src, dialectOf(undefined, "broken.ts"), "broken.ts");
     // `export function broken(a: number {`: the `{` where `)` was expected.
-    expect(reportDiagnostics(file)[0]).toEqual({ line: 5, column: "export function broken(a: number ".length, message: "',' expected." });
-    expect(file.program.body.some((s) => s.type === "ExportNamedDeclaration" && s.declaration?.type === "TSDeclareFunction" && s.declaration.id?.name === "broken")).toBe(true);
+    expect(reportDiagnostics(file)[0]).toEqual({
+      line: 5,
+      column: "export function broken(a: number ".length,
+      message: "',' expected.",
+    });
+    expect(
+      file.program.body.some(
+        (s) =>
+          s.type === "ExportNamedDeclaration" &&
+          s.declaration?.type === "TSDeclareFunction" &&
+          s.declaration.id?.name === "broken",
+      ),
+    ).toBe(true);
   });
 
   it("parseProgram (strict) still turns the first syntax error into AIP_ERR_PARSE with line and column", () => {
@@ -49,13 +66,19 @@ describe("parse", () => {
 
   it("counts columns in UTF-16 code units, as the README says", () => {
     const file = parseFile("const s = '😀'; const = 1;\n", TS);
-    expect(reportDiagnostics(file)[0]).toEqual({ line: 1, column: "const s = '😀'; const ".length, message: expect.any(String) });
+    expect(reportDiagnostics(file)[0]).toEqual({
+      line: 1,
+      column: "const s = '😀'; const ".length,
+      message: expect.any(String),
+    });
     expect("const s = '😀'; const ".length).toBe(22); // the emoji is two code units
   });
 
   it("reports a grammar error typescript-estree checks for (and TypeScript leaves to its checker) as a diagnostic", () => {
     const file = parseFile("class { m() {} }\n", TS);
-    expect(reportDiagnostics(file)).toEqual([{ line: 1, column: 0, message: "A class declaration without the 'default' modifier must have a name." }]);
+    expect(reportDiagnostics(file)).toEqual([
+      { line: 1, column: 0, message: "A class declaration without the 'default' modifier must have a name." },
+    ]);
     expect(file.program.body[0]!.type).toBe("ClassDeclaration");
   });
 
@@ -63,15 +86,22 @@ describe("parse", () => {
     const src = "export const a = 1;\nexport function f(): void {}\nexport function trainCase<\n  T ext";
     const file = parseFile(src, TS);
     expect(reportDiagnostics(file).map((d) => d.line)).toEqual([4, 4]);
-    expect(file.program.body.map((s) => (s.type === "ExportNamedDeclaration" ? s.declaration?.type : s.type))).toEqual(["VariableDeclaration", "FunctionDeclaration"]);
+    expect(file.program.body.map((s) => (s.type === "ExportNamedDeclaration" ? s.declaration?.type : s.type))).toEqual([
+      "VariableDeclaration",
+      "FunctionDeclaration",
+    ]);
     expect(file.program.body[1]!.loc.start.line).toBe(2);
   });
 
   it("refuses pathological nesting with AIP_ERR_PARSE saying why, never a stack overflow", () => {
     const deep = `x = ${"(".repeat(MAX_NESTING + 1)}1${")".repeat(MAX_NESTING + 1)};`;
-    expect(() => parseFile(deep, TS)).toThrow(expect.objectContaining({ code: "AIP_ERR_PARSE", message: expect.stringMatching(/nest more than \d+ deep/) }));
+    expect(() => parseFile(deep, TS)).toThrow(
+      expect.objectContaining({ code: "AIP_ERR_PARSE", message: expect.stringMatching(/nest more than \d+ deep/) }),
+    );
     // No brackets, yet a tree deeper than the stack: a chain of 20,000 additions.
-    expect(() => parseFile(`x = ${"1+".repeat(20_000)}1;`, TS)).toThrow(expect.objectContaining({ code: "AIP_ERR_PARSE", message: expect.stringMatching(/nests too deeply/) }));
+    expect(() => parseFile(`x = ${"1+".repeat(20_000)}1;`, TS)).toThrow(
+      expect.objectContaining({ code: "AIP_ERR_PARSE", message: expect.stringMatching(/nests too deeply/) }),
+    );
     // Brackets inside strings and comments do not count.
     expect(nestingDepth(`"${"(".repeat(5000)}" // ${"[".repeat(5000)}\n/* ${"{".repeat(9)} */ f((x))`)).toBe(2);
     expect(parseFile(`x = ${"(".repeat(200)}1${")".repeat(200)};`, TS).diagnostics).toEqual([]);

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { dialectOf } from "../../../agents/code/language.js";
-import { parseFile } from "../../../agents/code/parse.js";
-import { sliceAt } from "../../../agents/code/slice.js";
+import { dialectOf } from "../../../agents/lib/code/language.js";
+import { parseFile } from "../../../agents/lib/code/parse.js";
+import { sliceAt } from "../../../agents/lib/code/slice.js";
 import { FIXTURES, cursorOf } from "../code-helpers.js";
 
 const src = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
@@ -15,10 +15,23 @@ describe("symbol table", () => {
   const byName = new Map(symbols.map((s) => [s.name, s]));
 
   it("lists imports with their module, top-level declarations, parameters and locals", () => {
-    expect(byName.get("readFile")).toMatchObject({ kind: "import", source: "node:fs/promises", detail: "readFile", scope_depth: 0 });
+    expect(byName.get("readFile")).toMatchObject({
+      kind: "import",
+      source: "node:fs/promises",
+      detail: "readFile",
+      scope_depth: 0,
+    });
     expect(byName.get("helpers")).toMatchObject({ kind: "import", source: "./helpers.js", detail: "*" });
     expect(byName.get("Logger")).toMatchObject({ kind: "import", source: "./log.js" });
-    for (const [name, kind] of [["RETRIES", "const"], ["Mode", "type"], ["Options", "interface"], ["Level", "enum"], ["add", "function"], ["Counter", "class"], ["settings", "const"]] as const) {
+    for (const [name, kind] of [
+      ["RETRIES", "const"],
+      ["Mode", "type"],
+      ["Options", "interface"],
+      ["Level", "enum"],
+      ["add", "function"],
+      ["Counter", "class"],
+      ["settings", "const"],
+    ] as const) {
       expect(byName.get(name)?.kind, name).toBe(kind);
     }
     expect(byName.get("times")).toMatchObject({ kind: "parameter", detail: "number" });

@@ -1,8 +1,8 @@
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { listWorkspaceFiles } from "../../../agents/code/files.js";
-import { nodeFs, readWorkspaceFile, type WorkspaceFs } from "../../../agents/code/workspace.js";
+import { listWorkspaceFiles } from "../../../agents/lib/code/files.js";
+import { nodeFs, readWorkspaceFile, type WorkspaceFs } from "../../../agents/lib/code/workspace.js";
 import { tempDir } from "../../helpers.js";
 
 /** The real file system, counting every stat and read per opened path: proves which files were read. */
@@ -55,8 +55,12 @@ describe("workspace reads", () => {
 
   it("refuses a path escaping by .. with AIP_ERR_FORBIDDEN_PATH, without reading", async () => {
     const fs = spyFs();
-    await expect(readWorkspaceFile(root, "../outside/secret.ts", { fs })).rejects.toMatchObject({ code: "AIP_ERR_FORBIDDEN_PATH" });
-    await expect(readWorkspaceFile(root, "src/../../outside/missing.ts", { fs })).rejects.toMatchObject({ code: "AIP_ERR_FORBIDDEN_PATH" });
+    await expect(readWorkspaceFile(root, "../outside/secret.ts", { fs })).rejects.toMatchObject({
+      code: "AIP_ERR_FORBIDDEN_PATH",
+    });
+    await expect(readWorkspaceFile(root, "src/../../outside/missing.ts", { fs })).rejects.toMatchObject({
+      code: "AIP_ERR_FORBIDDEN_PATH",
+    });
     expect(fs.reads).toEqual([]);
   });
 
@@ -65,8 +69,12 @@ describe("workspace reads", () => {
     symlinkSync(outside, join(root, "out-dir"));
     symlinkSync(join(root, "src/a.ts"), join(root, "inside.ts"));
     const fs = spyFs();
-    await expect(readWorkspaceFile(root, "src/link.ts", { fs })).rejects.toMatchObject({ code: "AIP_ERR_FORBIDDEN_PATH" });
-    await expect(readWorkspaceFile(root, "out-dir/secret.ts", { fs })).rejects.toMatchObject({ code: "AIP_ERR_FORBIDDEN_PATH" });
+    await expect(readWorkspaceFile(root, "src/link.ts", { fs })).rejects.toMatchObject({
+      code: "AIP_ERR_FORBIDDEN_PATH",
+    });
+    await expect(readWorkspaceFile(root, "out-dir/secret.ts", { fs })).rejects.toMatchObject({
+      code: "AIP_ERR_FORBIDDEN_PATH",
+    });
     expect(fs.reads).toEqual([]);
     expect((await readWorkspaceFile(root, "inside.ts")).text).toBe("export const a = 1;\n");
   });
@@ -91,9 +99,15 @@ describe("workspace reads", () => {
 
   it("refuses binary files, directories and missing files with INVALID_FIELD", async () => {
     writeFileSync(join(root, "img.ts"), Buffer.from([0x89, 0x50, 0x00, 0x47]));
-    await expect(readWorkspaceFile(root, "img.ts")).rejects.toMatchObject({ code: "AIP_ERR_INVALID_FIELD", message: expect.stringMatching(/binary/) });
+    await expect(readWorkspaceFile(root, "img.ts")).rejects.toMatchObject({
+      code: "AIP_ERR_INVALID_FIELD",
+      message: expect.stringMatching(/binary/),
+    });
     await expect(readWorkspaceFile(root, "src")).rejects.toMatchObject({ code: "AIP_ERR_INVALID_FIELD" });
-    await expect(readWorkspaceFile(root, "nope.ts")).rejects.toMatchObject({ code: "AIP_ERR_INVALID_FIELD", message: expect.stringMatching(/does not exist/) });
+    await expect(readWorkspaceFile(root, "nope.ts")).rejects.toMatchObject({
+      code: "AIP_ERR_INVALID_FIELD",
+      message: expect.stringMatching(/does not exist/),
+    });
     await expect(readWorkspaceFile("relative/root", "a.ts")).rejects.toMatchObject({ code: "AIP_ERR_INVALID_FIELD" });
   });
 });
@@ -106,7 +120,16 @@ describe("listWorkspaceFiles", () => {
       for (const d of ["src/gen", "lib", ".git", "node_modules/x", "docs"]) mkdirSync(join(w, d), { recursive: true });
       writeFileSync(join(w, ".gitignore"), "*.log\n/build\n");
       writeFileSync(join(w, "src/.gitignore"), "gen/\n");
-      for (const f of ["src/a.ts", "src/gen/b.ts", "lib/c.js", "x.log", ".git/config", "node_modules/x/i.js", "docs/r.md"]) writeFileSync(join(w, f), "x\n");
+      for (const f of [
+        "src/a.ts",
+        "src/gen/b.ts",
+        "lib/c.js",
+        "x.log",
+        ".git/config",
+        "node_modules/x/i.js",
+        "docs/r.md",
+      ])
+        writeFileSync(join(w, f), "x\n");
       symlinkSync("/etc", join(w, "etc-link"));
       const files = await listWorkspaceFiles(w);
       expect(files.map((f) => f.rel)).toEqual([".gitignore", "docs/r.md", "lib/c.js", "src/.gitignore", "src/a.ts"]);

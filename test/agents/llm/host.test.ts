@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TokenCounter } from "../../../agents/llm/budget.js";
-import { DEFAULT_WARMUP_KEYSTROKES, defaultThreads, modelConfig } from "../../../agents/llm/config.js";
-import { ModelHost } from "../../../agents/llm/host.js";
+import { TokenCounter } from "../../../agents/lib/llm/budget.js";
+import { DEFAULT_WARMUP_KEYSTROKES, defaultThreads, modelConfig } from "../../../agents/lib/llm/config.js";
+import { ModelHost } from "../../../agents/lib/llm/host.js";
 import { tinyModel } from "./tiny-model.js";
 
 const base = { maxTokens: 16, temperature: 0, seed: 0, stop: [] as string[] };
@@ -31,13 +31,19 @@ describe("ModelHost with the tiny FIM model (real node-llama-cpp)", () => {
   it("reuses the KV cache for a repeated prefix", async () => {
     const prompt = host.tokenize("export function longName(a: number) {\n  return a;\n}\n".repeat(4));
     await host.generate(prompt, { ...base, signal: new AbortController().signal });
-    const again = await host.generate([...prompt, ...host.tokenize("// more\n")], { ...base, signal: new AbortController().signal });
+    const again = await host.generate([...prompt, ...host.tokenize("// more\n")], {
+      ...base,
+      signal: new AbortController().signal,
+    });
     expect(again.kvReused).toBeGreaterThanOrEqual(prompt.length);
   });
 
   it("runs concurrent requests on separate sequences", async () => {
     const signal = new AbortController().signal;
-    const [a, b] = await Promise.all([host.generate(host.tokenize("let x = 1;\n"), { ...base, signal }), host.generate(host.tokenize("let y = 2;\n"), { ...base, signal })]);
+    const [a, b] = await Promise.all([
+      host.generate(host.tokenize("let x = 1;\n"), { ...base, signal }),
+      host.generate(host.tokenize("let y = 2;\n"), { ...base, signal }),
+    ]);
     expect(new Set([a.sequence, b.sequence]).size).toBe(2);
     expect(host.stats.peakBusy).toBe(2);
   });
@@ -71,7 +77,12 @@ describe("ModelHost with the tiny FIM model (real node-llama-cpp)", () => {
   it("tokenises in pieces for a byte-level vocabulary: the same tokens as a whole, the stable pieces remembered", () => {
     expect(host.piecewise).toBe(true);
     expect(host.health()).toMatchObject({ piecewise_tokenization: true });
-    const lines = ["// Language: typescript\n", "export function f(a: number) {\n", "  const b = a + 1;\n", "  return b"];
+    const lines = [
+      "// Language: typescript\n",
+      "export function f(a: number) {\n",
+      "  const b = a + 1;\n",
+      "  return b",
+    ];
     expect(lines.flatMap((l) => host.tokenize(l))).toEqual(host.tokenize(lines.join("")));
     const first = host.tokenizeStable(lines[0]!);
     expect(host.tokenizeStable(lines[0]!)).toBe(first); // remembered: the same array
@@ -118,6 +129,8 @@ describe("ModelHost without FIM, without a model, with a broken model", () => {
     expect(modelConfig({}, {}).warmupKeystrokes).toBe(DEFAULT_WARMUP_KEYSTROKES);
     expect(modelConfig({}, { AIP_WARMUP_KEYSTROKES: "0" }).warmupKeystrokes).toBe(0);
     expect(modelConfig({ warmupKeystrokes: 7 }, { AIP_WARMUP_KEYSTROKES: "50" }).warmupKeystrokes).toBe(7);
-    expect(() => modelConfig({}, { AIP_WARMUP_KEYSTROKES: "-1" })).toThrow(/AIP_WARMUP_KEYSTROKES must be an integer from 0 to 100000, got "-1"/);
+    expect(() => modelConfig({}, { AIP_WARMUP_KEYSTROKES: "-1" })).toThrow(
+      /AIP_WARMUP_KEYSTROKES must be an integer from 0 to 100000, got "-1"/,
+    );
   });
 });

@@ -20,5 +20,11 @@ export const COMPLETE_LITE = join(ROOT, "dist/agents/complete-lite/main.js");
 
 /** Environment for an agent process using the tiny model: one thread (2 shared cores), small windows. */
 export function modelEnv(fim = true, extra: Record<string, string> = {}): Record<string, string> {
-  return { AIP_MODEL: tinyModel(fim), AIP_MODEL_THREADS: "1", AIP_MODEL_CONTEXT: "1024", AIP_MODEL_SEQUENCES: "2", ...extra };
+  return {
+    AIP_MODEL: tinyModel(fim),
+    AIP_MODEL_THREADS: "1",
+    AIP_MODEL_CONTEXT: "1024",
+    AIP_MODEL_SEQUENCES: "2",
+    ...extra,
+  };
 }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
-import { listWorkspaceFiles } from "../../../agents/code/files.js";
+import { listWorkspaceFiles } from "../../../agents/lib/code/files.js";
 import { Bm25Index } from "../../../agents/search/bm25.js";
 import { chunkFile } from "../../../agents/search/chunk.js";
 import { processTerm } from "../../../agents/search/tokenize.js";
@@ -19,19 +19,28 @@ const ROOT = join(import.meta.dirname, "../../..");
 
 /** This repository's code and docs, chunked the way the search agent chunks them. */
 async function repoDocs(): Promise<Doc[]> {
-  const files = await listWorkspaceFiles(ROOT, { maxFiles: 5000, accept: (rel) => INDEXED.has(extname(rel).toLowerCase()) && !rel.startsWith("dist/") });
+  const files = await listWorkspaceFiles(ROOT, {
+    maxFiles: 5000,
+    accept: (rel) => INDEXED.has(extname(rel).toLowerCase()) && !rel.startsWith("dist/"),
+  });
   const docs: Doc[] = [];
   for (const f of files) {
     const ext = extname(f.rel).toLowerCase();
     const text = readFileSync(f.abs, "utf8");
-    for (const c of chunkFile(text, ext === ".md", basename(f.rel, ext))) docs.push({ id: docs.length + 1, symbol: c.symbol ?? "", path: f.rel, text: c.text });
+    for (const c of chunkFile(text, ext === ".md", basename(f.rel, ext)))
+      docs.push({ id: docs.length + 1, symbol: c.symbol ?? "", path: f.rel, text: c.text });
   }
   return docs;
 }
 
 /** MiniSearch configured as the oracle: the same fields, tokens, terms and boosts. */
 function oracle(docs: Doc[]): MiniSearch<Doc> {
-  const ms = new MiniSearch<Doc>({ fields: [...SEARCH_FIELDS], storeFields: [], tokenize: (text, field) => fieldTokens(text, field ?? ""), processTerm: (t) => processTerm(t) });
+  const ms = new MiniSearch<Doc>({
+    fields: [...SEARCH_FIELDS],
+    storeFields: [],
+    tokenize: (text, field) => fieldTokens(text, field ?? ""),
+    processTerm: (t) => processTerm(t),
+  });
   ms.addAll(docs);
   return ms;
 }
@@ -42,7 +51,19 @@ function ours(docs: Doc[]): Bm25Index {
   return index;
 }
 
-const QUERIES = ["adaptive pool grow", "path containment predicate", "canary split hash trace", "parse error position", "config", "timer mark stage", "socket socket", "NDJSON line limit", "kvReuse", "prettier format check", "the"];
+const QUERIES = [
+  "adaptive pool grow",
+  "path containment predicate",
+  "canary split hash trace",
+  "parse error position",
+  "config",
+  "timer mark stage",
+  "socket socket",
+  "NDJSON line limit",
+  "kvReuse",
+  "prettier format check",
+  "the",
+];
 
 /** The expected top `n`: MiniSearch's full ranking, re-ordered by (score, id) so ties compare equal. */
 function expectSame(ms: MiniSearch<Doc>, index: Bm25Index, query: string, n: number): void {
@@ -80,7 +101,9 @@ describe("Bm25Index", () => {
     expect(index.remove(999_999)).toBe(false);
     expect(index.purges).toBeGreaterThan(0);
     // Change some survivors: remove and add again under new ids, as a refresh of a changed file does.
-    const changed = kept.filter((d) => d.id % 2 === 0).map((d) => ({ ...d, id: d.id + 100_000, text: `${d.text}\nadaptive pool grow` }));
+    const changed = kept
+      .filter((d) => d.id % 2 === 0)
+      .map((d) => ({ ...d, id: d.id + 100_000, text: `${d.text}\nadaptive pool grow` }));
     for (const d of changed) {
       index.remove(d.id - 100_000);
       index.add(d.id, [d.symbol, d.path, d.text]);
@@ -92,7 +115,11 @@ describe("Bm25Index", () => {
   });
 
   it("filters before the cut, keeps `limit`, and refuses a duplicate id", () => {
-    const index = new Bm25Index({ fields: ["text"], tokenize: (t) => t.split(" "), processTerm: (t) => t.toLowerCase() || null });
+    const index = new Bm25Index({
+      fields: ["text"],
+      tokenize: (t) => t.split(" "),
+      processTerm: (t) => t.toLowerCase() || null,
+    });
     for (let i = 1; i <= 50; i++) index.add(i, [`pool ${"grow ".repeat(i % 5)}`]);
     const odd = index.search("pool grow", { limit: 7, filter: (id) => id % 2 === 1 });
     expect(odd).toHaveLength(7);

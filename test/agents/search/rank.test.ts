@@ -13,9 +13,18 @@ describe("search ranking", () => {
   beforeAll(async () => {
     ws = tempDir("aips-");
     mkdirSync(join(ws.dir, "src"));
-    writeFileSync(join(ws.dir, "README.md"), "# paths\n\n## stripExtension\n\nRemoves the extension from a file name.\n\n```ts\nstripExtension('a.ts')\n```\n");
-    writeFileSync(join(ws.dir, "src/paths.ts"), "/** Removes the extension from a file name. */\nexport function stripExtension(name: string): string {\n  const dot = name.lastIndexOf('.');\n  return dot > 0 ? name.slice(0, dot) : name;\n}\n\n/** Lists a folder. */\nexport function readDir(path: string): string[] {\n  return [path];\n}\n");
-    writeFileSync(join(ws.dir, "src/other.ts"), "/** Parses a number. */\nexport function parse_int_v2(s: string): number {\n  return Number(s);\n}\n");
+    writeFileSync(
+      join(ws.dir, "README.md"),
+      "# paths\n\n## stripExtension\n\nRemoves the extension from a file name.\n\n```ts\nstripExtension('a.ts')\n```\n",
+    );
+    writeFileSync(
+      join(ws.dir, "src/paths.ts"),
+      "/** Removes the extension from a file name. */\nexport function stripExtension(name: string): string {\n  const dot = name.lastIndexOf('.');\n  return dot > 0 ? name.slice(0, dot) : name;\n}\n\n/** Lists a folder. */\nexport function readDir(path: string): string[] {\n  return [path];\n}\n",
+    );
+    writeFileSync(
+      join(ws.dir, "src/other.ts"),
+      "/** Parses a number. */\nexport function parse_int_v2(s: string): number {\n  return Number(s);\n}\n",
+    );
     index = (await new IndexRegistry().get(ws.dir, 0)).index;
   });
   afterAll(() => ws.cleanup());

@@ -3,7 +3,12 @@ import { evaluate, regression, type CanaryGates } from "../../../orchestrator/ca
 import { OutcomeWindow } from "../../../orchestrator/canary/window.js";
 
 const gates: CanaryGates = { min_requests: 10, max_error_rate_diff: 0.05, max_p95_ratio: 1.5, steps: [5, 25, 50, 100] };
-const w = (requests: number, errors: number, p95: number) => ({ requests, errors, error_rate: requests ? errors / requests : 0, p95_ms: p95 });
+const w = (requests: number, errors: number, p95: number) => ({
+  requests,
+  errors,
+  error_rate: requests ? errors / requests : 0,
+  p95_ms: p95,
+});
 
 describe("canary analysis", () => {
   it("waits for min_requests before any verdict", () => {

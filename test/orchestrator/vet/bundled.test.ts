@@ -29,10 +29,14 @@ describe("bundled agents pass vetting", () => {
     });
 
     it(`${agent.name} also passes while answering a real request (more of node: zod, pino, the handler)`, async () => {
-      const manifest = ManifestSchema.parse(JSON.parse(readFileSync(join(ROOT, "manifests", `${agent.name.slice(6)}.json`), "utf8")));
+      const manifest = ManifestSchema.parse(
+        JSON.parse(readFileSync(join(ROOT, "manifests", `${agent.name.slice(6)}.json`), "utf8")),
+      );
       // The conformance kit's good request.
       const good = { action: manifest.capabilities[0], context: { source_code: "const a = 1;\n" }, constraints: {} };
-      const report = await vetAgent(agent.path, { probes: [{ name: "good-request", args: [], stdin: JSON.stringify(good) }] });
+      const report = await vetAgent(agent.path, {
+        probes: [{ name: "good-request", args: [], stdin: JSON.stringify(good) }],
+      });
       expect(report.reasons).toEqual([]);
       expect(report.ok).toBe(true);
     });

@@ -27,9 +27,16 @@ describe("aip vet", () => {
     expect(table.stdout).toMatch(/^REJECTED: 1 violation in exec$/m);
     const json = sh(process.execPath, [AIP, "vet", "--json", join(CORPUS, "spawn-shell.cjs")]);
     expect(json.status).toBe(1);
-    const report = JSON.parse(json.stdout) as { ok: boolean; sha256: string; checks: { name: string; ok: boolean; violations: { rule: string; evidence?: string }[] }[] };
+    const report = JSON.parse(json.stdout) as {
+      ok: boolean;
+      sha256: string;
+      checks: { name: string; ok: boolean; violations: { rule: string; evidence?: string }[] }[];
+    };
     expect(report.ok).toBe(false);
-    expect(report.checks.find((c) => c.name === "exec")!.violations[0]).toMatchObject({ rule: "exec", evidence: expect.stringMatching(/execve\("\/bin\/sh"/) });
+    expect(report.checks.find((c) => c.name === "exec")!.violations[0]).toMatchObject({
+      rule: "exec",
+      evidence: expect.stringMatching(/execve\("\/bin\/sh"/),
+    });
   });
 
   it("exit 2 when strace is missing, naming the install command", () => {
@@ -40,20 +47,24 @@ describe("aip vet", () => {
 
   it("exit 2 on usage errors", () => {
     expect(sh(process.execPath, [AIP, "vet"]).status).toBe(2);
-    expect(sh(process.execPath, [AIP, "vet", DUMMY, "--timeout-ms", "soon"]).stderr).toMatch(/expected --timeout-ms to be a positive integer, got "soon"/);
+    expect(sh(process.execPath, [AIP, "vet", DUMMY, "--timeout-ms", "soon"]).stderr).toMatch(
+      /expected --timeout-ms to be a positive integer, got "soon"/,
+    );
   });
 });
 
 /** Pids whose command line mentions `needle` and that are not zombies. */
 function livePids(needle: string): number[] {
-  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle)) return [];
-      return / Z /.test(readFileSync(`/proc/${d}/stat`, "utf8")) ? [] : [Number(d)];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle)) return [];
+        return / Z /.test(readFileSync(`/proc/${d}/stat`, "utf8")) ? [] : [Number(d)];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** Wait until `cond()` holds, checking every 20 ms, at most `ms`. */
@@ -77,7 +88,10 @@ describe("aip vet interrupted", () => {
       chmodSync(exe, 0o755);
       const scratch = join(t.dir, "tmp");
       mkdirSync(scratch);
-      const cli = spawn(process.execPath, [AIP, "vet", exe, "--timeout-ms", "60000"], { stdio: "ignore", env: { ...process.env, TMPDIR: scratch } });
+      const cli = spawn(process.execPath, [AIP, "vet", exe, "--timeout-ms", "60000"], {
+        stdio: "ignore",
+        env: { ...process.env, TMPDIR: scratch },
+      });
       const exited = new Promise<number | null>((r) => cli.on("exit", (code) => r(code)));
       expect(await until(() => livePids(exe).length >= 2, 20_000)).toBe(true); // strace and the agent (both runs)
       cli.kill("SIGINT");

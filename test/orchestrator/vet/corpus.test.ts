@@ -12,7 +12,13 @@ const CORPUS_CASES: { file: string; rule: string; check: string; detail: RegExp;
   { file: "stderr.cjs", rule: "stderr", check: "stderr", detail: /wrote 19 bytes to stderr/ },
   { file: "no-manifest.cjs", rule: "manifest-missing", check: "manifest", detail: /printed nothing/ },
   { file: "invalid-manifest.cjs", rule: "manifest-invalid", check: "manifest", detail: /^resources\.cpu: / },
-  { file: "hang.cjs", rule: "timeout", check: "time-limit", detail: /empty-input: still running after the 1500 ms limit/, timeoutMs: 1500 },
+  {
+    file: "hang.cjs",
+    rule: "timeout",
+    check: "time-limit",
+    detail: /empty-input: still running after the 1500 ms limit/,
+    timeoutMs: 1500,
+  },
   { file: "spawn-shell.cjs", rule: "exec", check: "exec", detail: /exec of \/bin\/sh/ },
   // Beyond the issue's list: file I/O through io_uring would be invisible to strace.
   { file: "io-uring.cjs", rule: "evasive-syscall", check: "syscalls", detail: /^io_uring_setup: / },
@@ -40,7 +46,9 @@ describe("the bad-agent corpus is rejected, each for its own reason", () => {
   it("cites the strace line as evidence for syscall rules", async () => {
     const report = await vetAgent(join(CORPUS, "connect-inet.cjs"));
     const v = report.checks.find((c) => c.name === "network")!.violations.find((x) => x.detail.startsWith("connect"))!;
-    expect(v.evidence).toMatch(/^\d+\s+connect\(\d+<socket:\[\d+\]>, \{sa_family=AF_INET, sin_port=htons\(9\), sin_addr=inet_addr\("127\.0\.0\.1"\)\}/);
+    expect(v.evidence).toMatch(
+      /^\d+\s+connect\(\d+<socket:\[\d+\]>, \{sa_family=AF_INET, sin_port=htons\(9\), sin_addr=inet_addr\("127\.0\.0\.1"\)\}/,
+    );
   });
 
   it("reports the ~/.ssh/id_rsa attempt even though it failed (judged by what was tried)", async () => {
@@ -55,7 +63,11 @@ describe("the bad-agent corpus is rejected, each for its own reason", () => {
     it("is rejected for gpu-library, statically (NEEDED) and at run time (opened)", async () => {
       const exe = buildGpuAgent(t.dir);
       const report = await vetAgent(exe);
-      expectRejectedFor(report, { rule: "gpu-library", check: "libraries", detail: /links libcuda\.so\.1 .*does not declare resources\.gpu/ });
+      expectRejectedFor(report, {
+        rule: "gpu-library",
+        check: "libraries",
+        detail: /links libcuda\.so\.1 .*does not declare resources\.gpu/,
+      });
       expect(report.interpreter).toEqual([exe]);
       expect(report.libraries.find((l) => l.name === "libcuda.so.1")?.path).toBe(join(t.dir, "libcuda.so.1"));
       expect(report.reasons.some((r) => /opened GPU\/driver library libcuda\.so\.1 at run time/.test(r))).toBe(true);
@@ -87,7 +99,9 @@ describe("the bad-agent corpus is rejected, each for its own reason", () => {
       const report = await vetAgent(exe);
       expect(rulesOf(report)).toEqual(["gpu-library"]);
       expect(report.addons).toEqual([join(dir.dir, "gpu-addon.node")]);
-      expect(report.reasons).toContain(`gpu-library: ${join(dir.dir, "gpu-addon.node")} links libcuda.so.1 (${join(dir.dir, "libcuda.so.1")}); the manifest does not declare resources.gpu`);
+      expect(report.reasons).toContain(
+        `gpu-library: ${join(dir.dir, "gpu-addon.node")} links libcuda.so.1 (${join(dir.dir, "libcuda.so.1")}); the manifest does not declare resources.gpu`,
+      );
     } finally {
       dir.cleanup();
     }

@@ -10,7 +10,15 @@ export function buildGpuAgent(dir: string, declareGpu = false): string {
   const lib = join(dir, "libcuda.so.1");
   const exe = join(dir, "gpu-agent");
   execFileSync("gcc", ["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", lib, join(CORPUS, "libcuda-stub.c")]);
-  execFileSync("gcc", [...(declareGpu ? ["-DDECLARE_GPU"] : []), "-o", exe, join(CORPUS, "gpu-agent.c"), `-L${dir}`, "-l:libcuda.so.1", "-Wl,-rpath,$ORIGIN"]);
+  execFileSync("gcc", [
+    ...(declareGpu ? ["-DDECLARE_GPU"] : []),
+    "-o",
+    exe,
+    join(CORPUS, "gpu-agent.c"),
+    `-L${dir}`,
+    "-l:libcuda.so.1",
+    "-Wl,-rpath,$ORIGIN",
+  ]);
   return exe;
 }
 
@@ -18,7 +26,16 @@ export function buildGpuAgent(dir: string, declareGpu = false): string {
 export function buildGpuAddonAgent(dir: string): string {
   const lib = join(dir, "libcuda.so.1");
   execFileSync("gcc", ["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", lib, join(CORPUS, "libcuda-stub.c")]);
-  execFileSync("gcc", ["-shared", "-fPIC", "-o", join(dir, "gpu-addon.node"), join(CORPUS, "gpu-addon.c"), `-L${dir}`, "-l:libcuda.so.1", "-Wl,-rpath,$ORIGIN"]);
+  execFileSync("gcc", [
+    "-shared",
+    "-fPIC",
+    "-o",
+    join(dir, "gpu-addon.node"),
+    join(CORPUS, "gpu-addon.c"),
+    `-L${dir}`,
+    "-l:libcuda.so.1",
+    "-Wl,-rpath,$ORIGIN",
+  ]);
   for (const f of ["gpu-addon.cjs", "_agent.cjs"]) copyFileSync(join(CORPUS, f), join(dir, f));
   chmodSync(join(dir, "gpu-addon.cjs"), 0o755);
   return join(dir, "gpu-addon.cjs");

@@ -1,7 +1,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_POLICY, DEFAULT_POLICY_PATH, expandPath, loadPolicy, matchesLibrary, underPattern } from "../../../orchestrator/vet/policy.js";
+import {
+  DEFAULT_POLICY,
+  DEFAULT_POLICY_PATH,
+  expandPath,
+  loadPolicy,
+  matchesLibrary,
+  underPattern,
+} from "../../../orchestrator/vet/policy.js";
 import { ROOT, tempDir } from "../../helpers.js";
 
 describe("vet policy", () => {

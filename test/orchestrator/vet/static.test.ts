@@ -48,7 +48,11 @@ describe("static inspection", () => {
     const exe = buildGpuAgent(t.dir);
     expect(inspectExecutable(exe, PATH)).toMatchObject({ format: "elf", elf: exe });
     const libs = await libraryClosure([exe]);
-    expect(libs.find((l) => l.name === "libcuda.so.1")).toEqual({ name: "libcuda.so.1", neededBy: exe, path: join(t.dir, "libcuda.so.1") });
+    expect(libs.find((l) => l.name === "libcuda.so.1")).toEqual({
+      name: "libcuda.so.1",
+      neededBy: exe,
+      path: join(t.dir, "libcuda.so.1"),
+    });
     // Resolved libraries were read in turn: libc's own NEEDED (the dynamic loader) is listed.
     const libc = libs.find((l) => l.name === "libc.so.6" && l.neededBy === exe);
     expect(libc?.path).toBeDefined();

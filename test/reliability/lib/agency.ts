@@ -35,12 +35,23 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
   const agentSocket = join(t.dir, "agents", "dummy.sock");
   const logFile = join(t.dir, "aip.log");
   const config = join(t.dir, "agency.json");
-  writeFileSync(config, JSON.stringify({ socket, agent_socket_dir: join(t.dir, "agents"), agents: [{ name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json") }], limits }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      socket,
+      agent_socket_dir: join(t.dir, "agents"),
+      agents: [{ name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json") }],
+      limits,
+    }),
+  );
   let child: ChildProcess | undefined;
   const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
   const agentPids = new Set<number>();
   const health = async (): Promise<{ pid: number; agents: Record<string, AgentHealth> }> => {
-    const h = JSON.parse((await httpRequest(socket, { path: "/healthz", timeoutMs: 5000 })).body) as { pid: number; agents: Record<string, AgentHealth> };
+    const h = JSON.parse((await httpRequest(socket, { path: "/healthz", timeoutMs: 5000 })).body) as {
+      pid: number;
+      agents: Record<string, AgentHealth>;
+    };
     for (const a of Object.values(h.agents)) if (a.pid) agentPids.add(a.pid);
     return h;
   };
@@ -51,15 +62,24 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
     logFile,
     process: () => child!,
     async start() {
-      const c = spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, AIP_LOG_LEVEL: "info" } });
+      const c = spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], {
+        stdio: ["ignore", "ignore", "pipe"],
+        env: { ...process.env, AIP_LOG_LEVEL: "info" },
+      });
       child = c;
       c.stderr!.resume();
       await waitForSocket(socket, 30_000, () => !exited(c));
       const end = Date.now() + 30_000;
       while ((await health().catch(() => undefined))?.agents.dummy?.status !== "healthy") {
         if (Date.now() > end || exited(c)) {
-          const tail = readFileSync(logFile, "utf8").split("\n").filter((l) => !l.includes('"event":"request"')).slice(-8).join("\n");
-          throw new Error(`aip up did not become healthy (exit ${c.exitCode ?? c.signalCode ?? "none"}); log:\n${tail}`);
+          const tail = readFileSync(logFile, "utf8")
+            .split("\n")
+            .filter((l) => !l.includes('"event":"request"'))
+            .slice(-8)
+            .join("\n");
+          throw new Error(
+            `aip up did not become healthy (exit ${c.exitCode ?? c.signalCode ?? "none"}); log:\n${tail}`,
+          );
         }
         await new Promise((r) => setTimeout(r, 20));
       }

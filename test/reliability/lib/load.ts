@@ -35,16 +35,28 @@ export function faultLoad(socketPath: string, clients: number, prefix: string): 
   let n = 0;
   let running = true;
   /** Consecutive failures of each client drive its back-off: 20, 40, … 640 ms, reset by a success. */
-  const pause = (streak: number): Promise<void> => new Promise((r) => setTimeout(r, Math.min(640, 20 * 2 ** Math.min(streak, 5))));
+  const pause = (streak: number): Promise<void> =>
+    new Promise((r) => setTimeout(r, Math.min(640, 20 * 2 ** Math.min(streak, 5))));
   const one = async (): Promise<boolean> => {
     const trace = `${prefix}-${++n}`;
-    const body = JSON.stringify({ action: "echo", context: {}, constraints: { timeout_ms: DEADLINE_MS, delay_ms: Math.floor(Math.random() * 30) }, trace_id: trace });
+    const body = JSON.stringify({
+      action: "echo",
+      context: {},
+      constraints: { timeout_ms: DEADLINE_MS, delay_ms: Math.floor(Math.random() * 30) },
+      trace_id: trace,
+    });
     const sentAt = Date.now();
     const record = (kind: Outcome["kind"], code?: string): void => {
       outcomes.push({ trace, sentAt, doneAt: Date.now(), kind, ...(code ? { code } : {}) });
     };
     try {
-      const res = await pool.request({ path: "/v1/invoke", method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(DEADLINE_MS + GRACE_MS) });
+      const res = await pool.request({
+        path: "/v1/invoke",
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: AbortSignal.timeout(DEADLINE_MS + GRACE_MS),
+      });
       const text = await res.body.text();
       let parsed;
       try {
@@ -126,7 +138,18 @@ export interface ReadRecord {
 
 /** Count outcomes; `read`: requests the server logged (without it, every unanswered request is lost). */
 export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tally {
-  const t: Tally = { sent: 0, answered: 0, success: 0, errors: {}, refused: 0, closed_unread: 0, late: 0, late_max_unread_ms: 0, lost: 0, lost_causes: [] };
+  const t: Tally = {
+    sent: 0,
+    answered: 0,
+    success: 0,
+    errors: {},
+    refused: 0,
+    closed_unread: 0,
+    late: 0,
+    late_max_unread_ms: 0,
+    lost: 0,
+    lost_causes: [],
+  };
   for (const o of outcomes) {
     if (o.kind === "refused") {
       t.refused++;
@@ -145,7 +168,8 @@ export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tall
     }
     if (o.kind === "lost") {
       t.lost++;
-      if (t.lost_causes.length < 5) t.lost_causes.push(`${o.trace} (sent ${o.sentAt}, gave up after ${o.doneAt - o.sentAt} ms): ${o.code}`);
+      if (t.lost_causes.length < 5)
+        t.lost_causes.push(`${o.trace} (sent ${o.sentAt}, gave up after ${o.doneAt - o.sentAt} ms): ${o.code}`);
       continue;
     }
     t.answered++;

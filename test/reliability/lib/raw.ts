@@ -62,12 +62,17 @@ export function rawExchange(
     });
     socket.on("error", () => undefined);
     socket.on("close", () => finish(true));
-    socket.on("connect", () => (options.end ?? true ? socket.end(payload) : socket.write(payload)));
+    socket.on("connect", () => ((options.end ?? true) ? socket.end(payload) : socket.write(payload)));
   });
 }
 
 /** Bytes in, HTTP responses out. `expect`: keep the connection open until that many responses arrived. */
-export async function rawHttp(socketPath: string, payload: Buffer, timeoutMs: number, expect?: number): Promise<RawHttpResult> {
+export async function rawHttp(
+  socketPath: string,
+  payload: Buffer,
+  timeoutMs: number,
+  expect?: number,
+): Promise<RawHttpResult> {
   const { data, closed } = await rawExchange(
     socketPath,
     payload,
@@ -88,5 +93,10 @@ export function isEnvelope(text: string): boolean {
 
 /** An HTTP request for /v1/invoke carrying `body` with a correct Content-Length. */
 export function httpInvoke(body: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`), body]);
+  return Buffer.concat([
+    Buffer.from(
+      `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    ),
+    body,
+  ]);
 }

@@ -10,11 +10,22 @@ export function steadyClients(socketPath: string, workers: number): Steady {
   let running = true;
   let ok = 0;
   const failures: string[] = [];
-  const body = JSON.stringify({ action: "echo", context: { source_code: "a\nb" }, constraints: { timeout_ms: 10_000 } });
+  const body = JSON.stringify({
+    action: "echo",
+    context: { source_code: "a\nb" },
+    constraints: { timeout_ms: 10_000 },
+  });
   const worker = async (): Promise<void> => {
     while (running) {
       try {
-        const res = await pool.request({ path: "/v1/invoke", method: "POST", headers: { "content-type": "application/json" }, body, headersTimeout: 15_000, bodyTimeout: 15_000 });
+        const res = await pool.request({
+          path: "/v1/invoke",
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+          headersTimeout: 15_000,
+          bodyTimeout: 15_000,
+        });
         const json = (await res.body.json()) as { status?: string; error?: { type?: string } };
         if (json.status === "success") ok++;
         else failures.push(json.error?.type ?? "unknown");

@@ -1,0 +1,164 @@
+/** The complete action without a model: symbols in scope, members after `.`, keyword snippets, ranked. */
+import { actionInput } from "../../../protocol/actions.js";
+import type { AipRequest } from "../../../protocol/schemas.js";
+import { ParseCache } from "../code/cache.js";
+import { ancestorsAt } from "../code/cursor.js";
+import { dialectOf } from "../code/language.js";
+import { guardHandler, partialFields, type ParsedFile } from "../code/parse.js";
+import { lineStarts, offsetAt, positionAt } from "../code/position.js";
+import { resolveSpecifier } from "../code/resolve.js";
+import { readRequestText } from "../code/source.js";
+import { symbolsAt } from "../code/slice.js";
+import { moduleSymbols } from "../code/symbols.js";
+import type { HandlerContext } from "../runtime/types.js";
+import { completionContext } from "./context.js";
+import { GLOBALS, SNIPPETS } from "./keywords.js";
+import { membersOf, resolveReceiver, type Member } from "./members.js";
+import { rank, type Candidate } from "./rank.js";
+
+/** Stands in for the identifier being typed when the buffer does not parse as is (`this.` + newline). */
+const PLACEHOLDER = "__aip_complete__";
+
+/**
+ * Parse the buffer (recovering from syntax errors); when it has errors, a placeholder identifier at the
+ * cursor may make it whole (`this.` + newline): that tree is used for the cursor, in its own cache slot
+ * so the buffer's own entry stays for the next keystroke. `file` is the buffer's own parse (its diagnostics are reported).
+ */
+function parseAround(
+  cache: ParseCache,
+  source: string,
+  offset: number,
+  path: string | undefined,
+  language: string | undefined,
+  label: string | undefined,
+): { parsed: ParsedFile; file: ParsedFile } {
+  const dialect = dialectOf(language, path);
+  const file = cache.get(source, dialect, path, label);
+  if (file.diagnostics.length === 0) return { parsed: file, file };
+  for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`]) {
+    const patched = cache.get(
+      source.slice(0, offset) + patch + source.slice(offset),
+      dialect,
+      `${path ?? ""}\0patched`,
+      label,
+    );
+    if (patched.diagnostics.length === 0) return { parsed: patched, file };
+  }
+  return { parsed: file, file };
+}
+
+function memberKindOf(m: Member): string {
+  return m.kind === "enum-member"
+    ? "enumMember"
+    : m.kind === "getter" || m.kind === "setter"
+      ? "property"
+      : m.kind === "export"
+        ? "variable"
+        : m.kind;
+}
+
+/** Exports of a local module imported as a namespace (`import * as m from "./m.js"`), resolved and read by agents/lib/code/resolve.ts. */
+async function moduleExports(root: string, fromFile: string, specifier: string, cache: ParseCache): Promise<Member[]> {
+  if (!specifier.startsWith(".")) return [];
+  const resolved = await resolveSpecifier(root, fromFile, specifier);
+  if (!("file" in resolved)) return [];
+  try {
+    const { text, path } = resolved.file;
+    const parsed = cache.get(text, dialectOf(undefined, path), path);
+    return moduleSymbols(parsed.program, parsed.source)
+      .filter((s) => s.exported)
+      .map((s) => ({ name: s.name, kind: "export" as const, detail: s.kind, line: 0 }));
+  } catch {
+    return [];
+  }
+}
+
+/** The complete handler over a parse cache (one per process). */
+export function createCompleteLite(cache = new ParseCache()) {
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+    const limit = actionInput("complete", request).constraints.max_items ?? 50;
+    const { cursor: cursorIn, file_path: filePath, language } = request.context;
+    // The buffer may not parse mid-edit (`this.` + newline): parseAround retries with a placeholder.
+    const loc = await readRequestText(request);
+    const source = loc.text;
+    const starts = lineStarts(source);
+    const cursor = cursorIn ?? positionAt(source.length, starts);
+    const offset = offsetAt(source, cursor, starts);
+    const cc = completionContext(source, offset);
+    const { parsed, file } = parseAround(
+      cache,
+      source,
+      offset,
+      loc.absPath ?? filePath,
+      language,
+      loc.displayPath ?? filePath,
+    );
+    ctx.timer.mark("parse");
+    const chain = ancestorsAt(parsed.program, offset);
+    const candidates: Candidate[] = [];
+    let receiverKind: string | undefined;
+    if (cc.receiver !== undefined) {
+      const resolved = resolveReceiver(cc.receiver, chain, parsed.program, parsed.source);
+      receiverKind = resolved?.shape.kind;
+      let members: Member[] = [];
+      if (resolved?.shape.kind === "module") {
+        if (loc.root !== undefined && loc.absPath !== undefined)
+          members = await moduleExports(loc.root, loc.absPath, resolved.shape.specifier, cache);
+      } else if (resolved) {
+        members = membersOf(resolved.shape, parsed.program, parsed.source, resolved.viaThis);
+      }
+      for (const m of members) {
+        if (m.name === PLACEHOLDER) continue;
+        candidates.push({
+          label: m.name,
+          kind: memberKindOf(m),
+          insert_text: m.kind === "method" ? `${m.name}($0)` : m.name,
+          detail: m.detail,
+          base: 50,
+          ...(m.line ? { line: m.line } : {}),
+        });
+      }
+    } else {
+      for (const s of symbolsAt(parsed, chain, offset)) {
+        if (s.name === PLACEHOLDER) continue;
+        const kind =
+          s.kind === "const" || s.kind === "let" || s.kind === "var" || s.kind === "parameter"
+            ? "variable"
+            : s.kind === "type"
+              ? "typeParameter"
+              : s.kind === "import"
+                ? "module"
+                : s.kind;
+        const detail =
+          s.kind === "import"
+            ? `import ${s.detail === "*" ? "* as" : s.detail} from "${s.source}"`
+            : `${s.kind}${s.detail ? `: ${s.detail}` : ""}`;
+        candidates.push({
+          label: s.name,
+          kind,
+          insert_text: s.name,
+          detail,
+          base: 10 * s.scope_depth + 20,
+          line: s.line,
+        });
+      }
+      if (cc.prefix !== "") {
+        for (const k of SNIPPETS)
+          candidates.push({ label: k.label, kind: "snippet", insert_text: k.insert_text, detail: k.detail, base: 0 });
+        for (const g of GLOBALS)
+          candidates.push({ label: g, kind: "variable", insert_text: g, detail: "global", base: -10 });
+      }
+    }
+    const items = rank(candidates, cc.prefix, cursor.line, limit);
+    ctx.timer.mark("complete");
+    return {
+      engine: "lite",
+      items,
+      prefix: cc.prefix,
+      context: cc.receiver !== undefined ? "member" : "identifier",
+      ...(cc.receiver !== undefined ? { receiver: cc.receiver, receiver_kind: receiverKind ?? "unknown" } : {}),
+      replace: { start: positionAt(cc.start, starts), end: cursor },
+      ...partialFields(file, starts),
+    };
+  });
+}

@@ -1,0 +1,185 @@
+/** One request through an agent: validation, action routing, deadline, concurrency cap, envelope. */
+import { getHeapStatistics } from "node:v8";
+import { AipError, problem } from "../../../protocol/errors.js";
+import { errorResponse, successResponse } from "../../../protocol/envelope.js";
+import type { Logger } from "../../../protocol/log.js";
+import type { AipResponse } from "../../../protocol/schemas.js";
+import { newTraceId } from "../../../protocol/trace.js";
+import { traceIdOf, validateRequest } from "../../../protocol/validate.js";
+import { StageTimer } from "./timer.js";
+import type { AgentDefinition, HandlerContext, Warnings } from "./types.js";
+
+/** The heap in use and its limit, in bytes (V8's; the limit follows --max-old-space-size). */
+export interface HeapProbe {
+  used(): number;
+  limit(): number;
+  /** A full garbage collection, where the process allows it (`--expose-gc`, set by the orchestrator). */
+  collect?: () => void;
+}
+
+const exposedGc = (globalThis as { gc?: () => void }).gc;
+
+export const v8Heap: HeapProbe = {
+  used: () => getHeapStatistics().used_heap_size,
+  limit: () => getHeapStatistics().heap_size_limit,
+  ...(exposedGc ? { collect: () => exposedGc() } : {}),
+};
+
+/** New requests are refused (AIP_ERR_SOCKET_BUSY) while the heap is above this share of its limit (README, Supervisor). */
+export const SHED_HEAP_RATIO = 0.85;
+/** After a request leaves the heap above this share of its limit, a full collection gives the memory back. */
+export const COLLECT_AFTER_RATIO = 0.5;
+/** At most one forced collection per this long. */
+const COLLECT_EVERY_MS = 1000;
+
+/** A RangeError from V8 running out of stack: deep recursion over deeply nested input. */
+export function isStackOverflow(err: unknown): boolean {
+  return err instanceof RangeError && /Maximum call stack size exceeded/.test(err.message);
+}
+
+export class AgentInvoker {
+  private inflightCount = 0;
+  private lastCollect = 0;
+
+  constructor(
+    private readonly def: AgentDefinition,
+    private readonly log: Logger,
+    private readonly heap: HeapProbe = v8Heap,
+  ) {
+    for (const action of Object.keys(def.handlers)) {
+      if (!def.manifest.capabilities.includes(action)) {
+        throw new Error(
+          `Handler for "${action}" is not among the manifest's capabilities (${def.manifest.capabilities.join(", ")})`,
+        );
+      }
+    }
+  }
+
+  get inflight(): number {
+    return this.inflightCount;
+  }
+
+  /** A full collection, at most once per COLLECT_EVERY_MS; whether one ran. */
+  private collect(): boolean {
+    const now = Date.now();
+    if (!this.heap.collect || now - this.lastCollect < COLLECT_EVERY_MS) return false;
+    this.lastCollect = now;
+    this.heap.collect();
+    return true;
+  }
+
+  /** Answer one decoded request; never throws. `clientSignal` fires when the caller goes away. */
+  async invoke(value: unknown, clientSignal?: AbortSignal): Promise<AipResponse> {
+    const timer = new StageTimer();
+    const { name: agent, version } = this.def.manifest;
+    let traceId = traceIdOf(value) ?? newTraceId();
+    const fail = (err: unknown): AipResponse =>
+      errorResponse(err, traceId, { agent, version, timings_ms: timer.toJSON() });
+    let request;
+    try {
+      request = validateRequest(value);
+    } catch (err) {
+      return fail(err);
+    }
+    traceId = request.trace_id ?? traceId;
+    const handler = Object.hasOwn(this.def.handlers, request.action) ? this.def.handlers[request.action] : undefined;
+    if (!handler) {
+      return fail(
+        new AipError(
+          "AIP_ERR_NO_ROUTE",
+          `Agent ${agent} does not serve action "${request.action}"; it serves ${Object.keys(this.def.handlers).join(", ")}`,
+        ),
+      );
+    }
+    if (this.inflightCount >= this.def.manifest.max_concurrent) {
+      return fail(
+        new AipError(
+          "AIP_ERR_SOCKET_BUSY",
+          `Agent ${agent} is at its limit of ${this.def.manifest.max_concurrent} concurrent requests`,
+        ),
+      );
+    }
+    let used = this.heap.used();
+    const limit = this.heap.limit();
+    // Garbage counts as used until collected: collect once before refusing.
+    if (used > SHED_HEAP_RATIO * limit && this.collect()) used = this.heap.used();
+    if (used > SHED_HEAP_RATIO * limit) {
+      // Shed before the heap limit is reached: a busy answer the caller retries, not an out-of-memory crash.
+      return fail(
+        new AipError(
+          "AIP_ERR_SOCKET_BUSY",
+          `Agent ${agent} is short of memory: heap ${mib(used)} of its ${mib(limit)} MiB limit in use`,
+          {
+            extensions: { heap_used_mib: mib(used), heap_limit_mib: mib(limit) },
+          },
+        ),
+      );
+    }
+    const timeoutMs = request.constraints.timeout_ms ?? this.def.manifest.timeouts_ms.default;
+    const deadline = Date.now() + timeoutMs;
+    const controller = new AbortController();
+    const onClientAbort = (): void =>
+      controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    if (clientSignal?.aborted) onClientAbort();
+    clientSignal?.addEventListener("abort", onClientAbort, { once: true });
+    const warnings: Warnings = [];
+    const log = this.log.child({ trace_id: traceId });
+    const ctx: HandlerContext = {
+      traceId,
+      signal: controller.signal,
+      deadline,
+      remainingMs: () => Math.max(0, deadline - Date.now()),
+      timer,
+      log,
+      warn: (code, detail, extensions) =>
+        warnings.push(problem(code, { detail, instance: traceId, ...(extensions ? { extensions } : {}) })),
+    };
+    timer.mark("accept");
+    this.inflightCount++;
+    let timeout: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timeout = setTimeout(() => {
+        const err = new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
+          extensions: { timeout_ms: timeoutMs },
+        });
+        controller.abort(err);
+        reject(err);
+      }, timeoutMs);
+    });
+    const cancelled = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true });
+    });
+    const work = Promise.resolve()
+      .then(() => handler(request, ctx))
+      .finally(() => {
+        this.inflightCount--;
+        if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
+      });
+    try {
+      const payload = await Promise.race([work, expired, cancelled]);
+      timer.mark("handler");
+      return successResponse(payload, traceId, { agent, version, timings_ms: timer.toJSON(), warnings });
+    } catch (err) {
+      timer.mark("handler");
+      if (isStackOverflow(err)) {
+        log.warn({ event: "stack_overflow", action: request.action }, "input nested too deeply: stack overflow");
+        return fail(
+          new AipError(
+            "AIP_ERR_TOO_COMPLEX",
+            `Agent ${agent} ran out of stack processing this input: it nests too deeply (brackets, functions or chained operators)`,
+          ),
+        );
+      }
+      if (!(err instanceof AipError)) log.error({ event: "handler_error", err }, "handler threw");
+      return fail(err);
+    } finally {
+      clearTimeout(timeout);
+      clientSignal?.removeEventListener("abort", onClientAbort);
+      work.catch(() => undefined); // a late rejection after a timeout is already answered
+    }
+  }
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / 1024 / 1024);
+}

@@ -1,0 +1,221 @@
+/** Turns an agent definition into an executable: one-shot (stdin → stdout), `--listen PATH`, `--manifest`. */
+import { getHeapStatistics } from "node:v8";
+import { AipError } from "../../../protocol/errors.js";
+import { errorResponse } from "../../../protocol/envelope.js";
+import { decodeJson } from "../../../protocol/json.js";
+import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../../protocol/limits.js";
+import { RateLimit, createLogger, type Logger } from "../../../protocol/log.js";
+import { AipServer } from "../../../protocol/server.js";
+import { socketIsLive } from "../../../protocol/socket-file.js";
+import { newTraceId } from "../../../protocol/trace.js";
+import { AgentInvoker } from "./invoke.js";
+import type { AgentDefinition } from "./types.js";
+
+function usage(name: string): string {
+  return `Usage: agent-${name} [--manifest | --listen PATH [--group GROUP] | --help]
+
+  (no flags)      one-shot: read one JSON request from stdin, write one response to stdout
+  --manifest      print this agent's AGENT_MANIFEST.json
+  --listen PATH   serve AIP-1 (HTTP/1.1 and NDJSON) on the Unix socket PATH
+  --group GROUP   with --listen: make the socket 0660 for GROUP (default 0600)
+
+Environment: AIP_LOG_FILE (log file; one-shot mode is silent without it), AIP_LOG_LEVEL (info)
+`;
+}
+
+/** Entry point of every agent executable. Resolves when the agent should exit. */
+export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2)): Promise<void> {
+  const name = def.manifest.name;
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(usage(name));
+    return;
+  }
+  if (argv[0] === "--manifest" && argv.length === 1) {
+    process.stdout.write(JSON.stringify(def.manifest, null, 2) + "\n");
+    return;
+  }
+  if (argv[0] === "--listen") {
+    const path = argv[1];
+    const groupIdx = argv.indexOf("--group");
+    const group = groupIdx > 0 ? argv[groupIdx + 1] : undefined;
+    if (!path || path.startsWith("--") || (groupIdx > 0 && !group) || argv.length !== (groupIdx > 0 ? 4 : 2)) {
+      return usageError(name, "--listen needs a socket path (and --group a group name)");
+    }
+    await listen(def, path, group);
+    return;
+  }
+  if (argv.length > 0) return usageError(name, `unknown argument ${JSON.stringify(argv[0])}`);
+  await oneShot(def);
+}
+
+function usageError(name: string, message: string): void {
+  process.stderr.write(`agent-${name}: ${message}\n\n${usage(name)}`);
+  process.exitCode = 2;
+}
+
+/** Read stdin up to the body limit; `undefined` when it is larger. */
+async function readStdin(limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function oneShot(def: AgentDefinition): Promise<void> {
+  // A scheduler treats stderr output as a crash: nothing may reach it in one-shot mode.
+  process.emitWarning = () => undefined;
+  const log = createLogger({ agentName: def.manifest.name, destination: process.env.AIP_LOG_FILE ?? false });
+  const write = (text: string): Promise<void> =>
+    new Promise((resolve) => process.stdout.write(text + "\n", () => resolve()));
+  const crash = (err: unknown): void => {
+    log.error({ event: "crash", err }, "uncaught error in one-shot mode");
+    process.stdout.write(JSON.stringify(errorResponse(err, newTraceId())) + "\n", () => process.exit(0));
+  };
+  process.on("uncaughtException", crash);
+  process.on("unhandledRejection", crash);
+  const limits = resolveLimits();
+  const bytes = await readStdin(limits.maxBodyBytes);
+  if (bytes === undefined) {
+    const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request exceeds the limit of ${limits.maxBodyBytes} bytes`, {
+      extensions: { limit: limits.maxBodyBytes },
+    });
+    await write(JSON.stringify(errorResponse(err, newTraceId())));
+    process.exit(0);
+  }
+  let value: unknown;
+  try {
+    value = decodeJson(bytes, limits.maxJsonDepth);
+  } catch (err) {
+    await write(JSON.stringify(errorResponse(err, newTraceId())));
+    process.exit(0);
+  }
+  if (def.warmup) await def.warmup(log);
+  const invoker = new AgentInvoker(def, log);
+  const response = await invoker.invoke(value);
+  log.info({ event: "request", trace_id: response.trace_id, outcome: response.status }, "one-shot request");
+  await write(JSON.stringify(response));
+  await def.dispose?.();
+  process.exit(0);
+}
+
+/** Serve the agent on a socket until SIGTERM/SIGINT; resolves after a clean shutdown. */
+export async function listen(
+  def: AgentDefinition,
+  socketPath: string,
+  group?: string,
+  limits: Partial<Limits> = {},
+): Promise<void> {
+  const log = createLogger({ agentName: def.manifest.name, destination: process.env.AIP_LOG_FILE ?? 1 });
+  // Node's warnings go to the log, not to stderr (stderr output reads as a crash to a scheduler).
+  process.removeAllListeners("warning");
+  process.on("warning", (w) => log.warn({ event: "node_warning", warning: w.name, detail: w.message }, w.message));
+  const started = Date.now();
+  // Refuse a live socket before warming up: loading a model only to find the socket taken wastes seconds.
+  if (await socketIsLive(socketPath)) {
+    const message = `Another server is listening on ${socketPath}; refusing to take over its socket (stop it first or choose another path)`;
+    log.error({ event: "listen_failed", err: message, socket: socketPath }, message);
+    process.exitCode = 1;
+    return;
+  }
+  try {
+    if (def.warmup) await def.warmup(log);
+  } catch (err) {
+    log.error({ event: "warmup_failed", err }, "warm-up failed");
+    process.exitCode = 1;
+    return;
+  }
+  const invoker = new AgentInvoker(def, log);
+  // The socket accepts before AipServer.listen resolves (permissions are applied after bind): a SIGTERM
+  // in that window must shut down cleanly, not kill the process, so the handlers go in first.
+  let pendingSignal: string | undefined;
+  let onSignal: ((signal: string) => void) | undefined;
+  const handle = (signal: string): void => {
+    if (onSignal) onSignal(signal);
+    else pendingSignal ??= signal;
+  };
+  process.on("SIGTERM", () => handle("SIGTERM"));
+  process.on("SIGINT", () => handle("SIGINT"));
+  let server: AipServer;
+  try {
+    server = await AipServer.listen({
+      socketPath,
+      ...(group !== undefined ? { group } : {}),
+      // An agent accepts whatever the front door accepted, once re-encoded for forwarding (README, Limits).
+      limits: { ...AGENT_LIMITS, ...limits },
+      invoke: async (value, ctx) => logged(log, await invoker.invoke(value, ctx.signal), ctx.framing),
+      routes: {
+        "GET /healthz": async () => ({
+          status: 200,
+          body: JSON.stringify({
+            status: "ok",
+            agent: def.manifest.name,
+            version: def.manifest.version,
+            pid: process.pid,
+            uptime_s: Math.round((Date.now() - started) / 1000),
+            concurrent_requests: invoker.inflight,
+            max_concurrent: def.manifest.max_concurrent,
+            memory: memoryReport(),
+            ...def.health?.(),
+          }),
+        }),
+      },
+      onEvent: (e) => log.warn({ ...e, event: e.event }, e.event),
+    });
+  } catch (err) {
+    log.error({ event: "listen_failed", err: (err as Error).message, socket: socketPath }, (err as Error).message);
+    process.exitCode = 1;
+    return;
+  }
+  log.info({ event: "ready", socket: socketPath, pid: process.pid, version: def.manifest.version }, "agent ready");
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    onSignal = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ event: "shutdown", signal, inflight: invoker.inflight }, "shutting down");
+      void server.close(DEFAULT_LIMITS.shutdownGraceMs).then(resolve);
+    };
+    if (pendingSignal !== undefined) onSignal(pendingSignal);
+  });
+  await def.dispose?.();
+  log.info({ event: "stopped" }, "agent stopped");
+}
+
+/** Failed requests logged per second at most when the failure is the client's (4xx); the others are counted in `suppressed`. */
+const CLIENT_ERROR_LOG_PER_S = 50;
+const clientErrorLog = new RateLimit(CLIENT_ERROR_LOG_PER_S);
+
+/** Heap in use and its limit (from --max-old-space-size: the manifest's memory in embedded mode), and RSS, in MiB. */
+function memoryReport(): Record<string, number> {
+  const h = getHeapStatistics();
+  const mib = (b: number): number => Math.round((b / 1024 / 1024) * 10) / 10;
+  return {
+    heap_used_mib: mib(h.used_heap_size),
+    heap_limit_mib: mib(h.heap_size_limit),
+    rss_mib: mib(process.memoryUsage.rss()),
+  };
+}
+
+function logged(
+  log: Logger,
+  response: import("../../../protocol/schemas.js").AipResponse,
+  framing: string,
+): import("../../../protocol/schemas.js").AipResponse {
+  const fields = {
+    event: "request",
+    trace_id: response.trace_id,
+    framing,
+    outcome: response.status,
+    timings_ms: response.timings_ms,
+  };
+  if (response.status === "error") {
+    const suppressed = response.error.status < 500 ? clientErrorLog.take() : 0;
+    if (suppressed !== undefined)
+      log.info({ ...fields, error: response.error.type, ...(suppressed > 0 ? { suppressed } : {}) }, "request failed");
+  } else log.debug(fields, "request");
+  return response;
+}

@@ -1,0 +1,34 @@
+/** What an agent author writes: a manifest and a handler per action. */
+import type { AgentManifest, AipRequest } from "../../../protocol/schemas.js";
+import type { ErrorCode, Problem } from "../../../protocol/errors.js";
+import type { Logger } from "../../../protocol/log.js";
+import type { StageTimer } from "./timer.js";
+
+export interface HandlerContext {
+  traceId: string;
+  /** Fires at the deadline (reason: AIP_ERR_TIMEOUT) or when the client goes away (AIP_ERR_CANCELLED). */
+  signal: AbortSignal;
+  /** Epoch milliseconds by which the answer is due. */
+  deadline: number;
+  remainingMs(): number;
+  timer: StageTimer;
+  log: Logger;
+  /** Add a non-fatal problem to the response's `warnings`. */
+  warn(code: ErrorCode, detail: string, extensions?: Record<string, unknown>): void;
+}
+
+export type Handler = (request: AipRequest, ctx: HandlerContext) => Promise<unknown> | unknown;
+
+export interface AgentDefinition {
+  manifest: AgentManifest;
+  /** One handler per action; every action must be one of the manifest's capabilities. */
+  handlers: Record<string, Handler>;
+  /** Run before the agent reports ready (load models, warm parsers). */
+  warmup?: (log: Logger) => Promise<void>;
+  /** Extra fields for GET /healthz; `status: "degraded"` with a `reason` is allowed. */
+  health?: () => Record<string, unknown>;
+  /** Release resources on shutdown. */
+  dispose?: () => Promise<void>;
+}
+
+export type Warnings = Problem[];
