@@ -50,7 +50,9 @@ const importsDown = {
     if (!layer) return {};
     const check = (node, source) => {
       if (typeof source !== "string" || !source.startsWith(".")) return;
-      const target = relative(root, resolve(dirname(file), source)).split("\\").join("/");
+      const target = relative(root, resolve(dirname(file), source))
+        .split("\\")
+        .join("/");
       const why = violation(layer, target);
       if (why) context.report({ node, message: why });
     };
