@@ -40,7 +40,10 @@ if (typeof requestFile === "string") {
   } catch (err) {
     usageError(`cannot read --request ${requestFile}: ${(err as Error).message}`);
   }
-  sample = { context: req.context ?? {}, constraints: req.constraints ?? {} };
+  const context = req.context ?? {};
+  // A relative workspace_root in the file is the current directory's (requests themselves need absolute roots).
+  if (typeof context.workspace_root === "string") context.workspace_root = resolve(context.workspace_root);
+  sample = { context, constraints: req.constraints ?? {} };
 }
 const exe = resolve(target);
 const results = await runConformance(

@@ -21,13 +21,8 @@ function checkImport(payload: Json, root: string, source: string): void {
 }
 
 conformanceSuite("agent-testgen conformance", () =>
-  runConformance(TESTGEN, undefined, {
-    context: {
-      source_code: "export function f(a: number): number {\n  return a;\n}\n",
-      cursor: { line: 2, column: 2 },
-    },
-    constraints: {},
-  }),
+  // The request docs/agents.md tells users to run the kit with.
+  runConformance(TESTGEN, undefined, JSON.parse(readFileSync(join(ROOT, "manifests/requests/testgen.json"), "utf8"))),
 );
 
 describe("agent-testgen", () => {
