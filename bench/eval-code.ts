@@ -356,7 +356,13 @@ interface JsdocQuery {
 
 /** The first sentence of a node's JSDoc, whitespace collapsed ("" when it has none). */
 function firstSentence(node: ts.Node): string {
-  const doc = ts.getJSDocCommentsAndTags(node).find(ts.isJSDoc);
+  // The last JSDoc before the node (the one that documents it).
+  const doc = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc).pop();
+  if (!doc) return "";
+  // A file's opening comment set apart by a blank line documents the module, not the first declaration.
+  const sf = node.getSourceFile();
+  const before = sf.text.slice(0, doc.getStart(sf)).replace(/^#!.*/, "").trim();
+  if (before === "" && /\n[ \t]*\r?\n/.test(sf.text.slice(doc.end, node.getStart(sf)))) return "";
   const text = typeof doc?.comment === "string" ? doc.comment : (doc?.comment?.map((c) => c.text).join("") ?? "");
   return /^(.*?[.!?])(\s|$)/s.exec(text.replace(/\s+/g, " ").trim())?.[1] ?? text.replace(/\s+/g, " ").trim();
 }
