@@ -43,6 +43,9 @@ export interface Bm25Hit {
   score: number;
 }
 
+/** Alternatives of a query word (its synonyms) present in more than this share of the documents are not scored. */
+export const MAX_ALTERNATIVE_SHARE = 0.25;
+
 /** One query word: alternative index terms (the word's own term and its synonyms), each with its weight. */
 export interface Bm25QueryGroup {
   terms: readonly { term: string; weight: number }[];
@@ -91,6 +94,9 @@ export class Bm25Index {
   private score = new Float64Array(0);
   /** The document's best score among the current group's terms (added to `score` when the group is done). */
   private best = new Float64Array(0);
+  /** k·(1 - b + b·len_f / avglen_f) per slot and field, recomputed on the first query after a change. */
+  private kNorm = new Float64Array(0);
+  private normsStale = true;
   private matched = new Uint16Array(0);
   private lastTerm = new Int32Array(0);
   private stamp = new Uint32Array(0);
@@ -162,6 +168,7 @@ export class Bm25Index {
     }
     this.docTerms[slot] = held;
     this.livePostings += held.length;
+    this.normsStale = true;
   }
 
   /** Remove a document; false when the id is not indexed. */
@@ -186,6 +193,7 @@ export class Bm25Index {
       for (let f = 0; f < nf; f++) if (p.tf[lo * nf + f]! > 0) p.df[f]!--;
     }
     this.docTerms[slot] = undefined;
+    this.normsStale = true;
     this.livePostings -= held.length;
     this.deadPostings += held.length;
     if (this.deadPostings > 1024 && this.deadPostings > this.livePostings) this.purge();
@@ -209,10 +217,12 @@ export class Bm25Index {
   /**
    * The best `limit` documents for query words given as groups of alternative terms (a word and its
    * synonyms, each with its weight). A document scores, per group, its best alternative, and its total
-   * is multiplied by the number of groups it matched; with one term per group this is `search`.
+   * is multiplied by the number of groups it matched; with one term per group this is `search`. The first
+   * term of a group is the query's word; the others are skipped when very common (`MAX_ALTERNATIVE_SHARE`).
    */
   searchGroups(groups: readonly Bm25QueryGroup[], options: Bm25SearchOptions): Bm25Hit[] {
-    const { k, b, d } = this.params;
+    const { k, d } = this.params;
+    const k1 = k + 1;
     const nf = this.nf;
     const boosts = this.config.fields.map((f) => options.boost?.[f] ?? 1);
     if (groups.length === 0 || this.live === 0 || options.limit <= 0) return [];
@@ -223,14 +233,18 @@ export class Bm25Index {
     }
     const stamp = this.query;
     const touched: number[] = [];
-    const avg = Array.from({ length: nf }, (_, f) => this.lenSum[f]! / this.live);
+    if (this.normsStale) this.computeNorms();
+    const kNorm = this.kNorm;
     const idf = new Float64Array(nf);
     let groupNo = 0;
     for (const group of groups) {
       groupNo++;
-      for (const { term, weight } of group.terms) {
+      for (let ti = 0; ti < group.terms.length; ti++) {
+        const { term, weight } = group.terms[ti]!;
         const p = this.terms.get(term);
-        if (!p) continue;
+        // An alternative found in more than MAX_ALTERNATIVE_SHARE of the documents weighs little (low idf)
+        // and costs the most postings: skipped. The group's first term (the query's own word) never is.
+        if (!p || (ti > 0 && p.length > this.live * MAX_ALTERNATIVE_SHARE)) continue;
         for (let f = 0; f < nf; f++) {
           const n = p.df[f]!;
           idf[f] = n > 0 ? weight * boosts[f]! * Math.log(1 + (this.live - n + 0.5) / (n + 0.5)) : 0;
@@ -243,8 +257,7 @@ export class Bm25Index {
           for (let f = 0; f < nf; f++) {
             const t = tf[i * nf + f]!;
             if (t === 0) continue;
-            const norm = 1 - b + (b * this.fieldLen[slot * nf + f]!) / avg[f]!;
-            s += idf[f]! * (d + (t * (k + 1)) / (t + k * norm));
+            s += idf[f]! * (d + (t * k1) / (t + kNorm[slot * nf + f]!));
           }
           if (this.stamp[slot] !== stamp) {
             this.stamp[slot] = stamp;
@@ -277,6 +290,19 @@ export class Bm25Index {
       if (top.length > options.limit) top.pop();
     }
     return top;
+  }
+
+  /** The length normalisation of every slot and field for the current average field lengths. */
+  private computeNorms(): void {
+    const { k, b } = this.params;
+    const nf = this.nf;
+    this.kNorm = grow(this.kNorm, this.nextSlot * nf);
+    for (let f = 0; f < nf; f++) {
+      const avg = this.lenSum[f]! / this.live;
+      for (let slot = 0; slot < this.nextSlot; slot++)
+        this.kNorm[slot * nf + f] = k * (1 - b + (b * this.fieldLen[slot * nf + f]!) / avg);
+    }
+    this.normsStale = false;
   }
 
   private ensureSlots(n: number): void {
@@ -333,6 +359,7 @@ export class Bm25Index {
     this.deadPostings = 0;
     this.score = new Float64Array(ids.length);
     this.best = new Float64Array(ids.length);
+    this.normsStale = true;
     this.matched = new Uint16Array(ids.length);
     this.lastTerm = new Int32Array(ids.length);
     this.stamp = new Uint32Array(ids.length);

@@ -166,7 +166,8 @@ export function processTerm(term: string): string | null {
  * Words a developer uses for the same thing in code (README "search"): a query word from one group
  * also looks for the others, at `SYNONYM_WEIGHT` of its own weight, and a chunk matching several
  * words of one group counts once. Kept small on purpose: each group is common programming
- * vocabulary (naming habits and abbreviations seen across codebases), not a thesaurus.
+ * vocabulary (naming habits and abbreviations seen across codebases), not a thesaurus. A word whose
+ * stem means something else in code stays out (`settings` stems to `set`).
  */
 export const SYNONYMS: readonly (readonly string[])[] = [
   ["remove", "delete", "strip", "drop", "without", "trim", "clear"],
@@ -183,7 +184,7 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["error", "exception", "failure", "fail"],
   ["size", "length", "count", "bytes"],
   ["check", "validate", "verify", "guard", "assert"],
-  ["options", "config", "configuration", "settings", "preferences", "opts"],
+  ["options", "config", "configuration", "preferences", "opts"],
   ["delay", "wait", "sleep", "timeout"],
   ["log", "debug", "trace", "print"],
   ["create", "make", "build", "factory", "init", "initialize"],
