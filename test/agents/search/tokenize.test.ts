@@ -99,6 +99,37 @@ describe("chunkFile", () => {
     ]);
   });
 
+  it("a documented member of a type or class is its own chunk, with its doc comment and signature as the head", () => {
+    const src = [
+      "/** Options. */",
+      "export interface Options {",
+      "  /** Milliseconds before giving up. */",
+      "  timeout?: number;",
+      "  retries: number;",
+      "  /**",
+      "   * Called on each retry.",
+      "   */",
+      "  onRetry(attempt: number): void;",
+      "}",
+      "",
+    ].join("\n");
+    const chunks = chunkFile(src, false, "options");
+    expect(chunks.map((c) => [c.kind, c.symbol, c.line_start, c.line_end])).toEqual([
+      ["type", "Options", 1, 2],
+      ["property", "timeout", 3, 5],
+      ["method", "onRetry", 6, 10],
+    ]);
+    expect(chunks[1]!.head).toBe("  /** Milliseconds before giving up. */\n  timeout?: number;");
+    expect(chunks[0]!.head).toBe("/** Options. */\nexport interface Options {");
+    // Undocumented members stay in the text of the chunk before them.
+    expect(chunks[1]!.text).toContain("retries: number;");
+  });
+
+  it("member detection is linear on a long line under a doc comment", () => {
+    const long = `/** Doc. */\n  ${"a".repeat(500_000)} ${"b".repeat(500_000)}\n`;
+    expect(chunkFile(long, false).map((c) => c.symbol)).toEqual([undefined]);
+  });
+
   it("Markdown: one chunk per heading; long chunks are split into windows", () => {
     const md = chunkFile("# A\ntext\n## B\nmore\n", true);
     expect(md.map((c) => [c.kind, c.symbol])).toEqual([
