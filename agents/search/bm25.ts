@@ -139,7 +139,7 @@ export class Bm25Index {
       const tokens = this.config.tokenize(texts[f] ?? "", this.config.fields[f]!);
       const len = Math.min(65_535, new Set(tokens).size);
       this.fieldLen[slot * nf + f] = len;
-      this.lenSum[f] += len;
+      this.lenSum[f] = this.lenSum[f]! + len;
       for (const token of tokens) {
         const term = this.config.processTerm(token);
         if (!term) continue;
@@ -179,7 +179,7 @@ export class Bm25Index {
     this.slotOf.delete(id);
     this.alive[slot] = 0;
     this.live--;
-    for (let f = 0; f < nf; f++) this.lenSum[f] -= this.fieldLen[slot * nf + f]!;
+    for (let f = 0; f < nf; f++) this.lenSum[f] = this.lenSum[f]! - this.fieldLen[slot * nf + f]!;
     const held = this.docTerms[slot] ?? [];
     for (const p of held) {
       // Postings are appended in slot order, so the document's posting is found by binary search.
@@ -268,7 +268,7 @@ export class Bm25Index {
             touched.push(slot);
           } else if (this.lastTerm[slot] !== groupNo) {
             // The first posting of this group for the document: the previous group's best is final.
-            this.score[slot] += this.best[slot]!;
+            this.score[slot] = this.score[slot]! + this.best[slot]!;
             this.best[slot] = s;
             this.lastTerm[slot] = groupNo;
             this.matched[slot]!++;
