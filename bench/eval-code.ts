@@ -472,6 +472,7 @@ async function main(): Promise<void> {
   const only = process.argv[2];
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
+    command: `npm run eval:code${only ? ` -- ${only}` : ""}`,
     projects: ps.map((p) => ({ name: p.name, files: p.files.length })),
   };
   if (!only || only === "exports") results.exports = await evalExports(ps);

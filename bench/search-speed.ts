@@ -77,7 +77,9 @@ try {
   const ratio = (p: number): number => Math.round((percentile(after, p) / percentile(before, p)) * 100) / 100;
   const results = {
     date: new Date().toISOString(),
+    command: `node dist/bench/search-speed.js ${oldDist} (old-dist: git archive <commit> | tar -x, npx tsc -p tsconfig.build.json)`,
     old_dist: oldDist,
+    old_commit: process.env.OLD_COMMIT ?? null,
     files: newIndex.fileCount,
     chunks: { old: oldIndex.docs.size, new: newIndex.docs.size },
     index_build_ms: { old: Math.round(oldBuild), new: Math.round(newBuild) },
