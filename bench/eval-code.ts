@@ -9,8 +9,9 @@
  *   (complete's model-free engine) and testgen (when the target function itself is intact);
  * - testgen cursors: every function's declaration from the compiler's declaration start (`export`,
  *   decorators), its name, its first parameter, its body, and random positions inside it;
- * - search: MRR@10 from each exported symbol's first JSDoc sentence to the file and symbol, and on the
- *   30 developer phrasings of bench/search-phrasings.json.
+ * - search: MRR@10 from the first JSDoc sentence of every documented declaration (top level, exported or
+ *   not, class members, members of interfaces and object types) to its file and symbol, per project; and on the developer phrasings of
+ *   bench/search-phrasings.json, split into "dev" (looked at while tuning) and "holdout" (only scored).
  *
  * Prints the figures and writes bench/results/<date>-eval-code.json. Deterministic (seeded).
  */
@@ -341,63 +342,127 @@ interface Phrasing {
   project: string;
   file: string;
   symbol: string;
+  /** "dev": looked at while tuning the ranking; "holdout": only scored (README "Evaluation"). */
+  split: "dev" | "holdout";
 }
 
-/** MRR@10: 1/rank of the first result in the expected file (and naming the symbol), 0 past rank 10. */
+interface JsdocQuery {
+  project: string;
+  file: string;
+  /** The documented declaration and, for a class member, its class (either one's chunk is the answer). */
+  symbols: string[];
+  sentence: string;
+}
+
+/** The first sentence of a node's JSDoc, whitespace collapsed ("" when it has none). */
+function firstSentence(node: ts.Node): string {
+  // The last JSDoc before the node (the one that documents it).
+  const doc = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc).pop();
+  if (!doc) return "";
+  // A file's opening comment set apart by a blank line documents the module, not the first declaration.
+  const sf = node.getSourceFile();
+  const before = sf.text.slice(0, doc.getStart(sf)).replace(/^#!.*/, "").trim();
+  if (before === "" && /\n[ \t]*\r?\n/.test(sf.text.slice(doc.end, node.getStart(sf)))) return "";
+  const text = typeof doc?.comment === "string" ? doc.comment : (doc?.comment?.map((c) => c.text).join("") ?? "");
+  return /^(.*?[.!?])(\s|$)/s.exec(text.replace(/\s+/g, " ").trim())?.[1] ?? text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Every documented declaration of a project: top-level functions, classes, interfaces, types, enums and
+ * variables (exported or not), class members (methods, accessors, properties) and the members of
+ * interfaces and object types (the options a library documents field by field). A sentence shared by
+ * several declarations (overloads, copies) is asked once, for its first declaration.
+ */
+function jsdocQueries(p: Project): JsdocQuery[] {
+  const out: JsdocQuery[] = [];
+  for (const f of p.files) {
+    const source = readFileSync(join(p.root, f), "utf8");
+    const sf = ts.createSourceFile(f, source, ts.ScriptTarget.Latest, true);
+    const seen = new Set<string>();
+    const add = (node: ts.Node, symbols: string[]): void => {
+      const sentence = firstSentence(node);
+      if (symbols.length === 0 || sentence.length < 12 || seen.has(sentence)) return;
+      seen.add(sentence);
+      out.push({ project: p.name, file: f, symbols, sentence });
+    };
+    for (const st of sf.statements) {
+      const declName = (st as { name?: ts.Node }).name;
+      const first = ts.isVariableStatement(st) ? st.declarationList.declarations[0]!.name : declName;
+      const name = first && ts.isIdentifier(first) ? first.text : undefined;
+      if (!name) continue;
+      add(st, [name]);
+      if (ts.isClassDeclaration(st))
+        for (const m of st.members)
+          if (m.name && (ts.isIdentifier(m.name) || ts.isPrivateIdentifier(m.name))) add(m, [m.name.text, name]);
+      const members = ts.isInterfaceDeclaration(st)
+        ? st.members
+        : ts.isTypeAliasDeclaration(st) && ts.isTypeLiteralNode(st.type)
+          ? st.type.members
+          : [];
+      for (const m of members) if (m.name && ts.isIdentifier(m.name)) add(m, [m.name.text, name]);
+    }
+  }
+  return out;
+}
+
+/** MRR@10: 1/rank of the first result in the expected file that is the symbol's chunk (or one without a symbol), 0 past rank 10. */
 async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
   const registry = new IndexRegistry();
-  const jsdoc: number[] = [];
-  const jsdocMisses: string[] = [];
-  const rr = async (root: string, query: string, file: string, symbol: string): Promise<number> => {
+  const rr = async (root: string, query: string, file: string, symbols: string[]): Promise<number> => {
     const { index } = await registry.get(root, 60_000);
     const hits = runQuery(index, query, { limit: 10 });
-    // A hit counts when it is in the defining file and is the symbol's definition (or a chunk of that file without one).
     const i = hits.findIndex(
       (h) =>
         h.path === file &&
         (h.symbol === null ||
-          h.symbol === symbol ||
-          h.symbol.endsWith(`.${symbol}`) ||
-          h.symbol.startsWith(`${symbol}.`)),
+          symbols.some((s) => h.symbol === s || h.symbol!.endsWith(`.${s}`) || h.symbol!.startsWith(`${s}.`))),
     );
     return i === -1 ? 0 : 1 / (i + 1);
   };
-  for (const p of ps.filter((x) => x.name !== "agency")) {
-    for (const f of p.files) {
-      const source = readFileSync(join(p.root, f), "utf8");
-      const sf = ts.createSourceFile(f, source, ts.ScriptTarget.Latest, true);
-      for (const st of sf.statements) {
-        const mods = ts.canHaveModifiers(st) ? ts.getModifiers(st) : undefined;
-        if (!mods?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
-        const name =
-          (st as { name?: ts.Identifier }).name?.text ??
-          (ts.isVariableStatement(st) ? (st.declarationList.declarations[0]!.name as ts.Identifier).text : undefined);
-        const doc = ts.getJSDocCommentsAndTags(st).find(ts.isJSDoc);
-        const text = typeof doc?.comment === "string" ? doc.comment : (doc?.comment?.map((c) => c.text).join("") ?? "");
-        const sentence = /^(.*?[.!?])(\s|$)/s.exec(text.replace(/\s+/g, " ").trim())?.[1] ?? text.trim();
-        if (!name || sentence.length < 12) continue;
-        const r = await rr(p.root, sentence, f, name);
-        jsdoc.push(r);
-        if (r < 1) jsdocMisses.push(`${p.name}/${f} ${name}: "${sentence.slice(0, 60)}" rr=${r.toFixed(2)}`);
-      }
+  const mean = (a: number[]): number => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
+  const jsdoc: Record<string, { queries: number; mrr10: number; top1: number }> = {};
+  const all: number[] = [];
+  const corpus: number[] = [];
+  const jsdocMisses: string[] = [];
+  for (const p of ps) {
+    const rrs: number[] = [];
+    for (const q of jsdocQueries(p)) {
+      const r = await rr(p.root, q.sentence, q.file, q.symbols);
+      rrs.push(r);
+      if (r < 1)
+        jsdocMisses.push(`${p.name}/${q.file} ${q.symbols[0]}: "${q.sentence.slice(0, 70)}" rr=${r.toFixed(2)}`);
     }
+    jsdoc[p.name] = {
+      queries: rrs.length,
+      mrr10: mean(rrs),
+      top1: rrs.filter((r) => r === 1).length / Math.max(1, rrs.length),
+    };
+    all.push(...rrs);
+    if (p.name !== "agency") corpus.push(...rrs);
   }
-  const phr: number[] = [];
-  const phrMisses: string[] = [];
   const phrasings = JSON.parse(readFileSync(join(ROOT, "bench/search-phrasings.json"), "utf8")) as Phrasing[];
+  const split: Record<string, number[]> = { dev: [], holdout: [] };
+  const phrMisses: string[] = [];
+  const showHoldout = process.env.EVAL_SHOW_HOLDOUT === "1";
   for (const q of phrasings) {
     const root = q.project === "agency" ? ROOT : join(CORPUS, q.project);
-    const r = await rr(root, q.query, q.file, q.symbol);
-    phr.push(r);
-    if (r < 1) phrMisses.push(`${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
+    const r = await rr(root, q.query, q.file, [q.symbol]);
+    (split[q.split] ??= []).push(r);
+    if (r < 1 && (q.split === "dev" || showHoldout))
+      phrMisses.push(`${q.split} ${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
   }
-  const mean = (a: number[]): number => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
   return {
-    jsdoc_queries: jsdoc.length,
-    jsdoc_mrr10: mean(jsdoc),
-    phrasings: phr.length,
-    phrasings_mrr10: mean(phr),
-    jsdoc_misses: jsdocMisses.slice(0, 15),
+    jsdoc_queries: all.length,
+    jsdoc_mrr10: mean(all),
+    jsdoc_corpus_queries: corpus.length,
+    jsdoc_corpus_mrr10: mean(corpus),
+    jsdoc_by_project: jsdoc,
+    phrasings: split.dev!.length + split.holdout!.length,
+    phrasings_mrr10: mean([...split.dev!, ...split.holdout!]),
+    phrasings_dev: { queries: split.dev!.length, mrr10: mean(split.dev!) },
+    phrasings_holdout: { queries: split.holdout!.length, mrr10: mean(split.holdout!) },
+    jsdoc_misses: jsdocMisses.slice(0, 40),
+    // Holdout misses are listed only with EVAL_SHOW_HOLDOUT=1, so tuning never sees them.
     phrasing_misses: phrMisses,
   };
 }
@@ -407,6 +472,7 @@ async function main(): Promise<void> {
   const only = process.argv[2];
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
+    command: `npm run eval:code${only ? ` -- ${only}` : ""}`,
     projects: ps.map((p) => ({ name: p.name, files: p.files.length })),
   };
   if (!only || only === "exports") results.exports = await evalExports(ps);

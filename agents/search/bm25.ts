@@ -12,7 +12,9 @@
  * Scoring, per query term t and field f with boost w_f:
  *   idf = ln(1 + (N - n_f + 0.5) / (n_f + 0.5))   (N live documents, n_f of them with t in f)
  *   s  += w_f · idf · (d + tf·(k+1) / (tf + k·(1 - b + b·len_f / avglen_f)))
- * and the document's total is multiplied by the number of distinct query terms it matched.
+ * and the document's total is multiplied by the number of distinct query terms it matched. `searchGroups`
+ * generalises a term to a group of weighted alternatives (a word and its synonyms): per group a document
+ * scores its best alternative, and matching any alternative counts the group once.
  * `len_f` is the number of distinct raw tokens of the field (MiniSearch's definition).
  * Removal marks a document dead and fixes the counts at once; dead postings are purged when they
  * outnumber the live ones.
@@ -39,6 +41,14 @@ export interface Bm25Config {
 export interface Bm25Hit {
   id: number;
   score: number;
+}
+
+/** Alternatives of a query word (its synonyms) present in more than this share of the documents are not scored. */
+export const MAX_ALTERNATIVE_SHARE = 0.25;
+
+/** One query word: alternative index terms (the word's own term and its synonyms), each with its weight. */
+export interface Bm25QueryGroup {
+  terms: readonly { term: string; weight: number }[];
 }
 
 export interface Bm25SearchOptions {
@@ -82,6 +92,11 @@ export class Bm25Index {
   private deadPostings = 0;
   // Per-query scratch, indexed by slot; `stamp` tells which entries belong to the current query.
   private score = new Float64Array(0);
+  /** The document's best score among the current group's terms (added to `score` when the group is done). */
+  private best = new Float64Array(0);
+  /** k·(1 - b + b·len_f / avglen_f) per slot and field, recomputed on the first query after a change. */
+  private kNorm = new Float64Array(0);
+  private normsStale = true;
   private matched = new Uint16Array(0);
   private lastTerm = new Int32Array(0);
   private stamp = new Uint32Array(0);
@@ -153,6 +168,7 @@ export class Bm25Index {
     }
     this.docTerms[slot] = held;
     this.livePostings += held.length;
+    this.normsStale = true;
   }
 
   /** Remove a document; false when the id is not indexed. */
@@ -177,6 +193,7 @@ export class Bm25Index {
       for (let f = 0; f < nf; f++) if (p.tf[lo * nf + f]! > 0) p.df[f]!--;
     }
     this.docTerms[slot] = undefined;
+    this.normsStale = true;
     this.livePostings -= held.length;
     this.deadPostings += held.length;
     if (this.deadPostings > 1024 && this.deadPostings > this.livePostings) this.purge();
@@ -185,16 +202,30 @@ export class Bm25Index {
 
   /** The best `limit` documents for the query, highest score first (ties: lower id first). */
   search(query: string, options: Bm25SearchOptions): Bm25Hit[] {
-    const { k, b, d } = this.params;
-    const nf = this.nf;
-    const boosts = this.config.fields.map((f) => options.boost?.[f] ?? 1);
     // Query terms as MiniSearch forms them: tokenized without a field, processed; a repeated term counts again.
     const weights = new Map<string, number>();
     for (const token of this.config.tokenize(query, "")) {
       const term = this.config.processTerm(token);
       if (term) weights.set(term, (weights.get(term) ?? 0) + 1);
     }
-    if (weights.size === 0 || this.live === 0 || options.limit <= 0) return [];
+    return this.searchGroups(
+      [...weights].map(([term, weight]) => ({ terms: [{ term, weight }] })),
+      options,
+    );
+  }
+
+  /**
+   * The best `limit` documents for query words given as groups of alternative terms (a word and its
+   * synonyms, each with its weight). A document scores, per group, its best alternative, and its total
+   * is multiplied by the number of groups it matched; with one term per group this is `search`. The first
+   * term of a group is the query's word; the others are skipped when very common (`MAX_ALTERNATIVE_SHARE`).
+   */
+  searchGroups(groups: readonly Bm25QueryGroup[], options: Bm25SearchOptions): Bm25Hit[] {
+    const { k, d } = this.params;
+    const k1 = k + 1;
+    const nf = this.nf;
+    const boosts = this.config.fields.map((f) => options.boost?.[f] ?? 1);
+    if (groups.length === 0 || this.live === 0 || options.limit <= 0) return [];
     const q = ++this.query;
     if (q === 0xffffffff) {
       this.stamp.fill(0);
@@ -202,40 +233,46 @@ export class Bm25Index {
     }
     const stamp = this.query;
     const touched: number[] = [];
-    const avg = Array.from({ length: nf }, (_, f) => this.lenSum[f]! / this.live);
+    if (this.normsStale) this.computeNorms();
+    const kNorm = this.kNorm;
     const idf = new Float64Array(nf);
-    let termNo = 0;
-    for (const [term, weight] of weights) {
-      termNo++;
-      const p = this.terms.get(term);
-      if (!p) continue;
-      for (let f = 0; f < nf; f++) {
-        const n = p.df[f]!;
-        idf[f] = n > 0 ? weight * boosts[f]! * Math.log(1 + (this.live - n + 0.5) / (n + 0.5)) : 0;
-      }
-      const { slots, tf } = p;
-      for (let i = 0; i < p.length; i++) {
-        const slot = slots[i]!;
-        if (this.alive[slot] === 0) continue;
-        let s = 0;
+    let groupNo = 0;
+    for (const group of groups) {
+      groupNo++;
+      for (let ti = 0; ti < group.terms.length; ti++) {
+        const { term, weight } = group.terms[ti]!;
+        const p = this.terms.get(term);
+        // An alternative found in more than MAX_ALTERNATIVE_SHARE of the documents weighs little (low idf)
+        // and costs the most postings: skipped. The group's first term (the query's own word) never is.
+        if (!p || (ti > 0 && p.length > this.live * MAX_ALTERNATIVE_SHARE)) continue;
         for (let f = 0; f < nf; f++) {
-          const t = tf[i * nf + f]!;
-          if (t === 0) continue;
-          const norm = 1 - b + (b * this.fieldLen[slot * nf + f]!) / avg[f]!;
-          s += idf[f]! * (d + (t * (k + 1)) / (t + k * norm));
+          const n = p.df[f]!;
+          idf[f] = n > 0 ? weight * boosts[f]! * Math.log(1 + (this.live - n + 0.5) / (n + 0.5)) : 0;
         }
-        if (this.stamp[slot] !== stamp) {
-          this.stamp[slot] = stamp;
-          this.score[slot] = s;
-          this.matched[slot] = 1;
-          this.lastTerm[slot] = termNo;
-          touched.push(slot);
-        } else {
-          this.score[slot] = this.score[slot]! + s;
-          if (this.lastTerm[slot] !== termNo) {
-            this.lastTerm[slot] = termNo;
-            this.matched[slot]!++;
+        const { slots, tf } = p;
+        for (let i = 0; i < p.length; i++) {
+          const slot = slots[i]!;
+          if (this.alive[slot] === 0) continue;
+          let s = 0;
+          for (let f = 0; f < nf; f++) {
+            const t = tf[i * nf + f]!;
+            if (t === 0) continue;
+            s += idf[f]! * (d + (t * k1) / (t + kNorm[slot * nf + f]!));
           }
+          if (this.stamp[slot] !== stamp) {
+            this.stamp[slot] = stamp;
+            this.score[slot] = 0;
+            this.best[slot] = s;
+            this.matched[slot] = 1;
+            this.lastTerm[slot] = groupNo;
+            touched.push(slot);
+          } else if (this.lastTerm[slot] !== groupNo) {
+            // The first posting of this group for the document: the previous group's best is final.
+            this.score[slot] = this.score[slot]! + this.best[slot]!;
+            this.best[slot] = s;
+            this.lastTerm[slot] = groupNo;
+            this.matched[slot]!++;
+          } else if (s > this.best[slot]!) this.best[slot] = s;
         }
       }
     }
@@ -243,7 +280,7 @@ export class Bm25Index {
     const top: Bm25Hit[] = [];
     const better = (a: Bm25Hit, s: number, id: number): boolean => s > a.score || (s === a.score && id < a.id);
     for (const slot of touched) {
-      const score = this.score[slot]! * this.matched[slot]!;
+      const score = (this.score[slot]! + this.best[slot]!) * this.matched[slot]!;
       const id = this.ids[slot]!;
       if (top.length === options.limit && !better(top[top.length - 1]!, score, id)) continue;
       if (options.filter && !options.filter(id)) continue;
@@ -255,11 +292,25 @@ export class Bm25Index {
     return top;
   }
 
+  /** The length normalisation of every slot and field for the current average field lengths. */
+  private computeNorms(): void {
+    const { k, b } = this.params;
+    const nf = this.nf;
+    this.kNorm = grow(this.kNorm, this.nextSlot * nf);
+    for (let f = 0; f < nf; f++) {
+      const avg = this.lenSum[f]! / this.live;
+      for (let slot = 0; slot < this.nextSlot; slot++)
+        this.kNorm[slot * nf + f] = k * (1 - b + (b * this.fieldLen[slot * nf + f]!) / avg);
+    }
+    this.normsStale = false;
+  }
+
   private ensureSlots(n: number): void {
     this.ids = grow(this.ids, n);
     this.alive = grow(this.alive, n);
     this.fieldLen = grow(this.fieldLen, n * this.nf);
     this.score = grow(this.score, n);
+    this.best = grow(this.best, n);
     this.matched = grow(this.matched, n);
     this.lastTerm = grow(this.lastTerm, n);
     this.stamp = grow(this.stamp, n);
@@ -307,6 +358,8 @@ export class Bm25Index {
     this.nextSlot = next;
     this.deadPostings = 0;
     this.score = new Float64Array(ids.length);
+    this.best = new Float64Array(ids.length);
+    this.normsStale = true;
     this.matched = new Uint16Array(ids.length);
     this.lastTerm = new Int32Array(ids.length);
     this.stamp = new Uint32Array(ids.length);

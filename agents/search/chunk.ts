@@ -1,6 +1,6 @@
 /**
  * Splitting files into search documents: one per definition (function, class, method, type, const,
- * Markdown heading) with its doc comment, plus windows for the rest. Regex-based on purpose: a full
+ * documented member, Markdown heading) with its doc comment, plus windows for the rest. Regex-based on purpose: a full
  * parse costs tens of milliseconds a file, which a 5,000-file workspace cannot afford at index time.
  */
 
@@ -10,9 +10,14 @@ export interface Chunk {
   line_end: number;
   /** The name defined here, if this chunk is a definition. */
   symbol?: string;
-  kind: "module" | "function" | "class" | "method" | "type" | "const" | "heading" | "text";
+  kind: "module" | "function" | "class" | "method" | "property" | "type" | "const" | "heading" | "text";
   text: string;
+  /** A definition's head: its doc comment and declaration lines (name, parameters, types), without the body. */
+  head?: string;
 }
+
+/** Declaration lines a head takes after the first one, for a signature that wraps. */
+const MAX_SIGNATURE_LINES = 4;
 
 const MAX_CHUNK_LINES = 60;
 
@@ -20,6 +25,9 @@ const TOP_DEF =
   /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
 const METHOD_DEF =
   /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/;
+/** A member of a class, interface or object type: `name:`, `name?:`, `name(`, `name<` (tried only under a doc comment). */
+const MEMBER_DEF =
+  /^\s+(?:(?:public|private|protected|static|readonly|declare|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\??\s*[:(<]/;
 const NOT_METHODS = new Set([
   "if",
   "for",
@@ -54,6 +62,8 @@ const KIND: Record<string, Chunk["kind"]> = {
 
 interface Start {
   line: number;
+  /** The declaration's own line (after its doc comment and decorators). */
+  def: number;
   symbol?: string;
   kind: Chunk["kind"];
 }
@@ -67,16 +77,28 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
     if (markdown) {
       if (line.startsWith("```")) inFence = !inFence;
       const h = !inFence ? /^#{1,6}\s+(.*)$/.exec(line) : null;
-      if (h) starts.push({ line: i, symbol: h[1]!.trim(), kind: "heading" });
+      if (h) starts.push({ line: i, def: i, symbol: h[1]!.trim(), kind: "heading" });
       continue;
     }
     const top = TOP_DEF.exec(line);
     let def: Start | undefined;
-    if (top) def = { line: i, symbol: top[2]!, kind: KIND[top[1]!] ?? "const" };
+    if (top) def = { line: i, def: i, symbol: top[2]!, kind: KIND[top[1]!] ?? "const" };
     else {
       const m = METHOD_DEF.exec(line);
       if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line))
-        def = { line: i, symbol: m[1]!, kind: "method" };
+        def = { line: i, def: i, symbol: m[1]!, kind: "method" };
+      else if (i > 0 && lines[i - 1]!.trimEnd().endsWith("*/")) {
+        // A documented member (an option of an options type, a field, a method signature): its own chunk,
+        // so its doc comment is its head rather than words deep inside its container's text.
+        const p = MEMBER_DEF.exec(line);
+        if (p && !NOT_METHODS.has(p[1]!))
+          def = {
+            line: i,
+            def: i,
+            symbol: p[1]!,
+            kind: line.slice(p[0].length - 1).startsWith(":") ? "property" : "method",
+          };
+      }
     }
     if (!def) continue;
     // Pull a doc comment directly above into the definition's chunk.
@@ -98,7 +120,13 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
   if (lines[lines.length - 1] === "") lines.pop();
   const starts = definitionStarts(lines, markdown);
   const out: Chunk[] = [];
-  const push = (from: number, to: number, symbol: string | undefined, kind: Chunk["kind"]): void => {
+  /** Doc comment and declaration lines from `from`: up to the line that opens the body or ends the declaration. */
+  const headOf = (from: number, def: number, to: number): string => {
+    let end = def;
+    while (end < to && end - def < MAX_SIGNATURE_LINES && !/[{;]|=>/.test(lines[end]!)) end++;
+    return lines.slice(from, end + 1).join("\n");
+  };
+  const push = (from: number, to: number, symbol: string | undefined, kind: Chunk["kind"], def?: number): void => {
     for (let a = from; a <= to; a += MAX_CHUNK_LINES) {
       const b = Math.min(to, a + MAX_CHUNK_LINES - 1);
       const body = lines.slice(a, b + 1).join("\n");
@@ -110,6 +138,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         ...(a === from && symbol !== undefined ? { symbol } : {}),
         kind: a === from ? kind : "text",
         text: body,
+        ...(a === from && def !== undefined && !markdown ? { head: headOf(from, def, b) } : {}),
       });
     }
   };
@@ -128,7 +157,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     }
     const next = starts.slice(k + 1).find((x) => x.line > st.line);
     const end = next ? next.line - 1 : lines.length - 1;
-    push(st.line, end, st.symbol, st.kind);
+    push(st.line, end, st.symbol, st.kind, st.def);
     prev = end + 1;
   }
   if (starts.length === 0) push(0, lines.length - 1, undefined, "text");

@@ -2,19 +2,38 @@
 import { extname } from "node:path";
 import picomatch from "picomatch";
 import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js";
-import { processTerm, tokenize, widenQuery } from "./tokenize.js";
+import { processTerm, queryGroups, tokenize } from "./tokenize.js";
 
 /**
  * Symbols rank above prose that repeats them (README "search"): a chunk of a Markdown or text file
  * scores this share of its BM25 score, so a README heading copied from a JSDoc does not beat the function.
  */
 export const PROSE_WEIGHT = 0.5;
-/** Results fetched per result returned, so weighing prose down can bring code up from below the limit. */
-const PROSE_OVERFETCH = 3;
+/**
+ * Definitions rank above the tests that exercise them: a chunk of a test file (under `test/`, `tests/`,
+ * `__tests__/`, `spec/`, or named `*.test.*` / `*.spec.*`) scores this share. Tests repeat a symbol's
+ * name and words around every call and define callbacks named like the options they test.
+ */
+export const TEST_WEIGHT = 0.5;
+/** Results fetched per result returned, so weighing prose and tests down can bring code up from below the limit. */
+const OVERFETCH = 3;
 const PROSE_EXTENSIONS = new Set([".md", ".markdown", ".txt", ".rst"]);
+const TEST_DIRS = new Set(["test", "tests", "__tests__", "spec", "specs"]);
 
 function isProse(path: string): boolean {
   return PROSE_EXTENSIONS.has(extname(path).toLowerCase());
+}
+
+/** A test file by the usual conventions (directories and `.test.` / `.spec.` names). */
+export function isTestPath(path: string): boolean {
+  const parts = path.split("/");
+  const name = parts[parts.length - 1]!;
+  return parts.slice(0, -1).some((p) => TEST_DIRS.has(p)) || /\.(test|spec)\.[cm]?[jt]sx?$/.test(name);
+}
+
+/** The share of its BM25 score a chunk of this file keeps. */
+export function pathWeight(path: string): number {
+  return isProse(path) ? PROSE_WEIGHT : isTestPath(path) ? TEST_WEIGHT : 1;
 }
 
 export interface Hit {
@@ -69,10 +88,10 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const extSet = exts && exts.length > 0 ? new Set(exts) : undefined;
   // Definitions outrank mentions through the `symbol` field's boost (only definition chunks have one).
   // No prefix or fuzzy expansion: stemming covers word forms, and every expansion adds postings to score.
-  // The query widened with code synonyms (tokenize.ts); prose is fetched deeper and weighed down below.
-  const results = index.search.search(widenQuery(query), {
+  // Each query word with its code synonyms (tokenize.ts); prose and tests are fetched deeper and weighed down below.
+  const results = index.search.searchGroups(queryGroups(query), {
     boost: FIELD_BOOST,
-    limit: options.limit * PROSE_OVERFETCH,
+    limit: options.limit * OVERFETCH,
     ...(globMatch || extSet
       ? {
           filter: (id: number) => {
@@ -90,7 +109,7 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
   const weighed = results.map((r) => ({
     id: r.id,
-    score: isProse(index.docs.get(r.id)!.path) ? r.score * PROSE_WEIGHT : r.score,
+    score: r.score * pathWeight(index.docs.get(r.id)!.path),
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
   return weighed.slice(0, options.limit).map((r) => {

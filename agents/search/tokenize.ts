@@ -116,16 +116,43 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
-/** A light stemmer so "grows", "growing" and "grow" meet; short words are left alone. */
+function isVowel(c: string): boolean {
+  return c === "a" || c === "e" || c === "i" || c === "o" || c === "u" || c === "y";
+}
+
+/** `runn` → `run` (a doubled final consonant left by -ing/-ed), but not `call`, `pass`, `buzz`. */
+function undouble(w: string): string {
+  const n = w.length;
+  const c = w[n - 1]!;
+  return n >= 4 && c === w[n - 2] && !isVowel(c) && c !== "l" && c !== "s" && c !== "z" ? w.slice(0, -1) : w;
+}
+
+/**
+ * A light stemmer (lower-case input) so that word forms meet: plurals and third persons (`hooks`,
+ * `queries`, `matches`), -ing and -ed (`merging`, `merged`, `running`), -ation (`validation` meets
+ * `validate`), the agent noun -er of words of six letters or more (`caller` meets `call`, `parser`
+ * meets `parse`; `header` meets `head` too) and a final silent e (`merge`, `parse`, `value`). Short words are left alone, and
+ * `-ss`, `-us`, `-is` are not plurals (`process`, `status`, `analysis`). Constant work per suffix.
+ */
 export function stem(word: string): string {
-  if (word.length <= 4) return word;
-  for (const suffix of ["ations", "ation", "ments", "ment", "ings", "ing", "ies", "ed", "es", "s"]) {
-    if (word.endsWith(suffix) && word.length - suffix.length >= 3) {
-      const base = word.slice(0, -suffix.length);
-      return suffix === "ies" ? `${base}y` : base;
-    }
-  }
-  return word;
+  let w = word;
+  if (w.length <= 3) return w;
+  if (w.endsWith("ies") && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith("sses")) w = w.slice(0, -2);
+  else if (
+    w.endsWith("es") &&
+    w.length > 4 &&
+    (w.endsWith("ches") || w.endsWith("shes") || w.endsWith("xes") || w.endsWith("zes"))
+  )
+    w = w.slice(0, -2);
+  else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1);
+  if (w.endsWith("ing") && w.length >= 6) w = undouble(w.slice(0, -3));
+  else if (w.endsWith("ied") && w.length >= 5) w = `${w.slice(0, -3)}y`;
+  else if (w.endsWith("ed") && w.length >= 5) w = undouble(w.slice(0, -2));
+  else if (w.endsWith("ation") && w.length >= 8) w = w.slice(0, -3);
+  else if (w.endsWith("er") && w.length >= 6) w = undouble(w.slice(0, -2));
+  if (w.endsWith("e") && w.length >= 5) w = w.slice(0, -1);
+  return w;
 }
 
 /** Normalise one token for the index and for queries; stop words and one-letter tokens are dropped. */
@@ -137,48 +164,94 @@ export function processTerm(term: string): string | null {
 
 /**
  * Words a developer uses for the same thing in code (README "search"): a query word from one group
- * also looks for the others. Kept small on purpose: each group is a common naming habit, not a thesaurus.
+ * also looks for the others, at `SYNONYM_WEIGHT` of its own weight, and a chunk matching several
+ * words of one group counts once. Kept small on purpose: each group is common programming
+ * vocabulary (naming habits and abbreviations seen across codebases), not a thesaurus. A word whose
+ * stem means something else in code stays out (`settings` stems to `set`).
  */
 export const SYNONYMS: readonly (readonly string[])[] = [
-  ["strip", "remove", "without", "trim", "delete", "drop"],
+  ["remove", "delete", "strip", "drop", "without", "trim", "clear"],
+  ["add", "insert", "append", "push"],
   ["extension", "ext"],
   ["directory", "dir", "folder"],
-  ["merge", "combine", "mix", "defaults"],
+  ["file", "path"],
+  ["merge", "combine", "join", "mix"],
+  ["split", "separate", "tokenize"],
   ["uppercase", "upper", "capitalize", "capital"],
   ["lowercase", "lower"],
   ["parallel", "concurrent", "concurrently", "simultaneous"],
-  ["serial", "sequential", "sequence", "sequentially"],
-  ["error", "exception", "failure"],
+  ["serial", "sequential", "sequentially", "sequence"],
+  ["error", "exception", "failure", "fail"],
   ["size", "length", "count", "bytes"],
-  ["check", "validate", "verify", "guard"],
-  ["options", "config", "settings", "configuration"],
-  ["delay", "wait", "backoff", "timing"],
-  ["debug", "debugger", "log", "trace"],
-  ["create", "make", "build", "factory"],
+  ["check", "validate", "verify", "guard", "assert"],
+  ["options", "config", "configuration", "preferences", "opts"],
+  ["delay", "wait", "sleep", "timeout"],
+  ["log", "debug", "trace", "print"],
+  ["create", "make", "build", "factory", "init", "initialize"],
   ["flatten", "flat"],
-  ["split", "words", "tokens", "tokenize"],
-  ["headers", "header"],
-  ["progress", "download", "upload"],
-  ["resolve", "lookup", "locate"],
-  ["nest", "depth", "deep", "nesting"],
+  ["find", "search", "lookup", "locate", "get"],
+  ["convert", "transform", "cast"],
+  ["copy", "clone", "duplicate"],
+  ["compare", "equal", "equals"],
+  ["run", "call", "invoke", "execute", "exec"],
+  ["send", "request", "fetch"],
+  ["parse", "read", "decode"],
+  ["serialize", "stringify", "encode", "format"],
+  ["start", "begin"],
+  ["end", "finish"],
+  ["args", "arguments", "params", "parameters"],
+  ["callback", "handler", "listener"],
+  ["character", "char"],
+  ["string", "str", "text"],
+  ["number", "num", "int", "integer"],
+  ["object", "obj", "record", "dict", "map"],
+  ["array", "list", "arr"],
+  ["message", "msg"],
+  ["temporary", "temp", "tmp"],
+  ["initial", "default", "defaults"],
+  ["env", "environment"],
+  ["util", "utils", "utility", "helper", "helpers"],
+  ["source", "src"],
+  ["destination", "dest", "dst", "target"],
+  ["previous", "prev"],
+  ["current", "cur", "curr"],
+  ["position", "pos", "offset", "index"],
 ];
 
-const SYNONYMS_BY_TERM: Map<string, readonly string[]> = (() => {
-  const map = new Map<string, readonly string[]>();
-  for (const group of SYNONYMS) for (const w of group) map.set(stem(w), group);
+/** A synonym counts this share of the query word it stands for (the word itself counts 1). */
+export const SYNONYM_WEIGHT = 0.5;
+
+const SYNONYMS_BY_TERM: Map<string, string[]> = (() => {
+  const map = new Map<string, string[]>();
+  for (const group of SYNONYMS) {
+    const terms = [...new Set(group.map((w) => processTerm(w)).filter((t) => t !== null))];
+    for (const t of terms) map.set(t, [...new Set([...(map.get(t) ?? []), ...terms.filter((x) => x !== t)])]);
+  }
   return map;
 })();
 
-/** The query with each word's synonyms appended (their original words stay first). */
-export function widenQuery(query: string): string {
-  const extra: string[] = [];
-  const seen = new Set<string>();
+/** One word of a query: its term and the synonyms that may stand in for it, each with a weight. */
+export interface QueryGroup {
+  terms: { term: string; weight: number }[];
+}
+
+/**
+ * A query's words as groups for `Bm25Index.searchGroups`: one group per distinct term (weighted by
+ * how often it occurs), widened with the term's synonyms at `SYNONYM_WEIGHT`, unless the query
+ * itself has that synonym.
+ */
+export function queryGroups(query: string, synonyms = true): QueryGroup[] {
+  const counts = new Map<string, number>();
   for (const token of tokenize(query)) {
     const term = processTerm(token);
-    if (term === null || seen.has(term)) continue;
-    seen.add(term);
-    const group = SYNONYMS_BY_TERM.get(term);
-    if (group) for (const w of group) if (stem(w) !== term) extra.push(w);
+    if (term !== null) counts.set(term, (counts.get(term) ?? 0) + 1);
   }
-  return extra.length === 0 ? query : `${query} ${extra.join(" ")}`;
+  return [...counts].map(([term, n]) => ({
+    terms: [
+      { term, weight: n },
+      ...(synonyms ? (SYNONYMS_BY_TERM.get(term) ?? []) : [])
+        .filter((s) => !counts.has(s))
+        .map((s) => ({ term: s, weight: n * SYNONYM_WEIGHT })),
+    ],
+  }));
 }

@@ -30,6 +30,7 @@ export interface Doc {
   symbol?: string;
   kind: Chunk["kind"];
   text: string;
+  head?: string;
 }
 
 interface FileState {
@@ -55,9 +56,18 @@ export interface IndexOptions {
   log?: Logger;
 }
 
-/** Fields and boosts: a definition's name counts most, then its path, then the text (mentions). */
-export const SEARCH_FIELDS = ["symbol", "path", "text"] as const;
-export const FIELD_BOOST = { symbol: 4, path: 1.5, text: 1 };
+/**
+ * Fields and boosts (README "search"): a definition's name counts most, then its head (doc comment and
+ * signature: what the definition says it does, its parameters), then its path, then the whole text.
+ * The head is also part of the text, so words a definition documents count in both.
+ */
+export const SEARCH_FIELDS = ["symbol", "head", "path", "text"] as const;
+export const FIELD_BOOST = {
+  symbol: 4,
+  head: 2,
+  path: 1.5,
+  text: 1,
+};
 
 /** A definition's name and, when it has several, its words (`containedPath` → containedPath, contained, Path). */
 function symbolTokens(text: string): string[] {
@@ -179,7 +189,7 @@ export class WorkspaceIndex {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
     }
-    for (const d of docs) this.search.add(d.id, [d.symbol ?? "", d.path, d.text]);
+    for (const d of docs) this.search.add(d.id, [d.symbol ?? "", d.head ?? "", d.path, d.text]);
     return true;
   }
 }

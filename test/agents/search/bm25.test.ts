@@ -11,6 +11,7 @@ import { FIELD_BOOST, INDEXED, SEARCH_FIELDS, fieldTokens } from "../../../agent
 interface Doc {
   id: number;
   symbol: string;
+  head: string;
   path: string;
   text: string;
 }
@@ -28,7 +29,7 @@ async function repoDocs(): Promise<Doc[]> {
     const ext = extname(f.rel).toLowerCase();
     const text = readFileSync(f.abs, "utf8");
     for (const c of chunkFile(text, ext === ".md", basename(f.rel, ext)))
-      docs.push({ id: docs.length + 1, symbol: c.symbol ?? "", path: f.rel, text: c.text });
+      docs.push({ id: docs.length + 1, symbol: c.symbol ?? "", head: c.head ?? "", path: f.rel, text: c.text });
   }
   return docs;
 }
@@ -47,7 +48,7 @@ function oracle(docs: Doc[]): MiniSearch<Doc> {
 
 function ours(docs: Doc[]): Bm25Index {
   const index = new Bm25Index({ fields: SEARCH_FIELDS, tokenize: fieldTokens, processTerm });
-  for (const d of docs) index.add(d.id, [d.symbol, d.path, d.text]);
+  for (const d of docs) index.add(d.id, [d.symbol, d.head, d.path, d.text]);
   return index;
 }
 
@@ -106,7 +107,7 @@ describe("Bm25Index", () => {
       .map((d) => ({ ...d, id: d.id + 100_000, text: `${d.text}\nadaptive pool grow` }));
     for (const d of changed) {
       index.remove(d.id - 100_000);
-      index.add(d.id, [d.symbol, d.path, d.text]);
+      index.add(d.id, [d.symbol, d.head, d.path, d.text]);
     }
     const survivors = [...kept.filter((d) => d.id % 2 !== 0), ...changed];
     expect(index.size).toBe(survivors.length);

@@ -25,6 +25,48 @@ describe("search ranking", () => {
       join(ws.dir, "src/other.ts"),
       "/** Parses a number. */\nexport function parse_int_v2(s: string): number {\n  return Number(s);\n}\n",
     );
+    writeFileSync(
+      join(ws.dir, "src/hooks.ts"),
+      [
+        "export function serialCaller(hooks: Function[]) {",
+        "  return hooks.reduce((p, h) => p.then(() => h()), Promise.resolve());",
+        "}",
+        "",
+        "/** Copies an object one level deep. */",
+        "export function cloneShallow<T>(value: T): T {",
+        "  return { ...value };",
+        "}",
+        "",
+        "export function mergeHeaders(a: Headers, b: Headers): Headers {",
+        "  return new Headers([...a, ...b]);",
+        "}",
+        "",
+        "export function removeTempDir(dir: string): void {",
+        "  void dir;",
+        "}",
+        "",
+        "/** Fetch options. */",
+        "export interface RequestOptions {",
+        "  /** Milliseconds to wait for the server before giving up. */",
+        "  timeout?: number;",
+        "  /** Follow redirects of the response. */",
+        "  redirect?: boolean;",
+        "}",
+        "",
+        "/** Logs the request. */",
+        "export function logRequest(url: string): void {",
+        "  // Gives up after the server timeout; wait for it to answer. Milliseconds.",
+        "  console.log(url);",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    mkdirSync(join(ws.dir, "test"));
+    // A test repeats the symbol's words around every call: it must not outrank the definition.
+    writeFileSync(
+      join(ws.dir, "test/hooks.test.ts"),
+      `import { mergeHeaders } from "../src/hooks";\n${Array.from({ length: 8 }, (_, i) => `test("merge headers ${i}", () => mergeHeaders(new Headers(), new Headers()));`).join("\n")}\n`,
+    );
     index = (await new IndexRegistry().get(ws.dir, 0)).index;
   });
   afterAll(() => ws.cleanup());
@@ -41,7 +83,35 @@ describe("search ranking", () => {
 
   it("synonyms reach the symbol: strip/remove, ext/extension, directory/dir/folder", () => {
     expect(top("strip ext")).toBe("src/paths.ts#stripExtension");
-    expect(top("directory")).toBe("src/paths.ts#readDir");
+    expect(top("list the directory")).toBe("src/paths.ts#readDir");
+  });
+
+  const ranked = (q: string): string[] => runQuery(index, q, { limit: 5 }).map((h) => `${h.path}#${h.symbol ?? ""}`);
+
+  it("word forms meet: calls/caller, merging/merge, headers/header", () => {
+    expect(top("calls hooks in serial")).toBe("src/hooks.ts#serialCaller");
+    expect(top("merging header")).toBe("src/hooks.ts#mergeHeaders");
+  });
+
+  it("synonyms and abbreviations reach the symbol: copy/clone, delete/remove, folder/dir, temporary/temp", () => {
+    expect(top("copy an object")).toBe("src/hooks.ts#cloneShallow");
+    expect(top("delete the temporary folder")).toBe("src/hooks.ts#removeTempDir");
+    // The word itself outweighs its synonyms: "remove" ranks the symbol named so above the one merely documented.
+    expect(ranked("remove the extension").slice(0, 2)).toEqual([
+      "src/paths.ts#stripExtension",
+      "README.md#stripExtension",
+    ]);
+  });
+
+  it("a documented member is its own hit, found by its doc comment before a body that only mentions the words", () => {
+    const hits = runQuery(index, "wait for the server before giving up", { limit: 5 });
+    expect(hits[0]).toMatchObject({ path: "src/hooks.ts", symbol: "timeout", kind: "property", line_start: 20 });
+    expect(hits.map((h) => h.symbol)).toContain("logRequest");
+  });
+
+  it("the definition ranks above a test file that calls it over and over", () => {
+    expect(ranked("merge headers")[0]).toBe("src/hooks.ts#mergeHeaders");
+    expect(ranked("merge headers")).toContain("test/hooks.test.ts#");
   });
 
   it("identifier words split from snake_case and digits are searchable", () => {

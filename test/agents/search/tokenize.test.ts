@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chunkFile } from "../../../agents/search/chunk.js";
-import { processTerm, splitIdentifier, tokenize, widenQuery } from "../../../agents/search/tokenize.js";
+import { processTerm, queryGroups, splitIdentifier, stem, tokenize } from "../../../agents/search/tokenize.js";
 
 describe("tokenize", () => {
   it("splits camelCase, PascalCase acronyms, snake_case and digits, keeping the whole identifier", () => {
@@ -43,11 +43,25 @@ describe("tokenize", () => {
     expect(toks.length).toBe(1 + 50_001 + 1);
   });
 
-  it("widens a query with the documented code synonyms", () => {
-    expect(widenQuery("strip the extension")).toBe("strip the extension remove without trim delete drop ext");
-    expect(widenQuery("directory")).toBe("directory dir folder");
-    expect(widenQuery("run hooks concurrently")).toBe("run hooks concurrently parallel concurrent simultaneous");
-    expect(widenQuery("parse a buffer")).toBe("parse a buffer");
+  it("widens each query word with its documented code synonyms, at half weight, in one group per word", () => {
+    const groups = (q: string): string[][] => queryGroups(q).map((g) => g.terms.map((t) => `${t.term}:${t.weight}`));
+    expect(groups("strip the extension")).toEqual([
+      ["strip:1", "remov:0.5", "delet:0.5", "drop:0.5", "without:0.5", "trim:0.5", "clear:0.5"],
+      ["extension:1", "ext:0.5"],
+    ]);
+    expect(groups("dir")).toEqual([["dir:1", "directory:0.5", "fold:0.5"]]);
+    // A synonym the query already has is not added again; a repeated word weighs more.
+    expect(groups("remove delete")[0]).toEqual([
+      "remov:1",
+      "strip:0.5",
+      "drop:0.5",
+      "without:0.5",
+      "trim:0.5",
+      "clear:0.5",
+    ]);
+    // "buffer" stems to "buf" (-er, then the doubled f), which is also its usual abbreviation.
+    expect(groups("parse parse buffer")).toEqual([["pars:2", "read:1", "decod:1"], ["buf:1"]]);
+    expect(groups("the of")).toEqual([]);
   });
 
   it("normalises terms: lower case, light stemming, stop words dropped", () => {
@@ -56,6 +70,19 @@ describe("tokenize", () => {
     expect(processTerm("queries")).toBe("query");
     expect(processTerm("the")).toBeNull();
     expect(processTerm("x")).toBeNull();
+  });
+
+  it("stems word forms together and leaves look-alikes apart", () => {
+    const same = (...words: string[]): void => expect(new Set(words.map(stem)).size).toBe(1);
+    same("merge", "merges", "merged", "merging", "merger");
+    same("parse", "parses", "parsed", "parsing", "parser");
+    same("call", "calls", "called", "calling", "caller");
+    same("run", "runs", "running", "runner");
+    same("match", "matches", "matched");
+    same("validate", "validates", "validation");
+    same("query", "queries");
+    for (const w of ["process", "status", "analysis", "pass", "use", "bus"]) expect(stem(w)).toBe(w);
+    expect(stem("user")).not.toBe(stem("use")); // four letters: not an agent noun
   });
 });
 
@@ -70,6 +97,37 @@ describe("chunkFile", () => {
       ["class", "K", 9, 9],
       ["method", "run", 10, 16],
     ]);
+  });
+
+  it("a documented member of a type or class is its own chunk, with its doc comment and signature as the head", () => {
+    const src = [
+      "/** Options. */",
+      "export interface Options {",
+      "  /** Milliseconds before giving up. */",
+      "  timeout?: number;",
+      "  retries: number;",
+      "  /**",
+      "   * Called on each retry.",
+      "   */",
+      "  onRetry(attempt: number): void;",
+      "}",
+      "",
+    ].join("\n");
+    const chunks = chunkFile(src, false, "options");
+    expect(chunks.map((c) => [c.kind, c.symbol, c.line_start, c.line_end])).toEqual([
+      ["type", "Options", 1, 2],
+      ["property", "timeout", 3, 5],
+      ["method", "onRetry", 6, 10],
+    ]);
+    expect(chunks[1]!.head).toBe("  /** Milliseconds before giving up. */\n  timeout?: number;");
+    expect(chunks[0]!.head).toBe("/** Options. */\nexport interface Options {");
+    // Undocumented members stay in the text of the chunk before them.
+    expect(chunks[1]!.text).toContain("retries: number;");
+  });
+
+  it("member detection is linear on a long line under a doc comment", () => {
+    const long = `/** Doc. */\n  ${"a".repeat(500_000)} ${"b".repeat(500_000)}\n`;
+    expect(chunkFile(long, false).map((c) => c.symbol)).toEqual([undefined]);
   });
 
   it("Markdown: one chunk per heading; long chunks are split into windows", () => {

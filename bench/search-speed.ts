@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+/**
+ * Search query speed against a previous build, side by side in one process (README "search"):
+ * `node dist/bench/search-speed.js <old-dist>` where `<old-dist>` is the `dist/` of the commit to compare
+ * with (built from `git archive <commit>`). Both indexes cover the same generated 5,000-file workspace;
+ * the queries alternate old/new so that load on the host hits both alike. Prints p50/p95 per side and
+ * the new/old ratios, and writes bench/results/<date>-search-speed.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { runQuery } from "../agents/search/query.js";
+import { IndexRegistry } from "../agents/search/registry.js";
+import { generateWorkspace } from "./generate.js";
+import { percentile, summarize, time, timeAsync } from "./stats.js";
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
+
+interface SearchModules {
+  IndexRegistry: typeof IndexRegistry;
+  runQuery: typeof runQuery;
+}
+
+/** The benchmark's queries: identifiers, words, and the phrasings a developer types (synonyms widen these). */
+const QUERIES = [
+  "socket parser",
+  "open buffer",
+  "health metric options",
+  "makeRetry",
+  "trace config notes",
+  "queue limit",
+  "render stream close",
+  "router_cache",
+  "token 42",
+  "config name",
+  "remove the item from the queue",
+  "create a bounded queue with a capacity",
+  "compute the weighted score of values",
+  "check whether the limit is reached",
+];
+
+const oldDist = process.argv[2];
+if (!oldDist) {
+  console.error("usage: node dist/bench/search-speed.js <old-dist>");
+  process.exit(2);
+}
+const load = async (dist: string): Promise<SearchModules> => ({
+  IndexRegistry: ((await import(pathToFileURL(join(dist, "agents/search/registry.js")).href)) as SearchModules)
+    .IndexRegistry,
+  runQuery: ((await import(pathToFileURL(join(dist, "agents/search/query.js")).href)) as SearchModules).runQuery,
+});
+const old = await load(resolve(oldDist));
+const dir = mkdtempSync(join(tmpdir(), "aipbench-"));
+try {
+  for (const [rel, text] of generateWorkspace(5000)) {
+    mkdirSync(join(dir, dirname(rel)), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+  const oldRegistry = new old.IndexRegistry();
+  const newRegistry = new IndexRegistry();
+  const oldBuild = await timeAsync(() => oldRegistry.get(dir, 60_000));
+  const newBuild = await timeAsync(() => newRegistry.get(dir, 60_000));
+  const oldIndex = (await oldRegistry.get(dir, 60_000)).index;
+  const newIndex = (await newRegistry.get(dir, 60_000)).index;
+  for (const q of QUERIES) {
+    old.runQuery(oldIndex, q, { limit: 10 });
+    runQuery(newIndex, q, { limit: 10 });
+  }
+  const before: number[] = [];
+  const after: number[] = [];
+  for (let r = 0; r < 30; r++)
+    for (const q of QUERIES) {
+      before.push(time(() => old.runQuery(oldIndex, q, { limit: 10 })));
+      after.push(time(() => runQuery(newIndex, q, { limit: 10 })));
+    }
+  const ratio = (p: number): number => Math.round((percentile(after, p) / percentile(before, p)) * 100) / 100;
+  const results = {
+    date: new Date().toISOString(),
+    command: `node dist/bench/search-speed.js ${oldDist} (old-dist: git archive <commit> | tar -x, npx tsc -p tsconfig.build.json)`,
+    old_dist: oldDist,
+    old_commit: process.env.OLD_COMMIT ?? null,
+    files: newIndex.fileCount,
+    chunks: { old: oldIndex.docs.size, new: newIndex.docs.size },
+    index_build_ms: { old: Math.round(oldBuild), new: Math.round(newBuild) },
+    queries: QUERIES.length,
+    query_ms: { old: summarize(before), new: summarize(after) },
+    ratio_new_over_old: { p50: ratio(50), p95: ratio(95) },
+  };
+  const out = join(ROOT, "bench/results", `${results.date.slice(0, 10)}-search-speed.json`);
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify(results, null, 2));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
