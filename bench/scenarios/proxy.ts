@@ -16,6 +16,7 @@ import { echoBody, ratio, table, type Scenario } from "../lib/scenario.js";
 import { median, round, type LatencySummary } from "../lib/stats.js";
 
 const CONCURRENCY = [1, 12, 100, 200];
+const WARMUP_MS = 300;
 const TRIVIAL = join(import.meta.dirname, "../lib/trivial-agent.js");
 
 interface Measured extends LatencySummary {
@@ -27,7 +28,8 @@ const cpuSeconds = (pids: number[]): number => pids.reduce((s, p) => s + (proces
 
 async function measure(client: Client, concurrency: number, durationMs: number, pids: number[]): Promise<Measured> {
   try {
-    await Promise.all(Array.from({ length: concurrency }, () => client.send(echoBody()).catch(() => false)));
+    // Warm-up, not counted: the connections open and the JIT settles before the clock starts.
+    await closedLoop(client, concurrency, WARMUP_MS, () => echoBody());
     const before = cpuSeconds(pids);
     const s = await closedLoop(client, concurrency, durationMs, () => echoBody());
     const cpu = cpuSeconds(pids) - before;
