@@ -25,7 +25,8 @@ import type { HandlerContext } from "../agents/lib/runtime/types.js";
 import { createLogger } from "../protocol/log.js";
 import type { AipRequest } from "../protocol/schemas.js";
 import { generateSource, generateWorkspace } from "./generate.js";
-import { percentile, summarize, time, timeAsync, type Summary } from "./stats.js";
+import { percentileOf as percentile } from "../protocol/percentile.js";
+import { summarize, time, timeAsync, type Summary } from "./stats.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 const TS = { language: "typescript", jsx: false } as const;

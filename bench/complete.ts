@@ -13,6 +13,7 @@ import { LatestWins } from "../agents/lib/llm/latest.js";
 import { AgentInvoker } from "../agents/lib/runtime/invoke.js";
 import { bundledManifest } from "../agents/lib/runtime/manifest.js";
 import { createLogger } from "../protocol/log.js";
+import { percentileOf } from "../protocol/percentile.js";
 import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../tools/tiny-gguf.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -34,8 +35,7 @@ function files(): { name: string; lines: number; source: string }[] {
 }
 
 function pct(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! * 1000) / 1000;
+  return Math.round(percentileOf(values, p) * 1000) / 1000;
 }
 
 function median(values: number[]): number {

@@ -13,7 +13,8 @@ import { pathToFileURL } from "node:url";
 import { runQuery } from "../agents/search/query.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { generateWorkspace } from "./generate.js";
-import { percentile, summarize, time, timeAsync } from "./stats.js";
+import { percentileOf } from "../protocol/percentile.js";
+import { summarize, time, timeAsync } from "./stats.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 
@@ -74,7 +75,7 @@ try {
       before.push(time(() => old.runQuery(oldIndex, q, { limit: 10 })));
       after.push(time(() => runQuery(newIndex, q, { limit: 10 })));
     }
-  const ratio = (p: number): number => Math.round((percentile(after, p) / percentile(before, p)) * 100) / 100;
+  const ratio = (p: number): number => Math.round((percentileOf(after, p) / percentileOf(before, p)) * 100) / 100;
   const results = {
     date: new Date().toISOString(),
     command: `node dist/bench/search-speed.js ${oldDist} (old-dist: git archive <commit> | tar -x, npx tsc -p tsconfig.build.json)`,

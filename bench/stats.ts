@@ -1,10 +1,5 @@
-/** Small helpers for the benchmarks: timing loops and percentiles. */
-
-export function percentile(samples: number[], p: number): number {
-  if (samples.length === 0) return NaN;
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+/** Small helpers for the benchmarks: timing loops and percentile summaries (protocol/percentile.ts). */
+import { percentileOf as percentile } from "../protocol/percentile.js";
 
 export interface Summary {
   n: number;

@@ -5,9 +5,15 @@
 import { setMaxListeners } from "node:events";
 import { AipError, isAipError } from "../protocol/errors.js";
 import { errorResponse } from "../protocol/envelope.js";
-import { ResponseSchema, formatIssues, type AipRequest, type AipResponse } from "../protocol/schemas.js";
+import {
+  ErrorResponseSchema,
+  SuccessResponseSchema,
+  formatIssues,
+  type AipRequest,
+  type AipResponse,
+} from "../protocol/schemas.js";
 import { AGENT_LIMITS } from "../protocol/limits.js";
-import { newTraceId } from "../protocol/trace.js";
+import { isValidTraceId, newTraceId } from "../protocol/trace.js";
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
 import { neverReachedAgent } from "./pool/transport.js";
@@ -231,25 +237,58 @@ async function call(
       `Agent ${agent.name} answered with non-JSON (HTTP ${reply.statusCode}): ${JSON.stringify(reply.body.slice(0, 120))}`,
     );
   }
-  const parsed = ResponseSchema.safeParse(json);
-  if (!parsed.success) {
-    const issues = formatIssues(parsed.error)
-      .map((e) => `${e.path}: ${e.message}`)
-      .join("; ");
-    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} broke the AIP-1 envelope: ${issues}`);
-  }
-  if (parsed.data.trace_id !== traceId && parsed.data.status === "error" && parsed.data.error.status < 500) {
+  const checked = checkAnswer(json);
+  if (typeof checked === "string")
+    throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} broke the AIP-1 envelope: ${checked}`);
+  if (checked.trace_id !== traceId && checked.status === "error" && checked.error.status < 500) {
     // The agent refused the request before it could read its trace id (too large, not JSON to it): the
     // request's fault, answered as such, never the agent's (its circuit is not touched).
-    return { ...parsed.data, trace_id: traceId };
+    return { ...checked, trace_id: traceId };
   }
-  if (parsed.data.trace_id !== traceId) {
+  if (checked.trace_id !== traceId) {
     throw new AipError(
       "AIP_ERR_BAD_AGENT_RESPONSE",
-      `Agent ${agent.name} answered trace_id ${parsed.data.trace_id}, expected ${traceId}`,
+      `Agent ${agent.name} answered trace_id ${checked.trace_id}, expected ${traceId}`,
     );
   }
-  return parsed.data;
+  return checked;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The agent's answer checked against the AIP-1 envelope (protocol/schemas.ts ResponseSchema) field by
+ * field, without walking the payload, which is the agent's and passes through as it came
+ * (docs/performance.md). Rare parts (a problem, warnings) go through their zod schemas. Returns the
+ * response, or what is wrong with it.
+ */
+export function checkAnswer(json: unknown): AipResponse | string {
+  if (!isObject(json)) return "the answer is not a JSON object";
+  const { status, trace_id: traceId, agent, version, timings_ms: timings } = json;
+  if (status !== "success" && status !== "error") return `status: expected "success" or "error"`;
+  if (!isValidTraceId(traceId)) return "trace_id: expected 1-128 characters of A-Z a-z 0-9 . _ : -";
+  if (agent !== undefined && typeof agent !== "string") return "agent: expected a string";
+  if (version !== undefined && typeof version !== "string") return "version: expected a string";
+  if (timings !== undefined) {
+    if (!isObject(timings)) return "timings_ms: expected an object";
+    for (const k in timings) {
+      const v = timings[k];
+      if (typeof v !== "number" || !(v >= 0)) return `timings_ms.${k}: expected a non-negative number`;
+    }
+  }
+  const rare = status === "error" ? ErrorResponseSchema.shape.error.safeParse(json.error) : undefined;
+  if (rare && !rare.success) return issues(rare.error, "error");
+  if (status === "success" && json.warnings !== undefined) {
+    const w = SuccessResponseSchema.shape.warnings.safeParse(json.warnings);
+    if (!w.success) return issues(w.error, "warnings");
+  }
+  return json as AipResponse;
+}
+
+function issues(error: Parameters<typeof formatIssues>[0], at: string): string {
+  return formatIssues(error)
+    .map((e) => `${at}${e.path && e.path !== "(root)" ? `.${e.path}` : ""}: ${e.message}`)
+    .join("; ");
 }
 
 /** The agent's own stage timings, kept beside the orchestrator's as "agent.<stage>". */

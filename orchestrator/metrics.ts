@@ -194,12 +194,30 @@ export class Metrics {
     });
   }
 
+  /** The request counter's child per label set, bound once (prom-client hashes the labels on every call otherwise). */
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+  /** The stage histograms' children per agent, bound once. */
+  private readonly stageChildren = new Map<string, { observe(v: number): void }[]>();
+
   request(o: RequestOutcome): void {
     const agent = o.agent ?? "none";
-    this.requests.inc({ agent, version: o.version ?? "none", action: o.action || "none", status: o.outcome });
-    for (const stage of STAGES) {
-      const v = o.timings_ms[stage];
-      if (v !== undefined) this.latency.observe({ stage, agent }, v / 1000);
+    const version = o.version ?? "none";
+    const action = o.action || "none";
+    const key = `${agent}\u0000${version}\u0000${action}\u0000${o.outcome}`;
+    let counter = this.requestChildren.get(key);
+    if (!counter) {
+      counter = this.requests.labels({ agent, version, action, status: o.outcome });
+      this.requestChildren.set(key, counter);
+    }
+    counter.inc();
+    let stages = this.stageChildren.get(agent);
+    if (!stages) {
+      stages = STAGES.map((stage) => this.latency.labels({ stage, agent }));
+      this.stageChildren.set(agent, stages);
+    }
+    for (let i = 0; i < STAGES.length; i++) {
+      const v = o.timings_ms[STAGES[i]!];
+      if (v !== undefined) stages[i]!.observe(v / 1000);
     }
     if (o.model) {
       this.promptTokens.inc({ agent }, o.model.prompt_tokens);

@@ -76,7 +76,7 @@ function better(a: AgentRecord, b: AgentRecord): boolean {
 }
 
 function load(a: AgentRecord): number {
-  return (a.inflight + a.pool.stats().queued) / Math.max(1, a.pool.size);
+  return (a.inflight + a.pool.queued) / Math.max(1, a.pool.size);
 }
 
 /** The resource rule's thresholds (config `limits.cpu_threshold`, `cpu_readmit_below`, `cpu_samples`). */

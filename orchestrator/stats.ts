@@ -1,25 +1,35 @@
 /** Latency statistics over the most recent calls: plain data that /healthz and /metrics read. */
-export class LatencyWindow {
-  private readonly samples: number[] = [];
-  private next = 0;
+import { LatencyHistogram } from "../protocol/percentile.js";
 
-  constructor(private readonly capacity = 100) {}
+/**
+ * The last `capacity` latencies: a ring of the samples (to know which one leaves) and a fixed-bucket
+ * histogram of them, so recording is O(1) and a quantile does not sort (docs/performance.md).
+ */
+export class LatencyWindow {
+  private readonly samples: Float64Array;
+  private readonly histogram = new LatencyHistogram();
+  private next = 0;
+  private filled = 0;
+
+  constructor(private readonly capacity = 100) {
+    this.samples = new Float64Array(capacity);
+  }
 
   record(ms: number): void {
-    if (this.samples.length < this.capacity) this.samples.push(ms);
-    else this.samples[this.next] = ms;
+    if (this.filled < this.capacity) this.filled++;
+    else this.histogram.remove(this.samples[this.next]!);
+    this.samples[this.next] = ms;
+    this.histogram.add(ms);
     this.next = (this.next + 1) % this.capacity;
   }
 
   get count(): number {
-    return this.samples.length;
+    return this.filled;
   }
 
-  /** The q-quantile (0-1) by nearest rank; 0 when empty. */
+  /** The q-quantile (0-1) by nearest rank (protocol/percentile.ts LatencyHistogram); 0 when empty. */
   quantile(q: number): number {
-    if (this.samples.length === 0) return 0;
-    const sorted = [...this.samples].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+    return this.histogram.quantile(q);
   }
 
   p95(): number {
@@ -27,7 +37,8 @@ export class LatencyWindow {
   }
 
   reset(): void {
-    this.samples.length = 0;
+    this.histogram.clear();
     this.next = 0;
+    this.filled = 0;
   }
 }

@@ -10,6 +10,16 @@ const FNV_PRIME = 0x01000193;
 /** FNV-1a, 32-bit, over the UTF-8 bytes of `text`. */
 export function fnv1a32(text: string): number {
   let hash = FNV_OFFSET;
+  // Trace ids are ASCII (TRACE_ID_PATTERN): their UTF-8 bytes are their char codes, no buffer needed.
+  let ascii = true;
+  for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80;
+  if (ascii) {
+    for (let i = 0; i < text.length; i++) {
+      hash ^= text.charCodeAt(i);
+      hash = Math.imul(hash, FNV_PRIME) >>> 0;
+    }
+    return hash >>> 0;
+  }
   for (const byte of Buffer.from(text, "utf8")) {
     hash ^= byte;
     hash = Math.imul(hash, FNV_PRIME) >>> 0;

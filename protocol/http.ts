@@ -157,13 +157,15 @@ export class HttpFraming {
     res.once("close", () => {
       if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
     });
-    const url = new URL(req.url ?? "/", "http://aip");
-    const key = `${req.method ?? "GET"} ${url.pathname}`;
+    // The invoke path as it always comes needs no URL parsing (a few microseconds per request).
+    const plainInvoke = req.url === "/v1/invoke" && req.method === "POST";
+    const url = plainInvoke ? undefined : new URL(req.url ?? "/", "http://aip");
+    const key = url ? `${req.method ?? "GET"} ${url.pathname}` : "POST /v1/invoke";
     const isInvoke = key === "POST /v1/invoke";
     const route = this.host.routes[key];
     if (!isInvoke && !route) {
       req.resume();
-      const allowed = this.routeKeys().filter((k) => k.endsWith(` ${url.pathname}`));
+      const allowed = this.routeKeys().filter((k) => k.endsWith(` ${url!.pathname}`));
       const detail = allowed.length > 0 ? `${key} is not served; use ${allowed.join(" or ")}` : `No route ${key}`;
       this.sendJson(
         res,
@@ -183,7 +185,7 @@ export class HttpFraming {
     }
     try {
       const parsed = body.length === 0 ? undefined : decodeJson(body, this.host.limits.maxJsonDepth);
-      const out = await route!({ signal: controller.signal, url, body: parsed });
+      const out = await route!({ signal: controller.signal, url: url!, body: parsed });
       if (res.destroyed) return;
       if (this.host.draining()) res.setHeader("Connection", "close");
       res.writeHead(out.status, {

@@ -1,5 +1,6 @@
 /** The AIP-1 log line shape: pino JSON Lines with `timestamp`, `level` as a label, `agent_name`, `trace_id`, `event`. */
-import { chmodSync, fstatSync, statSync } from "node:fs";
+import { chmodSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
 import { pino, type Logger, type DestinationStream } from "pino";
 
 export type { Logger } from "pino";
@@ -12,6 +13,22 @@ export interface LoggerOptions {
   level?: string;
 }
 
+let stampMs = -1;
+let stamp = "";
+
+/**
+ * pino's timestamp fragment, `,"timestamp":"<ISO 8601>"`: formatted once per millisecond, not once per
+ * line (under load many lines share a millisecond).
+ */
+export function isoTimestamp(): string {
+  const now = Date.now();
+  if (now !== stampMs) {
+    stampMs = now;
+    stamp = `,"timestamp":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
+}
+
 /** A pino logger in the AIP-1 shape. */
 export function createLogger(options: LoggerOptions): Logger {
   const level = options.level ?? process.env.AIP_LOG_LEVEL ?? "info";
@@ -19,7 +36,7 @@ export function createLogger(options: LoggerOptions): Logger {
     level: options.destination === false ? "silent" : level,
     base: { agent_name: options.agentName },
     messageKey: "msg",
-    timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
+    timestamp: isoTimestamp,
     formatters: { level: (label: string) => ({ level: label }) },
   };
   if (options.destination === false) return pino(config);
@@ -77,13 +94,73 @@ export function openDestination(destination: string | number | DestinationStream
     return isJournalStream(destination) ? journalStream(stream) : stream;
   }
   if (typeof destination !== "string") return destination;
-  const stream = pino.destination({ dest: destination, sync: true, mkdir: true, mode: 0o600 });
+  const stream = new LineBatchFile(destination);
   try {
     if (statSync(destination).isFile()) chmodSync(destination, 0o600);
   } catch {
     // not a file we can narrow (e.g. /dev/stderr)
   }
   return stream;
+}
+
+/** Lines waiting in a LineBatchFile beyond this many characters are written at once. */
+const BATCH_CHARS = 64 * 1024;
+const openFiles = new Set<LineBatchFile>();
+let exitHooked = false;
+
+/**
+ * A log file written in batches: the lines logged during one turn of the event loop go to the file in
+ * one write when the turn ends (or at BATCH_CHARS), instead of one write per line; a line is on disk
+ * before the process handles its next I/O. What is pending is written when the process exits
+ * (docs/performance.md, "The request log line").
+ */
+export class LineBatchFile implements DestinationStream {
+  private readonly fd: number;
+  private pending: string[] = [];
+  private chars = 0;
+  private scheduled = false;
+
+  constructor(path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, "a", 0o600);
+    openFiles.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.on("exit", () => {
+        for (const f of openFiles) f.flushSync();
+      });
+    }
+  }
+
+  write(line: string): void {
+    this.pending.push(line);
+    this.chars += line.length;
+    if (this.chars >= BATCH_CHARS) this.flushSync();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flushSync());
+    }
+  }
+
+  /** Write what is pending now. */
+  flushSync(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join("");
+    this.pending = [];
+    this.chars = 0;
+    try {
+      writeSync(this.fd, text);
+    } catch {
+      // A full disk or a vanished file must not take the process down with it; the lines are lost.
+    }
+  }
+
+  /** pino's `logger.flush()`. */
+  flush(cb?: (err?: Error) => void): void {
+    this.flushSync();
+    cb?.();
+  }
 }
 
 /**

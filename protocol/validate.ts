@@ -26,6 +26,7 @@ export function validateRequest(value: unknown): AipRequest {
       },
     );
   }
+  if (isPlainRequest(value as Record<string, unknown>)) return value as AipRequest;
   const parsed = RequestSchema.safeParse(value);
   if (!parsed.success) {
     const errors = formatIssues(parsed.error);
@@ -34,6 +35,32 @@ export function validateRequest(value: unknown): AipRequest {
     });
   }
   return parsed.data;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const optString = (v: unknown): boolean => v === undefined || (typeof v === "string" && v !== "");
+const optPositiveInt = (v: unknown, max = Number.MAX_SAFE_INTEGER): boolean =>
+  v === undefined || (Number.isInteger(v) && (v as number) > 0 && (v as number) <= max);
+
+/**
+ * The common request checked field by field against RequestSchema (protocol/schemas.ts), without zod:
+ * true when zod would accept it unchanged. Anything else (a cursor, which zod copies; any fault) goes
+ * through zod, which says exactly what is wrong (docs/performance.md).
+ */
+function isPlainRequest(v: Record<string, unknown>): boolean {
+  const { action, context: cx, constraints: cs } = v;
+  if (typeof action !== "string" || action === "" || !isObject(cx) || !isObject(cs)) return false;
+  if (v.trace_id !== undefined && !isValidTraceId(v.trace_id)) return false;
+  if (cx.cursor !== undefined || !optString(cx.language) || !optString(cx.file_path)) return false;
+  if (!optString(cx.workspace_root) || (cx.source_code !== undefined && typeof cx.source_code !== "string"))
+    return false;
+  if (!optPositiveInt(cs.timeout_ms, 3_600_000) || !optPositiveInt(cs.max_tokens)) return false;
+  if (!optString(cs.agent) || !optString(cs.version)) return false;
+  if (cs.allow_truncation !== undefined && typeof cs.allow_truncation !== "boolean") return false;
+  const langs = cs.languages;
+  if (langs !== undefined && !(Array.isArray(langs) && langs.every((l) => typeof l === "string" && l !== "")))
+    return false;
+  return true;
 }
 
 /** The trace id to answer with when a request could not be validated: the caller's if usable. */

@@ -31,14 +31,16 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Spawn `node SCRIPT ARGS`, wait until `socket` accepts (and the process stays alive). */
+/** Spawn `node SCRIPT ARGS` (or, `binary`, `SCRIPT ARGS`), wait until `socket` accepts (and the process stays alive). */
 export async function startProc(
   script: string,
   args: string[],
   socket: string,
   env: Record<string, string> = {},
+  binary = false,
 ): Promise<Proc> {
-  const child = spawn(process.execPath, [script, ...args], {
+  const [file, argv] = binary ? [script, args] : [process.execPath, [script, ...args]];
+  const child = spawn(file, argv, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });

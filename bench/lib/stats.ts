@@ -1,4 +1,5 @@
-/** Latency summaries: nearest-rank percentiles and medians over rounds. */
+/** Latency summaries: nearest-rank percentiles (protocol/percentile.ts) and medians over rounds. */
+import { percentile } from "../../protocol/percentile.js";
 
 export interface LatencySummary {
   count: number;
@@ -9,13 +10,6 @@ export interface LatencySummary {
   p95_ms: number;
   p99_ms: number;
   max_ms: number;
-}
-
-/** Nearest-rank percentile of an ascending-sorted array (0 when empty). */
-export function percentile(sorted: ArrayLike<number>, p: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
 }
 
 export function median(values: number[]): number {

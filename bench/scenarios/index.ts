@@ -5,7 +5,18 @@ import { hostile } from "./hostile.js";
 import { lsp } from "./lsp.js";
 import { overhead } from "./overhead.js";
 import { pooling } from "./pooling.js";
+import { proxy } from "./proxy.js";
 import { transport } from "./transport.js";
 import { codeAgents, completion } from "./scripts.js";
 
-export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, hostile, codeAgents, completion, lsp];
+export const SCENARIOS: Scenario[] = [
+  overhead,
+  proxy,
+  pooling,
+  transport,
+  agentsRss,
+  hostile,
+  codeAgents,
+  completion,
+  lsp,
+];

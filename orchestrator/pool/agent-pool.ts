@@ -45,6 +45,11 @@ export class AgentPool {
     return this.slots.size;
   }
 
+  /** Callers waiting for a slot (what the router's load reads per request; stats() is for /healthz). */
+  get queued(): number {
+    return this.slots.queued;
+  }
+
   stats(): PoolStats {
     return { ...this.slots.stats(), strategy: this.sizing.name, p95_ms: round(this.latency.p95()), calls: this.calls };
   }
@@ -75,8 +80,7 @@ export class AgentPool {
 
   /** Calls in flight plus callers waiting. */
   private demand(): number {
-    const s = this.slots.stats();
-    return s.inflight + s.queued;
+    return this.slots.inflight + this.slots.queued;
   }
 
   private resize(now: number): void {

@@ -37,6 +37,14 @@ export class Slots {
     this.drain();
   }
 
+  get inflight(): number {
+    return this.inflightCount;
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
   stats(): SlotStats {
     return { size: this.sizeValue, inflight: this.inflightCount, queued: this.queue.length, maxQueue: this.maxQueue };
   }

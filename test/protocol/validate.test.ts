@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AipError } from "../../protocol/errors.js";
 import { decodeJson, jsonDepthExceeds } from "../../protocol/json.js";
-import { ManifestSchema, cpuMillicores, memoryBytes } from "../../protocol/schemas.js";
+import { ManifestSchema, RequestSchema, cpuMillicores, memoryBytes } from "../../protocol/schemas.js";
 import { isValidTraceId, newTraceId } from "../../protocol/trace.js";
 import { validateRequest } from "../../protocol/validate.js";
 
@@ -16,6 +16,32 @@ function codeOf(fn: () => unknown): { code: string; detail: string } {
 }
 
 describe("request validation", () => {
+  it("answers as the zod schema does, with or without its fast path", () => {
+    const base = { action: "echo", context: { source_code: "a" }, constraints: {} };
+    const variants: unknown[] = [
+      base,
+      { ...base, trace_id: "t-1" },
+      { ...base, trace_id: "bad id" },
+      { ...base, action: "" },
+      { ...base, context: { ...base.context, cursor: { line: 1, column: 0, extra: 1 } } },
+      { ...base, context: { language: "" } },
+      { ...base, context: { source_code: 3 } },
+      { ...base, constraints: { timeout_ms: 3_600_000, max_tokens: 5, languages: ["ts"], allow_truncation: true } },
+      { ...base, constraints: { timeout_ms: 3_600_001 } },
+      { ...base, constraints: { timeout_ms: 1.5 } },
+      { ...base, constraints: { max_tokens: 0 } },
+      { ...base, constraints: { languages: [""] } },
+      { ...base, constraints: { agent: "" } },
+      { ...base, constraints: { allow_truncation: "yes" } },
+      { ...base, context: [] },
+    ];
+    for (const v of variants) {
+      const zod = RequestSchema.safeParse(v);
+      if (zod.success) expect(validateRequest(v)).toEqual(zod.data);
+      else expect(codeOf(() => validateRequest(v)).code).toBe("AIP_ERR_INVALID_FIELD");
+    }
+  });
+
   it("accepts a minimal request and keeps unknown constraint keys", () => {
     const r = validateRequest({ action: "echo", context: {}, constraints: { framework: "vitest" } });
     expect(r.constraints["framework"]).toBe("vitest");

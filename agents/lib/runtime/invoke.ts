@@ -19,10 +19,31 @@ export interface HeapProbe {
 
 const exposedGc = (globalThis as { gc?: () => void }).gc;
 
+/** How long a reading of the heap in use is reused: V8's heap statistics cost microseconds a call. */
+const HEAP_READING_MS = 2;
+let heapUsed = 0;
+let heapReadAt = -Infinity;
+/** The heap limit is fixed at start (--max-old-space-size). */
+let heapLimit = 0;
+
 export const v8Heap: HeapProbe = {
-  used: () => getHeapStatistics().used_heap_size,
-  limit: () => getHeapStatistics().heap_size_limit,
-  ...(exposedGc ? { collect: () => exposedGc() } : {}),
+  used: () => {
+    const now = performance.now();
+    if (now - heapReadAt > HEAP_READING_MS) {
+      heapUsed = getHeapStatistics().used_heap_size;
+      heapReadAt = now;
+    }
+    return heapUsed;
+  },
+  limit: () => (heapLimit ||= getHeapStatistics().heap_size_limit),
+  ...(exposedGc
+    ? {
+        collect: () => {
+          exposedGc();
+          heapReadAt = -Infinity;
+        },
+      }
+    : {}),
 };
 
 /** New requests are refused (AIP_ERR_SOCKET_BUSY) while the heap is above this share of its limit (README, Supervisor). */
@@ -123,14 +144,18 @@ export class AgentInvoker {
     if (clientSignal?.aborted) onClientAbort();
     clientSignal?.addEventListener("abort", onClientAbort, { once: true });
     const warnings: Warnings = [];
-    const log = this.log.child({ trace_id: traceId });
+    // The request's logger is made when a handler first logs: most requests never do.
+    let requestLog: Logger | undefined;
+    const logFor = (): Logger => (requestLog ??= this.log.child({ trace_id: traceId }));
     const ctx: HandlerContext = {
       traceId,
       signal: controller.signal,
       deadline,
       remainingMs: () => Math.max(0, deadline - Date.now()),
       timer,
-      log,
+      get log() {
+        return logFor();
+      },
       warn: (code, detail, extensions) =>
         warnings.push(problem(code, { detail, instance: traceId, ...(extensions ? { extensions } : {}) })),
     };
@@ -162,7 +187,7 @@ export class AgentInvoker {
     } catch (err) {
       timer.mark("handler");
       if (isStackOverflow(err)) {
-        log.warn({ event: "stack_overflow", action: request.action }, "input nested too deeply: stack overflow");
+        logFor().warn({ event: "stack_overflow", action: request.action }, "input nested too deeply: stack overflow");
         return fail(
           new AipError(
             "AIP_ERR_TOO_COMPLEX",
@@ -170,7 +195,7 @@ export class AgentInvoker {
           ),
         );
       }
-      if (!(err instanceof AipError)) log.error({ event: "handler_error", err }, "handler threw");
+      if (!(err instanceof AipError)) logFor().error({ event: "handler_error", err }, "handler threw");
       return fail(err);
     } finally {
       clearTimeout(timeout);
