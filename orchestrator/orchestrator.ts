@@ -582,6 +582,7 @@ export class Orchestrator {
       },
       onOutcome: (o) => this.onOutcome(o),
       supersede: (request, traceId, controller) => this.supersession.claim(request, traceId, controller),
+      connection,
     });
   }
 
