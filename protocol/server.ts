@@ -79,6 +79,8 @@ const JSON_TYPE = "application/json";
 let boundCount = 0;
 /** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
 const LINGER_MS = 2000;
+/** At shutdown, how long an idle keep-alive connection is kept for a request already on its way. */
+const KEEPALIVE_LINGER_MS = 1000;
 const PROBLEM_TYPE = "application/problem+json";
 /** Malformed-request events logged per second at most (a flood of bad bytes must not become a flood of log). */
 const CLIENT_ERROR_EVENTS_PER_S = 10;
@@ -104,6 +106,8 @@ export class AipServer {
   private ino: number | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** Woken when a connection closes (shutdown waits for keep-alive connections to end). */
+  private socketWaiters: (() => void)[] = [];
   /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
   private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
   /** Responses whose request body went bad or ran out of time: answered by onClientError, never invoked. */
@@ -233,7 +237,10 @@ export class AipServer {
   private onConnection(socket: Socket): void {
     this.connectionIds.set(socket, ++this.connectionCount);
     this.sockets.add(socket);
-    socket.once("close", () => this.sockets.delete(socket));
+    socket.once("close", () => {
+      this.sockets.delete(socket);
+      for (const wake of this.socketWaiters.splice(0)) wake();
+    });
     socket.on("error", () => socket.destroy());
     socket.setTimeout(this.limits.idleTimeoutMs, () => {
       if (!socket.destroyed) socket.destroy();
@@ -489,6 +496,35 @@ export class AipServer {
     return this.closing;
   }
 
+  /**
+   * A keep-alive connection idle at shutdown may have a request on its way (a client sends the next
+   * one as soon as it has read an answer): each connection gets up to KEEPALIVE_LINGER_MS (at most
+   * the grace) for it, answered with Connection: close, which ends the connection. Closing it at
+   * once would leave that request unread (README, Operating it: reload).
+   */
+  private async lingerKeepAlive(graceMs: number): Promise<void> {
+    const end = Date.now() + Math.min(graceMs, KEEPALIVE_LINGER_MS);
+    while (this.sockets.size > 0 && Date.now() < end) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, end - Date.now()));
+        this.socketWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    // A request that arrived in the last moment is answered too, within the grace.
+    if (this.inflightCount > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
   private async doClose(graceMs: number): Promise<void> {
     this.draining = true;
     const closed = new Promise<void>((resolve) => this.net.close(() => resolve()));
@@ -506,6 +542,7 @@ export class AipServer {
         });
       });
     }
+    await this.lingerKeepAlive(graceMs);
     // Give the last answers a moment to be written before connections are torn down.
     await new Promise((resolve) => setImmediate(resolve));
     for (const socket of this.sockets) {

@@ -187,6 +187,24 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
         expect(r.lost, r.lost_causes.join("; ")).toBe(0);
       },
     );
+
+    it(
+      `orchestrator reload (aip reload: a new orchestrator on the inherited socket, agents kept) (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        let successor = 0;
+        const r = await underLoad(
+          "orchestrator-reload",
+          async (a) => {
+            successor = await a.reload();
+          },
+          async (a) => (await a.health()).pid === successor,
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+        expect(r.closed_unread).toBe(0);
+      },
+    );
   }
 
   it("writes the figures (full run)", () => {

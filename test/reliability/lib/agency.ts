@@ -1,5 +1,5 @@
 /** `aip up` as a real process over a real agent-dummy, for the reliability suites: start, restart, inspect, stop. */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpRequest, waitForSocket } from "../../../protocol/client.js";
@@ -23,6 +23,8 @@ export interface RealAgency {
   start(): Promise<void>;
   /** SIGTERM and wait for the exit (graceful: in-flight requests get shutdown_grace_ms). */
   terminate(): Promise<void>;
+  /** `aip reload`: a new orchestrator on the same socket, the agents kept; resolves with its pid once it serves. */
+  reload(): Promise<number>;
   health(): Promise<{ pid: number; agents: Record<string, AgentHealth> }>;
   /** Stop everything (SIGKILL if needed) and remove the temp directory. */
   cleanup(): Promise<void>;
@@ -47,6 +49,8 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
   let child: ChildProcess | undefined;
   const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
   const agentPids = new Set<number>();
+  /** Orchestrators started by a reload: no child of ours, ended by pid. */
+  const successors = new Set<number>();
   const health = async (): Promise<{ pid: number; agents: Record<string, AgentHealth> }> => {
     const h = JSON.parse((await httpRequest(socket, { path: "/healthz", timeoutMs: 5000 })).body) as {
       pid: number;
@@ -92,7 +96,25 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       await gone;
     },
     health,
+    async reload() {
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, [AIP, "reload", "--socket", socket], { timeout: 60_000 }, (err, stdout) =>
+          err ? reject(err) : resolve(stdout),
+        ),
+      );
+      const pid = Number(/→ (\d+)/.exec(out)?.[1]);
+      if (!pid) throw new Error(`aip reload: ${out}`);
+      successors.add(pid);
+      return pid;
+    },
     async cleanup() {
+      for (const pid of successors) {
+        if (!pidAlive(pid)) continue;
+        process.kill(pid, "SIGTERM");
+        const end = Date.now() + 10_000;
+        while (pidAlive(pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+        if (pidAlive(pid)) process.kill(pid, "SIGKILL");
+      }
       if (child && !exited(child)) {
         const c = child;
         const gone = new Promise((r) => c.once("exit", r));
