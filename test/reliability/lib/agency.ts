@@ -128,7 +128,13 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       t.cleanup();
     },
   };
-  await agency.start();
+  try {
+    await agency.start();
+  } catch (err) {
+    // A start that failed (not healthy in time on a loaded machine) leaves no process behind.
+    await agency.cleanup();
+    throw err;
+  }
   return agency;
 }
 
