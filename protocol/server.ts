@@ -53,13 +53,16 @@ export interface AipServerOptions {
   fd?: number;
   /** With `fd`: the socket file is ours all the same (a reload's handover), removed at close like our own. */
   ownsFile?: boolean;
+  /**
+   * At shutdown, how long each idle keep-alive connection is kept for a request already on its way
+   * (answered with Connection: close); 0 (the default) closes idle connections at once.
+   */
+  keepAliveLingerMs?: number;
   onEvent?: (event: ServerEvent) => void;
 }
 
 /** Temporary socket names bound by this process (see start()). */
 let boundCount = 0;
-/** At shutdown, how long an idle keep-alive connection is kept for a request already on its way. */
-const KEEPALIVE_LINGER_MS = 1000;
 /** Malformed-request events logged per second at most (a flood of bad bytes must not become a flood of log). */
 const CLIENT_ERROR_EVENTS_PER_S = 10;
 
@@ -279,12 +282,14 @@ export class AipServer {
 
   /**
    * A keep-alive connection idle at shutdown may have a request on its way (a client sends the next
-   * one as soon as it has read an answer): each connection gets up to KEEPALIVE_LINGER_MS (at most
+   * one as soon as it has read an answer): each connection gets up to `keepAliveLingerMs` (at most
    * the grace) for it, answered with Connection: close, which ends the connection. Closing it at
    * once would leave that request unread (README, Operating it: reload).
    */
   private async lingerKeepAlive(graceMs: number): Promise<void> {
-    const end = Date.now() + Math.min(graceMs, KEEPALIVE_LINGER_MS);
+    const lingerMs = Math.min(graceMs, this.options.keepAliveLingerMs ?? 0);
+    if (lingerMs <= 0) return;
+    const end = Date.now() + lingerMs;
     while (this.sockets.size > 0 && Date.now() < end) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(0, end - Date.now()));

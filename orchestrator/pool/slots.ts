@@ -1,6 +1,6 @@
 /**
  * The pool base: `size` slots for in-flight calls and a bounded wait queue beyond them, shared fairly
- * between client connections (README, Orchestrator: fair sharing between connections).
+ * between client connections (docs/architecture.md: fair sharing between connections).
  *
  * - Each connection waits in its own FIFO; freed slots go to the connections in turn (round-robin),
  *   not to whoever queued first, so a connection that pipelines 64 requests does not put them all

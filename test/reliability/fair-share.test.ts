@@ -1,5 +1,5 @@
 /**
- * Fair sharing of an agent's pool between client connections (README, Orchestrator: fair sharing
+ * Fair sharing of an agent's pool between client connections (docs/architecture.md: fair sharing
  * between connections), over real sockets and a real agent process: one connection pipelining many
  * slow requests does not put them all ahead of another connection's one, and does not take the
  * shared wait queue from it.
