@@ -38,6 +38,14 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "reliability-fair-share",
+          include: ["test/reliability/fair-share.test.ts"],
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "reliability-faults",
           include: ["test/reliability/faults.test.ts"],
           testTimeout: 180_000,

@@ -80,6 +80,8 @@ export interface ForwardDeps {
   onOutcome(outcome: RequestOutcome): void;
   /** Latest wins: cancel the earlier request for the same document; returns the cleanup. */
   supersede?(request: AipRequest, traceId: string, controller: AbortController): () => void;
+  /** The client connection the request came on: pool slots are shared fairly between connections. */
+  connection?: number;
 }
 
 const ms = (since: number): number => Math.round((performance.now() - since) * 1000) / 1000;
@@ -149,7 +151,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
   const tQueue = performance.now();
   let release: (() => void) | undefined;
   try {
-    release = await agent.pool.acquire(deadline, controller.signal);
+    release = await agent.pool.acquire(deadline, controller.signal, deps.connection);
     timings.queue = ms(tQueue);
     agent.beginRequest();
     const tAgent = performance.now();

@@ -44,6 +44,9 @@ let published: { schema: string; openapi: string } | undefined;
 const publishedDocs = (): { schema: string; openapi: string } =>
   (published ??= { schema: JSON.stringify(schemaDocument()), openapi: JSON.stringify(openApiDocument()) });
 
+/** At shutdown, how long an idle client keep-alive connection is kept for a request already on its way. */
+export const KEEPALIVE_LINGER_MS = 1000;
+
 /** The routes of the public socket: health, metrics, the agent list, the published contract. */
 export function routes(o: Orchestrator): Record<string, RouteHandler> {
   const refused = (): never => {
@@ -161,6 +164,8 @@ export function listenFrontDoor(
     ...(inherited ? { fd: inherited.fd, ownsFile: inherited.from === "reload" } : {}),
     ...(o.config.socketGroup !== undefined ? { group: o.config.socketGroup } : {}),
     limits: serverLimits(o),
+    // A restart or reload leaves no client's request unread (docs/reliability.md: restarts and reloads).
+    keepAliveLingerMs: KEEPALIVE_LINGER_MS,
     invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection),
     routes: routes(o),
     onEvent: (e) => o.log.warn({ ...e }, e.event),

@@ -121,7 +121,8 @@ export class HealthMonitor {
 
   /**
    * While an agent is unhealthy or its circuit is open, probe it every `reprobe_ms` instead of waiting
-   * for the periodic check: a restarted, resumed (SIGCONT) or recovered agent is back in rotation at once.
+   * for the periodic check (a stuck agent always has a probe waiting on it): a restarted, resumed
+   * (SIGCONT) or recovered agent is back in rotation at once.
    */
   private reprobe(agent: AgentRecord): void {
     if (this.reprobing.has(agent) || this.stopped) return;
@@ -135,13 +136,17 @@ export class HealthMonitor {
         this.reprobing.delete(agent);
         return;
       }
+      const started = Date.now();
       void probe(agent.socketPath, l.health_timeout_ms).then((result) => {
         if (result.ok && agent.recordProbe(result, l.unhealthy_after)) {
           this.deps
             .agentLog(agent.name)
             .info({ event: "health_changed", state: agent.state, reprobe: true }, `health: ${agent.state}`);
         }
-        setTimeout(step, l.reprobe_ms).unref();
+        // A probe that waited out its timeout met a stuck (e.g. stopped) agent: the next one goes at once,
+        // so that one is always waiting when it resumes; a quick failure waits reprobe_ms.
+        const timedOut = Date.now() - started >= l.health_timeout_ms;
+        setTimeout(step, timedOut ? 0 : l.reprobe_ms).unref();
       });
     };
     setTimeout(step, l.reprobe_ms).unref();

@@ -158,6 +158,7 @@ export class Orchestrator {
       onAgentSuccess: (agent) => agent.recordSuccess(),
       onOutcome: (o) => this.outcomes.record(o),
       supersede: (request, traceId, controller) => this.supersession.claim(request, traceId, controller),
+      connection,
     });
   }
 

@@ -53,6 +53,11 @@ export interface AipServerOptions {
   fd?: number;
   /** With `fd`: the socket file is ours all the same (a reload's handover), removed at close like our own. */
   ownsFile?: boolean;
+  /**
+   * At shutdown, how long each idle keep-alive connection is kept for a request already on its way
+   * (answered with Connection: close); 0 (the default) closes idle connections at once.
+   */
+  keepAliveLingerMs?: number;
   onEvent?: (event: ServerEvent) => void;
 }
 
@@ -82,6 +87,8 @@ export class AipServer {
   private ino: number | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** Woken when a connection closes (shutdown waits for keep-alive connections to end). */
+  private socketWaiters: (() => void)[] = [];
   /** Shutting down: answer what was read, then close each connection (HTTP: Connection: close). */
   private draining = false;
   private handedOver = false;
@@ -191,7 +198,10 @@ export class AipServer {
   private onConnection(socket: Socket): void {
     this.connectionIds.set(socket, ++this.connectionCount);
     this.sockets.add(socket);
-    socket.once("close", () => this.sockets.delete(socket));
+    socket.once("close", () => {
+      this.sockets.delete(socket);
+      for (const wake of this.socketWaiters.splice(0)) wake();
+    });
     socket.on("error", () => socket.destroy());
     socket.setTimeout(this.limits.idleTimeoutMs, () => {
       if (!socket.destroyed) socket.destroy();
@@ -270,6 +280,37 @@ export class AipServer {
     return this.closing;
   }
 
+  /**
+   * A keep-alive connection idle at shutdown may have a request on its way (a client sends the next
+   * one as soon as it has read an answer): each connection gets up to `keepAliveLingerMs` (at most
+   * the grace) for it, answered with Connection: close, which ends the connection. Closing it at
+   * once would leave that request unread (README, Operating it: reload).
+   */
+  private async lingerKeepAlive(graceMs: number): Promise<void> {
+    const lingerMs = Math.min(graceMs, this.options.keepAliveLingerMs ?? 0);
+    if (lingerMs <= 0) return;
+    const end = Date.now() + lingerMs;
+    while (this.sockets.size > 0 && Date.now() < end) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, end - Date.now()));
+        this.socketWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    // A request that arrived in the last moment is answered too, within the grace.
+    if (this.inflightCount > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
   private async doClose(graceMs: number): Promise<void> {
     this.draining = true;
     const closed = new Promise<void>((resolve) => this.net.close(() => resolve()));
@@ -287,6 +328,7 @@ export class AipServer {
         });
       });
     }
+    await this.lingerKeepAlive(graceMs);
     // Give the last answers a moment to be written before connections are torn down.
     await new Promise((resolve) => setImmediate(resolve));
     for (const socket of this.sockets) {

@@ -7,120 +7,57 @@
  * against its manifest. Targets: no failures, p99 <= 3x, orchestrator <= 256 MiB, agents within their
  * manifests.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import { fork } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
 import { memoryBytes } from "../../protocol/schemas.js";
 import { httpKeepAlive } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { AIP, DIST, ROOT, benchDir, rssMiB, startProc, waitHealthy } from "../lib/procs.js";
+import { ABUSES, type Abuse } from "../lib/neighbour.js";
 import { echoBody, interleave, ratio, table, type Scenario } from "../lib/scenario.js";
 
 const WELL_BEHAVED = 4;
 const AGENTS = ["dummy", "summarize", "search"] as const;
 const MiB = 1024 * 1024;
-const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
+const NEIGHBOUR = join(DIST, "bench/lib/neighbour.js");
 
 interface Health {
   pid: number;
   agents: Record<string, { pid: number | null }>;
 }
 
-/** Write bytes on a new connection; resolve when the server closes it (or after `capMs`). */
-function sendAndWaitClose(socket: string, bytes: string | Buffer, capMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const c = connect(socket, () => c.write(bytes));
-    const timer = setTimeout(() => c.destroy(), capMs);
-    c.on("data", () => undefined);
-    c.on("error", () => undefined);
-    c.on("close", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+/**
+ * The abuses to run (AIP_HOSTILE_ABUSES=a,b; default all) and whether to also measure each one alone
+ * (AIP_HOSTILE_BREAKDOWN=1: which of them still hurts the well-behaved clients).
+ */
+function chosenAbuses(): Abuse[] {
+  const list = process.env.AIP_HOSTILE_ABUSES?.split(",").filter(Boolean) ?? [...ABUSES];
+  const unknown = list.filter((a) => !(ABUSES as readonly string[]).includes(a));
+  if (unknown.length)
+    throw new Error(`AIP_HOSTILE_ABUSES: unknown ${unknown.join(", ")} (known: ${ABUSES.join(", ")})`);
+  return list as Abuse[];
 }
 
-function invoke(socket: string, body: string): Promise<unknown> {
-  return httpRequest(socket, { body, timeoutMs: 30_000 }).catch(() => undefined);
-}
-
-/** The neighbour: every abuse in its own loop until `stop`; returns how many of each it sent. */
-function neighbour(socket: string, workspace: string): { stop(): Promise<Record<string, number>> } {
-  let running = true;
-  const counts: Record<string, number> = {};
-  const loop = async (name: string, step: () => Promise<unknown>): Promise<void> => {
-    counts[name] = 0;
-    while (running) {
-      await step().catch(() => undefined);
-      counts[name]++;
-    }
-  };
-  const held: Socket[] = [];
-  // Clients that never read: 10 connections, each writing 300 KB of `{}` lines.
-  for (let i = 0; i < 10; i++) {
-    const c = connect(socket, () => {
-      c.pause();
-      c.write("{}\n".repeat(100_000));
-    });
-    c.on("error", () => undefined);
-    held.push(c);
-  }
-  // Unfinished bodies: 5 connections that declare 100 bytes and send 10 (answered 408 in time).
-  for (let i = 0; i < 5; i++) {
-    const c = connect(socket, () => c.write(`${HEAD}Content-Length: 100\r\n\r\n{"action":`));
-    c.on("error", () => undefined);
-    c.on("data", () => undefined);
-    held.push(c);
-  }
-  const atLimitShell = JSON.stringify({ action: "echo", context: { source_code: "" }, constraints: {} });
-  const atLimit = atLimitShell.replace('"source_code":""', `"source_code":"${"a".repeat(MiB - atLimitShell.length)}"`);
-  const grows = JSON.stringify({ action: "echo", context: { n: [] }, constraints: {} }).replace(
-    "[]",
-    `[${Array(64_000).fill("1e20").join(",")}]`,
-  );
-  const flood = `${echoBody()}\n`.repeat(10_000);
-  const search = (query: string, paths?: string[]): string =>
-    JSON.stringify({
-      action: "search",
-      context: { workspace_root: workspace, query },
-      constraints: { refresh_ms: 0, ...(paths ? { paths } : {}) },
-    });
-  const deep = JSON.stringify({
-    action: "summarize",
-    context: { source_code: `const a = ${"[".repeat(50_000)}${"]".repeat(50_000)};\n`, language: "typescript" },
-    constraints: {},
+/** Start the neighbour in its own process; `stop` ends it and returns what it sent. */
+async function startNeighbour(
+  socket: string,
+  workspace: string,
+  abuses: Abuse[],
+): Promise<{ stop(): Promise<Record<string, number>> }> {
+  const child = fork(NEIGHBOUR, [socket, workspace, abuses.join(",")], {
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
-  let churn = 0;
-  const loops = [
-    loop("bad_chunk", () =>
-      sendAndWaitClose(socket, `${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 5000),
-    ),
-    loop("ndjson_flood_10k", () => ndjsonExchange(socket, flood, { timeoutMs: 60_000 })),
-    loop("line_at_limit", () => ndjsonExchange(socket, `${atLimit}\n`, { timeoutMs: 30_000 })),
-    loop("growing_numbers", () => invoke(socket, grows)),
-    loop("redos_search", () =>
-      Promise.all([
-        invoke(socket, search("A".repeat(200_000))),
-        invoke(socket, search("pool", ["**/*a*a*a*a*a*a*a*b"])),
-      ]),
-    ),
-    loop("deep_nesting", () => invoke(socket, deep)),
-    loop("file_churn", async () => {
-      const name = join(workspace, `churn-${churn++ % 20}.ts`);
-      writeFileSync(name, "export function churn(): number { return 1; }\n");
-      const searched = invoke(socket, search("churn"));
-      rmSync(name, { force: true });
-      await searched;
-    }),
-  ];
+  await new Promise<void>((resolve, reject) => {
+    child.once("message", () => resolve());
+    child.once("exit", (code) => reject(new Error(`neighbour exited (${code}) before starting`)));
+  });
   return {
-    async stop() {
-      running = false;
-      await Promise.all(loops);
-      for (const c of held) c.destroy();
-      return counts;
-    },
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("message", (counts) => resolve(counts as Record<string, number>));
+        child.send("stop");
+      }),
   };
 }
 
@@ -172,8 +109,9 @@ export const hostile: Scenario = {
           ) / MiB;
       const peak: Record<string, number> = {};
       const sent: Record<string, number>[] = [];
-      const measure = async (withNeighbour: boolean) => {
-        const n = withNeighbour ? neighbour(socket, workspace) : undefined;
+      const abuses = chosenAbuses();
+      const measure = async (withAbuses: Abuse[] | undefined) => {
+        const n = withAbuses ? await startNeighbour(socket, workspace, withAbuses) : undefined;
         const sampler = setInterval(() => {
           for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, rssMiB(pid));
         }, 100);
@@ -189,14 +127,16 @@ export const hostile: Scenario = {
       const cmp = await interleave(
         "[hostile] 4 echo clients",
         [
-          { name: "alone", measure: () => measure(false) },
-          { name: "with neighbour", measure: () => measure(true) },
+          { name: "alone", measure: () => measure(undefined) },
+          { name: "with neighbour", measure: () => measure(abuses) },
+          ...(process.env.AIP_HOSTILE_BREAKDOWN === "1"
+            ? abuses.map((a) => ({ name: `only ${a}`, measure: () => measure([a]) }))
+            : []),
         ],
         rounds,
         ctx.progress,
       );
       const alone = cmp.median.alone!;
-      const beside = cmp.median["with neighbour"]!;
       const failures = Object.values(cmp.rounds)
         .flat()
         .reduce((a, r) => a + r.errors, 0);
@@ -204,26 +144,15 @@ export const hostile: Scenario = {
       const restarts = Object.entries(after.agents)
         .filter(([name, a]) => a.pid !== pids[name])
         .map(([name]) => name);
-      const rows = [
-        [
-          "alone",
-          alone.rps,
-          alone.p50_ms,
-          alone.p95_ms,
-          alone.p99_ms,
-          1,
-          Object.values(cmp.rounds.alone!).reduce((a, r) => a + r.errors, 0),
-        ],
-        [
-          "with neighbour",
-          beside.rps,
-          beside.p50_ms,
-          beside.p95_ms,
-          beside.p99_ms,
-          ratio(beside.p99_ms, alone.p99_ms),
-          Object.values(cmp.rounds["with neighbour"]!).reduce((a, r) => a + r.errors, 0),
-        ],
-      ];
+      const rows = Object.entries(cmp.median).map(([name, m]) => [
+        name,
+        m.rps,
+        m.p50_ms,
+        m.p95_ms,
+        m.p99_ms,
+        name === "alone" ? 1 : ratio(m.p99_ms, alone.p99_ms),
+        cmp.rounds[name]!.reduce((n, r) => n + r.errors, 0),
+      ]);
       const rssRows = Object.keys(pids).map((name) => [
         name,
         peak[name] ?? null,
@@ -238,7 +167,7 @@ export const hostile: Scenario = {
         table(["process", "peak RSS MiB (all rounds)", "limit MiB", "within"], rssRows),
       ].join("\n");
       return {
-        parameters: { rounds, duration_ms: durationMs, well_behaved: WELL_BEHAVED, agents: AGENTS },
+        parameters: { rounds, duration_ms: durationMs, well_behaved: WELL_BEHAVED, agents: AGENTS, abuses },
         results: { ...cmp, peak_rss_mib: peak, limits_mib: limits, neighbour_sent: sent, failures, restarts },
         markdown,
       };

@@ -54,11 +54,14 @@ export class AgentPool {
     return { ...this.slots.stats(), strategy: this.sizing.name, p95_ms: round(this.latency.p95()), calls: this.calls };
   }
 
-  /** Wait for a slot (bounded queue, until the deadline); resolves with its release function. */
-  acquire(deadline: number, signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Wait for a slot (bounded queue shared fairly between client connections, until the deadline);
+   * resolves with its release function.
+   */
+  acquire(deadline: number, signal?: AbortSignal, connection?: number): Promise<() => void> {
     // A caller about to wait is demand the strategy may meet at once.
     this.resize(this.demand() + 1);
-    return this.slots.acquire(deadline, signal);
+    return this.slots.acquire(deadline, signal, connection);
   }
 
   /** Send through the transport in an acquired slot. */

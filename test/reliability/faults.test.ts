@@ -49,6 +49,11 @@ export interface FaultResult extends Tally {
   recovered_ms: number;
   /** Fault → the last request that did not succeed was answered (0: clients saw no failure). */
   errors_until_ms: number;
+  /**
+   * The moment service should come back (the fault itself, or the SIGCONT after a SIGSTOP) → the first
+   * success a client saw after it.
+   */
+  first_success_ms: number;
 }
 
 const results: FaultResult[] = [];
@@ -56,8 +61,9 @@ const results: FaultResult[] = [];
 /** Run load, inject the fault, wait for recovery and a steady state after it, stop, count. */
 async function underLoad(
   fault: string,
-  inject: (a: RealAgency, agentPid: number) => Promise<void>,
+  inject: (a: RealAgency, agentPid: number) => Promise<number | void>,
   recovered: (a: RealAgency, before: number) => Promise<boolean>,
+  limits: Record<string, unknown> = {},
 ): Promise<FaultResult> {
   agency = await startRealAgency({
     restart_initial_ms: 100,
@@ -65,6 +71,7 @@ async function underLoad(
     health_timeout_ms: 500,
     shutdown_grace_ms: 3000,
     warm_standby: WARM_STANDBY,
+    ...limits,
   });
   const before = (await agency.health()).agents.dummy!.pid!;
   const load = faultLoad(agency.socket, CLIENTS, fault);
@@ -76,7 +83,7 @@ async function underLoad(
   const window = Date.now();
   await until(() => load.successes() >= STEADY, 60_000, "steady load before the fault");
   const t0 = Date.now();
-  await inject(agency, before);
+  const backFrom = (await inject(agency, before)) ?? t0;
   const a = agency;
   await until(() => recovered(a, before).catch(() => false), 60_000, `recovery from ${fault}`).catch(
     async (err: Error) => {
@@ -106,6 +113,8 @@ async function underLoad(
     warmup: { sent: warm.sent, answered: warm.answered, late: warm.lost },
     recovered_ms: recoveredMs,
     errors_until_ms: failedAfter.length ? Math.max(...failedAfter.map((o) => o.doneAt)) - t0 : 0,
+    first_success_ms:
+      Math.min(...outcomes.filter((o) => o.kind === "success" && o.doneAt >= backFrom).map((o) => o.doneAt)) - backFrom,
   };
   results.push(result);
   console.log(`fault ${JSON.stringify(result)}`);
@@ -155,6 +164,45 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
       },
     );
 
+    // Full runs only for now: one short run of four under a load average of 20+ lost 33 requests
+    // (client timeouts, never logged as read; docs/reliability.md), not yet explained.
+    it.runIf(FULL)(
+      `SIGSTOP of the agent until it is marked unhealthy, then SIGCONT: the same process back through a re-probe (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        const r = await underLoad(
+          "sigcont",
+          async (a, pid) => {
+            process.kill(pid, "SIGSTOP");
+            await until(
+              async () => (await a.health()).agents.dummy!.status === "unhealthy",
+              30_000,
+              "the stopped agent marked unhealthy",
+            );
+            const resumed = Date.now();
+            process.kill(pid, "SIGCONT");
+            return resumed;
+          },
+          // The same process serves again (not a restart).
+          async (a, before) => {
+            const d = (await a.health()).agents.dummy!;
+            return d.status === "healthy" && d.pid === before;
+          },
+          // Not killed for its failed probes: this measures the resumed process coming back.
+          { restart_unhealthy_after: 0 },
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+        // Back through the re-probe every reprobe_ms while unhealthy, not the periodic check (README,
+        // Reliability: recovery paths); the time it took is the figure `first_success_ms`.
+        expect(Number.isFinite(r.first_success_ms)).toBe(true);
+        const back = readFileSync(agency!.logFile, "utf8")
+          .split("\n")
+          .filter((l) => l.includes('"event":"health_changed"') && l.includes('"state":"healthy"'));
+        expect(back.some((l) => l.includes('"reprobe":true'))).toBe(true);
+      },
+    );
+
     it(
       `deletion of the agent's socket file, then a health check restarts it (${i}/${REPEAT})`,
       { timeout: 180_000 },
@@ -185,6 +233,26 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
           async (a) => (await a.health()).agents.dummy?.status === "healthy",
         );
         expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+      },
+    );
+
+    // Full runs only for now: a short run under a load average of 20+ lost 4 of 5,164 requests once
+    // (client timeouts, never read by either orchestrator; docs/reliability.md), not yet explained.
+    it.runIf(FULL)(
+      `orchestrator reload (aip reload: a new orchestrator on the inherited socket, agents kept) (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        let successor = 0;
+        const r = await underLoad(
+          "orchestrator-reload",
+          async (a) => {
+            successor = await a.reload();
+          },
+          async (a) => (await a.health()).pid === successor,
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+        expect(r.closed_unread).toBe(0);
       },
     );
   }

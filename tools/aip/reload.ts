@@ -4,7 +4,7 @@ import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { socketPath } from "./socket.js";
 
 const livezPid = async (sock: string): Promise<number> =>
-  (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs: 5000, agent: false })).body) as { pid: number })
+  (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs: 30_000, agent: false })).body) as { pid: number })
     .pid;
 
 function alive(pid: number): boolean {

@@ -133,4 +133,43 @@ describe("slots", () => {
     s.resize(2);
     expect(typeof (await w)).toBe("function");
   });
+
+  it("serves waiting connections in turn, not first come first served", async () => {
+    const s = new Slots(1, 20, "t");
+    const first = await s.acquire(far(), undefined, 1);
+    const order: string[] = [];
+    const wait = (conn: number, tag: string) =>
+      s.acquire(far(), undefined, conn).then((release) => {
+        order.push(tag);
+        release();
+      });
+    // Connection 1 queues three, then 2 and 3 one each: the turns go 1, 2, 3, 1, 1 (first come, first
+    // served would give 1, 1, 1, 2, 3).
+    const all = Promise.all([wait(1, "1a"), wait(1, "1b"), wait(1, "1c"), wait(2, "2a"), wait(3, "3a")]);
+    expect(s.stats()).toMatchObject({ inflight: 1, queued: 5, connections: 3 });
+    first();
+    await all;
+    expect(order).toEqual(["1a", "2a", "3a", "1b", "1c"]);
+    expect(s.stats()).toMatchObject({ inflight: 0, queued: 0, connections: 0 });
+  });
+
+  it("alone a connection may hold every slot; beside others, floor(size / connections) at least 1", async () => {
+    const s = new Slots(6, 20, "t");
+    const held = await Promise.all([1, 2, 3, 4, 5, 6].map(() => s.acquire(far(), undefined, 1)));
+    expect(s.fairShare()).toBe(6);
+    let moreServed = false;
+    const more = s.acquire(far(), undefined, 1).then((r) => ((moreServed = true), r));
+    const other = s.acquire(far(), undefined, 2);
+    expect(s.fairShare()).toBe(3);
+    // Connection 1 holds 6 against its share of 3: the freed slot goes to connection 2, which queued later.
+    held[0]!();
+    const releaseOther = await other;
+    expect(moreServed).toBe(false);
+    expect(s.stats()).toMatchObject({ inflight: 6, queued: 1, connections: 2 });
+    // Connection 2 leaves: connection 1 is alone again and may use every slot.
+    releaseOther();
+    (await more)();
+    for (const r of held.slice(1)) r();
+    expect(s.stats()).toMatchObject({ inflight: 0, queued: 0, connections: 0 });
+  });
 });

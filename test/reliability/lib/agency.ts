@@ -23,6 +23,8 @@ export interface RealAgency {
   start(): Promise<void>;
   /** SIGTERM and wait for the exit (graceful: in-flight requests get shutdown_grace_ms). */
   terminate(): Promise<void>;
+  /** Reload (SIGHUP, as `aip reload`): a new orchestrator on the same socket, the agents kept; resolves with its pid once it serves. */
+  reload(): Promise<number>;
   health(): Promise<{ pid: number; agents: Record<string, AgentHealth> }>;
   /** Stop everything (SIGKILL if needed) and remove the temp directory. */
   cleanup(): Promise<void>;
@@ -47,6 +49,8 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
   let child: ChildProcess | undefined;
   const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
   const agentPids = new Set<number>();
+  /** Orchestrators started by a reload: no child of ours, ended by pid. */
+  const successors = new Set<number>();
   const health = async (): Promise<{ pid: number; agents: Record<string, AgentHealth> }> => {
     const h = JSON.parse((await httpRequest(socket, { path: "/healthz", timeoutMs: 5000 })).body) as {
       pid: number;
@@ -92,7 +96,37 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       await gone;
     },
     health,
+    async reload() {
+      // What `aip reload` does (SIGHUP, then the new pid on the socket), with the patience of a loaded machine.
+      // A /healthz read may time out under the load (5 s): it is read again.
+      const pidNow = (fallback: number): Promise<number> =>
+        health().then(
+          (h) => h.pid,
+          () => fallback,
+        );
+      let old = 0;
+      for (const end = Date.now() + 60_000; old === 0 && Date.now() < end;) old = await pidNow(0);
+      if (old === 0) throw new Error("no /healthz answer in 60 s before the reload");
+      process.kill(old, "SIGHUP");
+      const end = Date.now() + 120_000;
+      for (;;) {
+        const pid = await pidNow(old);
+        if (pid !== old) {
+          successors.add(pid);
+          return pid;
+        }
+        if (Date.now() > end) throw new Error(`no new orchestrator 120 s after SIGHUP to ${old}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     async cleanup() {
+      for (const pid of successors) {
+        if (!pidAlive(pid)) continue;
+        process.kill(pid, "SIGTERM");
+        const end = Date.now() + 10_000;
+        while (pidAlive(pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+        if (pidAlive(pid)) process.kill(pid, "SIGKILL");
+      }
       if (child && !exited(child)) {
         const c = child;
         const gone = new Promise((r) => c.once("exit", r));
@@ -106,7 +140,13 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       t.cleanup();
     },
   };
-  await agency.start();
+  try {
+    await agency.start();
+  } catch (err) {
+    // A start that failed (not healthy in time on a loaded machine) leaves no process behind.
+    await agency.cleanup();
+    throw err;
+  }
   return agency;
 }
 
