@@ -7,5 +7,16 @@ import { overhead } from "./overhead.js";
 import { pooling } from "./pooling.js";
 import { transport } from "./transport.js";
 import { codeAgents, completion } from "./scripts.js";
+import { typedCompletion } from "./typed-completion.js";
 
-export const SCENARIOS: Scenario[] = [overhead, pooling, transport, agentsRss, hostile, codeAgents, completion, lsp];
+export const SCENARIOS: Scenario[] = [
+  overhead,
+  pooling,
+  transport,
+  agentsRss,
+  hostile,
+  codeAgents,
+  completion,
+  lsp,
+  typedCompletion,
+];
