@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndexRegistry } from "../../agents/search/registry.js";
-import { runConformance } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
 import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dialectOf } from "../../agents/lib/code/language.js";
 import { parseProgram } from "../../agents/lib/code/parse.js";
-import { runConformance } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
 import { FIXTURES, TESTGEN, cursorOf, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
