@@ -97,7 +97,7 @@ export class WorkspaceService {
   private readonly wantFiles = new Set<string>();
   private readonly wantDirs = new Set<string>();
   private readonly registry = REGISTRY;
-  private service?: TS.LanguageService;
+  private service: TS.LanguageService | undefined;
   private projectVersion = 0;
   private bytes = 0;
   private rounds = 0;

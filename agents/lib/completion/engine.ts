@@ -56,7 +56,7 @@ export type FromWorker =
 export type TypedResult = { answer: TypedAnswer; fallback: string[] } | { reason: string; fallback: string[] };
 
 export class TypedEngine {
-  private worker?: Worker;
+  private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, (r: FromWorker & { kind: "answer" }) => void>();
   private last: { workspaces: ServiceStats[]; heap_used_bytes: number } = { workspaces: [], heap_used_bytes: 0 };

@@ -76,7 +76,7 @@ let usageMemo: { text: string; usage: Usage } | undefined;
 function usageOf(text: string): Usage {
   if (usageMemo?.text === text) return usageMemo.usage;
   const usage: Usage = { count: new Map(), member: new Map(), at: new Map() };
-  const re = /[A-Za-z_$][\w$]*/g;
+  const re = /#?[A-Za-z_$][\w$]*/g;
   let prev: string | undefined;
   let prevEnd = -1;
   for (let m = re.exec(text); m; m = re.exec(text)) {
@@ -137,6 +137,67 @@ function declaredHere(sf: TS.SourceFile, offset: number, member: boolean, receiv
   }
   return out;
 }
+
+/**
+ * The standard globals code uses most (ECMAScript, Node and fetch): a small prior over the hundreds of
+ * lib globals that share the checker's "global" tier, so `Promise` comes before `PromiseRejectionEvent`.
+ */
+const COMMON_GLOBALS = new Set([
+  "Array",
+  "ArrayBuffer",
+  "Awaited",
+  "AbortController",
+  "AbortSignal",
+  "Boolean",
+  "Buffer",
+  "Date",
+  "Error",
+  "Exclude",
+  "Extract",
+  "Function",
+  "Headers",
+  "InstanceType",
+  "Iterable",
+  "IterableIterator",
+  "JSON",
+  "Map",
+  "Math",
+  "NonNullable",
+  "Number",
+  "Object",
+  "Omit",
+  "Parameters",
+  "Partial",
+  "Pick",
+  "Promise",
+  "PromiseLike",
+  "RangeError",
+  "Readonly",
+  "ReadonlyArray",
+  "Record",
+  "RegExp",
+  "Request",
+  "Required",
+  "Response",
+  "ReturnType",
+  "Set",
+  "String",
+  "Symbol",
+  "TypeError",
+  "URL",
+  "URLSearchParams",
+  "Uint8Array",
+  "WeakMap",
+  "clearTimeout",
+  "console",
+  "fetch",
+  "globalThis",
+  "process",
+  "queueMicrotask",
+  "setTimeout",
+  "structuredClone",
+  "undefined",
+]);
 
 /** TypeScript's sort tier ("11", "z15", …) as a bonus: locals above globals above auto-imports. */
 function tierBonus(sortText: string): number {
@@ -253,8 +314,11 @@ export function typedCompletions(
     if (e.kind === ts.ScriptElementKind.warning) continue; // JavaScript's "names in this file": not from the checker
     if (member && (e.kind === ts.ScriptElementKind.keyword || e.kind === ts.ScriptElementKind.primitiveType)) continue;
     if (excluded.has(e.name)) continue;
-    const match = matchScore(e.name, prefix);
-    if (match < 0) continue;
+    const keyword = e.kind === ts.ScriptElementKind.keyword;
+    // A name already typed in full is as good a match as a longer one (a one-letter type parameter `T`).
+    const raw = matchScore(e.name, prefix);
+    if (raw < 0) continue;
+    const match = raw === 90 ? 100 : raw;
     const autoImport = e.hasAction === true && e.source !== undefined;
     const dedupe = `${e.name}\0${autoImport ? e.source : ""}`;
     if (seen.has(dedupe)) continue;
@@ -264,10 +328,12 @@ export function typedCompletions(
     const own = receiver ? (usage.member.get(`${receiver}.${e.name}`) ?? 0) : 0;
     let nearest = Infinity;
     for (const at of usage.at.get(e.name) ?? []) if (at !== c.start) nearest = Math.min(nearest, Math.abs(at - offset));
-    const usageBonus =
-      (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
-      (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
-      (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0);
+    const usageBonus = keyword
+      ? -12
+      : (COMMON_GLOBALS.has(e.name) ? 8 : 0) +
+        (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
+        (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
+        (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0);
     const kind = KINDS[e.kind] ?? "text";
     const moduleSpecifier = (e.data as { moduleSpecifier?: string } | undefined)?.moduleSpecifier ?? e.source;
     const item: TypedItem = {
