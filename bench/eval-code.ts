@@ -31,6 +31,7 @@ import { parseFile } from "../agents/lib/code/parse.js";
 import { functionAtOffset } from "../agents/lib/code/cursor.js";
 import { isAipError } from "../protocol/errors.js";
 import { createLogger } from "../protocol/log.js";
+import { evalCompletion } from "./eval/completion.js";
 import type { AipRequest } from "../protocol/schemas.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
@@ -479,6 +480,7 @@ async function main(): Promise<void> {
   if (!only || only === "broken") results.broken = await evalBroken(ps);
   if (!only || only === "cursors") results.cursors = await evalCursors(ps);
   if (!only || only === "search") results.search = await evalSearch(ps);
+  if (!only || only === "completion") results.completion = await evalCompletion(ps);
   console.log(JSON.stringify(results, null, 2));
   if (!only)
     writeFileSync(

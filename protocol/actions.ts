@@ -212,6 +212,11 @@ export const TestgenPayloadSchema = z.looseObject({
 export const CompleteContextSchema = ContextSchema;
 export const CompleteConstraintsSchema = ConstraintsSchema.extend({
   max_items: intIn(1, 1000).optional().describe("lite engine: items to return (default 50)"),
+  typed_wait_ms: intIn(0, 60_000)
+    .optional()
+    .describe(
+      "complete-lite: how long to wait for the checker before answering from the syntactic engine (default AIP_TYPED_BUDGET_MS, 250)",
+    ),
   max_tokens: intIn(1, 1024).optional().describe("model engine: tokens to generate (default 64)"),
   inference_timeout_ms: intIn(1, 60_000).optional(),
   seed: intIn(0, 2 ** 31).optional(),
@@ -231,10 +236,18 @@ export const CompletionItemSchema = z.looseObject({
     ),
   insert_text: z.string().describe("LSP snippet syntax for kind snippet ($0, ${1:name}); plain text otherwise"),
   detail: z.string(),
+  auto_import: z.boolean().optional().describe("typed engine: completing it adds an import of `source`"),
+  source: z.string().optional().describe("typed engine: the module an auto-import candidate comes from"),
 });
 const RangeSchema = z.object({ start: CursorSchema, end: CursorSchema });
 export const CompletePayloadSchema = z.looseObject({
-  engine: oneOf(["lite", "model"]).describe("which engine answered: the same shape from both"),
+  engine: oneOf(["typed", "syntactic", "lite", "model"]).describe(
+    "which engine answered, the same shape from all: complete-lite's checker (typed) or its syntactic engine; lite: agent-complete's model-free fallback; model",
+  ),
+  engine_reason: z.string().optional().describe("syntactic: why the checker did not answer"),
+  fallbacks: strings()
+    .optional()
+    .describe("typed: what the workspace's project fell back to (no tsconfig.json, no node_modules, …) and why"),
   items: z.array(CompletionItemSchema).describe("lite: ranked candidates; model: one item, the generated text"),
   replace: RangeSchema.describe("the text each item replaces (the typed prefix; empty at the cursor for the model)"),
   prefix: z.string().optional(),

@@ -8,6 +8,7 @@ import { pooling } from "./pooling.js";
 import { proxy } from "./proxy.js";
 import { transport } from "./transport.js";
 import { codeAgents, completion } from "./scripts.js";
+import { typedCompletion } from "./typed-completion.js";
 
 export const SCENARIOS: Scenario[] = [
   overhead,
@@ -19,4 +20,5 @@ export const SCENARIOS: Scenario[] = [
   codeAgents,
   completion,
   lsp,
+  typedCompletion,
 ];

@@ -144,7 +144,7 @@ describe("answers of a real agency match the schema it serves", () => {
     expect(answers.summarize!.outline.functions[0].name).toBe("add");
     expect(answers.search!.hits[0].path).toBe("trace.ts");
     expect(answers.testgen!.test_path).toBe("test/protocol/paths.test.ts");
-    expect(answers.complete!.engine).toBe("lite");
+    expect(answers.complete!.engine).toBe("syntactic");
     expect(answers.complete!.items[0]).toMatchObject({ label: "add", kind: "function" });
     expect(answers.complete!.replace).toEqual({ start: { line: 5, column: 21 }, end: { line: 5, column: 23 } });
 

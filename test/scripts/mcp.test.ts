@@ -55,7 +55,9 @@ describe("aip mcp over stdio with the SDK's Client", () => {
     expect((search.inputSchema.properties as Json).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 200 });
     const complete = tools.find((t) => t.name === "complete_at")!;
     expect(complete.inputSchema.required).toEqual(["path", "cursor"]);
-    expect((complete.outputSchema!.properties as Json).engine).toMatchObject({ enum: ["lite", "model"] });
+    expect((complete.outputSchema!.properties as Json).engine).toMatchObject({
+      enum: ["typed", "syntactic", "lite", "model"],
+    });
     expect((tools.find((t) => t.name === "generate_tests")!.inputSchema.properties as Json).framework.enum).toEqual([
       "vitest",
       "jest",
@@ -96,7 +98,7 @@ describe("aip mcp over stdio with the SDK's Client", () => {
       },
     })) as Json;
     expect(completion.isError, text(completion)).toBeFalsy();
-    expect(completion.structuredContent.engine).toBe("lite");
+    expect(completion.structuredContent.engine).toBe("syntactic");
     expect(completion.structuredContent.items[0]).toMatchObject({ label: "add", kind: "function" });
   });
 

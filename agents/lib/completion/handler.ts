@@ -15,6 +15,12 @@ import { completionContext } from "./context.js";
 import { GLOBALS, SNIPPETS } from "./keywords.js";
 import { membersOf, resolveReceiver, type Member } from "./members.js";
 import { rank, type Candidate } from "./rank.js";
+import { TYPED_LIMITS, type TypedEngine } from "./engine.js";
+import { prefixAt } from "./typed.js";
+
+/** Time kept back from the deadline for the syntactic answer when the checker is asked first: this share of what is left, at least the floor. */
+const SYNTACTIC_RESERVE_SHARE = 0.4;
+const SYNTACTIC_RESERVE_MS = 100;
 
 /** Stands in for the identifier being typed when the buffer does not parse as is (`this.` + newline). */
 const PLACEHOLDER = "__aip_complete__";
@@ -73,10 +79,15 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
   }
 }
 
-/** The complete handler over a parse cache (one per process). */
-export function createCompleteLite(cache = new ParseCache()) {
+/**
+ * The complete handler over a parse cache (one per process). With a typed engine, a request naming a
+ * file of a workspace is answered by the checker when it answers within the budget (`engine: "typed"`),
+ * and by the syntactic engine otherwise (`engine: "syntactic"`, with `engine_reason`).
+ */
+export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
-    const limit = actionInput("complete", request).constraints.max_items ?? 50;
+    const constraints = actionInput("complete", request).constraints;
+    const limit = constraints.max_items ?? 50;
     const { cursor: cursorIn, file_path: filePath, language } = request.context;
     // The buffer may not parse mid-edit (`this.` + newline): parseAround retries with a placeholder.
     const loc = await readRequestText(request);
@@ -84,7 +95,35 @@ export function createCompleteLite(cache = new ParseCache()) {
     const starts = lineStarts(source);
     const cursor = cursorIn ?? positionAt(source.length, starts);
     const offset = offsetAt(source, cursor, starts);
+    let engineReason = "no workspace_root and file_path: the checker needs a workspace";
+    let fallbacks: string[] = [];
+    if (typed && loc.root !== undefined && loc.absPath !== undefined && /\.[cm]?[jt]sx?$/.test(loc.absPath)) {
+      const budget = Math.min(
+        constraints.typed_wait_ms ?? TYPED_LIMITS.budgetMs,
+        ctx.remainingMs() - Math.max(SYNTACTIC_RESERVE_MS, SYNTACTIC_RESERVE_SHARE * ctx.remainingMs()),
+      );
+      const r =
+        budget > 0
+          ? await typed.complete({ root: loc.root, path: loc.absPath, text: source, offset, limit }, budget, ctx.log)
+          : { reason: "no time left for the checker", fallback: [] };
+      ctx.timer.mark("typed");
+      fallbacks = r.fallback;
+      if ("answer" in r && (r.answer.items.length > 0 || r.answer.context === "identifier")) {
+        const { prefix, start } = prefixAt(source, offset);
+        return {
+          engine: "typed",
+          items: r.answer.items,
+          prefix,
+          context: r.answer.context,
+          replace: { start: positionAt(start, starts), end: cursor },
+          ...(fallbacks.length > 0 ? { fallbacks } : {}),
+        };
+      }
+      engineReason = "answer" in r ? "the checker knows no members of this receiver" : r.reason;
+    }
     const cc = completionContext(source, offset);
+    // After a `.` whose receiver the syntactic engine cannot follow (`f(x).`): members or nothing, never identifiers.
+    const afterDot = cc.receiver === undefined && prefixAt(source, offset).afterDot;
     const { parsed, file } = parseAround(
       cache,
       source,
@@ -118,7 +157,7 @@ export function createCompleteLite(cache = new ParseCache()) {
           ...(m.line ? { line: m.line } : {}),
         });
       }
-    } else {
+    } else if (!afterDot) {
       for (const s of symbolsAt(parsed, chain, offset)) {
         if (s.name === PLACEHOLDER) continue;
         const kind =
@@ -152,10 +191,12 @@ export function createCompleteLite(cache = new ParseCache()) {
     const items = rank(candidates, cc.prefix, cursor.line, limit);
     ctx.timer.mark("complete");
     return {
-      engine: "lite",
+      engine: "syntactic",
+      engine_reason: engineReason,
+      ...(fallbacks.length > 0 ? { fallbacks } : {}),
       items,
       prefix: cc.prefix,
-      context: cc.receiver !== undefined ? "member" : "identifier",
+      context: cc.receiver !== undefined || afterDot ? "member" : "identifier",
       ...(cc.receiver !== undefined ? { receiver: cc.receiver, receiver_kind: receiverKind ?? "unknown" } : {}),
       replace: { start: positionAt(cc.start, starts), end: cursor },
       ...partialFields(file, starts),

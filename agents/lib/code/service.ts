@@ -1,0 +1,377 @@
+/**
+ * A TypeScript language service over one workspace (docs/agents.md, "Type-aware completion"): the
+ * project from project.ts, `node_modules` types and the lib files of the installed typescript package.
+ *
+ * TypeScript asks for files synchronously; workspace files may only be read through the race-free
+ * reader (workspace.ts), which is asynchronous. So the host answers from memory, and records what it
+ * was asked and did not know (a file or directory not fetched yet): `load` fetches those through the
+ * reader and builds the program again, until nothing new is asked (each round reuses every source
+ * file already parsed). Open documents are fed per version as script snapshots that know their
+ * change range, so an edit reparses incrementally and the program is never rebuilt from scratch.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { basename, dirname, sep } from "node:path";
+import type * as TS from "typescript";
+import { loadProject, type WorkspaceProject } from "./project.js";
+import { containedPath, openContained, readContained } from "./workspace.js";
+
+const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+/** The lib files' directory: the only place outside a workspace the service reads. */
+const LIB_DIR = dirname(ts.getDefaultLibFilePath({}));
+/** One registry for every workspace: lib files parsed once are shared by all of them. */
+const REGISTRY = ts.createDocumentRegistry(true);
+
+/** Limits of one workspace's service (docs/agents.md, "Type-aware completion"). */
+export const SERVICE_LIMITS = {
+  /** Files held in memory per workspace (project files and node_modules declarations). */
+  maxFiles: 20_000,
+  /** Their total size. */
+  maxBytes: 256 * 1024 * 1024,
+  /** Rounds of "build, fetch what was missing" before the service is declared ready with what it has. */
+  maxRounds: 40,
+};
+
+/** A buffer's text at one version, which can say what changed since an older version (incremental reparse). */
+class TextSnapshot implements TS.IScriptSnapshot {
+  constructor(
+    readonly text: string,
+    /** The version before (only one is kept: the registry only ever asks against the one it has). */
+    private previous?: TextSnapshot,
+  ) {
+    if (previous) previous.previous = undefined;
+  }
+  getText(start: number, end: number): string {
+    return this.text.slice(start, end);
+  }
+  getLength(): number {
+    return this.text.length;
+  }
+  getChangeRange(old: TS.IScriptSnapshot): TS.TextChangeRange | undefined {
+    if (old !== this.previous || !this.previous) return undefined;
+    return changeRange(this.previous.text, this.text);
+  }
+}
+
+/** The one edited span between two texts (common prefix and suffix). */
+export function changeRange(before: string, after: string): TS.TextChangeRange {
+  const max = Math.min(before.length, after.length);
+  let p = 0;
+  while (p < max && before.charCodeAt(p) === after.charCodeAt(p)) p++;
+  let s = 0;
+  while (s < max - p && before.charCodeAt(before.length - 1 - s) === after.charCodeAt(after.length - 1 - s)) s++;
+  return ts.createTextChangeRange(ts.createTextSpan(p, before.length - s - p), after.length - s - p);
+}
+
+interface Doc {
+  version: number;
+  snapshot: TextSnapshot;
+}
+
+/** Where a workspace's service is. */
+export type ServiceState = "loading" | "ready" | "failed";
+
+export interface ServiceStats {
+  root: string;
+  state: ServiceState;
+  files: number;
+  bytes: number;
+  rounds: number;
+  load_ms?: number;
+  fallback: string[];
+}
+
+/** The language service of one workspace. */
+export class WorkspaceService {
+  state: ServiceState = "loading";
+  project?: WorkspaceProject;
+  readonly fallback: string[] = [];
+  private readonly files = new Map<string, Doc>();
+  /** Paths known not to be files (or not readable). */
+  private readonly missing = new Set<string>();
+  /** Directory listings fetched: path → entry names (undefined: not a directory). */
+  private readonly dirs = new Map<string, { files: Set<string>; dirs: Set<string> } | undefined>();
+  /** Directories known to exist (ancestors of files read). */
+  private readonly present = new Set<string>();
+  private readonly wantFiles = new Set<string>();
+  private readonly wantDirs = new Set<string>();
+  private readonly registry = REGISTRY;
+  private service: TS.LanguageService | undefined;
+  private projectVersion = 0;
+  private bytes = 0;
+  private rounds = 0;
+  private loadMs?: number;
+  private readonly libFiles = new Map<string, string | undefined>();
+  readonly loaded: Promise<void>;
+
+  constructor(
+    readonly root: string,
+    private readonly progress: (event: Record<string, unknown>) => void = () => {},
+  ) {
+    this.loaded = this.load().catch((err: unknown) => {
+      this.state = "failed";
+      this.fallback.push(`the language service could not load: ${(err as Error).message}`);
+    });
+  }
+
+  stats(): ServiceStats {
+    return {
+      root: this.root,
+      state: this.state,
+      files: this.files.size,
+      bytes: this.bytes,
+      rounds: this.rounds,
+      ...(this.loadMs !== undefined ? { load_ms: this.loadMs } : {}),
+      fallback: this.fallback,
+    };
+  }
+
+  private inside(path: string): boolean {
+    return path.startsWith(this.root + sep);
+  }
+
+  private addFile(path: string, text: string): void {
+    if (this.files.size >= SERVICE_LIMITS.maxFiles || this.bytes + text.length > SERVICE_LIMITS.maxBytes) {
+      this.missing.add(path);
+      return;
+    }
+    this.files.set(path, { version: 0, snapshot: new TextSnapshot(text) });
+    this.bytes += text.length;
+    for (let d = dirname(path); this.inside(d) && !this.present.has(d); d = dirname(d)) this.present.add(d);
+  }
+
+  private async fetchFile(path: string): Promise<void> {
+    try {
+      const file = await readContained(this.root, await containedPath(this.root, path));
+      this.addFile(path, file.text);
+    } catch {
+      this.missing.add(path);
+    }
+  }
+
+  private async fetchDir(path: string): Promise<void> {
+    try {
+      const real = await containedPath(this.root, path);
+      const { handle } = await openContained(this.root, real, "directory");
+      try {
+        const entries = await readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true });
+        const listing = { files: new Set<string>(), dirs: new Set<string>() };
+        for (const e of entries) {
+          // A symlink may be either (pnpm links packages): treated as both until opened.
+          if (e.isDirectory() || e.isSymbolicLink()) listing.dirs.add(e.name);
+          if (e.isFile() || e.isSymbolicLink()) listing.files.add(e.name);
+        }
+        this.dirs.set(path, listing);
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      this.dirs.set(path, undefined);
+    }
+  }
+
+  /** True/false when known; undefined (and recorded as wanted) when not fetched yet. */
+  private knownDir(path: string): boolean | undefined {
+    if (path === this.root || this.present.has(path)) return true;
+    if (this.dirs.has(path)) return this.dirs.get(path) !== undefined;
+    const parent = dirname(path);
+    const listing = this.dirs.get(parent);
+    if (listing) return listing.dirs.has(basename(path));
+    if (parent === path || !this.inside(parent) || this.knownDir(parent) === false) return false;
+    this.wantDirs.add(path);
+    return undefined;
+  }
+
+  private fileExists(path: string): boolean {
+    if (this.files.has(path)) return true;
+    if (!this.inside(path)) return this.libText(path) !== undefined;
+    if (this.missing.has(path)) return false;
+    const parent = dirname(path);
+    const dir = this.knownDir(parent);
+    if (dir === false) return false;
+    if (dir === true && this.dirs.has(parent) && !this.dirs.get(parent)!.files.has(basename(path))) return false;
+    this.wantFiles.add(path);
+    return false;
+  }
+
+  private libText(path: string): string | undefined {
+    if (dirname(path) !== LIB_DIR) return undefined;
+    if (!this.libFiles.has(path)) {
+      let text: string | undefined;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch {
+        text = undefined;
+      }
+      this.libFiles.set(path, text);
+    }
+    return this.libFiles.get(path);
+  }
+
+  private host(): TS.LanguageServiceHost {
+    return {
+      getCompilationSettings: () => this.project!.options,
+      getProjectVersion: () => String(this.projectVersion),
+      getScriptFileNames: () => [...this.project!.fileNames, ...this.openNames],
+      getScriptVersion: (p) => String(this.files.get(p)?.version ?? 0),
+      getScriptSnapshot: (p) => {
+        const doc = this.files.get(p);
+        if (doc) return doc.snapshot;
+        if (!this.inside(p)) {
+          const text = this.libText(p);
+          return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
+        }
+        this.fileExists(p);
+        return undefined;
+      },
+      getCurrentDirectory: () => this.root,
+      getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+      fileExists: (p) => this.fileExists(p),
+      readFile: (p) => {
+        const doc = this.files.get(p);
+        if (doc) return doc.snapshot.text;
+        if (!this.inside(p)) return this.libText(p);
+        this.fileExists(p);
+        return undefined;
+      },
+      directoryExists: (d) => {
+        if (!this.inside(d) && d !== this.root) return d === LIB_DIR;
+        return this.knownDir(d) === true;
+      },
+      getDirectories: (d) => {
+        if (!this.inside(d) && d !== this.root) return d === LIB_DIR ? readdirSync(LIB_DIR) : [];
+        if (this.knownDir(d) !== true) return [];
+        const listing = this.dirs.get(d);
+        if (!listing) {
+          this.wantDirs.add(d);
+          return [];
+        }
+        return [...listing.dirs];
+      },
+      realpath: (p) => p,
+      useCaseSensitiveFileNames: () => true,
+    };
+  }
+
+  /** Files opened by requests that are not project files (an unsaved buffer, a file outside `include`). */
+  private readonly openSet = new Set<string>();
+  private get openNames(): string[] {
+    return [...this.openSet];
+  }
+
+  private async load(): Promise<void> {
+    const started = performance.now();
+    this.project = await loadProject(this.root);
+    this.fallback.push(...this.project.fallback);
+    this.progress({ phase: "project", files: this.project.fileNames.length, fallback: this.project.fallback });
+    await this.fetchDir(this.root);
+    // The project's files in parallel (a bounded number at a time).
+    const queue = [...this.project.fileNames];
+    const worker = async (): Promise<void> => {
+      for (let p = queue.shift(); p !== undefined; p = queue.shift()) await this.fetchFile(p);
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+    this.progress({ phase: "read", files: this.files.size, ms: Math.round(performance.now() - started) });
+    // Build; fetch what the build asked for and did not have; again, until it asks for nothing new.
+    while (await this.round()) {
+      if (this.disposed) return;
+      this.progress({ phase: "resolve", round: this.rounds, files: this.files.size });
+    }
+    this.loadMs = Math.round(performance.now() - started);
+    this.state = "ready";
+    this.progress({ phase: "ready", files: this.files.size, rounds: this.rounds, ms: this.loadMs });
+  }
+
+  private disposed = false;
+  private refreshing = false;
+
+  /**
+   * One round: a new service (resolutions that failed must be tried again; parsed files are reused
+   * from the registry), built; then what it asked for and did not have is fetched. False when it
+   * asked for nothing new (or the round limit is reached).
+   */
+  private async round(): Promise<boolean> {
+    this.rounds++;
+    this.wantFiles.clear();
+    this.wantDirs.clear();
+    this.service?.dispose();
+    this.service = ts.createLanguageService(this.host(), this.registry);
+    this.projectVersion++;
+    this.service.getProgram();
+    return this.fetchWanted();
+  }
+
+  /** Fetch what the last build asked for and did not have; false when nothing. */
+  private async fetchWanted(): Promise<boolean> {
+    const files = [...this.wantFiles].filter((p) => !this.files.has(p) && !this.missing.has(p));
+    const dirs = [...this.wantDirs].filter((d) => !this.dirs.has(d));
+    this.wantFiles.clear();
+    this.wantDirs.clear();
+    if ((files.length === 0 && dirs.length === 0) || this.rounds >= SERVICE_LIMITS.maxRounds) return false;
+    // Directories first (their listings settle most file questions), each ancestor before its children.
+    const ancestors = new Set<string>();
+    for (const d of [...dirs, ...files.map((f) => dirname(f))])
+      for (let a = d; (this.inside(a) || a === this.root) && !this.dirs.has(a); a = dirname(a)) ancestors.add(a);
+    const byDepth = [...ancestors].sort((a, b) => a.split(sep).length - b.split(sep).length);
+    while (byDepth.length > 0) {
+      const level = byDepth[0]!.split(sep).length;
+      const batch = byDepth.filter((d) => d.split(sep).length === level);
+      byDepth.splice(0, batch.length);
+      await Promise.all(batch.map((d) => this.fetchDir(d)));
+    }
+    const toRead = files.filter((f) => this.dirs.get(dirname(f))?.files.has(basename(f)) ?? false);
+    for (const f of files) if (!toRead.includes(f)) this.missing.add(f);
+    await Promise.all(toRead.map((f) => this.fetchFile(f)));
+    return true;
+  }
+
+  /**
+   * After an answer: when the build asked for files not fetched yet (a new import typed into a
+   * buffer), fetch them in the background and build again, so the next request sees them.
+   */
+  refreshInBackground(): void {
+    if (this.refreshing || this.state !== "ready" || (this.wantFiles.size === 0 && this.wantDirs.size === 0)) return;
+    this.refreshing = true;
+    void (async () => {
+      try {
+        this.rounds = 0;
+        if (await this.fetchWanted()) while (!this.disposed && (await this.round()));
+      } finally {
+        this.refreshing = false;
+      }
+    })();
+  }
+
+  /** Feed the buffer of `path` (a real path inside the root); a new version only when its text changed. */
+  update(path: string, text: string): void {
+    const doc = this.files.get(path);
+    if (doc && doc.snapshot.text === text) return;
+    if (!doc) {
+      if (!this.project?.fileNames.includes(path)) this.openSet.add(path);
+      this.files.set(path, { version: 1, snapshot: new TextSnapshot(text) });
+      this.bytes += text.length;
+    } else {
+      this.bytes += text.length - doc.snapshot.text.length;
+      this.files.set(path, { version: doc.version + 1, snapshot: new TextSnapshot(text, doc.snapshot) });
+    }
+    this.projectVersion++;
+  }
+
+  /** Release the service and everything it holds. */
+  dispose(): void {
+    this.service?.dispose();
+    this.service = undefined;
+    this.files.clear();
+    this.dirs.clear();
+    this.bytes = 0;
+    this.disposed = true;
+    this.state = "failed";
+  }
+
+  /** The language service; only once ready. */
+  get languageService(): TS.LanguageService {
+    if (!this.service || this.state !== "ready") throw new Error("the language service is not ready");
+    return this.service;
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The typed engine as the agent sees it (docs/agents.md, "Type-aware completion"): a worker thread
+ * holding the language services (worker.ts), asked per request with a budget. The answer comes from
+ * the worker within the budget, or the caller falls back to the syntactic engine: the deadline never
+ * waits on the checker. The worker's heap is capped; a worker that dies is started again on the next
+ * request, and the request in flight falls back.
+ */
+import { Worker } from "node:worker_threads";
+import type { Logger } from "../../../protocol/log.js";
+import { SERVICE_LIMITS, type ServiceStats } from "../code/service.js";
+import type { TypedAnswer } from "./typed.js";
+
+/** Limits of the typed engine (docs/agents.md, "Type-aware completion"); AIP_TYPED_* override them. */
+export const TYPED_LIMITS = {
+  /** Workspaces with a live language service; the least recently used is closed beyond this. */
+  maxWorkspaces: envInt("AIP_TYPED_MAX_WORKSPACES", 3, 1, 64),
+  /** The worker's V8 old-generation heap (MiB): past it the worker dies and is started again. */
+  heapMb: envInt("AIP_TYPED_HEAP_MB", 768, 128, 16_384),
+  /** How long a request waits for the checker by default before the syntactic answer (ms). */
+  budgetMs: envInt("AIP_TYPED_BUDGET_MS", 250, 0, 60_000),
+  ...SERVICE_LIMITS,
+};
+
+function envInt(name: string, fallback: number, min: number, max: number): number {
+  const v = Number(process.env[name]);
+  return Number.isInteger(v) && v >= min && v <= max ? v : fallback;
+}
+
+export type ToWorker =
+  | { kind: "stats" }
+  | {
+      kind: "complete";
+      id: number;
+      root: string;
+      path: string;
+      text: string;
+      offset: number;
+      limit: number;
+      /** Epoch ms after which the answer is of no use. */
+      deadline: number;
+    };
+
+export type FromWorker =
+  | { kind: "stats"; workspaces: ServiceStats[]; heap_used_bytes: number }
+  | { kind: "progress"; root: string; event: Record<string, unknown> }
+  | {
+      kind: "answer";
+      id: number;
+      status: "ok" | "stale" | "expired" | "failed";
+      answer?: TypedAnswer;
+      fallback?: string[];
+      reason?: string;
+    };
+
+/** What the typed engine said: an answer, or why the syntactic engine must answer instead. */
+export type TypedResult = { answer: TypedAnswer; fallback: string[] } | { reason: string; fallback: string[] };
+
+export class TypedEngine {
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, (r: FromWorker & { kind: "answer" }) => void>();
+  private last: { workspaces: ServiceStats[]; heap_used_bytes: number } = { workspaces: [], heap_used_bytes: 0 };
+  private restarts = 0;
+  private log?: Logger;
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(new URL("./worker.js", import.meta.url), {
+      workerData: { maxWorkspaces: TYPED_LIMITS.maxWorkspaces },
+      resourceLimits: { maxOldGenerationSizeMb: TYPED_LIMITS.heapMb },
+      stdout: false,
+      stderr: false,
+    });
+    w.unref();
+    w.on("message", (m: FromWorker) => {
+      if (m.kind === "answer") {
+        const resolve = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        resolve?.(m);
+      } else if (m.kind === "stats") this.last = { workspaces: m.workspaces, heap_used_bytes: m.heap_used_bytes };
+      else this.log?.info({ workspace: m.root, ...m.event }, "typed completion: workspace");
+    });
+    const gone = (why: string): void => {
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      this.restarts++;
+      this.last = { workspaces: [], heap_used_bytes: 0 };
+      this.log?.warn({ reason: why }, "typed completion: the worker stopped; it starts again on the next request");
+      for (const [id, resolve] of this.pending) resolve({ kind: "answer", id, status: "failed", reason: why });
+      this.pending.clear();
+    };
+    w.on("error", (err) => gone(err.message));
+    w.on("exit", (code) => gone(`exited with ${code}`));
+    this.worker = w;
+    return w;
+  }
+
+  /** Ask for completions; resolves within `budgetMs` with an answer or the reason there is none. */
+  async complete(
+    req: { root: string; path: string; text: string; offset: number; limit: number },
+    budgetMs: number,
+    log?: Logger,
+  ): Promise<TypedResult> {
+    if (log) this.log = log;
+    const worker = this.start();
+    const id = this.nextId++;
+    const reply = new Promise<FromWorker & { kind: "answer" }>((resolve) => this.pending.set(id, resolve));
+    worker.postMessage({ kind: "complete", id, ...req, deadline: Date.now() + budgetMs } satisfies ToWorker);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, budgetMs, undefined)));
+    const r = await Promise.race([reply, timeout]);
+    clearTimeout(timer);
+    const fallback = this.last.workspaces.find((w) => w.root === req.root)?.fallback ?? [];
+    if (!r) {
+      this.pending.delete(id);
+      const ws = this.last.workspaces.find((w) => w.root === req.root);
+      return {
+        reason:
+          ws === undefined || ws.state === "loading"
+            ? `the checker is still loading this workspace (budget ${budgetMs} ms)`
+            : `the checker did not answer within the budget (${budgetMs} ms)`,
+        fallback,
+      };
+    }
+    if (r.status === "ok") return { answer: r.answer!, fallback: r.fallback ?? fallback };
+    return {
+      reason: r.status === "failed" ? `the checker failed: ${r.reason}` : `the checker's answer was ${r.status}`,
+      fallback,
+    };
+  }
+
+  /** For /healthz: limits, workspaces open, the worker's heap. */
+  health(): Record<string, unknown> {
+    this.worker?.postMessage({ kind: "stats" } satisfies ToWorker);
+    return {
+      typed: {
+        worker: this.worker ? "running" : "idle",
+        restarts: this.restarts,
+        heap_used_bytes: this.last.heap_used_bytes,
+        limits: {
+          max_workspaces: TYPED_LIMITS.maxWorkspaces,
+          heap_mb: TYPED_LIMITS.heapMb,
+          budget_ms: TYPED_LIMITS.budgetMs,
+          max_files: TYPED_LIMITS.maxFiles,
+          max_bytes: TYPED_LIMITS.maxBytes,
+        },
+        workspaces: this.last.workspaces.map((w) => ({
+          root: w.root,
+          state: w.state,
+          files: w.files,
+          bytes: w.bytes,
+          ...(w.load_ms !== undefined ? { load_ms: w.load_ms } : {}),
+          fallback: w.fallback,
+        })),
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+}

@@ -1,0 +1,352 @@
+/**
+ * Completions from the TypeScript checker (docs/agents.md, "Type-aware completion"): members of the
+ * receiver's real type after `.`, identifiers in scope (type or value position as the checker decides),
+ * auto-import candidates marked. Ranked: how the label matches what was typed (exact-case prefix
+ * first), then how often and how near the name is used in the buffer, then the checker's own tier.
+ * The member or variable being declared at the cursor is never offered.
+ */
+import { createRequire } from "node:module";
+import type * as TS from "typescript";
+import type { WorkspaceService } from "../code/service.js";
+import { matchScore } from "./rank.js";
+
+const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+
+export interface TypedItem {
+  label: string;
+  kind: string;
+  insert_text: string;
+  detail: string;
+  auto_import?: true;
+  source?: string;
+}
+
+export interface TypedAnswer {
+  items: TypedItem[];
+  context: "member" | "identifier";
+  /** Candidates the checker offered before filtering by the prefix. */
+  offered: number;
+}
+
+const KINDS: Record<string, string> = {
+  property: "property",
+  method: "method",
+  getter: "property",
+  setter: "property",
+  accessor: "property",
+  function: "function",
+  "local function": "function",
+  var: "variable",
+  let: "variable",
+  const: "variable",
+  "local var": "variable",
+  using: "variable",
+  "await using": "variable",
+  parameter: "variable",
+  class: "class",
+  "local class": "class",
+  interface: "interface",
+  type: "typeParameter",
+  "type parameter": "typeParameter",
+  enum: "enum",
+  "enum member": "enumMember",
+  module: "module",
+  "external module name": "module",
+  alias: "variable",
+  keyword: "keyword",
+  "primitive type": "keyword",
+  constructor: "constructor",
+  string: "text",
+  label: "text",
+  directory: "folder",
+  script: "file",
+};
+
+/** Identifier occurrences in a buffer: how often each name is used, where, and after which receiver. */
+interface Usage {
+  count: Map<string, number>;
+  /** `receiver.name` → count (the receiver's last identifier). */
+  member: Map<string, number>;
+  /** name → offsets of its occurrences. */
+  at: Map<string, number[]>;
+}
+
+let usageMemo: { text: string; usage: Usage } | undefined;
+
+function usageOf(text: string): Usage {
+  if (usageMemo?.text === text) return usageMemo.usage;
+  const usage: Usage = { count: new Map(), member: new Map(), at: new Map() };
+  const re = /#?[A-Za-z_$][\w$]*/g;
+  let prev: string | undefined;
+  let prevEnd = -1;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const name = m[0];
+    usage.count.set(name, (usage.count.get(name) ?? 0) + 1);
+    let at = usage.at.get(name);
+    if (!at) usage.at.set(name, (at = []));
+    at.push(m.index);
+    const between = prev !== undefined ? text.slice(prevEnd, m.index) : "";
+    if (prev !== undefined && /^\s*\??\.\s*$/.test(between)) {
+      const key = `${prev}.${name}`;
+      usage.member.set(key, (usage.member.get(key) ?? 0) + 1);
+    }
+    prev = name;
+    prevEnd = m.index + name.length;
+  }
+  usageMemo = { text, usage };
+  return usage;
+}
+
+/** The innermost node containing `offset`. */
+function nodeAt(sf: TS.SourceFile, offset: number): TS.Node {
+  let node: TS.Node = sf;
+  for (;;) {
+    const child: TS.Node | undefined = node.forEachChild((c) =>
+      c.getFullStart() <= offset && offset <= c.getEnd() ? c : undefined,
+    );
+    if (!child) return node;
+    node = child;
+  }
+}
+
+/** Names not to offer at the cursor: the class member being declared (for `this.`), the variable being initialised. */
+function declaredHere(sf: TS.SourceFile, offset: number, member: boolean, receiver: string | undefined): Set<string> {
+  const out = new Set<string>();
+  for (let n: TS.Node | undefined = nodeAt(sf, offset); n; n = n.parent) {
+    if (member) {
+      if (
+        receiver === "this" &&
+        (ts.isMethodDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n) || ts.isPropertyDeclaration(n)) &&
+        n.parent &&
+        ts.isClassLike(n.parent) &&
+        ts.isIdentifier(n.name)
+      ) {
+        out.add(n.name.text);
+        break;
+      }
+    } else if (
+      (ts.isVariableDeclaration(n) || ts.isPropertyDeclaration(n) || ts.isPropertyAssignment(n)) &&
+      n.initializer &&
+      n.initializer.getStart(sf) <= offset &&
+      ts.isIdentifier(n.name)
+    ) {
+      out.add(n.name.text);
+      break;
+    }
+    if (ts.isFunctionLike(n) && !ts.isArrowFunction(n) && !member) break;
+  }
+  return out;
+}
+
+/**
+ * The standard globals code uses most (ECMAScript, Node and fetch): a small prior over the hundreds of
+ * lib globals that share the checker's "global" tier, so `Promise` comes before `PromiseRejectionEvent`.
+ */
+const COMMON_GLOBALS = new Set([
+  "Array",
+  "ArrayBuffer",
+  "Awaited",
+  "AbortController",
+  "AbortSignal",
+  "Boolean",
+  "Buffer",
+  "Date",
+  "Error",
+  "Exclude",
+  "Extract",
+  "Function",
+  "Headers",
+  "InstanceType",
+  "Iterable",
+  "IterableIterator",
+  "JSON",
+  "Map",
+  "Math",
+  "NonNullable",
+  "Number",
+  "Object",
+  "Omit",
+  "Parameters",
+  "Partial",
+  "Pick",
+  "Promise",
+  "PromiseLike",
+  "RangeError",
+  "Readonly",
+  "ReadonlyArray",
+  "Record",
+  "RegExp",
+  "Request",
+  "Required",
+  "Response",
+  "ReturnType",
+  "Set",
+  "String",
+  "Symbol",
+  "TypeError",
+  "URL",
+  "URLSearchParams",
+  "Uint8Array",
+  "WeakMap",
+  "clearTimeout",
+  "console",
+  "fetch",
+  "globalThis",
+  "process",
+  "queueMicrotask",
+  "setTimeout",
+  "structuredClone",
+  "undefined",
+]);
+
+/** TypeScript's sort tier ("11", "z15", …) as a bonus: locals above globals above auto-imports. */
+function tierBonus(sortText: string): number {
+  const deprecated = sortText.startsWith("z");
+  const tier = Number.parseInt(deprecated ? sortText.slice(1) : sortText, 10);
+  const base = Number.isNaN(tier) ? 0 : Math.max(-6, (15 - tier) * 3);
+  return deprecated ? base - 20 : base;
+}
+
+const PREFERENCES: TS.UserPreferences = {
+  includeCompletionsWithInsertText: true,
+  includeAutomaticOptionalChainCompletions: true,
+  includeCompletionsWithClassMemberSnippets: false,
+  includeCompletionsWithObjectLiteralMethodSnippets: false,
+  useLabelDetailsInCompletionEntries: true,
+  allowIncompleteCompletions: true,
+};
+
+/** The identifier characters before `offset` and the non-blank character before them. */
+export function prefixAt(text: string, offset: number): { prefix: string; start: number; afterDot: boolean } {
+  let start = offset;
+  while (start > 0 && /[\w$#]/.test(text[start - 1]!)) start--;
+  let i = start;
+  while (i > 0 && /\s/.test(text[i - 1]!)) i--;
+  const afterDot = text[i - 1] === "." && text[i - 2] !== "." && !/\d/.test(text[i - 2] ?? "");
+  return { prefix: text.slice(start, offset), start, afterDot };
+}
+
+/** The last identifier of the receiver before a `.` at `dotEnd` (`this`, `url`, `pool`), when there is one. */
+function receiverName(text: string, start: number): string | undefined {
+  let i = start;
+  while (i > 0 && /\s/.test(text[i - 1]!)) i--;
+  i--; // the dot
+  if (text[i - 1] === "?") i--;
+  while (i > 0 && /\s/.test(text[i - 1]!)) i--;
+  const end = i;
+  while (i > 0 && /[\w$]/.test(text[i - 1]!)) i--;
+  return i < end ? text.slice(i, end) : undefined;
+}
+
+/** The checker's candidates at a word start, before the typed prefix filters and ranks them. */
+interface Collected {
+  path: string;
+  /** Where the word being typed starts, the text before it and the text after the cursor when collected. */
+  start: number;
+  before: string;
+  after: string;
+  prefix: string;
+  context: "member" | "identifier";
+  receiver?: string;
+  excluded: Set<string>;
+  usage: Usage;
+  entries: readonly TS.CompletionEntry[];
+  incomplete: boolean;
+}
+
+/** The last collection: the next keystroke that only extends the word being typed filters it again. */
+let last: Collected | undefined;
+
+function collect(svc: WorkspaceService, path: string, text: string, offset: number): Collected {
+  const { prefix, start, afterDot } = prefixAt(text, offset);
+  svc.update(path, text);
+  const ls = svc.languageService;
+  const res = ls.getCompletionsAtPosition(path, offset, {
+    ...PREFERENCES,
+    // Auto-import candidates once something is typed (TypeScript's own editors do the same).
+    includeCompletionsForModuleExports: prefix.length > 0,
+  });
+  const member = afterDot || (res?.isMemberCompletion ?? false);
+  const receiver = member ? receiverName(text, start) : undefined;
+  const sf = ls.getProgram()?.getSourceFile(path);
+  return {
+    path,
+    start,
+    before: text.slice(0, start),
+    after: text.slice(offset),
+    prefix,
+    context: member ? "member" : "identifier",
+    ...(receiver !== undefined ? { receiver } : {}),
+    excluded: sf ? declaredHere(sf, offset, member, receiver) : new Set<string>(),
+    usage: usageOf(text),
+    // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
+    entries: !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries,
+    incomplete: res?.isIncomplete ?? false,
+  };
+}
+
+/** True when `text` at `offset` only extends (or shortens) the word `c` was collected at. */
+function reusable(c: Collected | undefined, path: string, text: string, offset: number): c is Collected {
+  if (!c || c.path !== path || c.incomplete) return false;
+  // Identifier lists collected before anything was typed lack auto-import candidates.
+  if (c.context === "identifier" && c.prefix === "") return false;
+  if (text.length - offset !== c.after.length || offset < c.start) return false;
+  if (!/^[\w$#]*$/.test(text.slice(c.start, offset))) return false;
+  return text.endsWith(c.after) && text.startsWith(c.before);
+}
+
+/** Complete at `offset` of `path` through the workspace's service (the buffer `text` is fed to it first). */
+export function typedCompletions(
+  svc: WorkspaceService,
+  path: string,
+  text: string,
+  offset: number,
+  limit: number,
+): TypedAnswer & { reused: boolean } {
+  const reused = reusable(last, path, text, offset);
+  const c = reused ? last! : (last = collect(svc, path, text, offset));
+  const prefix = text.slice(c.start, offset);
+  const { usage, receiver, excluded } = c;
+  const member = c.context === "member";
+  const scored: { item: TypedItem; key: number }[] = [];
+  const seen = new Set<string>();
+  for (const e of c.entries) {
+    if (e.kind === ts.ScriptElementKind.warning) continue; // JavaScript's "names in this file": not from the checker
+    if (member && (e.kind === ts.ScriptElementKind.keyword || e.kind === ts.ScriptElementKind.primitiveType)) continue;
+    if (excluded.has(e.name)) continue;
+    const keyword = e.kind === ts.ScriptElementKind.keyword;
+    // A name already typed in full is as good a match as a longer one (a one-letter type parameter `T`).
+    const raw = matchScore(e.name, prefix);
+    if (raw < 0) continue;
+    const match = raw === 90 ? 100 : raw;
+    const autoImport = e.hasAction === true && e.source !== undefined;
+    const dedupe = `${e.name}\0${autoImport ? e.source : ""}`;
+    if (seen.has(dedupe)) continue;
+    seen.add(dedupe);
+    // The occurrence being typed is not "usage".
+    const uses = (usage.count.get(e.name) ?? 0) - (c.prefix === e.name ? 1 : 0);
+    const own = receiver ? (usage.member.get(`${receiver}.${e.name}`) ?? 0) : 0;
+    let nearest = Infinity;
+    for (const at of usage.at.get(e.name) ?? []) if (at !== c.start) nearest = Math.min(nearest, Math.abs(at - offset));
+    const usageBonus = keyword
+      ? -12
+      : (COMMON_GLOBALS.has(e.name) ? 8 : 0) +
+        (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
+        (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
+        (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0);
+    const kind = KINDS[e.kind] ?? "text";
+    const moduleSpecifier = (e.data as { moduleSpecifier?: string } | undefined)?.moduleSpecifier ?? e.source;
+    const item: TypedItem = {
+      label: e.name,
+      kind,
+      insert_text: e.insertText ?? (member && kind === "method" ? `${e.name}($0)` : e.name),
+      detail: autoImport
+        ? `auto-import from "${moduleSpecifier}"`
+        : `${e.kind}${e.kindModifiers ? ` (${e.kindModifiers})` : ""}`,
+      ...(autoImport ? { auto_import: true as const, source: moduleSpecifier ?? "" } : {}),
+    };
+    scored.push({ item, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
+  }
+  scored.sort((a, b) => b.key - a.key || (a.item.label < b.item.label ? -1 : a.item.label > b.item.label ? 1 : 0));
+  return { items: scored.slice(0, limit).map((s) => s.item), context: c.context, offered: c.entries.length, reused };
+}

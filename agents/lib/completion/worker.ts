@@ -1,0 +1,69 @@
+/**
+ * The typed completion engine's worker thread (docs/agents.md, "Type-aware completion"): one language
+ * service per workspace, the least recently used closed beyond TYPED_LIMITS.maxWorkspaces. The agent's
+ * event loop never waits on the checker: it sends a request here and answers from the syntactic engine
+ * when no answer comes within its budget (engine.ts).
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { WorkspaceService } from "../code/service.js";
+import { typedCompletions } from "./typed.js";
+import type { ToWorker, FromWorker } from "./engine.js";
+
+const port = parentPort!;
+const maxWorkspaces = (workerData as { maxWorkspaces: number }).maxWorkspaces;
+/** Least recently used first. */
+const services = new Map<string, WorkspaceService>();
+/** The newest request per workspace: an older one still waiting for the load is answered "stale". */
+const newest = new Map<string, number>();
+
+function post(message: FromWorker): void {
+  port.postMessage(message);
+}
+
+function stats(): FromWorker & { kind: "stats" } {
+  const mem = process.memoryUsage();
+  return {
+    kind: "stats",
+    workspaces: [...services.values()].map((s) => s.stats()),
+    heap_used_bytes: mem.heapUsed,
+  };
+}
+
+function serviceFor(root: string): WorkspaceService {
+  let svc = services.get(root);
+  if (svc) {
+    services.delete(root);
+    services.set(root, svc);
+    return svc;
+  }
+  while (services.size >= maxWorkspaces) {
+    const [oldest, old] = services.entries().next().value as [string, WorkspaceService];
+    services.delete(oldest);
+    old.dispose();
+    post({ kind: "progress", root: oldest, event: { phase: "closed", reason: "least recently used" } });
+  }
+  svc = new WorkspaceService(root, (event) => post({ kind: "progress", root, event }));
+  services.set(root, svc);
+  return svc;
+}
+
+port.on("message", (msg: ToWorker) => {
+  void (async () => {
+    if (msg.kind === "stats") return post(stats());
+    const svc = serviceFor(msg.root);
+    newest.set(msg.root, msg.id);
+    await svc.loaded;
+    if (newest.get(msg.root) !== msg.id) return post({ kind: "answer", id: msg.id, status: "stale" });
+    if (Date.now() > msg.deadline) return post({ kind: "answer", id: msg.id, status: "expired" });
+    if (svc.state !== "ready")
+      return post({ kind: "answer", id: msg.id, status: "failed", reason: svc.fallback.at(-1) ?? "" });
+    try {
+      const answer = typedCompletions(svc, msg.path, msg.text, msg.offset, msg.limit);
+      post({ kind: "answer", id: msg.id, status: "ok", answer, fallback: svc.fallback });
+    } catch (err) {
+      post({ kind: "answer", id: msg.id, status: "failed", reason: (err as Error).message });
+    }
+    svc.refreshInBackground();
+    post(stats());
+  })();
+});

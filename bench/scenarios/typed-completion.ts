@@ -1,0 +1,182 @@
+/**
+ * complete-lite's typed engine (docs/performance.md, "Type-aware completion"): on a generated 200-file
+ * workspace, the first request (the checker still loading: answered within the budget, from the
+ * syntactic engine if need be), the time until the checker answers, then keystroke-by-keystroke
+ * latency on a 2,000-line file with imports after a warm-up line, and the agent's RSS with the
+ * workspace open.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { invokeHttp } from "../../protocol/client.js";
+import { benchDir, DIST, rssMiB, startProc } from "../lib/procs.js";
+import { table, type Scenario } from "../lib/scenario.js";
+import { percentile } from "../../protocol/percentile.js";
+
+const FILES = 200;
+const BIG_LINES = 2000;
+
+function module(i: number): string {
+  const deps = [i - 1, Math.floor(i / 2)].filter((d) => d >= 0 && d !== i);
+  const imports = [...new Set(deps)].map((d) => `import { Service${d}, helper${d} } from "./mod${d}.js";`).join("\n");
+  return `${imports}
+export interface Options${i} {
+  name: string;
+  retries?: number;
+  tags: string[];
+}
+/** Service number ${i}. */
+export class Service${i} {
+  private readonly cache = new Map<string, number>();
+  constructor(readonly options: Options${i}) {}
+  lookup(key: string): number | undefined {
+    return this.cache.get(key);
+  }
+  store(key: string, value: number): void {
+    this.cache.set(key, value);
+  }
+  get label(): string {
+    return this.options.name.toUpperCase();
+  }
+}
+export function helper${i}(input: string): Options${i} {
+  return { name: input.trim(), tags: input.split(",") };
+}
+`;
+}
+
+/** A 2,000-line file importing ten modules, made of functions using them. */
+function bigFile(): string {
+  const lines = Array.from({ length: 10 }, (_, d) => `import { Service${d}, helper${d} } from "./mod${d}.js";`);
+  for (let f = 0; lines.length < BIG_LINES - 10; f++) {
+    const d = f % 10;
+    lines.push(
+      `export function work${f}(raw: string): number {`,
+      `  const options = helper${d}(raw);`,
+      `  const service = new Service${d}(options);`,
+      `  service.store(options.name, options.tags.length);`,
+      `  const found = service.lookup(raw) ?? 0;`,
+      `  return found + service.label.length;`,
+      `}`,
+    );
+  }
+  lines.push(
+    "export function typing(raw: string): number {",
+    "  // the cursor types here",
+    "  return raw.length;",
+    "}",
+  );
+  return lines.join("\n") + "\n";
+}
+
+/** The keystrokes: these lines typed one character at a time where the cursor is. */
+const WARMUP_LINE = "  const first = helper3(raw).name.trim();";
+const TYPED_LINES = [
+  "  const options = helper4(raw);",
+  "  const service = new Service4(options);",
+  "  service.store(options.name.toLowerCase(), options.tags.length);",
+  "  const value = service.lookup(raw) ?? service.label.length;",
+];
+
+export const typedCompletion: Scenario = {
+  name: "typed-completion",
+  title: "complete-lite typed engine: first request on a 200-file workspace, keystrokes on a 2,000-line file, RSS",
+  async run(ctx) {
+    const dir = benchDir();
+    const root = join(dir, "ws");
+    mkdirSync(join(root, "src"), { recursive: true });
+    writeFileSync(
+      join(root, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", lib: ["ES2022"] } }),
+    );
+    for (let i = 0; i < FILES - 1; i++) writeFileSync(join(root, "src", `mod${i}.ts`), module(i));
+    const big = bigFile();
+    writeFileSync(join(root, "src", "big.ts"), big);
+    const socket = join(dir, "lite.sock");
+    const agent = await startProc(join(DIST, "agents/complete-lite/main.js"), ["--listen", socket], socket);
+    try {
+      const ask = async (source: string, offset: number, constraints: Record<string, unknown> = {}) => {
+        const before = source.slice(0, offset);
+        const line = before.split("\n").length;
+        const column = offset - (before.lastIndexOf("\n") + 1);
+        const t0 = performance.now();
+        const r = await invokeHttp(
+          socket,
+          {
+            action: "complete",
+            context: { workspace_root: root, file_path: "src/big.ts", source_code: source, cursor: { line, column } },
+            constraints: { max_items: 20, ...constraints },
+          },
+          70_000,
+        );
+        const ms = performance.now() - t0;
+        const payload = (r.json as { payload?: { engine?: string; items?: { label: string }[] } }).payload;
+        return { ms, engine: payload?.engine ?? "error", items: payload?.items ?? [] };
+      };
+      const cursor = big.indexOf("  // the cursor types here");
+      const first = await ask(big, cursor);
+      ctx.progress(`[typed-completion] first request: ${first.ms.toFixed(0)} ms, engine ${first.engine}`);
+      const t0 = performance.now();
+      const ready = await ask(big, cursor, { timeout_ms: 120_000, typed_wait_ms: 110_000 });
+      const readyMs = first.ms + (performance.now() - t0);
+      ctx.progress(`[typed-completion] checker ready after ${readyMs.toFixed(0)} ms (engine ${ready.engine})`);
+      const type = async (lines: string[]) => {
+        const out: { ms: number; engine: string }[] = [];
+        let text = big;
+        let at = cursor;
+        for (const l of lines) {
+          for (const ch of `${l}\n`) {
+            text = text.slice(0, at) + ch + text.slice(at);
+            at++;
+            const r = await ask(text, at);
+            out.push({ ms: r.ms, engine: r.engine });
+          }
+        }
+        return out;
+      };
+      await type([WARMUP_LINE]);
+      const keys = await type(TYPED_LINES);
+      const rss = agent.child.pid !== undefined ? rssMiB(agent.child.pid) : null;
+      const sorted = keys.map((k) => k.ms).sort((a, b) => a - b);
+      const typedShare = Math.round((100 * keys.filter((k) => k.engine === "typed").length) / keys.length);
+      const results = {
+        first_request_ms: Math.round(first.ms),
+        first_request_engine: first.engine,
+        checker_ready_ms: Math.round(readyMs),
+        keystrokes: keys.length,
+        keystroke_p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
+        keystroke_p95_ms: Math.round(percentile(sorted, 95) * 10) / 10,
+        keystroke_max_ms: Math.round((sorted.at(-1) ?? 0) * 10) / 10,
+        typed_share_pct: typedShare,
+        rss_mib: rss,
+      };
+      ctx.progress(`[typed-completion] ${JSON.stringify(results)}`);
+      const markdown = [
+        `A generated workspace of ${FILES} TypeScript files (tsconfig.json, ES2022 lib); the edited file has ${BIG_LINES} lines and imports ten of them. Keystrokes: ${keys.length} characters typed one at a time after a warm-up line, each a full request over the agent's socket with the default budget. Targets: first request <= 1500 ms, keystroke p95 <= 25 ms.`,
+        "",
+        table(
+          [
+            "first request ms (engine)",
+            "checker ready ms",
+            "keystroke p50 ms",
+            "keystroke p95 ms",
+            "typed answers %",
+            "agent RSS MiB",
+          ],
+          [
+            [
+              `${results.first_request_ms} (${first.engine})`,
+              results.checker_ready_ms,
+              results.keystroke_p50_ms,
+              results.keystroke_p95_ms,
+              typedShare,
+              rss,
+            ],
+          ],
+        ),
+      ].join("\n");
+      return { parameters: { files: FILES, big_lines: BIG_LINES, keystrokes: keys.length }, results, markdown };
+    } finally {
+      await agent.stop();
+    }
+  },
+};

@@ -1,0 +1,209 @@
+/** complete-lite's typed engine through the real executable (dist/), on temp workspaces. */
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { httpRequest, invokeHttp } from "../../../../protocol/client.js";
+import { serve, type Served } from "../../../../tools/conformance/process.js";
+import { tempDir } from "../../../helpers.js";
+import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
+
+const SHAPES = `export interface Named {
+  name: string;
+  rename(to: string): void;
+}
+export class Base implements Named {
+  name = "";
+  protected hidden = 1;
+  rename(to: string): void {
+    this.name = to;
+  }
+}
+export class Circle extends Base {
+  radius = 1;
+  area(): number {
+    return Math.PI * this.radius ** 2;
+  }
+  get diameter(): number {
+    return this.radius * 2;
+  }
+}
+export class Box<T> {
+  constructor(readonly value: T) {}
+  map<U>(f: (v: T) => U): Box<U> {
+    return new Box(f(this.value));
+  }
+}
+export enum Color {
+  Red,
+  Green,
+  Blue,
+}
+export namespace Geometry {
+  export const origin = { x: 0, y: 0 };
+  export function distance(): number {
+    return 0;
+  }
+}
+export type Shape = { kind: "circle"; radius: number } | { kind: "square"; side: number };
+`;
+
+const EXTRA = `export function helperFn(): number {
+  return 1;
+}
+`;
+
+interface Ws {
+  dir: string;
+  cleanup: () => void;
+}
+
+function workspace(files: Record<string, string>): Ws {
+  const t = tempDir("aipty-");
+  const dir = realpathSync(t.dir);
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(dir, rel, ".."), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+  return { dir, cleanup: t.cleanup };
+}
+
+describe("complete-lite, typed engine", () => {
+  let t: { dir: string; cleanup: () => void };
+  let agent: Served;
+  let ws: Ws;
+  beforeAll(async () => {
+    t = tempDir("aipc-");
+    agent = await serve(COMPLETE_LITE, join(t.dir, "a.sock"));
+    ws = workspace({
+      "tsconfig.json": JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022", "DOM"] } }),
+      "node_modules/.keep": "",
+      "src/shapes.ts": SHAPES,
+      "src/extra.ts": EXTRA,
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await agent.stop();
+    expect(agent.stderr()).toBe("");
+    ws.cleanup();
+    t.cleanup();
+  });
+
+  /** Complete `body` (written to src/use.ts) at the end of `needle` (plus `delta`), waiting for the checker. */
+  async function complete(body: string, needle: string, constraints: Json = {}, root = ws.dir): Promise<Json> {
+    const source = `import { Base, Box, Circle, Color, Geometry, type Shape } from "./shapes";\n${body}`;
+    const r = await invokeHttp(
+      agent.socketPath,
+      {
+        action: "complete",
+        context: {
+          workspace_root: root,
+          file_path: "src/use.ts",
+          source_code: source,
+          cursor: cursorOf(source, needle, needle.length),
+        },
+        constraints: { timeout_ms: 60_000, typed_wait_ms: 60_000, max_items: 20, ...constraints },
+      },
+      70_000,
+    );
+    const json = r.json as Json;
+    expect(json.status, JSON.stringify(json.error)).toBe("success");
+    return json.payload as Json;
+  }
+  const labels = (p: Json): string[] => (p.items as Json[]).map((i) => i.label as string);
+
+  it("offers inherited members of a class instance, not protected ones, with methods as calls", async () => {
+    const p = await complete("const c = new Circle();\nc.\n", "c.");
+    expect(p.engine, p.engine_reason).toBe("typed");
+    expect(p.context).toBe("member");
+    expect(labels(p).sort()).toEqual(["area", "diameter", "name", "radius", "rename"]);
+    expect(p.items.find((i: Json) => i.label === "area")).toMatchObject({ kind: "method", insert_text: "area($0)" });
+    expect(p.replace).toEqual({ start: { line: 3, column: 2 }, end: { line: 3, column: 2 } });
+  });
+
+  it("ranks members the buffer already uses on that receiver first, and never the member being declared", async () => {
+    const p = await complete(
+      "class Ring extends Circle {\n  get inner(): number {\n    return this.radius + this.radius + this.\n  }\n}\n",
+      "this.radius + this.radius + this.",
+    );
+    expect(labels(p)[0]).toBe("radius");
+    expect(labels(p)).not.toContain("inner");
+    expect(labels(p)).toContain("area");
+  });
+
+  it("follows generics, unions, optional chaining, enums and namespaces", async () => {
+    const generic = await complete("new Box(1).map((n) => String(n)).value.toUpp\n", "value.toUpp");
+    expect(labels(generic)).toEqual(["toUpperCase", "toLocaleUpperCase"]);
+    const union = await complete("declare const s: Shape;\ns.\n", "s.");
+    expect(labels(union)).toEqual(["kind"]);
+    const optional = await complete("declare const maybe: Circle | undefined;\nmaybe?.ar\n", "maybe?.ar");
+    expect(labels(optional)).toEqual(["area"]);
+    const en = await complete("Color.\n", "Color.");
+    expect(labels(en)).toEqual(["Blue", "Green", "Red"]);
+    expect(en.items[0]).toMatchObject({ kind: "enumMember" });
+    const ns = await complete("Geometry.\n", "Geometry.");
+    expect(labels(ns)).toEqual(["distance", "origin"]);
+  });
+
+  it("knows library types: string, Map, Response", async () => {
+    const str = await complete('"abc".startsW\n', "startsW");
+    expect(labels(str)).toEqual(["startsWith"]);
+    const map = await complete("const m = new Map<string, number>();\nm.\n", "m.");
+    expect(labels(map)).toEqual(expect.arrayContaining(["get", "set", "has", "delete", "size", "forEach"]));
+    const res = await complete('fetch("x").then((r) => r.js);\n', "r.js");
+    expect(labels(res)).toEqual(["json"]);
+  });
+
+  it("respects type and value positions, and marks auto-import candidates", async () => {
+    const typePos = await complete("let v: Sha\n", "let v: Sha");
+    expect(labels(typePos)).toContain("Shape");
+    const valuePos = await complete("const w = Sha\n", "const w = Sha");
+    expect(labels(valuePos)).not.toContain("Shape");
+    const auto = await complete("const h = helperF\n", "helperF");
+    expect(auto.items[0]).toMatchObject({ label: "helperFn", auto_import: true, source: "./extra" });
+  });
+
+  it("never offers plain identifiers after a dot the syntactic engine cannot follow", async () => {
+    const p = await complete("function make() { return new Circle(); }\nconst local = 1;\nmake().\n", "make().", {
+      typed_wait_ms: 0,
+    });
+    expect(p.engine).toBe("syntactic");
+    expect(p.context).toBe("member");
+    expect(labels(p)).not.toContain("local");
+    const typedAnswer = await complete(
+      "function make() { return new Circle(); }\nconst local = 1;\nmake().\n",
+      "make().",
+    );
+    expect(typedAnswer.engine, typedAnswer.engine_reason).toBe("typed");
+    expect(labels(typedAnswer)).toContain("area");
+    expect(labels(typedAnswer)).not.toContain("local");
+  });
+
+  it("answers from the syntactic engine when the checker has no time, and says so", async () => {
+    const p = await complete("const alpha = 1;\nconst b = alp\n", "alp", { typed_wait_ms: 0 });
+    expect(p.engine).toBe("syntactic");
+    expect(p.engine_reason).toBe("no time left for the checker");
+    expect(labels(p)[0]).toBe("alpha");
+  });
+
+  it("still completes without a tsconfig.json or node_modules, or with a broken tsconfig.json, and says what it fell back to", async () => {
+    const bare = workspace({ "src/shapes.ts": SHAPES });
+    const broken = workspace({ "src/shapes.ts": SHAPES, "tsconfig.json": '{ "compilerOptions": ' });
+    try {
+      const a = await complete("Color.\n", "Color.", {}, bare.dir);
+      expect(a.engine, a.engine_reason).toBe("typed");
+      expect(labels(a)).toEqual(["Blue", "Green", "Red"]);
+      expect(a.fallbacks[0]).toMatch(/^no tsconfig\.json: default options/);
+      expect(a.fallbacks[1]).toMatch(/^no node_modules/);
+      const b = await complete("new Circle().ar\n", "().ar", {}, broken.dir);
+      expect(b.engine).toBe("typed");
+      expect(labels(b)).toEqual(["area"]);
+      expect(b.fallbacks[0]).toMatch(/^tsconfig\.json does not parse/);
+      const health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
+      expect(health.typed.limits).toMatchObject({ max_workspaces: 3 });
+      expect(health.typed.workspaces.map((w: Json) => w.root)).toEqual(expect.arrayContaining([bare.dir, broken.dir]));
+    } finally {
+      bare.cleanup();
+      broken.cleanup();
+    }
+  });
+});
