@@ -20,8 +20,16 @@ import { loadRequestSource } from "../lib/code/source.js";
 import { readContained } from "../lib/code/workspace.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { testLocation, usesJsSuffix } from "./paths.js";
-import { constructorArgs, renderTest, thrownBy, type Framework } from "./render.js";
+import { exampleCases } from "./examples.js";
+import { guardCases } from "./guards.js";
+import { checkPlan, formatTest } from "./pipeline.js";
+import { assemble, constructorArgs, planTests, thrownBy, type Framework } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
+import { typedCall, type TypedCall } from "./typed.js";
+import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS } from "./verify.js";
+
+/** Time kept back from the request's deadline for formatting and answering after a test run. */
+const RUN_MARGIN_MS = 1500;
 
 /** ESM packages (`"type": "module"`) import with `.js` suffixes; used when the source has no relative imports to copy. */
 async function isEsmPackage(root: string | undefined): Promise<boolean> {
@@ -136,25 +144,63 @@ export function createTestgen(cache = new ParseCache()) {
       ...(testPathIn ? { testPath: testPathIn } : {}),
     });
     const importable = exp !== undefined && !isPrivate;
-    const text = renderTest({
+    const jsSuffix = usesJsSuffix(imports) ?? (await isEsmPackage(src.root));
+    const isMethod = sig.class !== undefined;
+    const callee: Parameters<typeof typedCall>[2]["callee"] = !isMethod
+      ? { kind: "function", name: exp?.name ?? sig.name }
+      : { kind: isStatic ? "static" : "instance", cls: exp?.name ?? exportName, name: sig.name };
+    const examples =
+      target.slice.doc && (!isMethod || isStatic)
+        ? exampleCases(target.slice.doc.value, isMethod ? `${sig.class}.${sig.name}` : sig.name)
+        : [];
+    const guards = throws !== undefined ? guardCases(target.slice.fn, sig.params, parsed.source) : [];
+    const fnEnd = target.slice.fn.range[1];
+    const sourceText = parsed.source;
+    // The checker: the workspace's project (its tsconfig, or defaults), the buffer as the request sent it.
+    const project = await checkProject(src.root);
+    const srcAbs = src.absPath ?? join(project.root, src.displayPath ?? (ts ? "module.ts" : "module.js"));
+    if (typeof request.context.source_code === "string" || src.absPath === undefined)
+      project.overlay.set(srcAbs, sourceText);
+    const testAbs = join(project.root, loc.test_path);
+    let typed: TypedCall | undefined;
+    if (ts && importable) {
+      const program = buildProgram(project, [srcAbs]);
+      typed = typedCall(program, srcAbs, { fnEnd, testFile: testAbs, jsSuffix, callee });
+    }
+    ctx.timer.mark("types");
+    const plan = planTests({
       sig,
       framework,
       ts,
       ...(importable ? { specifier: loc.specifier, importName: exp.name } : {}),
       defaultExport: exp?.isDefault ?? false,
-      ctorArgs,
+      ctorArgs: typed?.ctorArgs ?? ctorArgs,
       isStatic,
       ...(throws !== undefined ? { throws } : {}),
       notes,
+      ...(typed ? { args: typed.args, typeImports: typed.typeImports } : {}),
+      examples,
+      guards,
     });
-    ctx.timer.mark("render");
+    const runTimeoutMs = Math.min(
+      constraints.run_timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS,
+      Math.max(0, ctx.remainingMs() - RUN_MARGIN_MS),
+    );
+    const checked = await checkPlan(plan, {
+      project,
+      testFile: testAbs,
+      testPath: loc.test_path,
+      ts,
+      runTimeoutMs,
+      ...(src.root !== undefined ? { root: src.root } : {}),
+    });
+    project.overlay.clear();
+    ctx.timer.mark("check");
+    const text = assemble(plan, checked.keep, checked.madeTodo);
     const testDialect = dialectOf(undefined, loc.test_path);
     let content: string;
     try {
-      content = await format(text, {
-        parser: testDialect.language === "typescript" ? "typescript" : "babel",
-        printWidth: 100,
-      });
+      content = await formatTest(text, testDialect.language === "typescript");
       parseProgram(content, testDialect, loc.test_path);
     } catch (err) {
       throw new AipError(
@@ -163,6 +209,7 @@ export function createTestgen(cache = new ParseCache()) {
       );
     }
     ctx.timer.mark("format");
+    const valueKinds = new Set(["example", "value", "throws"]);
     return {
       test_path: loc.test_path,
       framework,
@@ -170,6 +217,15 @@ export function createTestgen(cache = new ParseCache()) {
       signature: sig,
       import: importable ? { specifier: loc.specifier, name: exp.name, default: exp.isDefault } : null,
       notes,
+      tests: {
+        kept: checked.keep.length,
+        todo: checked.madeTodo.length,
+        dropped: checked.verdicts.filter((v) => v.outcome === "dropped").length,
+        value_assertions: checked.keep.filter((c) => valueKinds.has(c.kind)).length,
+        from_examples: checked.keep.filter((c) => c.kind === "example").length,
+        verdicts: checked.verdicts,
+      },
+      checks: checked.checks,
       ...partialFields(parsed),
     };
   });
