@@ -18,6 +18,7 @@ import {
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
 import { readContained } from "../lib/code/workspace.js";
+import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { testLocation, usesJsSuffix } from "./paths.js";
 import { exampleCases } from "./examples.js";
@@ -27,6 +28,9 @@ import { assemble, constructorArgs, planTests, thrownBy, type Framework } from "
 import { targetAtCursor, targetByName } from "./target.js";
 import { typedCall, type TypedCall } from "./typed.js";
 import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS } from "./verify.js";
+
+/** Arguments computed for lone buffers (see the use). */
+const bufferArgs = new TextMemo<TypedCall | undefined>(64);
 
 /** Time kept back from the request's deadline for formatting and answering after a test run. */
 const RUN_MARGIN_MS = 1500;
@@ -164,8 +168,13 @@ export function createTestgen(cache = new ParseCache()) {
     const testAbs = join(project.root, loc.test_path);
     let typed: TypedCall | undefined;
     if (ts && importable) {
-      const program = buildProgram(project, [srcAbs]);
-      typed = typedCall(program, srcAbs, { fnEnd, testFile: testAbs, jsSuffix, callee });
+      const opts = { fnEnd, testFile: testAbs, jsSuffix, callee };
+      const compute = (): TypedCall | undefined => typedCall(buildProgram(project, [srcAbs]), srcAbs, opts);
+      // A lone buffer's arguments depend on nothing else: remembered by the buffer and the target.
+      typed =
+        src.root === undefined
+          ? bufferArgs.get(`${srcAbs}\0${JSON.stringify(opts)}\0${sourceText}`, compute)
+          : compute();
     }
     ctx.timer.mark("types");
     const plan = planTests({

@@ -59,7 +59,11 @@ export async function formatTest(text: string, ts: boolean): Promise<string> {
 function caseLines(content: string, cases: TestCase[]): { c: TestCase; from: number; to: number }[] {
   const lines = content.split("\n");
   const starts = cases
-    .map((c) => ({ c, from: lines.findIndex((l) => l.includes(JSON.stringify(c.title))) + 1 }))
+    .map((c) => {
+      // prettier picks the quotes: double, or single when the title holds double quotes.
+      const forms = [JSON.stringify(c.title), `'${c.title.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`];
+      return { c, from: lines.findIndex((l) => forms.some((f) => l.includes(f))) + 1 };
+    })
     .filter((x) => x.from > 0)
     .sort((a, b) => a.from - b.from);
   return starts.map((s, i) => ({ ...s, to: i + 1 < starts.length ? starts[i + 1]!.from - 1 : lines.length }));
@@ -100,7 +104,7 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
     return { keep, madeTodo, verdicts, checks };
   }
   if (opts.runTimeoutMs <= 0) {
-    checks.notes.push("not run: no time left in the request's deadline");
+    checks.notes.push("not run: constraints.run_timeout_ms is 0, or no time is left before the request's deadline");
     return { keep, madeTodo, verdicts, checks };
   }
   checks.runner = runner;

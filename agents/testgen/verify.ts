@@ -17,6 +17,7 @@ import ts from "typescript";
 import { isInside } from "../../protocol/paths.js";
 import { loadProject } from "../lib/code/project.js";
 import { readContainedSync } from "../lib/code/workspace.js";
+import { TextMemo } from "../lib/memo.js";
 
 /** Test runs take at most this long unless `constraints.run_timeout_ms` says otherwise (the request deadline caps both). */
 export const DEFAULT_RUN_TIMEOUT_MS = 20_000;
@@ -38,9 +39,22 @@ export interface CheckProject {
   /** Parsed files kept between requests (path → text + SourceFile). */
   parsed: Map<string, { text: string; sf: ts.SourceFile }>;
   program?: ts.Program;
+  /** Where the last program is kept for the next request on this workspace. */
+  kept: Kept;
 }
 
-const cache = new Map<string, CheckProject>();
+/** What is kept of a workspace between requests: parsed files and the last program (for structure reuse). */
+interface Kept {
+  parsed: Map<string, { text: string; sf: ts.SourceFile }>;
+  program?: ts.Program;
+}
+const cache = new Map<string, Kept>();
+/** Parsed files kept per workspace beyond this many are forgotten (all at once). */
+const MAX_PARSED = 10_000;
+/** Typecheck results of lone buffers (a pure function of the buffer, the test and the framework). */
+const bufferChecks = new TextMemo<TypecheckResult>(64);
+const BUFFER_ROOT = "/__agency_buffer__";
+
 /** TypeScript's own lib files, parsed once per process (by path and language version). */
 const libFiles = new Map<string, ts.SourceFile>();
 
@@ -110,11 +124,25 @@ function hostFor(project: CheckProject): ts.CompilerHost {
   };
 }
 
-/** The project of a workspace root (cached), or of a lone buffer under a virtual root. */
+function keptFor(key: string): Kept {
+  let kept = cache.get(key);
+  if (kept) cache.delete(key);
+  else kept = { parsed: new Map() };
+  if (kept.parsed.size > MAX_PARSED) kept.parsed.clear();
+  cache.set(key, kept);
+  while (cache.size > MAX_CACHED_WORKSPACES) cache.delete(cache.keys().next().value!);
+  return kept;
+}
+
+/**
+ * The project of a workspace root, or of a lone buffer under a virtual root. Each request gets its own
+ * (its overlay is its own); parsed files and the last program are shared per workspace.
+ */
 export async function checkProject(root: string | undefined): Promise<CheckProject> {
   if (root === undefined) {
+    const kept = keptFor(BUFFER_ROOT);
     return {
-      root: "/__agency_buffer__",
+      root: BUFFER_ROOT,
       options: {
         target: ts.ScriptTarget.ES2022,
         module: ts.ModuleKind.ESNext,
@@ -130,29 +158,32 @@ export async function checkProject(root: string | undefined): Promise<CheckProje
       fileNames: [],
       fallback: ["no workspace_root: the buffer is checked alone, with default options"],
       overlay: new Map(),
-      parsed: new Map(),
+      parsed: kept.parsed,
+      ...(kept.program ? { program: kept.program } : {}),
+      kept,
     };
   }
-  const hit = cache.get(root);
   const loaded = await loadProject(root);
-  const project: CheckProject = {
+  const kept = keptFor(root);
+  return {
     root,
     options: { ...loaded.options, noEmit: true, noUnusedLocals: false, noUnusedParameters: false },
     fileNames: loaded.fileNames,
     fallback: loaded.fallback,
     overlay: new Map(),
-    parsed: hit?.parsed ?? new Map(),
-    ...(hit?.program ? { program: hit.program } : {}),
+    parsed: kept.parsed,
+    ...(kept.program ? { program: kept.program } : {}),
+    kept,
   };
-  cache.delete(root);
-  cache.set(root, project);
-  while (cache.size > MAX_CACHED_WORKSPACES) cache.delete(cache.keys().next().value!);
-  return project;
 }
 
-/** A program over the project's files plus `extra` (overlay files), reusing the previous one's structure. */
+/**
+ * A program over `extra` (the source and the test) and the project's declaration files (global
+ * declarations are not imported), reusing the previous one's structure. The rest of the project comes
+ * in only as far as imports reach.
+ */
 export function buildProgram(project: CheckProject, extra: string[]): ts.Program {
-  const roots = [...new Set([...project.fileNames, ...extra])];
+  const roots = [...new Set([...extra, ...project.fileNames.filter((f) => /\.d\.[cm]?ts$/.test(f))])];
   const program = ts.createProgram({
     rootNames: roots,
     options: project.options,
@@ -160,6 +191,7 @@ export function buildProgram(project: CheckProject, extra: string[]): ts.Program
     ...(project.program ? { oldProgram: project.program } : {}),
   });
   project.program = program;
+  project.kept.program = program;
   return program;
 }
 
@@ -205,6 +237,14 @@ export function typecheck(
   framework: string,
 ): TypecheckResult {
   project.overlay.set(testFile, content);
+  if (project.root === BUFFER_ROOT) {
+    const key = [framework, ...[...project.overlay].sort().flat()].join("\0");
+    return bufferChecks.get(key, () => typecheckNow(project, testFile, framework));
+  }
+  return typecheckNow(project, testFile, framework);
+}
+
+function typecheckNow(project: CheckProject, testFile: string, framework: string): TypecheckResult {
   let program = buildProgram(project, [testFile]);
   let errors = errorsOf(program, testFile);
   if (errors.some((e) => frameworkMissing(e, framework))) {
