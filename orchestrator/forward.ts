@@ -145,7 +145,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
   try {
     release = await agent.pool.acquire(deadline, controller.signal);
     timings.queue = ms(tQueue);
-    agent.inflight++;
+    agent.beginRequest();
     const tAgent = performance.now();
     try {
       const response = await call(agent, request, traceId, deadline, controller.signal);
@@ -156,7 +156,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
       else deps.onAgentSuccess(agent);
       return finish(response);
     } finally {
-      agent.inflight--;
+      agent.endRequest();
     }
   } catch (err) {
     timings.queue ??= ms(tQueue);

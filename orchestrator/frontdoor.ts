@@ -2,6 +2,7 @@
  * The orchestrator's front door: AIP-1 on its Unix socket (owner, or the socket group), the admin API on
  * a separate owner-only socket (docs/security.md), and an optional 127.0.0.1 port for probes.
  */
+import type { Limits } from "../protocol/limits.js";
 import { createServer, type Server } from "node:http";
 import { z } from "zod";
 import { AipError } from "../protocol/errors.js";
@@ -9,6 +10,7 @@ import { openApiDocument, schemaDocument } from "../protocol/published.js";
 import { formatIssues } from "../protocol/schemas.js";
 import { AipServer, type RouteHandler } from "../protocol/server.js";
 import type { Orchestrator } from "./orchestrator.js";
+import { agentList } from "./status.js";
 
 const json = (status: number, body: unknown): { status: number; body: string } => ({
   status,
@@ -74,7 +76,7 @@ export function routes(o: Orchestrator): Record<string, RouteHandler> {
       return json(h.httpStatus, h.body);
     },
     "GET /metrics": async () => ({ status: 200, body: await o.metrics.text(), contentType: o.metrics.contentType }),
-    "GET /v1/agents": async () => json(200, { agents: o.agentList() }),
+    "GET /v1/agents": async () => json(200, { agents: agentList(o.agents) }),
   };
 }
 
@@ -112,7 +114,7 @@ export function adminRoutes(o: Orchestrator): Record<string, RouteHandler> {
   };
 }
 
-function serverLimits(o: Orchestrator): Parameters<typeof AipServer.listen>[0]["limits"] {
+function serverLimits(o: Orchestrator): Partial<Limits> {
   const l = o.config.limits;
   return {
     maxBodyBytes: l.max_body_bytes,

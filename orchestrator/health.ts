@@ -1,6 +1,5 @@
 /** Health probes: GET /healthz on each agent's socket, on a fresh connection, with a deadline. */
 import { httpRequest } from "../protocol/client.js";
-import type { AgentRecord } from "./agent.js";
 
 export interface ProbeResult {
   ok: boolean;
@@ -19,23 +18,4 @@ export async function probe(socketPath: string, timeoutMs: number): Promise<Prob
   } catch (err) {
     return { ok: false, report: null, error: `healthz failed: ${(err as Error).message}` };
   }
-}
-
-/** Fold a probe into the agent's cached health; returns true when its state changed. */
-export function applyProbe(agent: AgentRecord, result: ProbeResult, unhealthyAfter: number): boolean {
-  const before = agent.state;
-  agent.health = {
-    checked_at: new Date().toISOString(),
-    ok: result.ok,
-    consecutive_failures: result.ok ? 0 : agent.health.consecutive_failures + 1,
-    report: result.report ?? agent.health.report,
-  };
-  if (result.ok) {
-    if (agent.circuit.open) agent.circuit = { open: false, failures: 0, opened_at: null };
-    if (agent.state === "unhealthy" || agent.state === "starting") agent.state = "healthy";
-  } else {
-    agent.lastError = result.error;
-    if (agent.state === "healthy" && agent.health.consecutive_failures >= unhealthyAfter) agent.state = "unhealthy";
-  }
-  return before !== agent.state;
 }

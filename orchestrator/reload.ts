@@ -7,7 +7,7 @@
 import { spawn, type StdioOptions } from "node:child_process";
 import { closeSync, writeSync } from "node:fs";
 import { z } from "zod";
-import type { AdoptedAgent, Handoff } from "./orchestrator.js";
+import type { AdoptedAgent, Handoff } from "./processes.js";
 import { HANDOVER_FD_VAR } from "./sd-daemon.js";
 
 const ADOPT_VAR = "AIP_ADOPT";

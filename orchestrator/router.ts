@@ -94,31 +94,17 @@ export interface AdmissionRule {
  * `threshold` when a light agent with one of the same capabilities is registered, and comes back after
  * `samples` samples in a row below `readmitBelow`. Returns the agents whose admission changed.
  */
-export function applyResourceRule(agents: AgentRecord[], load: number, rule: AdmissionRule): AgentRecord[] {
+export function applyResourceRule(agents: readonly AgentRecord[], load: number, rule: AdmissionRule): AgentRecord[] {
   const changed: AgentRecord[] = [];
   for (const a of agents) {
-    const lighter = agents.some(
-      (b) => b !== a && !b.heavy && b.state !== "rejected" && b.manifest.capabilities.some((c) => a.serves(c)),
-    );
-    if (!a.heavy || !lighter) {
-      a.admissionStreak = 0;
-      if (!a.admission.admitted) {
-        a.admission = { admitted: true, reason: null };
-        changed.push(a);
-      }
-      continue;
-    }
+    const applies =
+      a.heavy &&
+      agents.some(
+        (b) => b !== a && !b.heavy && b.state !== "rejected" && b.manifest.capabilities.some((c) => a.serves(c)),
+      );
     const pushing = a.admission.admitted ? load > rule.threshold : load < rule.readmitBelow;
-    a.admissionStreak = pushing ? a.admissionStreak + 1 : 0;
-    if (a.admissionStreak < rule.samples) continue;
-    a.admissionStreak = 0;
-    a.admission = a.admission.admitted
-      ? {
-          admitted: false,
-          reason: `host CPU ${(load * 100).toFixed(0)}% > ${(rule.threshold * 100).toFixed(0)}%; a lighter agent serves its capability`,
-        }
-      : { admitted: true, reason: null };
-    changed.push(a);
+    const reason = `host CPU ${(load * 100).toFixed(0)}% > ${(rule.threshold * 100).toFixed(0)}%; a lighter agent serves its capability`;
+    if (a.admit({ applies, pushing, samples: rule.samples, reason })) changed.push(a);
   }
   return changed;
 }

@@ -3,16 +3,11 @@
  * HTTP/1.1 keep-alive or NDJSON chosen by the first byte of each connection.
  */
 import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server as HttpServer,
-  type ServerResponse,
-} from "node:http";
 import { lstat, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { AipError, problem } from "./errors.js";
-import { errorResponse, httpStatusOf } from "./envelope.js";
+import { AipError } from "./errors.js";
+import { errorResponse } from "./envelope.js";
+import { HttpFraming, type RouteHandler } from "./http.js";
 import { decodeJson } from "./json.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { serveNdjson } from "./ndjson.js";
@@ -36,20 +31,7 @@ export interface InvokeContext {
 /** Answers one decoded JSON request. Throwing is allowed: the server turns it into an AIP-1 error. */
 export type InvokeHandler = (request: unknown, ctx: InvokeContext) => Promise<AipResponse>;
 
-export interface RouteResponse {
-  status: number;
-  body: string;
-  contentType?: string;
-}
-
-export interface RouteContext {
-  signal: AbortSignal;
-  url: URL;
-  /** Decoded JSON body for POST routes (undefined when empty). */
-  body: unknown;
-}
-
-export type RouteHandler = (ctx: RouteContext) => Promise<RouteResponse>;
+export type { RouteContext, RouteHandler, RouteResponse } from "./http.js";
 
 export type ServerEvent =
   | { event: "client_error"; message: string; code?: string; suppressed?: number }
@@ -74,12 +56,8 @@ export interface AipServerOptions {
   onEvent?: (event: ServerEvent) => void;
 }
 
-const JSON_TYPE = "application/json";
 /** Temporary socket names bound by this process (see start()). */
 let boundCount = 0;
-/** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
-const LINGER_MS = 2000;
-const PROBLEM_TYPE = "application/problem+json";
 /** Malformed-request events logged per second at most (a flood of bad bytes must not become a flood of log). */
 const CLIENT_ERROR_EVENTS_PER_S = 10;
 
@@ -96,7 +74,7 @@ export class AipServer {
   readonly socketPath: string;
   readonly limits: Limits;
   private readonly net: NetServer;
-  private readonly http: HttpServer;
+  private readonly http: HttpFraming;
   private readonly sockets = new Set<Socket>();
   private readonly connectionIds = new WeakMap<Socket, number>();
   private connectionCount = 0;
@@ -104,10 +82,6 @@ export class AipServer {
   private ino: number | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
-  /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
-  private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
-  /** Responses whose request body went bad or ran out of time: answered by onClientError, never invoked. */
-  private readonly failedBodies = new WeakSet<ServerResponse>();
   /** Shutting down: answer what was read, then close each connection (HTTP: Connection: close). */
   private draining = false;
   private handedOver = false;
@@ -117,30 +91,14 @@ export class AipServer {
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
     this.limits = resolveLimits(options.limits);
-    this.http = createHttpServer(
-      {
-        keepAliveTimeout: this.limits.idleTimeoutMs,
-        headersTimeout: this.limits.headersTimeoutMs,
-        requestTimeout: this.limits.requestReceiveTimeoutMs,
-        maxHeaderSize: 16 * 1024,
-        // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's
-        // own check would answer them a bare 400 instead of an AIP-1 envelope.
-        requireHostHeader: false,
-        connectionsCheckingInterval: Math.max(
-          50,
-          Math.min(1000, Math.floor(Math.min(this.limits.headersTimeoutMs, this.limits.requestReceiveTimeoutMs) / 2)),
-        ),
-      },
-      (req, res) =>
-        void this.onHttp(req, res).catch((err: unknown) => {
-          this.emit({ event: "handler_error", trace_id: "", error: err });
-          res.destroy();
-        }),
-    );
-    // Node enforces headersTimeout/requestTimeout only for servers that emitted "listening";
-    // ours never listens itself (connections are handed over after sniffing), so start its checker.
-    this.http.emit("listening");
-    this.http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+    this.http = new HttpFraming({
+      limits: this.limits,
+      routes: options.routes ?? {},
+      answer: (body, signal, socket) => this.answer(body, signal, "http", this.connectionIds.get(socket) ?? 0),
+      draining: () => this.draining,
+      clientError: (err) => this.emitClientError(err),
+      handlerError: (traceId, error) => this.emit({ event: "handler_error", trace_id: traceId, error }),
+    });
     this.net = createNetServer({ allowHalfOpen: true }, (socket) => this.onConnection(socket));
     this.net.maxConnections = this.limits.maxConnections;
     this.net.on("drop", () => this.emit({ event: "connection_dropped", connections: this.sockets.size }));
@@ -250,7 +208,7 @@ export class AipServer {
       socket.unshift(joined);
       head = [];
       if (isHttpStart(first)) {
-        this.http.emit("connection", socket);
+        this.http.accept(socket);
       } else {
         const drain = serveNdjson(socket, this.limits, (bytes, signal) =>
           this.answerFrame(bytes, signal, "ndjson", this.connectionIds.get(socket) ?? 0),
@@ -268,61 +226,6 @@ export class AipServer {
     };
     socket.on("data", sniff);
     socket.once("end", onEarlyEnd);
-  }
-
-  /** Remember the responses still being produced on a connection, until each is finished or torn down. */
-  private track(socket: Socket, res: ServerResponse): void {
-    let open = this.responding.get(socket);
-    if (!open) this.responding.set(socket, (open = new Set()));
-    open.add(res);
-    res.once("close", () => open.delete(res));
-  }
-
-  private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-    this.emitClientError(err);
-    if (!socket.writable || err.code === "ECONNRESET") {
-      socket.destroy();
-      return;
-    }
-    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
-    const timeout = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
-    const p = tooLarge
-      ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
-      : problem("AIP_ERR_INVALID_JSON", {
-          detail: timeout
-            ? "HTTP request did not arrive in time"
-            : `Malformed HTTP request (${err.code ?? "parse error"})`,
-          suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
-        });
-    const status = timeout ? 408 : p.status;
-    const failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
-    const pending = [...(this.responding.get(socket) ?? [])];
-    // The request whose body was being read when the bytes went bad (or its time ran out) is answered
-    // itself, through its own response: after the answers of the requests read before it, in order.
-    // Waiting for it instead would wait for ever (see README, Limits: a bad or unfinished body gets an answer).
-    const unfinished = pending.find((res) => !res.req.complete);
-    if (unfinished) {
-      this.failedBodies.add(unfinished);
-      if (!unfinished.headersSent) {
-        unfinished.setHeader("Connection", "close");
-        this.sendJson(unfinished, errorResponse(failure, newTraceId()), status);
-      }
-      // Its answer ends the connection (Connection: close); a client that never reads it is not waited for.
-      setTimeout(() => socket.destroy(), LINGER_MS).unref();
-      return;
-    }
-    const body = JSON.stringify(errorResponse(failure, newTraceId()));
-    const send = (): void => {
-      if (!socket.writable) return void socket.destroy();
-      socket.end(
-        `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
-          `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    };
-    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
-    if (pending.length === 0) return send();
-    let left = pending.length;
-    for (const res of pending) res.once("close", () => --left === 0 && send());
   }
 
   /** Decode and answer one request frame; never throws. */
@@ -359,128 +262,6 @@ export class AipServer {
       this.inflightCount--;
       if (this.inflightCount === 0) for (const w of this.idleWaiters.splice(0)) w();
     }
-  }
-
-  private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.track(req.socket as Socket, res);
-    const controller = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
-    });
-    const url = new URL(req.url ?? "/", "http://aip");
-    const key = `${req.method ?? "GET"} ${url.pathname}`;
-    const isInvoke = key === "POST /v1/invoke";
-    const route = this.options.routes?.[key];
-    if (!isInvoke && !route) {
-      req.resume();
-      const allowed = this.routeKeys().filter((k) => k.endsWith(` ${url.pathname}`));
-      const detail = allowed.length > 0 ? `${key} is not served; use ${allowed.join(" or ")}` : `No route ${key}`;
-      this.sendJson(
-        res,
-        errorResponse(
-          new AipError("AIP_ERR_NO_ROUTE", detail, { suggestion: `Routes: ${this.routeKeys().join(", ")}` }),
-          newTraceId(),
-        ),
-      );
-      return;
-    }
-    const body = await this.readBody(req, res);
-    if (body === undefined) return;
-    if (isInvoke) {
-      const response = await this.answer(
-        body,
-        controller.signal,
-        "http",
-        this.connectionIds.get(req.socket as Socket) ?? 0,
-      );
-      this.sendJson(res, response);
-      return;
-    }
-    try {
-      const parsed = body.length === 0 ? undefined : decodeJson(body, this.limits.maxJsonDepth);
-      const out = await route!({ signal: controller.signal, url, body: parsed });
-      if (res.destroyed) return;
-      if (this.draining) res.setHeader("Connection", "close");
-      res.writeHead(out.status, {
-        "Content-Type": out.contentType ?? JSON_TYPE,
-        "Content-Length": Buffer.byteLength(out.body),
-      });
-      res.end(out.body);
-    } catch (err) {
-      const traceId = newTraceId();
-      if (!(err instanceof AipError)) this.emit({ event: "handler_error", trace_id: traceId, error: err });
-      this.sendJson(res, errorResponse(err, traceId));
-    }
-  }
-
-  private routeKeys(): string[] {
-    return ["POST /v1/invoke", ...Object.keys(this.options.routes ?? {})];
-  }
-
-  /**
-   * Read the body within the limit. On overflow the rest of the body is read and dropped, and 413 is
-   * answered (then the connection closed) at the end of the body, after 4x the limit, or after
-   * LINGER_MS, whichever comes first: closing while the client still writes made it see EPIPE
-   * instead of the 413.
-   */
-  private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
-    const limit = this.limits.maxBodyBytes;
-    const drainCap = 4 * limit;
-    let linger: NodeJS.Timeout | undefined;
-    const answerTooLarge = (): void => {
-      clearTimeout(linger);
-      if (res.headersSent) return;
-      const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
-        extensions: { limit },
-      });
-      res.setHeader("Connection", "close");
-      this.sendJson(res, errorResponse(err, newTraceId()));
-    };
-    return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let over = false;
-      const overflow = (): void => {
-        over = true;
-        chunks.length = 0;
-        linger = setTimeout(answerTooLarge, LINGER_MS);
-        resolve(undefined);
-      };
-      if (Number(req.headers["content-length"] ?? NaN) > limit) overflow();
-      req.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (over) {
-          if (size > drainCap) answerTooLarge();
-          return;
-        }
-        if (size > limit) overflow();
-        else chunks.push(chunk);
-      });
-      req.once("end", () => {
-        if (over) answerTooLarge();
-        else if (this.failedBodies.has(res)) resolve(undefined);
-        else resolve(Buffer.concat(chunks));
-      });
-      // A body that went bad or ran out of time was answered by onClientError: stop waiting for it.
-      res.once("close", () => resolve(undefined));
-      req.once("error", () => resolve(undefined));
-      req.once("close", () => {
-        clearTimeout(linger);
-        if (!req.complete) resolve(undefined);
-      });
-    });
-  }
-
-  private sendJson(res: ServerResponse, response: AipResponse, status = httpStatusOf(response)): void {
-    if (res.destroyed || res.headersSent) return;
-    // While shutting down, the client learns not to send more on this connection (it is closed after this answer).
-    if (this.draining) res.setHeader("Connection", "close");
-    const body = JSON.stringify(response);
-    res.writeHead(status, {
-      "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
-      "Content-Length": Buffer.byteLength(body),
-    });
-    res.end(body);
   }
 
   /** Stop accepting, let in-flight requests finish within `graceMs`, close connections, remove the socket file. */

@@ -32,7 +32,7 @@ export interface InferInput {
   /** The model call; default `host.generate` (the warm-up's dry keystrokes pass a canned completion). */
   generate?: (prompt: Token[], options: GenerateOptions) => Promise<Generation>;
   /** Told when the request starts (true) and stops (false) waiting for the model (prewarm.ts works only then). */
-  waiting?: (waiting: boolean) => void;
+  waiting?: ((waiting: boolean) => void) | undefined;
 }
 
 export interface InferResult {

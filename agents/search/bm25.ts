@@ -124,7 +124,7 @@ export class Bm25Index {
       const tokens = this.config.tokenize(texts[f] ?? "", this.config.fields[f]!);
       const len = Math.min(65_535, new Set(tokens).size);
       this.fieldLen[slot * nf + f] = len;
-      this.lenSum[f] += len;
+      this.lenSum[f] = this.lenSum[f]! + len;
       for (const token of tokens) {
         const term = this.config.processTerm(token);
         if (!term) continue;
@@ -163,7 +163,7 @@ export class Bm25Index {
     this.slotOf.delete(id);
     this.alive[slot] = 0;
     this.live--;
-    for (let f = 0; f < nf; f++) this.lenSum[f] -= this.fieldLen[slot * nf + f]!;
+    for (let f = 0; f < nf; f++) this.lenSum[f] = this.lenSum[f]! - this.fieldLen[slot * nf + f]!;
     const held = this.docTerms[slot] ?? [];
     for (const p of held) {
       // Postings are appended in slot order, so the document's posting is found by binary search.
@@ -231,7 +231,7 @@ export class Bm25Index {
           this.lastTerm[slot] = termNo;
           touched.push(slot);
         } else {
-          this.score[slot] += s;
+          this.score[slot] = this.score[slot]! + s;
           if (this.lastTerm[slot] !== termNo) {
             this.lastTerm[slot] = termNo;
             this.matched[slot]!++;

@@ -230,14 +230,14 @@ export class CanaryController {
       const old = this.record(name, "stable");
       if (s.retained) await this.retire(name);
       if (old) {
-        old.role = "retained";
+        old.assignRole("retained");
         s.retained = {
           version: old.version,
           manifest: old.manifest,
           until: new Date(Date.now() + this.settings.retention_ms).toISOString(),
         };
       }
-      canary.role = "stable";
+      canary.assignRole("stable");
       s.stable = { version: s.canary.version, manifest: s.canary.manifest };
       const promoted = s.canary.version;
       s.canary = null;
@@ -283,7 +283,7 @@ export class CanaryController {
         `Agent ${name} has no canary and no retained version to roll back to`,
       );
     const current = this.record(name, "stable");
-    retained.role = "stable";
+    retained.assignRole("stable");
     const restored = s.retained.version;
     s.stable = { version: s.retained.version, manifest: s.retained.manifest };
     s.retained = null;

@@ -24,7 +24,7 @@ export const VetPolicySchema = z.strictObject({
   allow_gpu: z.boolean().optional(),
 });
 export type VetPolicyFile = z.infer<typeof VetPolicySchema>;
-export type VetPolicy = Required<VetPolicyFile>;
+export type VetPolicy = { [K in keyof VetPolicyFile]-?: Exclude<VetPolicyFile[K], undefined> };
 
 export const DEFAULT_POLICY: VetPolicy = {
   socket_dirs: ["/run/aip"],
@@ -102,7 +102,8 @@ export function loadPolicy(path?: string): VetPolicy {
         .join("\n")}`,
     );
   }
-  return { ...DEFAULT_POLICY, ...parsed.data };
+  const given = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined));
+  return { ...DEFAULT_POLICY, ...given };
 }
 
 /** The scratch directories one vetting run uses; policy paths are expanded against them. */

@@ -102,7 +102,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
         reloading = true;
         log.info({ event: "reload_requested", signal: "SIGHUP" }, "reload: starting a new orchestrator on this socket");
         healthServer?.close();
-        const handoffs = orchestrator.handoffs();
+        const handoffs = orchestrator.processes.handoffs();
         // The admin socket is not handed over: the successor opens its own (admin calls wait out the reload).
         const admin = adminServer;
         adminServer = undefined;
@@ -114,13 +114,13 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
                 { event: "reload_handed_over", successor_pid: pid, agents: handoffs.map((h) => h.name) },
                 `reload: orchestrator ${pid} serves now; draining`,
               );
-              orchestrator.releaseAgents();
+              orchestrator.processes.release();
               server!.handOver();
               stopping ??= stop("SIGHUP").then(resolve);
             },
             (err: Error) => {
               reloading = false;
-              orchestrator.resumeHandoffs(handoffs);
+              orchestrator.processes.resumeHandoffs(handoffs);
               log.error({ event: "reload_failed", err: err.message }, `reload failed, still serving: ${err.message}`);
               void listenAdmin(orchestrator).then(
                 (a) => (adminServer = a),

@@ -1,0 +1,149 @@
+/**
+ * The health monitor: the periodic probe of every running agent, the fast re-probe of an agent that is
+ * unhealthy or whose circuit is open, the forced check (SIGUSR1, admin route) that kills what does not
+ * answer, and the CPU samples that drive the resource rule's admission.
+ */
+import type { Logger } from "../protocol/log.js";
+import type { AgentRecord } from "./agent.js";
+import type { AgencyConfig } from "./config.js";
+import { probe } from "./health.js";
+import type { LoadSampler } from "./load.js";
+import type { Metrics } from "./metrics.js";
+import type { AgentProcesses } from "./processes.js";
+import { applyResourceRule } from "./router.js";
+
+export interface HealthMonitorDeps {
+  config: AgencyConfig;
+  agents: readonly AgentRecord[];
+  processes: AgentProcesses;
+  load: LoadSampler;
+  metrics: Metrics;
+  agentLog: (name: string) => Logger;
+}
+
+export class HealthMonitor {
+  private healthTimer: NodeJS.Timeout | undefined;
+  private loadTimer: NodeJS.Timeout | undefined;
+  private checking: Promise<unknown> | undefined;
+  private readonly reprobing = new Set<AgentRecord>();
+  private stopped = false;
+
+  constructor(private readonly deps: HealthMonitorDeps) {}
+
+  start(): void {
+    this.deps.load.start();
+    this.loadTimer = setInterval(() => this.applyLoad(), this.deps.config.limits.cpu_sample_ms).unref();
+    this.applyLoad();
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.healthTimer);
+    clearInterval(this.loadTimer);
+    this.deps.load.stop();
+    await this.checking?.catch(() => undefined);
+  }
+
+  /** Health-check every agent now; unresponsive agents are killed and restarted. */
+  checkNow(): Promise<Record<string, unknown>[]> {
+    const run = this.run(true);
+    this.checking = run;
+    return run;
+  }
+
+  /** The circuit of `agent` just opened: probe it until it answers again. */
+  circuitOpened(agent: AgentRecord): void {
+    this.reprobe(agent);
+  }
+
+  private applyLoad(): void {
+    const load = this.deps.load.current();
+    const l = this.deps.config.limits;
+    for (const a of applyResourceRule(this.deps.agents, load, {
+      threshold: l.cpu_threshold,
+      readmitBelow: Math.min(l.cpu_readmit_below, l.cpu_threshold),
+      samples: l.cpu_samples,
+    })) {
+      this.deps.metrics.event("admission_changed", a.name);
+      this.deps.agentLog(a.name).warn(
+        {
+          event: a.admission.admitted ? "admitted" : "out_of_rotation",
+          cpu_load: Math.round(load * 100) / 100,
+          reason: a.admission.reason,
+        },
+        a.admission.admitted ? "back in rotation" : `out of rotation: ${a.admission.reason}`,
+      );
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.healthTimer = setTimeout(() => {
+      void this.run(false).finally(() => this.schedule());
+    }, this.deps.config.limits.health_interval_ms);
+    this.healthTimer.unref();
+  }
+
+  /** Probe every running agent. With `enforce`, an agent that does not answer in time is killed and restarted. */
+  private async run(enforce: boolean): Promise<Record<string, unknown>[]> {
+    const l = this.deps.config.limits;
+    const probed = this.deps.agents.filter((a) => a.state === "healthy" || a.state === "unhealthy");
+    return Promise.all(
+      probed.map(async (a) => {
+        const result = await probe(a.socketPath, l.health_timeout_ms);
+        const changed = a.recordProbe(result, enforce ? 1 : l.unhealthy_after);
+        const log = this.deps.agentLog(a.name);
+        if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
+        if (a.state === "unhealthy") this.reprobe(a);
+        let action = "none";
+        const stuck = l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after;
+        if ((enforce || stuck) && !result.ok) {
+          const why = enforce
+            ? `no answer to the health check within ${l.health_timeout_ms} ms`
+            : `${a.health.consecutive_failures} failed probes in a row`;
+          if (this.deps.processes.kill(a)) {
+            action = "killed";
+            this.deps.metrics.event("agent_killed", a.name);
+            log.error({ event: "agent_killed", reason: result.error }, `${why}: killing for restart`);
+          } else {
+            action = "reported";
+            log.error(
+              { event: "agent_unresponsive", reason: result.error },
+              "no answer to the health check (systemd mode: restart it with systemctl)",
+            );
+          }
+        }
+        return { agent: a.name, version: a.version, ok: result.ok, state: a.state, action, error: result.error };
+      }),
+    );
+  }
+
+  /**
+   * While an agent is unhealthy or its circuit is open, probe it every `reprobe_ms` instead of waiting
+   * for the periodic check: a restarted, resumed (SIGCONT) or recovered agent is back in rotation at once.
+   */
+  private reprobe(agent: AgentRecord): void {
+    if (this.reprobing.has(agent) || this.stopped) return;
+    this.reprobing.add(agent);
+    const l = this.deps.config.limits;
+    const step = (): void => {
+      const needed =
+        this.deps.agents.includes(agent) &&
+        (agent.state === "unhealthy" || (agent.state === "healthy" && agent.circuit.open));
+      if (!needed || this.stopped) {
+        this.reprobing.delete(agent);
+        return;
+      }
+      void probe(agent.socketPath, l.health_timeout_ms).then((result) => {
+        if (result.ok && agent.recordProbe(result, l.unhealthy_after)) {
+          this.deps
+            .agentLog(agent.name)
+            .info({ event: "health_changed", state: agent.state, reprobe: true }, `health: ${agent.state}`);
+        }
+        setTimeout(step, l.reprobe_ms).unref();
+      });
+    };
+    setTimeout(step, l.reprobe_ms).unref();
+  }
+}

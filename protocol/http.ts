@@ -1,0 +1,270 @@
+/**
+ * AIP-1 over HTTP/1.1 on a connection the server has already sniffed (see server.ts): `POST /v1/invoke`,
+ * the extra routes, the body limit, and an answer for every malformed or unfinished request.
+ * The NDJSON framing lives beside it in ndjson.ts.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from "node:http";
+import type { Socket } from "node:net";
+import { AipError, problem } from "./errors.js";
+import { errorResponse, httpStatusOf } from "./envelope.js";
+import { decodeJson } from "./json.js";
+import type { Limits } from "./limits.js";
+import type { AipResponse } from "./schemas.js";
+import { newTraceId } from "./trace.js";
+
+export interface RouteResponse {
+  status: number;
+  body: string;
+  contentType?: string;
+}
+
+export interface RouteContext {
+  signal: AbortSignal;
+  url: URL;
+  /** Decoded JSON body for POST routes (undefined when empty). */
+  body: unknown;
+}
+
+export type RouteHandler = (ctx: RouteContext) => Promise<RouteResponse>;
+
+/** What the HTTP framing needs from the server that accepted the connection. */
+export interface HttpHost {
+  readonly limits: Limits;
+  /** Extra routes keyed "METHOD /path". */
+  readonly routes: Record<string, RouteHandler>;
+  /** Decode and answer one `POST /v1/invoke` body; never throws. */
+  answer(body: Buffer, signal: AbortSignal, socket: Socket): Promise<AipResponse>;
+  /** True once the server is shutting down: each answer then closes its connection. */
+  draining(): boolean;
+  /** A malformed request arrived (rate-limited by the host). */
+  clientError(err: NodeJS.ErrnoException): void;
+  /** A route handler threw something that is not an AipError. */
+  handlerError(traceId: string, err: unknown): void;
+}
+
+const JSON_TYPE = "application/json";
+const PROBLEM_TYPE = "application/problem+json";
+/** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
+const LINGER_MS = 2000;
+
+export class HttpFraming {
+  private readonly http: HttpServer;
+  /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
+  private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
+  /** Responses whose request body went bad or ran out of time: answered by onClientError, never invoked. */
+  private readonly failedBodies = new WeakSet<ServerResponse>();
+
+  constructor(private readonly host: HttpHost) {
+    const limits = host.limits;
+    this.http = createHttpServer(
+      {
+        keepAliveTimeout: limits.idleTimeoutMs,
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestReceiveTimeoutMs,
+        maxHeaderSize: 16 * 1024,
+        // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's
+        // own check would answer them a bare 400 instead of an AIP-1 envelope.
+        requireHostHeader: false,
+        connectionsCheckingInterval: Math.max(
+          50,
+          Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestReceiveTimeoutMs) / 2)),
+        ),
+      },
+      (req, res) =>
+        void this.onHttp(req, res).catch((err: unknown) => {
+          this.host.handlerError("", err);
+          res.destroy();
+        }),
+    );
+    // Node enforces headersTimeout/requestTimeout only for servers that emitted "listening";
+    // ours never listens itself (connections are handed over after sniffing), so start its checker.
+    this.http.emit("listening");
+    this.http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+  }
+
+  /** Serve HTTP on a connection whose first bytes were put back (unshifted) by the sniffer. */
+  accept(socket: Socket): void {
+    this.http.emit("connection", socket);
+  }
+
+  close(): void {
+    this.http.close();
+  }
+
+  /** Remember the responses still being produced on a connection, until each is finished or torn down. */
+  private track(socket: Socket, res: ServerResponse): void {
+    let open = this.responding.get(socket);
+    if (!open) this.responding.set(socket, (open = new Set()));
+    open.add(res);
+    res.once("close", () => open.delete(res));
+  }
+
+  private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    this.host.clientError(err);
+    if (!socket.writable || err.code === "ECONNRESET") {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+    const timeout = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
+    const p = tooLarge
+      ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
+      : problem("AIP_ERR_INVALID_JSON", {
+          detail: timeout
+            ? "HTTP request did not arrive in time"
+            : `Malformed HTTP request (${err.code ?? "parse error"})`,
+          suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
+        });
+    const status = timeout ? 408 : p.status;
+    const failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
+    const pending = [...(this.responding.get(socket) ?? [])];
+    // The request whose body was being read when the bytes went bad (or its time ran out) is answered
+    // itself, through its own response: after the answers of the requests read before it, in order.
+    // Waiting for it instead would wait for ever (see README, Limits: a bad or unfinished body gets an answer).
+    const unfinished = pending.find((res) => !res.req.complete);
+    if (unfinished) {
+      this.failedBodies.add(unfinished);
+      if (!unfinished.headersSent) {
+        unfinished.setHeader("Connection", "close");
+        this.sendJson(unfinished, errorResponse(failure, newTraceId()), status);
+      }
+      // Its answer ends the connection (Connection: close); a client that never reads it is not waited for.
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      return;
+    }
+    const body = JSON.stringify(errorResponse(failure, newTraceId()));
+    const send = (): void => {
+      if (!socket.writable) return void socket.destroy();
+      socket.end(
+        `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
+          `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
+    if (pending.length === 0) return send();
+    let left = pending.length;
+    for (const res of pending) res.once("close", () => --left === 0 && send());
+  }
+
+  private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.track(req.socket as Socket, res);
+    const controller = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    });
+    const url = new URL(req.url ?? "/", "http://aip");
+    const key = `${req.method ?? "GET"} ${url.pathname}`;
+    const isInvoke = key === "POST /v1/invoke";
+    const route = this.host.routes[key];
+    if (!isInvoke && !route) {
+      req.resume();
+      const allowed = this.routeKeys().filter((k) => k.endsWith(` ${url.pathname}`));
+      const detail = allowed.length > 0 ? `${key} is not served; use ${allowed.join(" or ")}` : `No route ${key}`;
+      this.sendJson(
+        res,
+        errorResponse(
+          new AipError("AIP_ERR_NO_ROUTE", detail, { suggestion: `Routes: ${this.routeKeys().join(", ")}` }),
+          newTraceId(),
+        ),
+      );
+      return;
+    }
+    const body = await this.readBody(req, res);
+    if (body === undefined) return;
+    if (isInvoke) {
+      const response = await this.host.answer(body, controller.signal, req.socket as Socket);
+      this.sendJson(res, response);
+      return;
+    }
+    try {
+      const parsed = body.length === 0 ? undefined : decodeJson(body, this.host.limits.maxJsonDepth);
+      const out = await route!({ signal: controller.signal, url, body: parsed });
+      if (res.destroyed) return;
+      if (this.host.draining()) res.setHeader("Connection", "close");
+      res.writeHead(out.status, {
+        "Content-Type": out.contentType ?? JSON_TYPE,
+        "Content-Length": Buffer.byteLength(out.body),
+      });
+      res.end(out.body);
+    } catch (err) {
+      const traceId = newTraceId();
+      if (!(err instanceof AipError)) this.host.handlerError(traceId, err);
+      this.sendJson(res, errorResponse(err, traceId));
+    }
+  }
+
+  private routeKeys(): string[] {
+    return ["POST /v1/invoke", ...Object.keys(this.host.routes)];
+  }
+
+  /**
+   * Read the body within the limit. On overflow the rest of the body is read and dropped, and 413 is
+   * answered (then the connection closed) at the end of the body, after 4x the limit, or after
+   * LINGER_MS, whichever comes first: closing while the client still writes made it see EPIPE
+   * instead of the 413.
+   */
+  private readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+    const limit = this.host.limits.maxBodyBytes;
+    const drainCap = 4 * limit;
+    let linger: NodeJS.Timeout | undefined;
+    const answerTooLarge = (): void => {
+      clearTimeout(linger);
+      if (res.headersSent) return;
+      const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`, {
+        extensions: { limit },
+      });
+      res.setHeader("Connection", "close");
+      this.sendJson(res, errorResponse(err, newTraceId()));
+    };
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      const overflow = (): void => {
+        over = true;
+        chunks.length = 0;
+        linger = setTimeout(answerTooLarge, LINGER_MS);
+        resolve(undefined);
+      };
+      if (Number(req.headers["content-length"] ?? NaN) > limit) overflow();
+      req.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (over) {
+          if (size > drainCap) answerTooLarge();
+          return;
+        }
+        if (size > limit) overflow();
+        else chunks.push(chunk);
+      });
+      req.once("end", () => {
+        if (over) answerTooLarge();
+        else if (this.failedBodies.has(res)) resolve(undefined);
+        else resolve(Buffer.concat(chunks));
+      });
+      // A body that went bad or ran out of time was answered by onClientError: stop waiting for it.
+      res.once("close", () => resolve(undefined));
+      req.once("error", () => resolve(undefined));
+      req.once("close", () => {
+        clearTimeout(linger);
+        if (!req.complete) resolve(undefined);
+      });
+    });
+  }
+
+  private sendJson(res: ServerResponse, response: AipResponse, status = httpStatusOf(response)): void {
+    if (res.destroyed || res.headersSent) return;
+    // While shutting down, the client learns not to send more on this connection (it is closed after this answer).
+    if (this.host.draining()) res.setHeader("Connection", "close");
+    const body = JSON.stringify(response);
+    res.writeHead(status, {
+      "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
+      "Content-Length": Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+}
