@@ -232,6 +232,13 @@ export const TestgenPayloadSchema = z.looseObject({
       notes: z.array(z.string()),
     })
     .optional(),
+  model: z
+    .looseObject({
+      proposed: z.number().int().min(0).describe("expect lines the model proposed that parse and call the function"),
+      kept: z.number().int().min(0).describe("of those, the ones that typechecked and passed a run"),
+    })
+    .optional()
+    .describe("present when a model is configured"),
   ...Recoverable,
 });
 

@@ -18,11 +18,13 @@ import {
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
 import { readContained } from "../lib/code/workspace.js";
+import type { ModelHost } from "../lib/llm/host.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { testLocation, usesJsSuffix } from "./paths.js";
 import { exampleCases } from "./examples.js";
 import { guardCases } from "./guards.js";
+import { modelProposals } from "./model.js";
 import { checkPlan, formatTest } from "./pipeline.js";
 import { assemble, constructorArgs, planTests, thrownBy, type Framework } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
@@ -31,6 +33,9 @@ import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS } from "./verify.js"
 
 /** Arguments computed for lone buffers (see the use). */
 const bufferArgs = new TextMemo<TypedCall | undefined>(64);
+
+/** The model's time for proposals, at most (and a quarter of what the request has left). */
+const MODEL_LIMIT_MS = 5000;
 
 /** Time kept back from the request's deadline for formatting and answering after a test run. */
 const RUN_MARGIN_MS = 1500;
@@ -90,7 +95,7 @@ export async function warmPrettier(): Promise<void> {
 }
 
 /** The testgen handler over a parse cache (one per process). */
-export function createTestgen(cache = new ParseCache()) {
+export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { constraints } = actionInput("testgen", request);
     const framework: Framework = constraints.framework ?? "vitest";
@@ -191,6 +196,26 @@ export function createTestgen(cache = new ParseCache()) {
       examples,
       guards,
     });
+    // With a model: its proposals join the cases, kept only if they typecheck and pass (see model.ts).
+    let proposed = 0;
+    if (host?.ready && importable && (!isMethod || isStatic)) {
+      const calleeText = isMethod ? `${exp.name}.${sig.name}` : exp.name;
+      const fnSource = parsed.source.slice(target.slice.range[0], target.slice.range[1]);
+      const titles = new Set(plan.cases.map((c) => c.title));
+      const proposals = (
+        await modelProposals(
+          host,
+          fnSource,
+          calleeText,
+          sig.async,
+          Math.min(MODEL_LIMIT_MS, ctx.remainingMs() / 4),
+          ctx.signal,
+        )
+      ).filter((c) => !titles.has(c.title));
+      proposed = proposals.length;
+      plan.cases.push(...proposals);
+      ctx.timer.mark("model");
+    }
     const runTimeoutMs = Math.min(
       constraints.run_timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS,
       Math.max(0, ctx.remainingMs() - RUN_MARGIN_MS),
@@ -218,7 +243,7 @@ export function createTestgen(cache = new ParseCache()) {
       );
     }
     ctx.timer.mark("format");
-    const valueKinds = new Set(["example", "value", "throws"]);
+    const valueKinds = new Set(["example", "value", "throws", "model"]);
     return {
       test_path: loc.test_path,
       framework,
@@ -235,6 +260,7 @@ export function createTestgen(cache = new ParseCache()) {
         verdicts: checked.verdicts,
       },
       checks: checked.checks,
+      ...(host?.ready ? { model: { proposed, kept: checked.keep.filter((c) => c.kind === "model").length } } : {}),
       ...partialFields(parsed),
     };
   });

@@ -95,6 +95,17 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
   } else checks.notes.push("typecheck skipped: the test is JavaScript");
   if (keep.length === 0) return { keep, madeTodo, verdicts, checks };
   const runner = await findRunner(opts.root, plan.framework);
+  const unrunnable = !runner || opts.root === undefined || opts.runTimeoutMs <= 0;
+  if (unrunnable) {
+    // A model's proposal is kept only when it passed a run.
+    for (const c of keep.filter((x) => x.kind === "model"))
+      verdicts.push({
+        test: c.title,
+        outcome: "dropped",
+        reason: "not run: a model's proposal is kept only when it passes",
+      });
+    keep = keep.filter((x) => x.kind !== "model");
+  }
   if (!runner || opts.root === undefined) {
     checks.notes.push(
       plan.framework === "node:test"
@@ -189,6 +200,11 @@ function failedToTodo(
   for (const c of keep) {
     const why = failed.get(c.title);
     if (why === undefined) continue;
+    // A model's proposal that fails is discarded; a deterministic case is left for a person to judge.
+    if (c.kind === "model") {
+      verdicts.push({ test: c.title, outcome: "dropped", reason: `run: ${why}` });
+      continue;
+    }
     madeTodo.push({ title: c.title, reason: `failed: ${why}` });
     verdicts.push({ test: c.title, outcome: "todo", reason: `run: ${why}` });
   }

@@ -52,7 +52,7 @@ export interface TestCase {
   /** The statements inside the test. */
   body: string;
   async: boolean;
-  kind: "example" | "value" | "throws" | "smoke";
+  kind: "example" | "value" | "throws" | "smoke" | "model";
 }
 
 /** A test file as parts: the cases can be dropped or turned into `it.todo` after checking, then assembled. */
