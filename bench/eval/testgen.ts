@@ -119,13 +119,12 @@ export async function evalTestgenProject(
             constraints: { function: t.name, framework: "vitest", run_timeout_ms: 60_000 },
           } as AipRequest,
           ctx(),
-        )) as Record<string, any>;
-        let testPath = payload.test_path as string;
+        )) as Payload;
+        let testPath = payload.test_path;
         // Two targets in one file share a test path: the second gets its own file.
-        for (let i = 2; paths.has(testPath); i++)
-          testPath = (payload.test_path as string).replace(/\.test\./, `.${i}.test.`);
+        for (let i = 2; paths.has(testPath); i++) testPath = payload.test_path.replace(/\.test\./, `.${i}.test.`);
         paths.add(testPath);
-        const content = payload.content as string;
+        const content = payload.content;
         mkdirSync(dirname(join(copy, testPath)), { recursive: true });
         writeFileSync(join(copy, testPath), content);
         gen.push({
@@ -136,7 +135,7 @@ export async function evalTestgenProject(
           examples: t.examples,
           kept: payload.tests.kept,
           value_assertions: payload.tests.value_assertions,
-          raw_typecheck_ok: !payload.tests.verdicts.some((v: { reason: string }) => v.reason.startsWith("typecheck")),
+          raw_typecheck_ok: !payload.tests.verdicts.some((v) => v.reason.startsWith("typecheck")),
           agent_run: payload.checks.run,
         });
       } catch (err) {
