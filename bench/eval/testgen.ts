@@ -74,6 +74,13 @@ function targetsOf(root: string, file: string): { name: string; examples: boolea
   return out;
 }
 
+interface Payload {
+  test_path: string;
+  content: string;
+  tests: { kept: number; value_assertions: number; verdicts: { reason: string }[] };
+  checks: { run: string };
+}
+
 const VALUE =
   /\b(toBe|toEqual|toStrictEqual|toThrow|toBeUndefined|toBeNull|toBeNaN)\(|assert\.(equal|deepStrictEqual|throws|rejects)\(/;
 
