@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { format } from "prettier";
+import tsc from "typescript";
 import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
@@ -146,18 +147,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
     const ctorArgs = target.cls ? constructorArgs(target.cls, parsed.source, ts) : [];
     const throws = thrownBy(target.slice.fn);
     const imports = program.body.flatMap((s) => (s.type === "ImportDeclaration" ? [s.source.value] : []));
-    const mirror = src.root !== undefined && (await isDir(join(src.root, "test")));
-    const loc = testLocation(src.displayPath ?? (ts ? "module.ts" : "module.js"), {
-      mirrorUnderTest: mirror,
-      jsSuffix: usesJsSuffix(imports) ?? (await isEsmPackage(src.root)),
-      ...(testPathIn ? { testPath: testPathIn } : {}),
-    });
-    const importable = exp !== undefined && !isPrivate;
-    const jsSuffix = usesJsSuffix(imports) ?? (await isEsmPackage(src.root));
     const isMethod = sig.class !== undefined;
-    const callee: Parameters<typeof typedCall>[2]["callee"] = !isMethod
-      ? { kind: "function", name: exp?.name ?? sig.name }
-      : { kind: isStatic ? "static" : "instance", cls: exp?.name ?? exportName, name: sig.name };
     const examples =
       target.slice.doc && (!isMethod || isStatic)
         ? exampleCases(target.slice.doc.value, isMethod ? `${sig.class}.${sig.name}` : sig.name)
@@ -165,8 +155,24 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
     const guards = throws !== undefined ? guardCases(target.slice.fn, sig.params, parsed.source) : [];
     const fnEnd = target.slice.fn.range[1];
     const sourceText = parsed.source;
+    const fnSource = parsed.source.slice(target.slice.range[0], target.slice.range[1]);
+    const mirror = src.root !== undefined && (await isDir(join(src.root, "test")));
     // The checker: the workspace's project (its tsconfig, or defaults), the buffer as the request sent it.
     const project = await checkProject(src.root);
+    const esm = await isEsmPackage(src.root);
+    // NodeNext / Node16 resolution in an ESM package requires the suffix, whatever the sources do.
+    const mr = project.options.moduleResolution;
+    const needsSuffix = esm && (mr === tsc.ModuleResolutionKind.NodeNext || mr === tsc.ModuleResolutionKind.Node16);
+    const jsSuffix = needsSuffix || (usesJsSuffix(imports) ?? esm);
+    const loc = testLocation(src.displayPath ?? (ts ? "module.ts" : "module.js"), {
+      mirrorUnderTest: mirror,
+      jsSuffix,
+      ...(testPathIn ? { testPath: testPathIn } : {}),
+    });
+    const importable = exp !== undefined && !isPrivate;
+    const callee: Parameters<typeof typedCall>[2]["callee"] = !isMethod
+      ? { kind: "function", name: exp?.name ?? sig.name }
+      : { kind: isStatic ? "static" : "instance", cls: exp?.name ?? exportName, name: sig.name };
     const srcAbs = src.absPath ?? join(project.root, src.displayPath ?? (ts ? "module.ts" : "module.js"));
     if (typeof request.context.source_code === "string" || src.absPath === undefined)
       project.overlay.set(srcAbs, sourceText);
@@ -200,7 +206,6 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
     let proposed = 0;
     if (host?.ready && importable && (!isMethod || isStatic)) {
       const calleeText = isMethod ? `${exp.name}.${sig.name}` : exp.name;
-      const fnSource = parsed.source.slice(target.slice.range[0], target.slice.range[1]);
       const titles = new Set(plan.cases.map((c) => c.title));
       const proposals = (
         await modelProposals(

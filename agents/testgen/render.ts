@@ -232,7 +232,8 @@ export function assemble(
     lines.push('import { describe, it } from "node:test";');
     if (keep.length > 0) lines.push('import assert from "node:assert/strict";');
   }
-  if (plan.importLine !== undefined) lines.push(plan.importLine);
+  // Without a case left, the import would be unused (an error under noUnusedLocals).
+  if (plan.importLine !== undefined && keep.length > 0) lines.push(plan.importLine);
   const bodies = keep.map((c) => c.body).join("\n");
   for (const [spec, names] of plan.typeImports) {
     const used = [...names].filter((n) => new RegExp(`\\b${n}\\b`).test(bodies)).sort();

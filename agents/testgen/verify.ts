@@ -224,7 +224,7 @@ function errorsOf(program: ts.Program, file: string): TypecheckResult["errors"] 
 
 /** Whether an error says the test framework's types are missing (the module, or its globals). */
 function frameworkMissing(e: TypecheckResult["errors"][number], framework: string): boolean {
-  if (e.code === 2307 || e.code === 7016)
+  if (e.code === 2307 || e.code === 2792 || e.code === 7016)
     return e.message.includes(`'${framework === "node:test" ? "node:" : framework}`);
   return (e.code === 2582 || e.code === 2304) && /'(describe|it|test|expect)'/.test(e.message);
 }
