@@ -15,6 +15,7 @@ COPY protocol ./protocol
 COPY agents ./agents
 COPY orchestrator ./orchestrator
 COPY scripts ./scripts
+COPY tools ./tools
 COPY bench ./bench
 COPY manifests ./manifests
 COPY systemd ./systemd

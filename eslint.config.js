@@ -1,12 +1,14 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import layers from "./eslint/layers.js";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "run/", "bench/results/", "test/fixtures/", "eslint.config.js"] },
+  { ignores: ["dist/", "node_modules/", "run/", "bench/results/", "test/fixtures/", "eslint.config.js", "eslint/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],
+    plugins: { layers },
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -14,6 +16,7 @@ export default tseslint.config(
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "no-console": "error",
+      "layers/imports-down": "error",
       "no-restricted-imports": [
         "error",
         {
@@ -35,7 +38,7 @@ export default tseslint.config(
   },
   {
     // CLI entry points and tools talk to a terminal.
-    files: ["scripts/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
+    files: ["scripts/**/*.ts", "tools/**/*.ts", "bench/**/*.ts", "test/**/*.ts"],
     rules: { "no-console": "off" },
   },
 );

@@ -13,7 +13,7 @@ import { LatestWins } from "../agents/lib/llm/latest.js";
 import { AgentInvoker } from "../agents/lib/runtime/invoke.js";
 import { bundledManifest } from "../agents/lib/runtime/manifest.js";
 import { createLogger } from "../protocol/log.js";
-import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../scripts/make-tiny-gguf.js";
+import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../tools/tiny-gguf.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 // 200 samples per file: a p95 from 60 samples (the 57th value) moved by 2x between runs here.
@@ -202,7 +202,7 @@ const result = {
   date,
   host: { cpus: (await import("node:os")).availableParallelism(), node: process.version },
   model: {
-    file: `tiny GGUF (scripts/make-tiny-gguf.ts, FIM, 1 layer, E=32, pre-tokenizer ${DEFAULT_PRE_TOKENIZER})`,
+    file: `tiny GGUF (tools/tiny-gguf.ts, FIM, 1 layer, E=32, pre-tokenizer ${DEFAULT_PRE_TOKENIZER})`,
     load_ms_median: Math.round(median(loads) * 10) / 10,
     model_file_load_ms_median: Math.round(median(modelLoads) * 10) / 10,
   },

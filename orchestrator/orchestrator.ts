@@ -46,7 +46,7 @@ export class Orchestrator {
   private readonly agentLogs = new Map<string, Logger>();
   private readonly logDestination: DestinationStream | false;
   private readonly vetting: AgentVetting;
-  /** The agent processes; a reload hands them over through it (scripts/aip/up.ts). */
+  /** The agent processes; a reload hands them over through it (tools/aip/up.ts). */
   readonly processes: AgentProcesses;
   private readonly registry: AgentRegistry;
   private readonly monitor: HealthMonitor;

@@ -1,20 +1,20 @@
 #!/usr/bin/env node
-/** `aip`: the agency's command line. Each subcommand lives in scripts/aip/<name>.ts. */
-import { EXIT, UsageError, type Command } from "./aip/command.js";
+/** `aip`: the agency's command line. Each subcommand lives in tools/aip/<name>.ts. */
+import { EXIT, UsageError, type Command } from "../tools/aip/command.js";
 
 /** Subcommands, loaded on demand so `aip --help` stays fast. */
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  up: async () => (await import("./aip/up.js")).up,
-  invoke: async () => (await import("./aip/invoke.js")).invoke,
-  health: async () => (await import("./aip/status.js")).health,
-  agents: async () => (await import("./aip/status.js")).agents,
-  check: async () => (await import("./aip/status.js")).check,
-  reload: async () => (await import("./aip/reload.js")).reload,
-  canary: async () => (await import("./aip/canary.js")).canary,
-  vet: async () => (await import("./aip/vet.js")).vet,
-  systemd: async () => (await import("./aip/systemd.js")).systemd,
-  lsp: async () => (await import("./aip/lsp.js")).lsp,
-  mcp: async () => (await import("./aip/mcp.js")).mcp,
+  up: async () => (await import("../tools/aip/up.js")).up,
+  invoke: async () => (await import("../tools/aip/invoke.js")).invoke,
+  health: async () => (await import("../tools/aip/status.js")).health,
+  agents: async () => (await import("../tools/aip/status.js")).agents,
+  check: async () => (await import("../tools/aip/status.js")).check,
+  reload: async () => (await import("../tools/aip/reload.js")).reload,
+  canary: async () => (await import("../tools/aip/canary.js")).canary,
+  vet: async () => (await import("../tools/aip/vet.js")).vet,
+  systemd: async () => (await import("../tools/aip/systemd.js")).systemd,
+  lsp: async () => (await import("../tools/aip/lsp.js")).lsp,
+  mcp: async () => (await import("../tools/aip/mcp.js")).mcp,
 };
 
 async function main(argv: string[]): Promise<number> {

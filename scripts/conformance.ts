@@ -2,28 +2,50 @@
 /** `npm run conformance -- PATH_TO_EXECUTABLE`: the AIP-1 conformance battery against any agent. */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { DEFAULT_SAMPLE, runConformance, type Sample } from "./conformance/kit.js";
+import { parseArgs } from "../tools/aip/command.js";
+import { DEFAULT_SAMPLE, runConformance, type Sample } from "../tools/conformance/kit.js";
 
-const args = process.argv.slice(2);
-const reqIdx = args.indexOf("--request");
-const requestFile = reqIdx >= 0 ? args[reqIdx + 1] : undefined;
-if (reqIdx >= 0) args.splice(reqIdx, 2);
-if (args.length !== 1 || args[0] === "--help" || args[0] === "-h" || (reqIdx >= 0 && !requestFile)) {
-  console.log(`Usage: npm run conformance -- PATH_TO_AGENT_EXECUTABLE [--request GOOD_REQUEST.json]
+const USAGE = `Usage: npm run conformance -- PATH_TO_AGENT_EXECUTABLE [--request GOOD_REQUEST.json]
 
 Runs the AIP-1 conformance battery (one-shot, HTTP and NDJSON over a Unix socket,
 limits, lifecycle) against an agent and names each failed check and why.
 --request: a request the agent answers with success (its context and constraints
 are used; default: {"context":{"source_code":"const a = 1;\\n"},"constraints":{}}).
-Exit status: 0 when every check passes, 1 otherwise, 2 on a usage error.`);
-  process.exit(args.length === 1 && reqIdx < 0 ? 0 : 2);
+Requests for the bundled agents: manifests/requests/<agent>.json.
+Exit status: 0 when every check passes, 1 otherwise, 2 on a usage error.`;
+
+function usageError(message: string): never {
+  console.error(`conformance: ${message}\n\n${USAGE}`);
+  process.exit(2);
 }
+
+let parsed;
+try {
+  parsed = parseArgs(process.argv.slice(2), ["request"], ["help"]);
+} catch (err) {
+  usageError((err as Error).message);
+}
+if (parsed.flags.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const [target, ...extra] = parsed.positionals;
+if (target === undefined || extra.length > 0) usageError("expected exactly one agent executable");
 let sample: Sample = DEFAULT_SAMPLE;
-if (requestFile) {
-  const req = JSON.parse(readFileSync(requestFile, "utf8")) as Partial<Sample>;
-  sample = { context: req.context ?? {}, constraints: req.constraints ?? {} };
+const requestFile = parsed.flags.request;
+if (typeof requestFile === "string") {
+  let req: Partial<Sample>;
+  try {
+    req = JSON.parse(readFileSync(requestFile, "utf8")) as Partial<Sample>;
+  } catch (err) {
+    usageError(`cannot read --request ${requestFile}: ${(err as Error).message}`);
+  }
+  const context = req.context ?? {};
+  // A relative workspace_root in the file is the current directory's (requests themselves need absolute roots).
+  if (typeof context.workspace_root === "string") context.workspace_root = resolve(context.workspace_root);
+  sample = { context, constraints: req.constraints ?? {} };
 }
-const exe = resolve(args[0]!);
+const exe = resolve(target);
 const results = await runConformance(
   exe,
   (r) => {

@@ -1,6 +1,6 @@
 /** The conformance kit as a vitest suite: one test per check, for any agent executable. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHECKS, type CheckResult } from "../scripts/conformance/kit.js";
+import { CHECKS, type CheckResult } from "../tools/conformance/kit.js";
 
 /** `run` runs the kit (e.g. `() => runConformance(EXE)`); `teardown` cleans up what it needed. */
 export function conformanceSuite(title: string, run: () => Promise<CheckResult[]>, teardown?: () => void): void {

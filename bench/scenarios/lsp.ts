@@ -14,7 +14,7 @@ import {
   StreamMessageWriter,
   createProtocolConnection,
 } from "vscode-languageserver-protocol/node";
-import { AipCaller } from "../../scripts/aip/agency.js";
+import { AipCaller } from "../../tools/aip/agency.js";
 import { AIP, ROOT, benchDir, startProc, waitHealthy } from "../lib/procs.js";
 import { interleave, table, type Scenario } from "../lib/scenario.js";
 import { round, summarize, type LatencySummary } from "../lib/stats.js";
@@ -93,7 +93,7 @@ export const lsp: Scenario = {
       await conn.sendNotification(DidOpenTextDocumentNotification.type, {
         textDocument: { uri, languageId: "typescript", version: 1, text },
       });
-      // The request aip lsp sends for that completion (scripts/aip/lsp.ts), from the same client class.
+      // The request aip lsp sends for that completion (tools/aip/lsp.ts), from the same client class.
       const request = {
         action: "complete",
         context: {

@@ -2,7 +2,7 @@
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { runOnce, serve, type Served } from "../../scripts/conformance/process.js";
+import { runOnce, serve, type Served } from "../../tools/conformance/process.js";
 import { invokeHttp } from "../../protocol/client.js";
 import { DIST, ROOT, tempDir } from "../helpers.js";
 

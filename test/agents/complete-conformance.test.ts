@@ -1,4 +1,4 @@
-import { runConformance, type CheckResult, type Sample } from "../../scripts/conformance/kit.js";
+import { runConformance, type CheckResult, type Sample } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { withEnv } from "../helpers.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { httpRequest, invokeHttp as rawInvoke } from "../../protocol/client.js";
-import { serve, type Served } from "../../scripts/conformance/process.js";
+import { serve, type Served } from "../../tools/conformance/process.js";
 import { tempDir } from "../helpers.js";
 import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/lib/llm/config.js";
 import { COMPLETE, modelEnv } from "./llm/tiny-model.js";

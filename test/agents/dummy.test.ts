@@ -2,7 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runConformance } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { DUMMY, ROOT, jsonLines, servedAgent, tempDir } from "../helpers.js";
 

@@ -1,8 +1,8 @@
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndexRegistry } from "../../agents/search/registry.js";
-import { runConformance } from "../../scripts/conformance/kit.js";
+import { runConformance, type Sample } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
 import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
@@ -30,9 +30,11 @@ conformanceSuite(
   "agent-search conformance",
   () => {
     conformanceWorkspace = poolWorkspace();
+    // The request docs/agents.md tells users to run the kit with, on this suite's workspace.
+    const shipped = JSON.parse(readFileSync(join(ROOT, "manifests/requests/search.json"), "utf8")) as Sample;
     return runConformance(SEARCH, undefined, {
-      context: { workspace_root: conformanceWorkspace.dir, query: "pool" },
-      constraints: {},
+      ...shipped,
+      context: { ...shipped.context, workspace_root: conformanceWorkspace.dir },
     });
   },
   () => conformanceWorkspace?.cleanup(),

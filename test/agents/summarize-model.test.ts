@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { httpRequest, invokeHttp } from "../../protocol/client.js";
-import { serve, type Served } from "../../scripts/conformance/process.js";
+import { serve, type Served } from "../../tools/conformance/process.js";
 import { ROOT, tempDir, withEnv } from "../helpers.js";
 import { modelEnv } from "./llm/tiny-model.js";
 

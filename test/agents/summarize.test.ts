@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } fro
 import { join } from "node:path";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runConformance } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { ROOT, tempDir } from "../helpers.js";
 import { FIXTURES, SUMMARIZE, cursorOf, oneShot, startAgent, type RunningAgent } from "./code-helpers.js";

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dialectOf } from "../../agents/lib/code/language.js";
 import { parseProgram } from "../../agents/lib/code/parse.js";
-import { runConformance } from "../../scripts/conformance/kit.js";
+import { runConformance } from "../../tools/conformance/kit.js";
 import { conformanceSuite } from "../conformance.js";
 import { ROOT } from "../helpers.js";
 import { FIXTURES, TESTGEN, cursorOf, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
@@ -21,13 +21,8 @@ function checkImport(payload: Json, root: string, source: string): void {
 }
 
 conformanceSuite("agent-testgen conformance", () =>
-  runConformance(TESTGEN, undefined, {
-    context: {
-      source_code: "export function f(a: number): number {\n  return a;\n}\n",
-      cursor: { line: 2, column: 2 },
-    },
-    constraints: {},
-  }),
+  // The request docs/agents.md tells users to run the kit with.
+  runConformance(TESTGEN, undefined, JSON.parse(readFileSync(join(ROOT, "manifests/requests/testgen.json"), "utf8"))),
 );
 
 describe("agent-testgen", () => {

@@ -5,7 +5,7 @@ import { parseConfig } from "../../orchestrator/config.js";
 import { listenAdmin, listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { AipServer } from "../../protocol/server.js";
-import { serve, type Served } from "../../scripts/conformance/process.js";
+import { serve, type Served } from "../../tools/conformance/process.js";
 import { DUMMY, ROOT, tempDir } from "../helpers.js";
 import { LogSink, echo } from "./harness.js";
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACTIONS, actionInput } from "../../protocol/actions.js";
 import { httpRequest, invokeHttp } from "../../protocol/client.js";
 import { isAipError } from "../../protocol/errors.js";
-import { publishedFiles } from "../../scripts/schema.js";
+import { publishedFiles } from "../../tools/schema.js";
 import { ROOT } from "../helpers.js";
 import { COMPLETE, modelEnv } from "../agents/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "../orchestrator/harness.js";

@@ -62,11 +62,11 @@ export function workspace(): { root: string; cleanup: () => void } {
   return { root: dir, cleanup };
 }
 
-/** The first ```lang block of the README section headed `## title` (snippets there are run by the tests). */
+/** The first ```lang block of the docs/integrations.md section headed `## title` (snippets there are run by the tests). */
 export function readmeBlock(title: string, lang: string): string {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const readme = readFileSync(join(ROOT, "docs/integrations.md"), "utf8");
   const start = readme.indexOf(`\n## ${title}\n`);
-  if (start === -1) throw new Error(`README has no section "## ${title}"`);
+  if (start === -1) throw new Error(`docs/integrations.md has no section "## ${title}"`);
   const section = readme.slice(start + 1).split(/\n## /)[0]!;
   const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(section);
   if (!m) throw new Error(`README section "${title}" has no ${lang} block`);

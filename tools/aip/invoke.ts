@@ -30,18 +30,22 @@ function int(flag: string | true | undefined, name: string, min: number): number
 export const invoke: Command = {
   summary: "send one request built from a file and print the answer",
   usage: `Usage: aip invoke ACTION [--file F] [--line L --column C] [--language LANG] [--workspace DIR]
-                  [--constraint KEY=JSON]... [--timeout MS] [--json] [--socket PATH]
+                  [--query TEXT] [--constraint KEY=JSON]... [--timeout MS] [--json] [--socket PATH]
 
 Builds an AIP-1 request (context.source_code and file_path from --file; cursor from
 --line (1-based) and --column (0-based)) and prints the payload, or the problem.
-  --constraint KEY=JSON   e.g. --constraint framework='"jest"'  (repeatable via KEY=JSON,KEY2=JSON)
+  --query TEXT            context.query (search), e.g. --query "parse a url"
+  --constraint KEY=JSON   one constraint; repeat the flag for more, e.g.
+                          --constraint framework='"jest"' --constraint languages='["typescript","javascript"]'
+                          (a value without quotes that is not JSON is taken as a string: --constraint framework=jest)
   --json                  print the whole response envelope
 Exit status: 0 success, 1 AIP error (the problem is printed), 2 usage error.`,
   async run(argv) {
-    const { flags, positionals } = parseArgs(
+    const { flags, lists, positionals } = parseArgs(
       argv,
-      ["file", "line", "column", "language", "workspace", "constraint", "timeout", "socket"],
+      ["file", "line", "column", "language", "workspace", "query", "constraint", "timeout", "socket"],
       ["json"],
+      ["constraint"],
     );
     if (positionals.length !== 1) throw new UsageError("expected exactly one ACTION");
     const line = int(flags.line, "line", 1);
@@ -61,17 +65,22 @@ Exit status: 0 success, 1 AIP error (the problem is printed), 2 usage error.`,
     }
     if (typeof flags.language === "string") context.language = flags.language;
     if (typeof flags.workspace === "string") context.workspace_root = resolve(flags.workspace);
+    if (typeof flags.query === "string") context.query = flags.query;
     if (line !== undefined) context.cursor = { line, column };
     const constraints: Record<string, unknown> = {};
-    if (typeof flags.constraint === "string") {
-      for (const pair of flags.constraint.split(",")) {
-        const eq = pair.indexOf("=");
-        if (eq < 1) throw new UsageError(`--constraint expects KEY=JSON, got ${JSON.stringify(pair)}`);
-        try {
-          constraints[pair.slice(0, eq)] = JSON.parse(pair.slice(eq + 1));
-        } catch {
-          throw new UsageError(`--constraint ${pair.slice(0, eq)}: value is not JSON: ${pair.slice(eq + 1)}`);
-        }
+    for (const pair of lists.constraint ?? []) {
+      const eq = pair.indexOf("=");
+      if (eq < 1) throw new UsageError(`--constraint expects KEY=JSON, got ${JSON.stringify(pair)}`);
+      const key = pair.slice(0, eq);
+      const text = pair.slice(eq + 1);
+      if (text === "") throw new UsageError(`--constraint ${key}: no value (KEY=JSON)`);
+      try {
+        constraints[key] = JSON.parse(text);
+      } catch {
+        // A bare word is a string (framework=jest); anything that looks like JSON must be JSON.
+        if (/^[[{"\d-]|^(true|false|null)$/.test(text))
+          throw new UsageError(`--constraint ${key}: value is not JSON: ${text}`);
+        constraints[key] = text;
       }
     }
     const timeout = int(flags.timeout, "timeout", 1);
