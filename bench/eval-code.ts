@@ -13,6 +13,8 @@
  *   not, class members, members of interfaces and object types) to its file and symbol, per project; and on the developer phrasings of
  *   bench/search-phrasings.json, split into "dev" (looked at while tuning) and "holdout" (only scored).
  *
+ * - testgen: typecheck %, run %, asserting files % and pass % of kept tests (bench/eval/testgen.ts).
+ *
  * Prints the figures and writes bench/results/<date>-eval-code.json. Deterministic (seeded).
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -27,6 +29,7 @@ import { runQuery } from "../agents/search/query.js";
 import { moduleExports } from "../agents/summarize/exports.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen } from "../agents/testgen/handler.js";
+import { evalTestgen } from "./eval/testgen.js";
 import { parseFile } from "../agents/lib/code/parse.js";
 import { functionAtOffset } from "../agents/lib/code/cursor.js";
 import { isAipError } from "../protocol/errors.js";
@@ -481,6 +484,16 @@ async function main(): Promise<void> {
   if (!only || only === "cursors") results.cursors = await evalCursors(ps);
   if (!only || only === "search") results.search = await evalSearch(ps);
   if (!only || only === "completion") results.completion = await evalCompletion(ps);
+  if (!only || only === "testgen") {
+    // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
+    const lib = join(ROOT, "test/fixtures/code/testgen-lib");
+    const withLib = [...ps, { name: "testgen-lib (fixture)", root: lib, files: ["src/money.ts"] }];
+    results.testgen = await evalTestgen(
+      withLib,
+      join(ROOT, "node_modules"),
+      Number(process.env.EVAL_TESTGEN_LIMIT ?? 12),
+    );
+  }
   console.log(JSON.stringify(results, null, 2));
   if (!only)
     writeFileSync(

@@ -196,7 +196,15 @@ export const TestgenConstraintsSchema = ConstraintsSchema.extend({
   framework: oneOf(FRAMEWORKS).optional().describe("default vitest"),
   function: nonEmpty().optional().describe('"add" or "Class.method"; else the function at context.cursor'),
   test_path: nonEmpty().optional(),
+  run_timeout_ms: intIn(0, 120_000)
+    .optional()
+    .describe("the workspace's test runner is killed after this long (default 20000; 0: do not run)"),
   ...LATEST_WINS,
+});
+const TestVerdictSchema = z.looseObject({
+  test: z.string(),
+  outcome: oneOf(["todo", "dropped"]),
+  reason: z.string(),
 });
 export const TestgenPayloadSchema = z.looseObject({
   test_path: z.string(),
@@ -205,6 +213,32 @@ export const TestgenPayloadSchema = z.looseObject({
   signature: SignatureSchema,
   import: z.looseObject({ specifier: z.string(), name: z.string(), default: z.boolean() }).nullable(),
   notes: z.array(z.string()),
+  tests: z
+    .looseObject({
+      kept: z.number().int().min(0).describe("it() cases in content that passed every check that ran"),
+      todo: z.number().int().min(0).describe("cases that failed their run, emitted as it.todo with the reason"),
+      dropped: z.number().int().min(0).describe("cases left out: a typecheck error, a load error, a runner timeout"),
+      value_assertions: z.number().int().min(0).describe("kept cases asserting a value or a throw (not toBeDefined)"),
+      from_examples: z.number().int().min(0).describe("kept cases from the doc comment's @example results"),
+      verdicts: z.array(TestVerdictSchema),
+    })
+    .optional(),
+  checks: z
+    .looseObject({
+      typecheck: oneOf(["passed", "failed", "skipped"]),
+      run: oneOf(["passed", "failed", "timeout", "load-error", "skipped"]),
+      runner: oneOf(["vitest", "jest"]).nullable(),
+      run_ms: z.number().int().min(0).optional(),
+      notes: z.array(z.string()),
+    })
+    .optional(),
+  model: z
+    .looseObject({
+      proposed: z.number().int().min(0).describe("expect lines the model proposed that parse and call the function"),
+      kept: z.number().int().min(0).describe("of those, the ones that typechecked and passed a run"),
+    })
+    .optional()
+    .describe("present when a model is configured"),
   ...Recoverable,
 });
 

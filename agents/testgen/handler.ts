@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { format } from "prettier";
+import tsc from "typescript";
 import { actionInput } from "../../protocol/actions.js";
 import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
@@ -18,10 +19,27 @@ import {
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
 import { readContained } from "../lib/code/workspace.js";
+import type { ModelHost } from "../lib/llm/host.js";
+import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { testLocation, usesJsSuffix } from "./paths.js";
-import { constructorArgs, renderTest, thrownBy, type Framework } from "./render.js";
+import { exampleCases } from "./examples.js";
+import { guardCases } from "./guards.js";
+import { modelProposals } from "./model.js";
+import { checkPlan, formatTest } from "./pipeline.js";
+import { assemble, constructorArgs, planTests, thrownBy, type Framework } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
+import { typedCall, type TypedCall } from "./typed.js";
+import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS } from "./verify.js";
+
+/** Arguments computed for lone buffers (see the use). */
+const bufferArgs = new TextMemo<TypedCall | undefined>(64);
+
+/** The model's time for proposals, at most (and a quarter of what the request has left). */
+const MODEL_LIMIT_MS = 5000;
+
+/** Time kept back from the request's deadline for formatting and answering after a test run. */
+const RUN_MARGIN_MS = 1500;
 
 /** ESM packages (`"type": "module"`) import with `.js` suffixes; used when the source has no relative imports to copy. */
 async function isEsmPackage(root: string | undefined): Promise<boolean> {
@@ -78,7 +96,7 @@ export async function warmPrettier(): Promise<void> {
 }
 
 /** The testgen handler over a parse cache (one per process). */
-export function createTestgen(cache = new ParseCache()) {
+export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { constraints } = actionInput("testgen", request);
     const framework: Framework = constraints.framework ?? "vitest";
@@ -129,32 +147,99 @@ export function createTestgen(cache = new ParseCache()) {
     const ctorArgs = target.cls ? constructorArgs(target.cls, parsed.source, ts) : [];
     const throws = thrownBy(target.slice.fn);
     const imports = program.body.flatMap((s) => (s.type === "ImportDeclaration" ? [s.source.value] : []));
+    const isMethod = sig.class !== undefined;
+    const examples =
+      target.slice.doc && (!isMethod || isStatic)
+        ? exampleCases(target.slice.doc.value, isMethod ? `${sig.class}.${sig.name}` : sig.name)
+        : [];
+    const guards = throws !== undefined ? guardCases(target.slice.fn, sig.params, parsed.source) : [];
+    const fnEnd = target.slice.fn.range[1];
+    const sourceText = parsed.source;
+    const fnSource = parsed.source.slice(target.slice.range[0], target.slice.range[1]);
     const mirror = src.root !== undefined && (await isDir(join(src.root, "test")));
+    // The checker: the workspace's project (its tsconfig, or defaults), the buffer as the request sent it.
+    const project = await checkProject(src.root);
+    const esm = await isEsmPackage(src.root);
+    // NodeNext / Node16 resolution in an ESM package requires the suffix, whatever the sources do.
+    const mr = project.options.moduleResolution;
+    const needsSuffix = esm && (mr === tsc.ModuleResolutionKind.NodeNext || mr === tsc.ModuleResolutionKind.Node16);
+    const jsSuffix = needsSuffix || (usesJsSuffix(imports) ?? esm);
     const loc = testLocation(src.displayPath ?? (ts ? "module.ts" : "module.js"), {
       mirrorUnderTest: mirror,
-      jsSuffix: usesJsSuffix(imports) ?? (await isEsmPackage(src.root)),
+      jsSuffix,
       ...(testPathIn ? { testPath: testPathIn } : {}),
     });
     const importable = exp !== undefined && !isPrivate;
-    const text = renderTest({
+    const callee: Parameters<typeof typedCall>[2]["callee"] = !isMethod
+      ? { kind: "function", name: exp?.name ?? sig.name }
+      : { kind: isStatic ? "static" : "instance", cls: exp?.name ?? exportName, name: sig.name };
+    const srcAbs = src.absPath ?? join(project.root, src.displayPath ?? (ts ? "module.ts" : "module.js"));
+    if (typeof request.context.source_code === "string" || src.absPath === undefined)
+      project.overlay.set(srcAbs, sourceText);
+    const testAbs = join(project.root, loc.test_path);
+    let typed: TypedCall | undefined;
+    if (ts && importable) {
+      const opts = { fnEnd, testFile: testAbs, jsSuffix, callee };
+      const compute = (): TypedCall | undefined => typedCall(buildProgram(project, [srcAbs]), srcAbs, opts);
+      // A lone buffer's arguments depend on nothing else: remembered by the buffer and the target.
+      typed =
+        src.root === undefined
+          ? bufferArgs.get(`${srcAbs}\0${JSON.stringify(opts)}\0${sourceText}`, compute)
+          : compute();
+    }
+    ctx.timer.mark("types");
+    const plan = planTests({
       sig,
       framework,
       ts,
       ...(importable ? { specifier: loc.specifier, importName: exp.name } : {}),
       defaultExport: exp?.isDefault ?? false,
-      ctorArgs,
+      ctorArgs: typed?.ctorArgs ?? ctorArgs,
       isStatic,
       ...(throws !== undefined ? { throws } : {}),
       notes,
+      ...(typed ? { args: typed.args, typeImports: typed.typeImports } : {}),
+      examples,
+      guards,
     });
-    ctx.timer.mark("render");
+    // With a model: its proposals join the cases, kept only if they typecheck and pass (see model.ts).
+    let proposed = 0;
+    if (host?.ready && importable && (!isMethod || isStatic)) {
+      const calleeText = isMethod ? `${exp.name}.${sig.name}` : exp.name;
+      const titles = new Set(plan.cases.map((c) => c.title));
+      const proposals = (
+        await modelProposals(
+          host,
+          fnSource,
+          calleeText,
+          sig.async,
+          Math.min(MODEL_LIMIT_MS, ctx.remainingMs() / 4),
+          ctx.signal,
+        )
+      ).filter((c) => !titles.has(c.title));
+      proposed = proposals.length;
+      plan.cases.push(...proposals);
+      ctx.timer.mark("model");
+    }
+    const runTimeoutMs = Math.min(
+      constraints.run_timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS,
+      Math.max(0, ctx.remainingMs() - RUN_MARGIN_MS),
+    );
+    const checked = await checkPlan(plan, {
+      project,
+      testFile: testAbs,
+      testPath: loc.test_path,
+      ts,
+      runTimeoutMs,
+      ...(src.root !== undefined ? { root: src.root } : {}),
+    });
+    project.overlay.clear();
+    ctx.timer.mark("check");
+    const text = assemble(plan, checked.keep, checked.madeTodo);
     const testDialect = dialectOf(undefined, loc.test_path);
     let content: string;
     try {
-      content = await format(text, {
-        parser: testDialect.language === "typescript" ? "typescript" : "babel",
-        printWidth: 100,
-      });
+      content = await formatTest(text, testDialect.language === "typescript");
       parseProgram(content, testDialect, loc.test_path);
     } catch (err) {
       throw new AipError(
@@ -163,6 +248,7 @@ export function createTestgen(cache = new ParseCache()) {
       );
     }
     ctx.timer.mark("format");
+    const valueKinds = new Set(["example", "value", "throws", "model"]);
     return {
       test_path: loc.test_path,
       framework,
@@ -170,6 +256,16 @@ export function createTestgen(cache = new ParseCache()) {
       signature: sig,
       import: importable ? { specifier: loc.specifier, name: exp.name, default: exp.isDefault } : null,
       notes,
+      tests: {
+        kept: checked.keep.length,
+        todo: checked.madeTodo.length,
+        dropped: checked.verdicts.filter((v) => v.outcome === "dropped").length,
+        value_assertions: checked.keep.filter((c) => valueKinds.has(c.kind)).length,
+        from_examples: checked.keep.filter((c) => c.kind === "example").length,
+        verdicts: checked.verdicts,
+      },
+      checks: checked.checks,
+      ...(host?.ready ? { model: { proposed, kept: checked.keep.filter((c) => c.kind === "model").length } } : {}),
       ...partialFields(parsed),
     };
   });

@@ -4,6 +4,8 @@ import type { FRAMEWORKS } from "../../protocol/actions.js";
 import type { Node } from "../lib/code/parse.js";
 import { paramInfo, type SignatureInfo } from "../lib/code/signature.js";
 import { walk } from "../lib/code/walk.js";
+import { assertionFor, type ExampleCase } from "./examples.js";
+import type { GuardCase } from "./guards.js";
 import { edgeCases, sampleArgs } from "./values.js";
 
 const BUILTIN_ERRORS = new Set([
@@ -34,6 +36,38 @@ export interface RenderInput {
   /** The error class thrown by the body (`throw new RangeError(…)` → "RangeError"), or "" for a plain throw; undefined: never throws. */
   throws?: string;
   notes: string[];
+  /** Happy-path arguments from the checker (else from the annotation text). */
+  args?: string[];
+  /** Type-only imports the arguments need (specifier → names). */
+  typeImports?: Map<string, Set<string>>;
+  /** Results stated by the doc comment's `@example` blocks. */
+  examples?: ExampleCase[];
+  /** Inputs the body visibly rejects. */
+  guards?: GuardCase[];
+}
+
+/** One `it(…)` of the file; `kind` says what it asserts. */
+export interface TestCase {
+  title: string;
+  /** The statements inside the test. */
+  body: string;
+  async: boolean;
+  kind: "example" | "value" | "throws" | "smoke" | "model";
+}
+
+/** A test file as parts: the cases can be dropped or turned into `it.todo` after checking, then assembled. */
+export interface TestPlan {
+  framework: Framework;
+  /** The import of the code under test (undefined when it cannot be imported). */
+  importLine?: string;
+  typeImports: Map<string, Set<string>>;
+  notes: string[];
+  describe: string;
+  cases: TestCase[];
+  /** `it.todo` titles (edge cases the types suggest, what could not be generated). */
+  todos: string[];
+  /** A comment put first in the describe block (an unexported function). */
+  preamble?: string;
 }
 
 /** What the function body throws, ignoring nested functions. */
@@ -70,24 +104,18 @@ export function constructorArgs(cls: Node, source: string, ts: boolean): string[
     : [];
 }
 
-/** The test file as unformatted source. */
-export function renderTest(input: RenderInput): string {
+/** The cases for one target (before checking). */
+export function planTests(input: RenderInput): TestPlan {
   const { sig, framework } = input;
   const node = framework === "node:test";
-  const lines: string[] = [];
-  if (framework === "vitest") lines.push('import { describe, expect, it } from "vitest";');
-  if (node) lines.push('import { describe, it } from "node:test";', 'import assert from "node:assert/strict";');
   const importName = input.importName ?? sig.name;
-  if (input.specifier !== undefined) {
-    lines.push(
-      input.defaultExport
+  const importLine =
+    input.specifier === undefined
+      ? undefined
+      : input.defaultExport
         ? `import ${importName} from ${JSON.stringify(input.specifier)};`
-        : `import { ${importName} } from ${JSON.stringify(input.specifier)};`,
-    );
-  }
-  for (const n of input.notes) lines.push(`// NOTE: ${n}`);
-  lines.push("");
-  const args = sampleArgs(sig.params, input.ts).join(", ");
+        : `import { ${importName} } from ${JSON.stringify(input.specifier)};`;
+  const args = (input.args ?? sampleArgs(sig.params, input.ts)).join(", ");
   const isMethod = sig.class !== undefined;
   let setup = "";
   let callee = sig.name;
@@ -101,54 +129,131 @@ export function renderTest(input: RenderInput): string {
   const accessor = sig.kind === "getter";
   const call = accessor ? callee : `${callee}(${args})`;
   const title = isMethod ? `${sig.class}.${sig.name}` : sig.name;
-  const todo = (t: string): string => `it.todo(${JSON.stringify(t)});`;
-  const body: string[] = [];
+  const plan: TestPlan = {
+    framework,
+    ...(importLine !== undefined ? { importLine } : {}),
+    typeImports: input.typeImports ?? new Map(),
+    notes: input.notes,
+    describe: title,
+    cases: [],
+    todos: [],
+  };
   if (input.specifier === undefined) {
-    body.push(
-      `// TODO: ${sig.name} is not exported, so this test cannot import it. Export it or test it through its caller.`,
-    );
-    body.push(todo(`${title}: export it, then test the happy path`));
-  } else {
-    const returnsVoid =
-      sig.returns !== undefined &&
-      /^(void|undefined|Promise<void>|Promise<undefined>)$/.test(sig.returns.replace(/\s+/g, ""));
-    const check = (v: string): string => {
-      if (returnsVoid) return node ? `assert.equal(${v}, undefined);` : `expect(${v}).toBeUndefined();`;
-      return node
-        ? `assert.notEqual(${v}, undefined); // TODO: assert the expected value`
-        : `expect(${v}).toBeDefined(); // TODO: assert the expected value`;
-    };
-    if (sig.async) {
-      body.push(
-        `it("resolves for typical input", async () => {\n${setup}const result = await ${call};\n${check("result")}\n});`,
-      );
-    } else {
-      body.push(
-        `it("returns a value for typical input", () => {\n${setup}const result = ${call};\n${check("result")}\n});`,
-      );
-    }
-    if (input.throws !== undefined && !accessor) {
+    plan.preamble = `// TODO: ${sig.name} is not exported, so this test cannot import it. Export it or test it through its caller.`;
+    plan.todos.push(`${title}: export it, then test the happy path`);
+    plan.todos.push(...edgeCases(sig.params));
+    return plan;
+  }
+  const titles = new Set<string>();
+  const add = (c: TestCase): void => {
+    let t = c.title;
+    for (let i = 2; titles.has(t); i++) t = `${c.title} (${i})`;
+    titles.add(t);
+    plan.cases.push({ ...c, title: t });
+  };
+  // The documented examples first: they state the values.
+  const exampleCallee = isMethod ? (input.isStatic ? `${sig.class}.${sig.name}` : undefined) : sig.name;
+  for (const ex of exampleCallee !== undefined ? (input.examples ?? []) : []) {
+    const shown = ex.call.length > 60 ? `${ex.call.slice(0, 57)}...` : ex.call;
+    const callText = isMethod && input.isStatic ? ex.call.replace(`${sig.class}.`, `${importName}.`) : ex.call;
+    add({
+      title: `example: ${shown} → ${ex.expected.length > 40 ? `${ex.expected.slice(0, 37)}...` : ex.expected}`,
+      body: assertionFor({ ...ex, call: callText }, framework, sig.async),
+      async: sig.async,
+      kind: "example",
+    });
+  }
+  const returnsVoid =
+    sig.returns !== undefined &&
+    /^(void|undefined|Promise<void>|Promise<undefined>)$/.test(sig.returns.replace(/\s+/g, ""));
+  const check = (v: string): string => {
+    if (returnsVoid) return node ? `assert.equal(${v}, undefined);` : `expect(${v}).toBeUndefined();`;
+    return node
+      ? `assert.notEqual(${v}, undefined); // TODO: assert the expected value`
+      : `expect(${v}).toBeDefined(); // TODO: assert the expected value`;
+  };
+  add({
+    title: sig.async ? "resolves for typical input" : "returns a value for typical input",
+    body: `${setup}const result = ${sig.async ? "await " : ""}${call};\n${check("result")}`,
+    async: sig.async,
+    kind: returnsVoid ? "value" : "smoke",
+  });
+  if (input.throws !== undefined && !accessor) {
+    const guards = input.guards ?? [];
+    for (const g of guards) {
+      const a = (input.args ?? sampleArgs(sig.params, input.ts)).slice();
+      while (a.length < g.param) a.push("undefined");
+      a[g.param] = g.value;
+      const badCall = `${callee}(${a.join(", ")})`;
       // Only built-in error classes are named in the assertion: others would need an import of their own.
-      const cls = BUILTIN_ERRORS.has(input.throws) ? input.throws : "";
+      const cls = BUILTIN_ERRORS.has(g.thrown) ? g.thrown : "";
+      const what = cls ? `${/^[AEIOU]/.test(cls) ? "an" : "a"} ${cls}` : "an error";
+      const cond = g.condition.length > 50 ? `${g.condition.slice(0, 47)}...` : g.condition;
+      let body: string;
+      if (sig.async)
+        body = node
+          ? `await assert.rejects(${badCall}${cls ? `, ${cls}` : ""});`
+          : `await expect(${badCall}).rejects.toThrow(${cls});`;
+      else
+        body = node
+          ? `assert.throws(() => ${badCall}${cls ? `, ${cls}` : ""});`
+          : `expect(() => ${badCall}).toThrow(${cls});`;
+      add({
+        title: `${sig.async ? "rejects with" : "throws"} ${what} when ${cond}`,
+        body: `${setup}${body}`,
+        async: sig.async,
+        kind: "throws",
+      });
+    }
+    if (guards.length === 0) {
       const what = input.throws ? `${/^[AEIOU]/.test(input.throws) ? "an" : "a"} ${input.throws}` : "an error";
-      const badArgs = "/* TODO: arguments that make it throw */";
-      const badCall = `${callee}(${badArgs})`;
-      if (sig.async) {
-        body.push(
-          node
-            ? `it("rejects with ${what} on invalid input", async () => {\n${setup}await assert.rejects(${badCall}${cls ? `, ${cls}` : ""});\n});`
-            : `it("rejects with ${what} on invalid input", async () => {\n${setup}await expect(${badCall}).rejects.toThrow(${cls});\n});`,
-        );
-      } else {
-        body.push(
-          node
-            ? `it("throws ${what} on invalid input", () => {\n${setup}assert.throws(() => ${badCall}${cls ? `, ${cls}` : ""});\n});`
-            : `it("throws ${what} on invalid input", () => {\n${setup}expect(() => ${badCall}).toThrow(${cls});\n});`,
-        );
-      }
+      plan.todos.push(`${sig.async ? "rejects with" : "throws"} ${what}: find an input that makes it throw`);
     }
   }
-  for (const e of edgeCases(sig.params)) body.push(todo(e));
-  lines.push(`describe(${JSON.stringify(title)}, () => {\n${body.join("\n\n")}\n});`);
+  plan.todos.push(...edgeCases(sig.params));
+  return plan;
+}
+
+/** The test file as unformatted source: the kept cases, then `it.todo`s (`madeTodo` with their reasons). */
+export function assemble(
+  plan: TestPlan,
+  keep: TestCase[],
+  madeTodo: { title: string; reason: string }[] = [],
+  recorder?: string,
+): string {
+  const lines: string[] = [];
+  if (plan.framework === "vitest") {
+    const used = ["describe", "expect", "it"].filter(
+      (n) => n !== "expect" || keep.some((c) => c.body.includes("expect(")),
+    );
+    lines.push(`import { ${used.join(", ")} } from "vitest";`);
+  }
+  if (plan.framework === "node:test") {
+    lines.push('import { describe, it } from "node:test";');
+    if (keep.length > 0) lines.push('import assert from "node:assert/strict";');
+  }
+  // Without a case left, the import would be unused (an error under noUnusedLocals).
+  if (plan.importLine !== undefined && keep.length > 0) lines.push(plan.importLine);
+  const bodies = keep.map((c) => c.body).join("\n");
+  for (const [spec, names] of plan.typeImports) {
+    const used = [...names].filter((n) => new RegExp(`\\b${n}\\b`).test(bodies)).sort();
+    if (used.length) lines.push(`import type { ${used.join(", ")} } from ${JSON.stringify(spec)};`);
+  }
+  for (const n of plan.notes) lines.push(`// NOTE: ${n}`);
+  if (recorder !== undefined) lines.push(recorder);
+  lines.push("");
+  const todo = (t: string): string => `it.todo(${JSON.stringify(t)});`;
+  const body: string[] = [];
+  if (plan.preamble) body.push(plan.preamble);
+  for (const c of keep) body.push(`it(${JSON.stringify(c.title)}, ${c.async ? "async " : ""}() => {\n${c.body}\n});`);
+  for (const t of madeTodo) body.push(todo(`${t.title} (${t.reason})`));
+  for (const t of plan.todos) body.push(todo(t));
+  lines.push(`describe(${JSON.stringify(plan.describe)}, () => {\n${body.join("\n\n")}\n});`);
   return lines.join("\n") + "\n";
+}
+
+/** The test file as unformatted source, every case kept. */
+export function renderTest(input: RenderInput): string {
+  const plan = planTests(input);
+  return assemble(plan, plan.cases);
 }

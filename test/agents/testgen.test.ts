@@ -39,7 +39,8 @@ describe("agent-testgen", () => {
     const res = await agent.invoke({
       action: "testgen",
       context: { workspace_root: ROOT, file_path: "protocol/paths.ts", cursor: cursorOf(src, "const rel = relative") },
-      constraints: {},
+      // Not run: this checkout's own vitest must not see a generated file while its suite runs.
+      constraints: { run_timeout_ms: 0 },
     });
     expect(res.status).toBe("success");
     expect(res.payload).toMatchObject({
@@ -56,13 +57,26 @@ describe("agent-testgen", () => {
     expect(res.payload.content).toContain('import { describe, expect, it } from "vitest";');
     expect(res.payload.content).toContain('const result = isInside("root", "path");');
     expect(res.payload.content).toContain('it.todo("root: empty string");');
+    // Typechecked against this repository's tsconfig; the counts say what was kept.
+    expect(res.payload.tests).toEqual({
+      kept: 1,
+      todo: 0,
+      dropped: 0,
+      value_assertions: 0,
+      from_examples: 0,
+      verdicts: [],
+    });
+    expect(res.payload.checks).toMatchObject({ typecheck: "passed", run: "skipped", runner: null });
+    expect(res.payload.checks.notes).toContain(
+      "not run: constraints.run_timeout_ms is 0, or no time is left before the request's deadline",
+    );
   });
 
   it("on this repo: a class method by name gets an instance from its constructor (agents/lib/runtime/timer.ts)", async () => {
     const res = await agent.invoke({
       action: "testgen",
       context: { workspace_root: ROOT, file_path: "agents/lib/runtime/timer.ts" },
-      constraints: { function: "StageTimer.set", framework: "jest" },
+      constraints: { function: "StageTimer.set", framework: "jest", run_timeout_ms: 0 },
     });
     expect(res.payload).toMatchObject({
       test_path: "test/agents/lib/runtime/timer.test.ts",
@@ -86,9 +100,8 @@ describe("agent-testgen", () => {
     expect(res.payload.test_path).toBe("src/sample.test.ts");
     expect(res.payload.import).toMatchObject({ specifier: "./sample.js", name: "loadLines" });
     expect(c).toContain('const result = await loadLines("path");');
-    expect(c).toContain(
-      "await expect(loadLines(/* TODO: arguments that make it throw */)).rejects.toThrow(TypeError);",
-    );
+    // The guard `path === ""` is tripped by the empty string: toThrow only for that visible rejection.
+    expect(c).toContain('await expect(loadLines("")).rejects.toThrow(TypeError);');
     for (const todo of ["path: empty string", "limit: 0", "limit: a negative number", "limit: undefined (optional)"])
       expect(c).toContain(`it.todo("${todo}")`);
   });

@@ -7,7 +7,7 @@
  * The workspace root itself must be inside an allowed root (protocol/workspace-roots.ts). Every code
  * agent and search read files only through here.
  */
-import { constants } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { AipError } from "../../../protocol/errors.js";
@@ -245,4 +245,41 @@ export async function readWorkspaceFile(
   const realRoot = await resolveRoot(root, fs);
   const real = await containedPath(realRoot, filePath, fs);
   return { ...(await readContained(realRoot, real, options)), root: realRoot };
+}
+
+/**
+ * The synchronous twin of `readContained`, for TypeScript's compiler host (which reads synchronously):
+ * the same open-then-check on the descriptor (inside `realRoot`, a regular file, under the size cap).
+ * Returns undefined instead of throwing: the compiler treats that as a missing file.
+ */
+export function readContainedSync(
+  realRoot: string,
+  path: string,
+  maxBytes = DEFAULT_MAX_FILE_BYTES,
+): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    const real = readlinkSync(`/proc/self/fd/${fd}`);
+    if (!isInside(realRoot, real)) return undefined;
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > maxBytes) return undefined;
+    const buf = Buffer.allocUnsafe(st.size);
+    let total = 0;
+    while (total < st.size) {
+      const n = readSync(fd, buf, total, st.size - total, total);
+      if (n === 0) break;
+      total += n;
+    }
+    const bytes = buf.subarray(0, total);
+    return looksBinary(bytes) ? undefined : bytes.toString("utf8");
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }

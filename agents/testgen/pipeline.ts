@@ -1,0 +1,221 @@
+/**
+ * A plan's cases through the checks (docs/agents.md, "testgen"): the file is typechecked against the
+ * workspace and a case with an error in it is dropped; then, when the workspace has the runner, the file
+ * is run and a failing case becomes `it.todo` with the failure; a run that hangs is killed at its
+ * timeout and its cases are dropped. The counts and reasons go to the payload.
+ */
+import { format } from "prettier";
+import { assemble, type TestCase, type TestPlan } from "./render.js";
+import {
+  findRunner,
+  RECORDER,
+  runTestFile,
+  typecheck,
+  type CheckProject,
+  type Recorded,
+  type Runner,
+} from "./verify.js";
+
+export interface Verdict {
+  test: string;
+  outcome: "todo" | "dropped";
+  reason: string;
+}
+
+export interface Checks {
+  typecheck: "passed" | "failed" | "skipped";
+  run: "passed" | "failed" | "timeout" | "load-error" | "skipped";
+  runner: Runner | null;
+  run_ms?: number;
+  /** Why a check was skipped or what it fell back to (no tsconfig, a stub for the framework's types, …). */
+  notes: string[];
+}
+
+export interface Checked {
+  keep: TestCase[];
+  madeTodo: { title: string; reason: string }[];
+  verdicts: Verdict[];
+  checks: Checks;
+}
+
+export interface CheckOptions {
+  project: CheckProject;
+  /** Absolute path of the test file (where it would be written). */
+  testFile: string;
+  /** Relative to the root. */
+  testPath: string;
+  ts: boolean;
+  /** The run's timeout; 0: do not run. */
+  runTimeoutMs: number;
+  /** The real workspace root, when the request had one (runs need it). */
+  root?: string;
+}
+
+export async function formatTest(text: string, ts: boolean): Promise<string> {
+  return format(text, { parser: ts ? "typescript" : "babel", printWidth: 100 });
+}
+
+/** The 1-based line ranges of each case in the formatted file (from its title to the next case's). */
+function caseLines(content: string, cases: TestCase[]): { c: TestCase; from: number; to: number }[] {
+  const lines = content.split("\n");
+  const starts = cases
+    .map((c) => {
+      // prettier picks the quotes: double, or single when the title holds double quotes.
+      const forms = [JSON.stringify(c.title), `'${c.title.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`];
+      return { c, from: lines.findIndex((l) => forms.some((f) => l.includes(f))) + 1 };
+    })
+    .filter((x) => x.from > 0)
+    .sort((a, b) => a.from - b.from);
+  return starts.map((s, i) => ({ ...s, to: i + 1 < starts.length ? starts[i + 1]!.from - 1 : lines.length }));
+}
+
+/** Typecheck, then run; see the module comment. */
+export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Checked> {
+  const verdicts: Verdict[] = [];
+  const madeTodo: { title: string; reason: string }[] = [];
+  const checks: Checks = { typecheck: "skipped", run: "skipped", runner: null, notes: [...opts.project.fallback] };
+  let keep = plan.cases.slice();
+  if (keep.length === 0) return { keep, madeTodo, verdicts, checks };
+  if (opts.ts) {
+    const content = await formatTest(assemble(plan, keep), true);
+    const tc = typecheck(opts.project, opts.testFile, content, plan.framework);
+    if (tc.stub) checks.notes.push(tc.stub);
+    const ranges = caseLines(content, keep);
+    const firstCase = ranges[0]?.from ?? Infinity;
+    const header = tc.errors.filter((e) => e.line < firstCase);
+    const failing = new Map<TestCase, string>();
+    for (const e of tc.errors) {
+      const r = ranges.find((x) => x.from <= e.line && e.line <= x.to);
+      if (r && !failing.has(r.c)) failing.set(r.c, e.message);
+    }
+    if (header.length > 0) for (const c of keep) failing.set(c, header[0]!.message);
+    for (const [c, why] of failing) verdicts.push({ test: c.title, outcome: "dropped", reason: `typecheck: ${why}` });
+    keep = keep.filter((c) => !failing.has(c));
+    checks.typecheck = tc.errors.length === 0 ? "passed" : "failed";
+  } else checks.notes.push("typecheck skipped: the test is JavaScript");
+  if (keep.length === 0) return { keep, madeTodo, verdicts, checks };
+  const runner = await findRunner(opts.root, plan.framework);
+  const unrunnable = !runner || opts.root === undefined || opts.runTimeoutMs <= 0;
+  if (unrunnable) {
+    // A model's proposal is kept only when it passed a run.
+    for (const c of keep.filter((x) => x.kind === "model"))
+      verdicts.push({
+        test: c.title,
+        outcome: "dropped",
+        reason: "not run: a model's proposal is kept only when it passes",
+      });
+    keep = keep.filter((x) => x.kind !== "model");
+  }
+  if (!runner || opts.root === undefined) {
+    checks.notes.push(
+      plan.framework === "node:test"
+        ? "not run: node:test files are only typechecked"
+        : `not run: the workspace has no ${plan.framework} installed (node_modules/.bin/${plan.framework})`,
+    );
+    return { keep, madeTodo, verdicts, checks };
+  }
+  if (opts.runTimeoutMs <= 0) {
+    checks.notes.push("not run: constraints.run_timeout_ms is 0, or no time is left before the request's deadline");
+    return { keep, madeTodo, verdicts, checks };
+  }
+  checks.runner = runner;
+  const deadline = Date.now() + opts.runTimeoutMs;
+  // First run: every case, the smoke cases recording what they returned.
+  const recording = keep.map((c) =>
+    c.kind === "smoke" ? { ...c, body: `${c.body}\n__agencyRecord(${JSON.stringify(c.title)}, result);` } : c,
+  );
+  const first = await runTestFile(
+    opts.root,
+    runner,
+    opts.testPath,
+    await formatTest(assemble(plan, recording, [], RECORDER), opts.ts),
+    opts.runTimeoutMs,
+  );
+  checks.run_ms = first.ms;
+  const stop = runFailed(first, keep, verdicts, checks);
+  if (stop) return { keep: stop === "drop" ? [] : keep, madeTodo, verdicts, checks };
+  keep = failedToTodo(first.tests, keep, madeTodo, verdicts);
+  // A recorded value becomes the assertion; the file is run again as it will be written.
+  let changed = false;
+  keep = keep.map((c) => {
+    const r = c.kind === "smoke" ? first.records.get(c.title) : undefined;
+    const assertion = r && recordedAssertion(r, plan.framework);
+    if (!assertion) return c;
+    changed = true;
+    return {
+      ...c,
+      kind: "value" as const,
+      body: c.body.replace(/\n[^\n]*\/\/ TODO: assert the expected value$/, `\n${assertion}`),
+    };
+  });
+  if (changed && keep.length > 0) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      checks.notes.push("the second run (of the recorded values) did not fit in the run's timeout: not run");
+    } else {
+      const second = await runTestFile(
+        opts.root,
+        runner,
+        opts.testPath,
+        await formatTest(assemble(plan, keep), opts.ts),
+        left,
+      );
+      checks.run_ms += second.ms;
+      const stop2 = runFailed(second, keep, verdicts, checks);
+      if (stop2) return { keep: stop2 === "drop" ? [] : keep, madeTodo, verdicts, checks };
+      keep = failedToTodo(second.tests, keep, madeTodo, verdicts);
+    }
+  }
+  checks.run = madeTodo.length === 0 ? "passed" : "failed";
+  return { keep, madeTodo, verdicts, checks };
+}
+
+/** A run that did not run the tests: "drop" (timeout, load error: its cases dropped), "keep" (not collected), or undefined (it ran). */
+function runFailed(
+  res: Awaited<ReturnType<typeof runTestFile>>,
+  keep: TestCase[],
+  verdicts: Verdict[],
+  checks: Checks,
+): "drop" | "keep" | undefined {
+  if (res.outcome === "timeout" || res.outcome === "load-error") {
+    checks.run = res.outcome;
+    for (const c of keep)
+      verdicts.push({ test: c.title, outcome: "dropped", reason: `run: ${res.message ?? res.outcome}` });
+    return "drop";
+  }
+  if (res.outcome !== "ran") {
+    checks.notes.push(`not run: ${res.message ?? res.outcome}`);
+    return "keep";
+  }
+  return undefined;
+}
+
+function failedToTodo(
+  tests: { title: string; status: string; message?: string }[],
+  keep: TestCase[],
+  madeTodo: { title: string; reason: string }[],
+  verdicts: Verdict[],
+): TestCase[] {
+  const failed = new Map(tests.filter((t) => t.status === "failed").map((t) => [t.title, t.message ?? "failed"]));
+  for (const c of keep) {
+    const why = failed.get(c.title);
+    if (why === undefined) continue;
+    // A model's proposal that fails is discarded; a deterministic case is left for a person to judge.
+    if (c.kind === "model") {
+      verdicts.push({ test: c.title, outcome: "dropped", reason: `run: ${why}` });
+      continue;
+    }
+    madeTodo.push({ title: c.title, reason: `failed: ${why}` });
+    verdicts.push({ test: c.title, outcome: "todo", reason: `run: ${why}` });
+  }
+  return keep.filter((c) => !failed.has(c.title));
+}
+
+/** The assertion of a recorded value: `toBe` for primitives, `toEqual` for data, `toBeUndefined`. */
+function recordedAssertion(r: Recorded, framework: string): string | undefined {
+  if (framework === "node:test") return undefined;
+  if (r.undefined) return "expect(result).toBeUndefined();";
+  if (r.json === undefined) return undefined;
+  const data = r.json.startsWith("{") || r.json.startsWith("[");
+  return `expect(result).${data ? "toEqual" : "toBe"}(${r.json});`;
+}

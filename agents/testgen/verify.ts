@@ -1,0 +1,494 @@
+/**
+ * Checking a generated test (docs/agents.md, "testgen"): typechecked in-process with the TypeScript API
+ * against the workspace (its tsconfig through loadProject, or defaults), then, when the workspace has
+ * vitest or jest installed, run by that runner in a child process with a timeout. Nothing of the
+ * workspace runs inside the agent; the only thing ever executed is the workspace's own runner, on the
+ * generated file. Workspace files are read through the race-free reader (readContainedSync); declaration
+ * files and package.json under the workspace's node_modules may resolve outside it (pnpm, npm link):
+ * those are read as data, never run.
+ */
+import { randomBytes } from "node:crypto";
+import { constants, existsSync, realpathSync } from "node:fs";
+import { access, mkdir, mkdtemp, open, readFile, rm, rmdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { execa } from "execa";
+import ts from "typescript";
+import { isInside } from "../../protocol/paths.js";
+import { loadProject } from "../lib/code/project.js";
+import { readContainedSync } from "../lib/code/workspace.js";
+import { TextMemo } from "../lib/memo.js";
+
+/** Test runs take at most this long unless `constraints.run_timeout_ms` says otherwise (the request deadline caps both). */
+export const DEFAULT_RUN_TIMEOUT_MS = 20_000;
+/** Workspaces whose programs are kept for reuse (least recently used dropped). */
+const MAX_CACHED_WORKSPACES = 4;
+/** Diagnostics reported per failing test. */
+const MAX_REASON_CHARS = 200;
+
+const TS_LIB_DIR = dirname(ts.getDefaultLibFilePath({}));
+
+/** A workspace (or a lone buffer) as the checker sees it: options, root files, and a host over its files. */
+export interface CheckProject {
+  root: string;
+  options: ts.CompilerOptions;
+  fileNames: string[];
+  fallback: string[];
+  /** In-memory files (the request's buffer, the generated test, framework stubs). */
+  overlay: Map<string, string>;
+  /** Parsed files kept between requests (path → text + SourceFile). */
+  parsed: Map<string, { text: string; sf: ts.SourceFile }>;
+  program?: ts.Program;
+  /** Where the last program is kept for the next request on this workspace. */
+  kept: Kept;
+}
+
+/** What is kept of a workspace between requests: parsed files and the last program (for structure reuse). */
+interface Kept {
+  parsed: Map<string, { text: string; sf: ts.SourceFile }>;
+  program?: ts.Program;
+}
+const cache = new Map<string, Kept>();
+/** Parsed files kept per workspace beyond this many are forgotten (all at once). */
+const MAX_PARSED = 10_000;
+/** Typecheck results of lone buffers (a pure function of the buffer, the test and the framework). */
+const bufferChecks = new TextMemo<TypecheckResult>(64);
+const BUFFER_ROOT = "/__agency_buffer__";
+
+/** TypeScript's own lib files, parsed once per process (by path and language version). */
+const libFiles = new Map<string, ts.SourceFile>();
+
+function isDeclarationOrManifest(p: string): boolean {
+  return /\.d\.[cm]?ts$/.test(p) || p.endsWith("/package.json");
+}
+
+/** Read a file for the compiler: overlay, TypeScript's lib files, workspace files through the contained reader. */
+function readFor(project: CheckProject, path: string): string | undefined {
+  const o = project.overlay.get(path);
+  if (o !== undefined) return o;
+  if (path.startsWith(TS_LIB_DIR + sep)) return ts.sys.readFile(path);
+  if (!isInside(project.root, path)) return undefined;
+  const text = readContainedSync(project.root, path);
+  if (text !== undefined) return text;
+  // A declaration file under the workspace's node_modules that resolves elsewhere (a symlinked package).
+  if (path.includes(`${sep}node_modules${sep}`) && isDeclarationOrManifest(path)) {
+    try {
+      const real = realpathSync(path);
+      return real.includes(`${sep}node_modules${sep}`) || isDeclarationOrManifest(real)
+        ? ts.sys.readFile(real)
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+function hostFor(project: CheckProject): ts.CompilerHost {
+  const base = ts.createCompilerHost(project.options, true);
+  const exists = (p: string): boolean =>
+    project.overlay.has(p) ||
+    (p.startsWith(TS_LIB_DIR + sep) ? ts.sys.fileExists(p) : isInside(project.root, p) && existsSync(p));
+  return {
+    ...base,
+    fileExists: exists,
+    readFile: (p) => readFor(project, p),
+    directoryExists: (d) =>
+      d.startsWith(TS_LIB_DIR) || isInside(project.root, d) || [...project.overlay.keys()].some((k) => k.startsWith(d))
+        ? (ts.sys.directoryExists?.(d) ?? false) || [...project.overlay.keys()].some((k) => k.startsWith(d + sep))
+        : false,
+    getCurrentDirectory: () => project.root,
+    // Paths stay as the workspace names them: a symlinked package is read under node_modules (see readFor).
+    realpath: (p) => p,
+    getSourceFile: (fileName, languageVersion) => {
+      const version = typeof languageVersion === "object" ? languageVersion.languageVersion : languageVersion;
+      if (fileName.startsWith(TS_LIB_DIR + sep)) {
+        const key = `${fileName}|${version}`;
+        let sf = libFiles.get(key);
+        if (!sf) {
+          const text = ts.sys.readFile(fileName);
+          if (text === undefined) return undefined;
+          libFiles.set(key, (sf = ts.createSourceFile(fileName, text, languageVersion, true)));
+        }
+        return sf;
+      }
+      const text = readFor(project, fileName);
+      if (text === undefined) return undefined;
+      const hit = project.parsed.get(fileName);
+      if (hit && hit.text === text) return hit.sf;
+      const sf = ts.createSourceFile(fileName, text, languageVersion, true);
+      project.parsed.set(fileName, { text, sf });
+      return sf;
+    },
+    writeFile: () => undefined,
+  };
+}
+
+function keptFor(key: string): Kept {
+  let kept = cache.get(key);
+  if (kept) cache.delete(key);
+  else kept = { parsed: new Map() };
+  if (kept.parsed.size > MAX_PARSED) kept.parsed.clear();
+  cache.set(key, kept);
+  while (cache.size > MAX_CACHED_WORKSPACES) cache.delete(cache.keys().next().value!);
+  return kept;
+}
+
+/**
+ * The project of a workspace root, or of a lone buffer under a virtual root. Each request gets its own
+ * (its overlay is its own); parsed files and the last program are shared per workspace.
+ */
+export async function checkProject(root: string | undefined): Promise<CheckProject> {
+  if (root === undefined) {
+    const kept = keptFor(BUFFER_ROOT);
+    return {
+      root: BUFFER_ROOT,
+      options: {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        strict: true,
+        skipLibCheck: true,
+        noEmit: true,
+        allowImportingTsExtensions: true,
+        // A lone buffer gets the language's lib only: no DOM, no @types (they are the workspace's to choose).
+        lib: ["lib.es2022.d.ts"],
+        types: [],
+      },
+      fileNames: [],
+      fallback: ["no workspace_root: the buffer is checked alone, with default options"],
+      overlay: new Map(),
+      parsed: kept.parsed,
+      ...(kept.program ? { program: kept.program } : {}),
+      kept,
+    };
+  }
+  const loaded = await loadProject(root);
+  const kept = keptFor(root);
+  return {
+    root,
+    options: { ...loaded.options, noEmit: true, noUnusedLocals: false, noUnusedParameters: false },
+    fileNames: loaded.fileNames,
+    fallback: loaded.fallback,
+    overlay: new Map(),
+    parsed: kept.parsed,
+    ...(kept.program ? { program: kept.program } : {}),
+    kept,
+  };
+}
+
+/**
+ * A program over `extra` (the source and the test) and the project's declaration files (global
+ * declarations are not imported), reusing the previous one's structure. The rest of the project comes
+ * in only as far as imports reach.
+ */
+export function buildProgram(project: CheckProject, extra: string[]): ts.Program {
+  const roots = [...new Set([...extra, ...project.fileNames.filter((f) => /\.d\.[cm]?ts$/.test(f))])];
+  const program = ts.createProgram({
+    rootNames: roots,
+    options: project.options,
+    host: hostFor(project),
+    ...(project.program ? { oldProgram: project.program } : {}),
+  });
+  project.program = program;
+  project.kept.program = program;
+  return program;
+}
+
+export interface TypecheckResult {
+  /** Diagnostics of the test file: line (1-based) and message. */
+  errors: { line: number; code: number; message: string }[];
+  /** Set when the framework's own types were missing and a stub stood in. */
+  stub?: string;
+}
+
+const FRAMEWORK_STUBS: Record<string, string> = {
+  vitest:
+    'declare module "vitest" { export const describe: any; export const it: any; export const test: any; export const expect: any; }\n',
+  jest: "declare const describe: any; declare const it: any; declare const test: any; declare const expect: any;\n",
+  "node:test":
+    'declare module "node:test" { export const describe: any; export const it: any; }\ndeclare module "node:assert/strict" { const assert: any; export default assert; }\n',
+};
+
+function errorsOf(program: ts.Program, file: string): TypecheckResult["errors"] {
+  const sf = program.getSourceFile(file);
+  if (!sf) return [{ line: 1, code: 0, message: "the test file was not part of the program" }];
+  return [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)]
+    .filter((d) => d.category === ts.DiagnosticCategory.Error)
+    .map((d) => ({
+      line: d.start !== undefined ? sf.getLineAndCharacterOfPosition(d.start).line + 1 : 1,
+      code: d.code,
+      message: `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`.slice(0, MAX_REASON_CHARS),
+    }));
+}
+
+/** Whether an error says the test framework's types are missing (the module, or its globals). */
+function frameworkMissing(e: TypecheckResult["errors"][number], framework: string): boolean {
+  if (e.code === 2307 || e.code === 2792 || e.code === 7016)
+    return e.message.includes(`'${framework === "node:test" ? "node:" : framework}`);
+  return (e.code === 2582 || e.code === 2304) && /'(describe|it|test|expect)'/.test(e.message);
+}
+
+/** Typecheck `content` as the file `testFile` (absolute) in the project; with a framework stub when its types are missing. */
+export function typecheck(
+  project: CheckProject,
+  testFile: string,
+  content: string,
+  framework: string,
+): TypecheckResult {
+  project.overlay.set(testFile, content);
+  if (project.root === BUFFER_ROOT) {
+    const key = [framework, ...[...project.overlay].sort().flat()].join("\0");
+    return bufferChecks.get(key, () => typecheckNow(project, testFile, framework));
+  }
+  return typecheckNow(project, testFile, framework);
+}
+
+function typecheckNow(project: CheckProject, testFile: string, framework: string): TypecheckResult {
+  let program = buildProgram(project, [testFile]);
+  let errors = errorsOf(program, testFile);
+  if (errors.some((e) => frameworkMissing(e, framework))) {
+    const stubPath = join(dirname(testFile), `__agency_${framework.replace(/\W/g, "_")}_stub.d.ts`);
+    project.overlay.set(stubPath, FRAMEWORK_STUBS[framework] ?? "");
+    program = buildProgram(project, [testFile, stubPath]);
+    errors = errorsOf(program, testFile);
+    project.overlay.delete(stubPath);
+    return {
+      errors,
+      stub: `the workspace does not have ${framework}'s types installed: checked against an untyped stub`,
+    };
+  }
+  return { errors };
+}
+
+export type Runner = "vitest" | "jest";
+
+/** The workspace's own runner for the framework, when installed (`node_modules/.bin/<runner>`). */
+export async function findRunner(root: string | undefined, framework: string): Promise<Runner | undefined> {
+  if (root === undefined || (framework !== "vitest" && framework !== "jest")) return undefined;
+  try {
+    await access(join(root, "node_modules", ".bin", framework), constants.X_OK);
+    return framework;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface TestOutcome {
+  title: string;
+  status: "passed" | "failed" | "skipped";
+  message?: string;
+}
+
+/** What a recording run saw a case's `result` be: JSON when it is plain data, or undefined. */
+export interface Recorded {
+  undefined: boolean;
+  json?: string;
+}
+
+export interface RunResult {
+  outcome: "ran" | "timeout" | "load-error" | "not-collected" | "error";
+  tests: TestOutcome[];
+  /** Values recorded by `__agencyRecord` (see RECORDER), by test title. */
+  records: Map<string, Recorded>;
+  /** Why the file did not run (a load error, the timeout, the runner's own failure). */
+  message?: string;
+  ms: number;
+}
+
+interface JsonReport {
+  testResults?: {
+    status?: string;
+    message?: string;
+    failureMessage?: string;
+    assertionResults?: { title: string; status: string; failureMessages?: string[] }[];
+  }[];
+}
+
+function firstLine(s: string | undefined): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = (s ?? "").replace(/\u001b\[[0-9;]*m/g, "");
+  const line = clean.split("\n").find((l) => l.trim() !== "") ?? "";
+  return line.trim().slice(0, MAX_REASON_CHARS);
+}
+
+/**
+ * Put into a recording run's test file: `__agencyRecord(title, result)` appends what the case returned to
+ * the file named by AGENCY_TESTGEN_RECORD (a temp file of the agent's), as JSON when it is plain data
+ * (finite numbers, strings, booleans, null, arrays and plain objects of those, at most 1,000 characters).
+ */
+export const RECORDER = `import { appendFileSync as __agencyAppend } from "node:fs";
+function __agencyRecord(title, value) {
+  const out = process.env.AGENCY_TESTGEN_RECORD;
+  if (!out) return;
+  const plain = (v, d) =>
+    v === null || typeof v === "string" || typeof v === "boolean" ||
+    (typeof v === "number" && Number.isFinite(v) && !Object.is(v, -0)) ||
+    (d < 5 && Array.isArray(v) && v.every((x) => plain(x, d + 1))) ||
+    (d < 5 && typeof v === "object" && !Array.isArray(v) &&
+      (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null) &&
+      Object.values(v).every((x) => x === undefined || plain(x, d + 1)));
+  let json;
+  if (value !== undefined && plain(value, 0)) json = JSON.stringify(value);
+  if (json !== undefined && json.length > 1000) json = undefined;
+  __agencyAppend(out, JSON.stringify({ title, undefined: value === undefined, json }) + "\\n");
+}
+`;
+
+/**
+ * Run `content` with the workspace's runner: written next to where the test will live (so its imports
+ * resolve), under a unique name, removed afterwards with any directory made for it. The runner gets its
+ * own process group, killed whole at `timeoutMs`.
+ */
+export async function runTestFile(
+  root: string,
+  runner: Runner,
+  testPath: string,
+  content: string,
+  timeoutMs: number,
+): Promise<RunResult> {
+  const started = Date.now();
+  const finalAbs = resolve(root, testPath);
+  if (!isInside(root, finalAbs))
+    return { outcome: "error", tests: [], records: new Map(), message: "test_path is outside the workspace", ms: 0 };
+  const dir = dirname(finalAbs);
+  // The directories to make (and remove afterwards), each checked to stay inside the root.
+  const made: string[] = [];
+  for (let d = dir; !existsSync(d); d = dirname(d)) made.unshift(d);
+  const existing = made.length > 0 ? dirname(made[0]!) : dir;
+  if (!isInside(root, realpathSync(existing)))
+    return {
+      outcome: "error",
+      tests: [],
+      records: new Map(),
+      message: "test directory resolves outside the workspace",
+      ms: 0,
+    };
+  const m = /\.test\.([cm]?[jt]sx?)$/.exec(finalAbs);
+  const ext = m ? m[1]! : "ts";
+  const file = join(
+    dir,
+    `${finalAbs.slice(dir.length + 1).replace(/\.test\.[cm]?[jt]sx?$/, "")}.agency-${randomBytes(4).toString("hex")}.test.${ext}`,
+  );
+  const out = await mkdtemp(join(tmpdir(), "agency-testgen-"));
+  const report = join(out, "report.json");
+  const recordFile = join(out, "record.ndjson");
+  const records = new Map<string, Recorded>();
+  try {
+    for (const d of made) await mkdir(d);
+    const fh = await open(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o644,
+    );
+    try {
+      await fh.writeFile(content);
+    } finally {
+      await fh.close();
+    }
+    const rel = relative(root, file);
+    const args =
+      runner === "vitest"
+        ? ["run", rel, "--reporter=json", `--outputFile=${report}`, "--watch=false"]
+        : ["--runTestsByPath", rel, "--json", `--outputFile=${report}`, "--watchAll=false", "--ci"];
+    const child = execa(join(root, "node_modules", ".bin", runner), args, {
+      cwd: root,
+      reject: false,
+      detached: true,
+      stdin: "ignore",
+      all: true,
+      extendEnv: false,
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: process.env.HOME ?? out,
+        CI: "1",
+        NODE_ENV: "test",
+        FORCE_COLOR: "0",
+        NO_COLOR: "1",
+        AGENCY_TESTGEN_RECORD: recordFile,
+      },
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    }, timeoutMs);
+    const res = await child;
+    clearTimeout(timer);
+    const ms = Date.now() - started;
+    if (timedOut)
+      return {
+        outcome: "timeout",
+        tests: [],
+        records,
+        message: `the ${runner} run did not finish in ${timeoutMs} ms: killed`,
+        ms,
+      };
+    let parsed: JsonReport;
+    try {
+      parsed = JSON.parse(await readFile(report, "utf8")) as JsonReport;
+    } catch {
+      const text = String(res.all ?? "");
+      if (/No test files? found/i.test(text))
+        return {
+          outcome: "not-collected",
+          tests: [],
+          records,
+          message: `the workspace's ${runner} configuration does not collect ${testPath}`,
+          ms,
+        };
+      return {
+        outcome: "error",
+        tests: [],
+        records,
+        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${firstLine(text)}`,
+        ms,
+      };
+    }
+    try {
+      for (const line of (await readFile(recordFile, "utf8")).split("\n")) {
+        if (!line) continue;
+        const r = JSON.parse(line) as { title: string; undefined: boolean; json?: string };
+        records.set(r.title, { undefined: r.undefined, ...(typeof r.json === "string" ? { json: r.json } : {}) });
+      }
+    } catch {
+      // nothing recorded
+    }
+    const file0 = parsed.testResults?.[0];
+    if (!file0)
+      return {
+        outcome: "not-collected",
+        tests: [],
+        records,
+        message: `the workspace's ${runner} configuration does not collect ${testPath}`,
+        ms,
+      };
+    const asserts = file0.assertionResults ?? [];
+    if (asserts.length === 0 && file0.status === "failed")
+      return {
+        outcome: "load-error",
+        tests: [],
+        records,
+        message: firstLine(file0.message ?? file0.failureMessage),
+        ms,
+      };
+    return {
+      outcome: "ran",
+      tests: asserts.map((a) => ({
+        title: a.title,
+        status: a.status === "passed" ? "passed" : a.status === "failed" ? "failed" : "skipped",
+        ...(a.status === "failed" ? { message: firstLine(a.failureMessages?.join("\n")) } : {}),
+      })),
+      records,
+      ms,
+    };
+  } finally {
+    await rm(file, { force: true });
+    for (const d of made.reverse()) await rmdir(d).catch(() => undefined);
+    await rm(out, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * testgen's checks on a real workspace (test/fixtures/code/testgen-lib): the generated file typechecked
+ * in-process, run by the workspace's own vitest (this checkout's, linked in as the copy's node_modules)
+ * in a child process; a hanging runner killed at its timeout.
+ */
+import { chmodSync, cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { StageTimer } from "../../../agents/lib/runtime/timer.js";
+import type { HandlerContext } from "../../../agents/lib/runtime/types.js";
+import { createTestgen } from "../../../agents/testgen/handler.js";
+import { createLogger } from "../../../protocol/log.js";
+import type { AipRequest } from "../../../protocol/schemas.js";
+import { ROOT, tempDir } from "../../helpers.js";
+
+const LIB = join(ROOT, "test/fixtures/code/testgen-lib");
+const temps: { cleanup: () => void }[] = [];
+afterAll(() => temps.forEach((t) => t.cleanup()));
+
+/** A copy of the fixture library; `modules` links this checkout's node_modules in (vitest installed). */
+function workspace(modules: boolean): string {
+  const t = tempDir("aiptg-");
+  temps.push(t);
+  cpSync(LIB, t.dir, { recursive: true });
+  if (modules) symlinkSync(join(ROOT, "node_modules"), join(t.dir, "node_modules"));
+  return t.dir;
+}
+
+const testgen = createTestgen();
+function ctx(): HandlerContext {
+  return {
+    traceId: "t",
+    signal: new AbortController().signal,
+    deadline: Date.now() + 120_000,
+    remainingMs: () => 120_000,
+    timer: new StageTimer(),
+    log: createLogger({ agentName: "test", destination: false }),
+    warn: () => undefined,
+  };
+}
+type Payload = Record<string, any>;
+async function gen(
+  root: string,
+  fn: string,
+  constraints: Record<string, unknown> = {},
+  source?: string,
+): Promise<Payload> {
+  const context = { workspace_root: root, file_path: "src/money.ts", ...(source ? { source_code: source } : {}) };
+  return (await testgen(
+    { action: "testgen", context, constraints: { function: fn, ...constraints } } as AipRequest,
+    ctx(),
+  )) as Payload;
+}
+
+describe("testgen with the workspace's vitest", () => {
+  const root = workspace(true);
+
+  it("@example results become expect lines, run and kept; a recorded result replaces toBeDefined", async () => {
+    const p = await gen(root, "format");
+    expect(p.content).toContain('expect(format({ amount: 5, currency: "EUR" })).toBe("5.00 EUR");');
+    expect(p.content).toContain('expect(format({ amount: 3, currency: "JPY" })).toBe("3 JPY");');
+    // The object argument gets its required properties, the literal union its first member.
+    expect(p.content).toContain('const result = format({ amount: 1, currency: "EUR" });');
+    expect(p.content).toContain('expect(result).toBe("1.00 EUR");');
+    expect(p.content).not.toContain("toBeDefined");
+    expect(p.tests).toEqual({ kept: 3, todo: 0, dropped: 0, value_assertions: 3, from_examples: 2, verdicts: [] });
+    expect(p.checks).toMatchObject({ typecheck: "passed", run: "passed", runner: "vitest" });
+    // The run's file is gone again.
+    expect(readdirSync(join(root, "src")).filter((f) => f.includes(".agency-"))).toEqual([]);
+  }, 120_000);
+
+  it("a guarded throw gets toThrow with the input that trips it; the multi-line example is asserted", async () => {
+    const p = await gen(root, "split");
+    expect(p.content).toContain("expect(split(10, 4)).toEqual([2.5, 2.5, 2.5, 2.5]);");
+    expect(p.content).toContain("expect(() => split(1, 0)).toThrow(RangeError);");
+    expect(p.content).toContain("expect(result).toEqual([1]);");
+    expect(p.tests).toMatchObject({ kept: 3, todo: 0, dropped: 0 });
+  }, 120_000);
+
+  it("a case that fails its run becomes it.todo with the failure; one that fails typechecking is dropped", async () => {
+    const source = (await import("node:fs"))
+      .readFileSync(join(LIB, "src/money.ts"), "utf8")
+      .replace(
+        'console.log(symbolOf("USD")); // "$"',
+        'console.log(symbolOf("USD")); // "US$"\n * symbolOf("GBP") // => "£"',
+      );
+    const p = await gen(root, "symbolOf", {}, source);
+    expect(p.tests.verdicts).toEqual([
+      {
+        test: 'example: symbolOf("GBP") → "£"',
+        outcome: "dropped",
+        reason: expect.stringMatching(/^typecheck: TS2345: Argument of type '"GBP"' is not assignable/),
+      },
+      { test: 'example: symbolOf("USD") → "US$"', outcome: "todo", reason: expect.stringMatching(/^run: .*US\$/) },
+    ]);
+    expect(p.content).toContain(`symbolOf(\\"USD\\") → \\"US$\\" (failed: AssertionError: expected '$' to be 'US$'`);
+    expect(p.content).toContain('expect(result).toBe("€");');
+    expect(p.content).not.toContain("GBP");
+    expect(p.tests).toMatchObject({ kept: 1, todo: 1, dropped: 1 });
+    expect(p.checks).toMatchObject({ typecheck: "failed", run: "failed" });
+  }, 120_000);
+});
+
+describe("testgen without a runner", () => {
+  it("a parameter typed by an exported class is a cast to it, imported type-only; no run", async () => {
+    const p = await gen(workspace(false), "total");
+    expect(p.content).toContain('import type { Ledger } from "./money.js";');
+    expect(p.content).toContain('const result = total({} as unknown as Ledger, "EUR");');
+    expect(p.content).not.toMatch(/total\([^)]*undefined/);
+    expect(p.checks).toMatchObject({ typecheck: "passed", run: "skipped", runner: null });
+    expect(p.checks.notes).toContain("not run: the workspace has no vitest installed (node_modules/.bin/vitest)");
+  }, 60_000);
+
+  it("a throw without a guard the arguments can trip gets no toThrow, only a todo", async () => {
+    const source =
+      "export function open(path: string): string {\n  if (Math.random() > 2) return path;\n  throw new Error(path);\n}\n";
+    const p = await gen(workspace(false), "open", {}, source);
+    expect(p.content).not.toContain("toThrow");
+    expect(p.content).toContain('it.todo("throws an Error: find an input that makes it throw");');
+  }, 60_000);
+
+  it("a runner that hangs is killed at its timeout and its tests are reported dropped", async () => {
+    const root = workspace(false);
+    mkdirSync(join(root, "node_modules/.bin"), { recursive: true });
+    // Hangs, and so does a child of it: the whole process group goes.
+    writeFileSync(join(root, "node_modules/.bin/vitest"), "#!/bin/sh\nsleep 300 &\nsleep 300\n");
+    chmodSync(join(root, "node_modules/.bin/vitest"), 0o755);
+    const p = await gen(root, "symbolOf", { run_timeout_ms: 1500 });
+    expect(p.checks).toMatchObject({ typecheck: "passed", run: "timeout", runner: "vitest" });
+    expect(p.tests).toMatchObject({ kept: 0, todo: 0, dropped: 2, value_assertions: 0 });
+    for (const v of p.tests.verdicts)
+      expect(v).toMatchObject({ outcome: "dropped", reason: "run: the vitest run did not finish in 1500 ms: killed" });
+    expect(p.content).not.toContain("it(");
+    expect(readdirSync(join(root, "src")).filter((f) => f.includes(".agency-"))).toEqual([]);
+  }, 60_000);
+});
