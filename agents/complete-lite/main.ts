@@ -11,6 +11,12 @@ const typed = new TypedEngine();
 
 export const completeLite: AgentDefinition = {
   manifest: bundledManifest("complete-lite", import.meta.url),
+  help: `Answers the action "complete" without a model: members from the receiver's type (a TypeScript
+language service per workspace), identifiers in scope, keywords; a syntactic fast path when the
+checker is not ready in time (payload.engine says which).
+Request: context.source_code and context.cursor; context.file_path + context.workspace_root for types.
+Environment: AIP_TYPED_MAX_WORKSPACES (3), AIP_TYPED_HEAP_MB (768), AIP_TYPED_BUDGET_MS (250).
+See docs/agents.md.`,
   handlers: { complete: createCompleteLite(new ParseCache(), typed) },
   health: () => typed.health(),
   dispose: () => typed.close(),

@@ -53,6 +53,14 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
   };
   return {
     manifest: { ...manifest, resources },
+    help: `Answers the action "complete" with a local GGUF model (fill-in-the-middle when the model has FIM
+tokens), after the same parsing, symbol context and syntax check as complete-lite; without a model it
+reports itself degraded and answers from the syntactic engine (payload.engine "lite").
+Request: context.source_code and context.cursor; constraints.max_tokens, constraints.document_id
+(latest wins) optional.
+Environment: AIP_MODEL (path to a .gguf file; required for model answers), AIP_MODEL_THREADS,
+AIP_MODEL_CONTEXT, AIP_MODEL_GPU_LAYERS, AIP_MODEL_SEQUENCES, AIP_WARMUP_KEYSTROKES.
+See docs/agents.md.`,
     handlers: { complete },
     warmup: async (log) => {
       cache.get(WARM_SOURCE, dialectOf("typescript"), "\0warmup");

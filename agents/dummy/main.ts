@@ -22,6 +22,8 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
 
 export const dummy: AgentDefinition = {
   manifest: bundledManifest("dummy", import.meta.url),
+  help: `Answers the action "echo" with {received_action, context_lines, trace_id}; constraints.delay_ms
+(at most 60 s) makes it wait first. For smoke tests, the conformance kit and benchmarks.`,
   handlers: {
     echo: async (request, ctx) => {
       const source = request.context.source_code;

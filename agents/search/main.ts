@@ -10,6 +10,10 @@ const registry = new IndexRegistry();
 
 export const search: AgentDefinition = {
   manifest: bundledManifest("search", import.meta.url),
+  help: `Answers the action "search": the workspace's symbols and text ranked for a developer's words
+(BM25F over identifier-aware, stemmed tokens, with code synonyms).
+Request: context.workspace_root (absolute, inside AIP_WORKSPACE_ROOTS) and context.query;
+constraints.limit, constraints.languages optional. See docs/agents.md.`,
   handlers: { search: createSearch(registry) },
   health: () => ({ workspaces: registry.size }),
 };

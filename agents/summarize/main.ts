@@ -15,6 +15,10 @@ let counter: TokenCounter | undefined;
 
 export const summarize: AgentDefinition = {
   manifest: bundledManifest("summarize", import.meta.url),
+  help: `Answers the action "summarize": a module's outline, its public export list (export * and re-exports
+followed into the workspace, overloads merged) and a prose summary.
+Request: context.source_code, or context.file_path + context.workspace_root; context.language optional.
+Broken source is answered with payload.partial and payload.diagnostics. See docs/agents.md.`,
   handlers: { summarize: createSummarize(new ParseCache(), { host, counter: () => (counter ??= new TokenCounter()) }) },
   warmup: async (log) => {
     await host.load(log);

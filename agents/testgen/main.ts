@@ -13,6 +13,12 @@ const host = new ModelHost(modelConfig({}, process.env, 2));
 
 export const testgen: AgentDefinition = {
   manifest: bundledManifest("testgen", import.meta.url),
+  help: `Answers the action "testgen": a test file for one function, with its import, asserting cases from
+its JSDoc @example results and its parameter types, typechecked against the workspace and, when the
+workspace has vitest or jest, run in a child process (constraints.run_timeout_ms).
+Request: context.source_code or context.file_path + context.workspace_root; the function by
+context.cursor or constraints.function; constraints.framework optional.
+Environment: AIP_MODEL (a GGUF model that proposes extra cases; optional). See docs/agents.md.`,
   handlers: { testgen: createTestgen(new ParseCache(), host) },
   warmup: async (log) => {
     await warmPrettier();

@@ -25,7 +25,9 @@ function specs(env: Record<string, string>) {
   ];
 }
 
-describe("complete falls back to complete-lite (real agents, real model)", () => {
+// Two real agents start per test, one loading a model: on a loaded CI host that alone can take most of
+// the default 30 s, so these tests wait for readiness longer (they never wait for time).
+describe("complete falls back to complete-lite (real agents, real model)", { timeout: 120_000 }, () => {
   let agency: Agency | undefined;
   afterEach(async () => {
     await agency?.stop();
@@ -38,7 +40,7 @@ describe("complete falls back to complete-lite (real agents, real model)", () =>
     agency = await startAgency(specs({ AIP_MODEL: "" }), { cpu_sample_ms: 50 }, { load: new FixedLoadSampler(0) });
     await until(
       () => agent("complete").degraded && agent("complete-lite").state === "healthy",
-      20_000,
+      60_000,
       "complete degraded",
     );
     const r = await call();
@@ -51,7 +53,7 @@ describe("complete falls back to complete-lite (real agents, real model)", () =>
     agency = await startAgency(specs(modelEnv(true)), { cpu_sample_ms: 50 }, { load });
     await until(
       () => agent("complete").state === "healthy" && agent("complete-lite").state === "healthy",
-      30_000,
+      90_000,
       "agents healthy",
     );
     expect(agent("complete").degraded).toBe(false);

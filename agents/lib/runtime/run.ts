@@ -11,8 +11,11 @@ import { newTraceId } from "../../../protocol/trace.js";
 import { AgentInvoker } from "./invoke.js";
 import type { AgentDefinition } from "./types.js";
 
-function usage(name: string): string {
+function usage(def: AgentDefinition): string {
+  const name = def.manifest.name;
   return `Usage: agent-${name} [--manifest | --listen PATH [--group GROUP] | --help]
+
+${(def.help ?? def.manifest.description).trim()}
 
   (no flags)      one-shot: read one JSON request from stdin, write one response to stdout
   --manifest      print this agent's AGENT_MANIFEST.json
@@ -25,9 +28,8 @@ Environment: AIP_LOG_FILE (log file; one-shot mode is silent without it), AIP_LO
 
 /** Entry point of every agent executable. Resolves when the agent should exit. */
 export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2)): Promise<void> {
-  const name = def.manifest.name;
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(usage(name));
+    process.stdout.write(usage(def));
     return;
   }
   if (argv[0] === "--manifest" && argv.length === 1) {
@@ -39,17 +41,17 @@ export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2
     const groupIdx = argv.indexOf("--group");
     const group = groupIdx > 0 ? argv[groupIdx + 1] : undefined;
     if (!path || path.startsWith("--") || (groupIdx > 0 && !group) || argv.length !== (groupIdx > 0 ? 4 : 2)) {
-      return usageError(name, "--listen needs a socket path (and --group a group name)");
+      return usageError(def, "--listen needs a socket path (and --group a group name)");
     }
     await listen(def, path, group);
     return;
   }
-  if (argv.length > 0) return usageError(name, `unknown argument ${JSON.stringify(argv[0])}`);
+  if (argv.length > 0) return usageError(def, `unknown argument ${JSON.stringify(argv[0])}`);
   await oneShot(def);
 }
 
-function usageError(name: string, message: string): void {
-  process.stderr.write(`agent-${name}: ${message}\n\n${usage(name)}`);
+function usageError(def: AgentDefinition, message: string): void {
+  process.stderr.write(`agent-${def.manifest.name}: ${message}\n\n${usage(def)}`);
   process.exitCode = 2;
 }
 

@@ -21,6 +21,8 @@ export type Handler = (request: AipRequest, ctx: HandlerContext) => Promise<unkn
 
 export interface AgentDefinition {
   manifest: AgentManifest;
+  /** What `--help` says about this agent: its action, the request fields it reads, its environment (default: the manifest's description). */
+  help?: string;
   /** One handler per action; every action must be one of the manifest's capabilities. */
   handlers: Record<string, Handler>;
   /** Run before the agent reports ready (load models, warm parsers). */
