@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createCompleteAgent } from "../agents/complete/agent.js";
 import { modelConfig, type ModelConfig } from "../agents/lib/llm/config.js";
 import { ModelHost } from "../agents/lib/llm/host.js";
-import { LatestWins } from "../agents/lib/llm/latest.js";
+import { LatestWins } from "../protocol/latest.js";
 import { AgentInvoker } from "../agents/lib/runtime/invoke.js";
 import { bundledManifest } from "../agents/lib/runtime/manifest.js";
 import { createLogger } from "../protocol/log.js";

@@ -21,7 +21,8 @@ import { AgentProcesses, type AdoptedAgent } from "./processes.js";
 import { candidates, choose } from "./router.js";
 import { healthz, livez, readyz, type StatusView } from "./status.js";
 import type { Spawner } from "./supervisor.js";
-import { Supersession, scopeToConnection } from "./supersede.js";
+import { LatestWins } from "../protocol/latest.js";
+import { scopeToConnection } from "./supersede.js";
 import { AgentVetting } from "./vetting.js";
 
 export type { AdoptedAgent, Handoff } from "./processes.js";
@@ -50,7 +51,7 @@ export class Orchestrator {
   readonly processes: AgentProcesses;
   private readonly registry: AgentRegistry;
   private readonly monitor: HealthMonitor;
-  private readonly supersession = new Supersession();
+  private readonly latest = new LatestWins();
   private readonly outcomes: RequestOutcomes;
   private readonly startedAt = Date.now();
   /** Every agent has been registered and brought up once (start() returned). */
@@ -157,7 +158,7 @@ export class Orchestrator {
       },
       onAgentSuccess: (agent) => agent.recordSuccess(),
       onOutcome: (o) => this.outcomes.record(o),
-      supersede: (request, traceId, controller) => this.supersession.claim(request, traceId, controller),
+      supersede: (request, traceId, controller) => this.latest.claim(request, traceId, controller).release,
       connection,
     });
   }

@@ -4,7 +4,7 @@ import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelHost } from "../lib/llm/host.js";
-import { LatestWins } from "../lib/llm/latest.js";
+import { LatestWins } from "../../protocol/latest.js";
 import { memoryFor } from "../lib/llm/memory.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { createCompleteLite } from "../lib/completion/handler.js";

@@ -14,7 +14,7 @@ import { readContained } from "../lib/code/workspace.js";
 import { detach } from "../lib/memo.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelHost } from "../lib/llm/host.js";
-import type { LatestWins } from "../lib/llm/latest.js";
+import type { LatestWins } from "../../protocol/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";
@@ -110,7 +110,7 @@ export function createComplete(deps: CompleteDeps) {
     const allowTruncation = c.allow_truncation ?? true;
     const bestEffort = c.best_effort ?? false;
     const debugPrompt = c.debug_prompt ?? false;
-    const ticket = deps.latest.enter(request, ctx.traceId);
+    const ticket = deps.latest.claim(request, ctx.traceId);
     const signal = AbortSignal.any([ctx.signal, ticket.signal]);
     const { prewarm } = deps;
     prewarm?.enter();

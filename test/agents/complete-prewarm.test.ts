@@ -5,7 +5,7 @@ import { lineStarts } from "../../agents/lib/code/position.js";
 import { TokenCounter } from "../../agents/lib/llm/budget.js";
 import { modelConfig } from "../../agents/lib/llm/config.js";
 import { ModelHost } from "../../agents/lib/llm/host.js";
-import { LatestWins } from "../../agents/lib/llm/latest.js";
+import { LatestWins } from "../../protocol/latest.js";
 import { CHUNK_LINES, fileChunks, Lines } from "../../agents/complete/context.js";
 import { createComplete } from "../../agents/complete/handler.js";
 import { Prewarm } from "../../agents/complete/prewarm.js";
