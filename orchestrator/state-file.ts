@@ -12,11 +12,11 @@ export function stateFileMode(group?: string): number {
   return group === undefined ? 0o600 : 0o640;
 }
 
-/** Write `text` to `path` atomically, with `mode` (default 0600). */
-export function writeFileAtomic(path: string, text: string, mode = 0o600): void {
+/** Write `data` to `path` atomically (a reader sees the old file or the new one, never half), with `mode` (default 0600). */
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode });
+  writeFileSync(tmp, data, { mode });
   chmodSync(tmp, mode); // the umask may have narrowed it; never wider than asked
   renameSync(tmp, path);
 }

@@ -5,8 +5,7 @@
  * Its output is noise; tests use it to exercise loading, budgets, aborts, retries and accounting.
  * Usage: node dist/scripts/make-tiny-gguf.js OUT.gguf [--no-fim] [--layers N] [--seed N] [--pre NAME]
  */
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { writeFileAtomic } from "../orchestrator/state-file.js";
 
 export interface TinyGgufOptions {
   /** Add `<|fim_prefix|>`, `<|fim_suffix|>`, `<|fim_middle|>` and their `tokenizer.ggml.fim_*_token_id` KVs (default true). */
@@ -240,9 +239,6 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
 
 /** Write the file atomically (a concurrent reader never sees half a model). */
 export function writeTinyGguf(path: string, options: TinyGgufOptions = {}): string {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, tinyGguf(options));
-  renameSync(tmp, path);
+  writeFileAtomic(path, tinyGguf(options), 0o644);
   return path;
 }

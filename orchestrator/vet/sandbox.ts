@@ -4,12 +4,12 @@
  * root, a private /tmp, home and /run, no capabilities and no-new-privileges (bwrap always sets it).
  * The environment, the HOME and TMPDIR paths and the cwd are the real run's: only the sandbox differs.
  */
-import { execFile } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { isInside } from "../../protocol/paths.js";
-import { which } from "./tools.js";
+import { execa } from "execa";
+import { TOOL_TIMEOUT_MS, which } from "./tools.js";
 
 export interface SandboxLayout {
   /** HOME as the real run sees it (the sandbox mounts an empty private directory there). */
@@ -44,15 +44,9 @@ async function probe(): Promise<string | { bwrap: string }> {
   if (!bwrap)
     return `bubblewrap is not installed (vetting runs every candidate inside it); install it: ${INSTALL_BWRAP}`;
   const argv = sandboxArgs({ home: homedir(), tmpdir: "/tmp", cwd: "/", hide: [], keep: [] }, ["/bin/true"]);
-  return new Promise((done) => {
-    execFile(bwrap, argv, { timeout: 10_000 }, (err, _out, stderr) => {
-      if (!err) done({ bwrap });
-      else
-        done(
-          `bubblewrap cannot create its namespaces here (${(stderr || err.message).trim()}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run the orchestrator where they are allowed`,
-        );
-    });
-  });
+  const r = await execa(bwrap, argv, { timeout: TOOL_TIMEOUT_MS, reject: false });
+  if (!r.failed) return { bwrap };
+  return `bubblewrap cannot create its namespaces here (${(r.stderr || r.message || "").trim()}); allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run the orchestrator where they are allowed`;
 }
 
 /** The top-level directory below `mount` that holds `path` (what must stay visible when `mount` is hidden). */

@@ -4,12 +4,10 @@
  * and any native addons pull in (`readelf -d` NEEDED, resolved through RPATH/RUNPATH, the ld.so cache
  * and the default directories, transitively). Nothing here executes the agent.
  */
-import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, openSync, readSync, closeSync, realpathSync, statSync } from "node:fs";
 import { posix } from "node:path";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { execa } from "execa";
+import { TOOL_TIMEOUT_MS } from "./tools.js";
 
 export interface Library {
   /** The NEEDED name, e.g. "libcuda.so.1". */
@@ -162,7 +160,7 @@ export async function dynamicSection(
   elf: string,
   readelf = "readelf",
 ): Promise<{ needed: string[]; searchDirs: string[] }> {
-  const { stdout } = await run(readelf, ["-dW", elf], { maxBuffer: 4 << 20 });
+  const { stdout } = await execa(readelf, ["-dW", elf], { maxBuffer: 4 << 20, timeout: TOOL_TIMEOUT_MS });
   const needed: string[] = [];
   const searchDirs: string[] = [];
   for (const line of stdout.split("\n")) {
@@ -179,7 +177,7 @@ export async function ldCache(): Promise<Map<string, string>> {
   const map = new Map<string, string>();
   for (const ldconfig of ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]) {
     try {
-      const { stdout } = await run(ldconfig, ["-p"], { maxBuffer: 16 << 20 });
+      const { stdout } = await execa(ldconfig, ["-p"], { maxBuffer: 16 << 20, timeout: TOOL_TIMEOUT_MS });
       for (const line of stdout.split("\n")) {
         const m = /^\s+(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)$/.exec(line);
         if (m && (!map.has(m[1]!) || m[2]!.includes("64"))) map.set(m[1]!, m[3]!);

@@ -1,7 +1,7 @@
 /** The host tools vetting needs (strace, readelf): found on PATH and probed once; missing ones say how to install them. */
-import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { posix } from "node:path";
+import { execa } from "execa";
 
 export interface Tools {
   strace: string;
@@ -30,23 +30,26 @@ export function which(name: string, pathEnv = process.env.PATH ?? ""): string | 
   });
 }
 
-function tryStrace(strace: string, seccomp: boolean): Promise<{ ok: boolean; message: string }> {
-  return new Promise((resolve) => {
-    const args = [
-      "-f",
-      "-qq",
-      ...(seccomp ? ["--seccomp-bpf"] : []),
-      "-e",
-      "trace=execve",
-      "-o",
-      "/dev/null",
-      "--",
-      "true",
-    ];
-    execFile(strace, args, { timeout: 10_000 }, (err, _out, stderr) => {
-      resolve({ ok: !err && stderr.length === 0, message: (stderr || (err?.message ?? "")).trim() });
-    });
-  });
+/** Child processes vetting starts on the host (tool probes, readelf, ldconfig) are killed after this long. */
+export const TOOL_TIMEOUT_MS = 10_000;
+
+async function tryStrace(strace: string, seccomp: boolean): Promise<{ ok: boolean; message: string }> {
+  const args = [
+    "-f",
+    "-qq",
+    ...(seccomp ? ["--seccomp-bpf"] : []),
+    "-e",
+    "trace=execve",
+    "-o",
+    "/dev/null",
+    "--",
+    "true",
+  ];
+  const r = await execa(strace, args, { timeout: TOOL_TIMEOUT_MS, reject: false });
+  return {
+    ok: !r.failed && (r.stderr ?? "").length === 0,
+    message: (r.stderr || (r.failed ? (r.message ?? "") : "")).trim(),
+  };
 }
 
 const probed = new Map<string, Promise<Tools | string>>();
