@@ -13,7 +13,7 @@ import type { AipRequest } from "../../protocol/schemas.js";
 import { StageTimer } from "../../agents/lib/runtime/timer.js";
 import { createLogger } from "../../protocol/log.js";
 import type { HandlerContext } from "../../agents/lib/runtime/types.js";
-import { tinyModel } from "./llm/tiny-model.js";
+import { tinyModel } from "./lib/llm/tiny-model.js";
 
 /** A module of `n` small functions (5 lines each), some lines repeated as real code repeats them. */
 function moduleOf(n: number): string {

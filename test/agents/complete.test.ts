@@ -4,7 +4,7 @@ import { httpRequest, invokeHttp as rawInvoke } from "../../protocol/client.js";
 import { serve, type Served } from "../../tools/conformance/process.js";
 import { tempDir } from "../helpers.js";
 import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/lib/llm/config.js";
-import { COMPLETE, modelEnv } from "./llm/tiny-model.js";
+import { COMPLETE, modelEnv } from "./lib/llm/tiny-model.js";
 import { SHAPES, broken as brokenBuffer, expectDiagnostics } from "./broken-cases.js";
 
 type Json = Record<string, any>;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { invokeHttp } from "../../protocol/client.js";
 import { FixedLoadSampler } from "../../orchestrator/load.js";
 import { ROOT } from "../helpers.js";
-import { COMPLETE, COMPLETE_LITE, modelEnv } from "../agents/llm/tiny-model.js";
+import { COMPLETE, COMPLETE_LITE, modelEnv } from "../agents/lib/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "./harness.js";
 
 type Json = Record<string, any>;

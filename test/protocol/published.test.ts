@@ -9,7 +9,7 @@ import { httpRequest, invokeHttp } from "../../protocol/client.js";
 import { isAipError } from "../../protocol/errors.js";
 import { publishedFiles } from "../../tools/schema.js";
 import { ROOT } from "../helpers.js";
-import { COMPLETE, modelEnv } from "../agents/llm/tiny-model.js";
+import { COMPLETE, modelEnv } from "../agents/lib/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "../orchestrator/harness.js";
 
 type Json = Record<string, any>;

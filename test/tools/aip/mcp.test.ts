@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Agency } from "../orchestrator/harness.js";
+import type { Agency } from "../../orchestrator/harness.js";
 import { AIP, bundledAgency, workspace } from "./bridge-helpers.js";
 
 type Json = Record<string, any>;

@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AgentManifest } from "../../protocol/schemas.js";
-import { ROOT } from "../helpers.js";
+import type { AgentManifest } from "../../../protocol/schemas.js";
+import { ROOT } from "../../helpers.js";
 
 /** Run a command; stdout, stderr and status (never throws). */
 export function sh(

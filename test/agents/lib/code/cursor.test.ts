@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { dialectOf } from "../../../agents/lib/code/language.js";
-import { parseFile } from "../../../agents/lib/code/parse.js";
-import { sliceAt } from "../../../agents/lib/code/slice.js";
-import { signatureOf } from "../../../agents/lib/code/signature.js";
-import { FIXTURES, cursorOf } from "../code-helpers.js";
+import { dialectOf } from "../../../../agents/lib/code/language.js";
+import { parseFile } from "../../../../agents/lib/code/parse.js";
+import { sliceAt } from "../../../../agents/lib/code/slice.js";
+import { signatureOf } from "../../../../agents/lib/code/signature.js";
+import { FIXTURES, cursorOf } from "../../code-helpers.js";
 
 const src = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
 const file = parseFile(src, dialectOf(undefined, "sample.ts"));

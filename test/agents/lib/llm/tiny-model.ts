@@ -1,8 +1,8 @@
 /** The tiny test models, generated (never downloaded) into node_modules/.cache/agency/ once per content version. */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { writeTinyGguf } from "../../../tools/tiny-gguf.js";
-import { ROOT } from "../../helpers.js";
+import { writeTinyGguf } from "../../../../tools/tiny-gguf.js";
+import { ROOT } from "../../../helpers.js";
 
 const CACHE = join(ROOT, "node_modules/.cache/agency");
 /** Bump when the generator's output changes. */

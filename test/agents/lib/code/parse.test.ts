@@ -1,18 +1,18 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isAipError } from "../../../protocol/errors.js";
-import { dialectOf } from "../../../agents/lib/code/language.js";
+import { isAipError } from "../../../../protocol/errors.js";
+import { dialectOf } from "../../../../agents/lib/code/language.js";
 import {
   MAX_NESTING,
   nestingDepth,
   parseFile,
   parseProgram,
   reportDiagnostics,
-} from "../../../agents/lib/code/parse.js";
+} from "../../../../agents/lib/code/parse.js";
 
 const TS = { language: "typescript", jsx: false } as const;
-import { FIXTURES } from "../code-helpers.js";
+import { FIXTURES } from "../../code-helpers.js";
 
 const read = (name: string): string => readFileSync(join(FIXTURES, name), "utf8");
 

@@ -17,7 +17,7 @@ import {
   createProtocolConnection,
   type DocumentSymbol,
 } from "vscode-languageserver-protocol/node";
-import type { Agency } from "../orchestrator/harness.js";
+import type { Agency } from "../../orchestrator/harness.js";
 import { AIP, MATH_TS, bundledAgency, readmeBlock, workspace } from "./bridge-helpers.js";
 
 /** `aip` as the README runs it (npm link puts it on PATH): here node + dist/scripts/aip.js. */

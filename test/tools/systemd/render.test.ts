@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cpuQuota, cpuWeight, missingExecutables, renderAll } from "../../tools/systemd/render.js";
-import { ROOT, tempDir } from "../helpers.js";
+import { cpuQuota, cpuWeight, missingExecutables, renderAll } from "../../../tools/systemd/render.js";
+import { ROOT, tempDir } from "../../helpers.js";
 import { bundledAgents, fakePackage, manifest, sh } from "./helpers.js";
 
 const file = (files: { path: string; content: string }[], path: string): string => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TokenCounter } from "../../../agents/lib/llm/budget.js";
-import { DEFAULT_WARMUP_KEYSTROKES, defaultThreads, modelConfig } from "../../../agents/lib/llm/config.js";
-import { ModelHost } from "../../../agents/lib/llm/host.js";
+import { TokenCounter } from "../../../../agents/lib/llm/budget.js";
+import { DEFAULT_WARMUP_KEYSTROKES, defaultThreads, modelConfig } from "../../../../agents/lib/llm/config.js";
+import { ModelHost } from "../../../../agents/lib/llm/host.js";
 import { tinyModel } from "./tiny-model.js";
 
 const base = { maxTokens: 16, temperature: 0, seed: 0, stop: [] as string[] };

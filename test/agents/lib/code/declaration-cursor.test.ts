@@ -1,13 +1,13 @@
 /** A cursor anywhere on a declaration finds its function (testgen, summarize scope "function"): a table over every declaration form. */
 import { describe, expect, it } from "vitest";
-import { functionAtOffset } from "../../../agents/lib/code/cursor.js";
-import { parseFile } from "../../../agents/lib/code/parse.js";
-import { lineStarts, positionAt } from "../../../agents/lib/code/position.js";
-import { targetAtCursor } from "../../../agents/testgen/target.js";
+import { functionAtOffset } from "../../../../agents/lib/code/cursor.js";
+import { parseFile } from "../../../../agents/lib/code/parse.js";
+import { lineStarts, positionAt } from "../../../../agents/lib/code/position.js";
+import { targetAtCursor } from "../../../../agents/testgen/target.js";
 
 const TS = { language: "typescript", jsx: false } as const;
 
-const SOURCE = `import { Injectable } from "./di";
+const SOURCE = `import { Injectable } from "../../code/di";
 
 /** Joins two paths. */
 export async function join(a: string, b: string): Promise<string> {

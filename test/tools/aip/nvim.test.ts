@@ -3,8 +3,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../helpers.js";
-import type { Agency } from "../orchestrator/harness.js";
+import { ROOT } from "../../helpers.js";
+import type { Agency } from "../../orchestrator/harness.js";
 import { AIP, MATH_TS, bundledAgency, readmeBlock, workspace } from "./bridge-helpers.js";
 
 type Json = Record<string, any>;

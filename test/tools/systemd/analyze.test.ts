@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renderAll, writeRendered } from "../../tools/systemd/render.js";
-import { ROOT, tempDir } from "../helpers.js";
+import { renderAll, writeRendered } from "../../../tools/systemd/render.js";
+import { ROOT, tempDir } from "../../helpers.js";
 import { exposure, fakePackage, manifest, sh } from "./helpers.js";
 
 /** Units rendered for this checkout (so every ExecStart exists), checked by systemd-analyze offline. */

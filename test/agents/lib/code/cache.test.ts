@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ParseCache } from "../../../agents/lib/code/cache.js";
-import { ancestorsAt } from "../../../agents/lib/code/cursor.js";
-import { hasDebt, settleAll } from "../../../agents/lib/code/incremental.js";
-import { moduleSymbols } from "../../../agents/lib/code/symbols.js";
-import { parseFile, reportDiagnostics } from "../../../agents/lib/code/parse.js";
-import { generateSource } from "../../../bench/generate.js";
+import { ParseCache } from "../../../../agents/lib/code/cache.js";
+import { ancestorsAt } from "../../../../agents/lib/code/cursor.js";
+import { hasDebt, settleAll } from "../../../../agents/lib/code/incremental.js";
+import { moduleSymbols } from "../../../../agents/lib/code/symbols.js";
+import { parseFile, reportDiagnostics } from "../../../../agents/lib/code/parse.js";
+import { generateSource } from "../../../../bench/generate.js";
 
 const TS = { language: "typescript", jsx: false } as const;
 
@@ -37,7 +37,7 @@ describe("ParseCache", () => {
   /** Hand-written code with what a nested re-parse must get right: async, generators, arrows, directives, no semicolons. */
   const MIXED = [
     "/** Module. */",
-    'import { x } from "./x.js";',
+    'import { x } from "../../code/x.js";',
     "",
     "export async function* gen(items: number[]) {",
     '  "use strict";',

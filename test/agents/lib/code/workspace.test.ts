@@ -1,9 +1,9 @@
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { listWorkspaceFiles } from "../../../agents/lib/code/files.js";
-import { nodeFs, readWorkspaceFile, type WorkspaceFs } from "../../../agents/lib/code/workspace.js";
-import { tempDir } from "../../helpers.js";
+import { listWorkspaceFiles } from "../../../../agents/lib/code/files.js";
+import { nodeFs, readWorkspaceFile, type WorkspaceFs } from "../../../../agents/lib/code/workspace.js";
+import { tempDir } from "../../../helpers.js";
 
 /** The real file system, counting every stat and read per opened path: proves which files were read. */
 function spyFs(): WorkspaceFs & { reads: string[]; stats: string[] } {

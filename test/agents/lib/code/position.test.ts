@@ -1,6 +1,6 @@
 /** Line starts kept from keystroke to keystroke (LineStartsCache) against a fresh scan, over random edit sequences. */
 import { describe, expect, it } from "vitest";
-import { commonPrefix, commonSuffix, LineStartsCache, lineStarts } from "../../../agents/lib/code/position.js";
+import { commonPrefix, commonSuffix, LineStartsCache, lineStarts } from "../../../../agents/lib/code/position.js";
 
 /** A small deterministic PRNG (mulberry32) so a failure can be replayed from its seed. */
 function rng(seed: number): () => number {
