@@ -36,6 +36,7 @@ import { isAipError } from "../protocol/errors.js";
 import { createLogger } from "../protocol/log.js";
 import { evalCompletion } from "./eval/completion.js";
 import type { AipRequest } from "../protocol/schemas.js";
+import { rng } from "./lib/rng.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 const CORPUS = resolve(ROOT, "../shared/corpus");
@@ -55,18 +56,6 @@ function ctx(): HandlerContext {
 
 function req(action: string, context: Record<string, unknown>, constraints: Record<string, unknown> = {}): AipRequest {
   return { action, context, constraints } as AipRequest;
-}
-
-/** A small seeded generator (mulberry32): the same cursors on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Project {

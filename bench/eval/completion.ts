@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type * as TS from "typescript";
 import { WorkspaceService } from "../../agents/lib/code/service.js";
 import { typedCompletions } from "../../agents/lib/completion/typed.js";
+import { rng } from "../lib/rng.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 
@@ -33,17 +34,6 @@ interface Sample {
   start: number;
   end: number;
   name: string;
-}
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], rand: () => number): T[] {

@@ -1,18 +1,7 @@
 /** Line starts kept from keystroke to keystroke (LineStartsCache) against a fresh scan, over random edit sequences. */
 import { describe, expect, it } from "vitest";
 import { commonPrefix, commonSuffix, LineStartsCache, lineStarts } from "../../../../agents/lib/code/position.js";
-
-/** A small deterministic PRNG (mulberry32) so a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "../../../../bench/lib/rng.js";
 
 const PIECES = ["\n", "\n\n", "a", "const x = 1;\n", "  ", "}\n", "\r\n", "é", "// c\n", ""];
 
