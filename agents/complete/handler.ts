@@ -5,7 +5,7 @@ import { AipError } from "../../protocol/errors.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
-import { guardHandler, partialFields, type ParsedFile } from "../lib/code/parse.js";
+import { guardHandler, partialFields } from "../lib/code/parse.js";
 import { LineStartsCache, offsetAt, positionAt } from "../lib/code/position.js";
 import { sliceAt } from "../lib/code/slice.js";
 import { locateRequestFile } from "../lib/code/source.js";
@@ -22,6 +22,7 @@ import type { Prewarm } from "./prewarm.js";
 import { headerText, localSymbolsLine, symbolsBlock } from "./prompt.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
 import { trimToBudget } from "./trim.js";
+import { PLACEHOLDER, parseWithPlaceholder } from "../lib/code/placeholder.js";
 
 export interface CompleteDeps {
   host: ModelHost;
@@ -38,35 +39,6 @@ export interface CompleteDeps {
 
 /** Kept back from the deadline for the syntax check and the response (8 + 2 ms budgets, plus scheduling slack). */
 const RESPONSE_RESERVE_MS = 25;
-
-/** Stands in for the identifier being typed when the buffer does not parse as is. */
-const PLACEHOLDER = "__aip_complete__";
-
-/**
- * The buffer's parse for slicing (recovering from syntax errors; `file`), or, when it has errors, the
- * buffer with a placeholder at the cursor if that makes it whole (`extra` its length). The patched
- * buffer gets its own cache slot so the real one stays for the next keystroke.
- */
-function parseForSlice(
-  cache: ParseCache,
-  source: string,
-  offset: number,
-  dialect: ReturnType<typeof dialectOf>,
-  path: string | undefined,
-): { parsed: ParsedFile; extra: number; file: ParsedFile } {
-  // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
-  const file = cache.getLazy(source, dialect, path);
-  if (file.diagnostics.length === 0) return { parsed: file, extra: 0, file };
-  for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`, `${PLACEHOLDER})`, `${PLACEHOLDER}}`]) {
-    const parsed = cache.getLazy(
-      source.slice(0, offset) + patch + source.slice(offset),
-      dialect,
-      `${path ?? ""}\0patched`,
-    );
-    if (parsed.diagnostics.length === 0) return { parsed, extra: patch.length, file };
-  }
-  return { parsed: file, extra: 0, file };
-}
 
 /** The last stable prefix's sha1: the symbols block (~20 KB on a 2,000-line file) is the same string from one keystroke to the next. */
 let lastStable: { header: string; symbols: string; sha1: string } | undefined;
@@ -135,12 +107,16 @@ export function createComplete(deps: CompleteDeps) {
       buffer = { source, starts };
       const cursor = cursorIn ?? positionAt(source.length, starts);
       const offset = offsetAt(source, cursor, starts);
-      const { parsed, extra, file } = parseForSlice(
+      // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
+      const { parsed, extra, file } = parseWithPlaceholder(
         cache,
         source,
         offset,
         dialect,
         loc.absPath ?? request.context.file_path,
+        {
+          lazy: true,
+        },
       );
       const slice = sliceAt(parsed, cursor, { moduleScope: false, starts }); // module symbols come from moduleSymbols below
       const code0 = codeContext(source, offset, slice.fn, starts);

@@ -4,7 +4,7 @@ import type { AipRequest } from "../../../protocol/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { ancestorsAt } from "../code/cursor.js";
 import { dialectOf } from "../code/language.js";
-import { guardHandler, partialFields, type ParsedFile } from "../code/parse.js";
+import { guardHandler, partialFields } from "../code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../code/position.js";
 import { resolveSpecifier } from "../code/resolve.js";
 import { readRequestText } from "../code/source.js";
@@ -17,41 +17,11 @@ import { membersOf, resolveReceiver, type Member } from "./members.js";
 import { rank, type Candidate } from "./rank.js";
 import { TYPED_LIMITS, type TypedEngine } from "./engine.js";
 import { prefixAt } from "./typed.js";
+import { PLACEHOLDER, parseWithPlaceholder } from "../code/placeholder.js";
 
 /** Time kept back from the deadline for the syntactic answer when the checker is asked first: this share of what is left, at least the floor. */
 const SYNTACTIC_RESERVE_SHARE = 0.4;
 const SYNTACTIC_RESERVE_MS = 100;
-
-/** Stands in for the identifier being typed when the buffer does not parse as is (`this.` + newline). */
-const PLACEHOLDER = "__aip_complete__";
-
-/**
- * Parse the buffer (recovering from syntax errors); when it has errors, a placeholder identifier at the
- * cursor may make it whole (`this.` + newline): that tree is used for the cursor, in its own cache slot
- * so the buffer's own entry stays for the next keystroke. `file` is the buffer's own parse (its diagnostics are reported).
- */
-function parseAround(
-  cache: ParseCache,
-  source: string,
-  offset: number,
-  path: string | undefined,
-  language: string | undefined,
-  label: string | undefined,
-): { parsed: ParsedFile; file: ParsedFile } {
-  const dialect = dialectOf(language, path);
-  const file = cache.get(source, dialect, path, label);
-  if (file.diagnostics.length === 0) return { parsed: file, file };
-  for (const patch of [PLACEHOLDER, `${PLACEHOLDER};`]) {
-    const patched = cache.get(
-      source.slice(0, offset) + patch + source.slice(offset),
-      dialect,
-      `${path ?? ""}\0patched`,
-      label,
-    );
-    if (patched.diagnostics.length === 0) return { parsed: patched, file };
-  }
-  return { parsed: file, file };
-}
 
 function memberKindOf(m: Member): string {
   return m.kind === "enum-member"
@@ -124,13 +94,17 @@ export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine
     const cc = completionContext(source, offset);
     // After a `.` whose receiver the syntactic engine cannot follow (`f(x).`): members or nothing, never identifiers.
     const afterDot = cc.receiver === undefined && prefixAt(source, offset).afterDot;
-    const { parsed, file } = parseAround(
+    // A patch at the cursor may make the broken buffer whole (`this.` + newline): two guesses at most here.
+    const { parsed, file } = parseWithPlaceholder(
       cache,
       source,
       offset,
+      dialectOf(language, loc.absPath ?? filePath),
       loc.absPath ?? filePath,
-      language,
-      loc.displayPath ?? filePath,
+      {
+        label: loc.displayPath ?? filePath,
+        patches: 2,
+      },
     );
     ctx.timer.mark("parse");
     const chain = ancestorsAt(parsed.program, offset);
