@@ -1,6 +1,5 @@
 /**
- * The composition root: the agent registry, vetting, processes, health monitor, canary controller,
- * forwarding, metrics and logs, wired together (docs/architecture.md walks one request through them).
+ * The composition root: registry, vetting, processes, health monitor, canary, forwarding, metrics, logs (docs/architecture.md).
  */
 import type { DestinationStream } from "pino";
 import { createLogger, openDestination, type Logger } from "../protocol/log.js";
