@@ -235,7 +235,7 @@ describe("aip lsp over stdio", () => {
     const edit = actions[0]!.edit as WorkspaceEdit;
     expect(edit.documentChanges![0]).toEqual({ kind: "create", uri: testUri, options: { ignoreIfExists: true } });
     const created = ((edit.documentChanges![1] as TextDocumentEdit).edits[0] as TextEdit).newText;
-    expect(created).toContain('import { add } from "../../../src/math.js";');
+    expect(created).toContain('import { add } from "../../src/math.js";');
     expect(created).toContain("add(");
     // The file exists now (as the editor would have applied it): the action extends it.
     mkdirSync(join(ws.root, "test/src"));
@@ -250,7 +250,7 @@ describe("aip lsp over stdio", () => {
     })) as Json[];
     const edits = ((again[0]!.edit as WorkspaceEdit).documentChanges![0] as TextDocumentEdit).edits as TextEdit[];
     expect(again[0]!.title).toBe("Generate tests for increment (test/src/math.test.ts)");
-    expect(edits[0]!.newText).toBe('import { Counter } from "../../../src/math.js";\n');
+    expect(edits[0]!.newText).toBe('import { Counter } from "../../src/math.js";\n');
     expect(edits.at(-1)!.range.start).toEqual({ line: 3, character: 0 });
     expect(edits.at(-1)!.newText).toMatch(/^\ndescribe\(/);
   });

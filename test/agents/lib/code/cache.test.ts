@@ -37,7 +37,7 @@ describe("ParseCache", () => {
   /** Hand-written code with what a nested re-parse must get right: async, generators, arrows, directives, no semicolons. */
   const MIXED = [
     "/** Module. */",
-    'import { x } from "../../code/x.js";',
+    'import { x } from "./x.js";',
     "",
     "export async function* gen(items: number[]) {",
     '  "use strict";',

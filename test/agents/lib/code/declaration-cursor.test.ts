@@ -7,7 +7,7 @@ import { targetAtCursor } from "../../../../agents/testgen/target.js";
 
 const TS = { language: "typescript", jsx: false } as const;
 
-const SOURCE = `import { Injectable } from "../../code/di";
+const SOURCE = `import { Injectable } from "./di";
 
 /** Joins two paths. */
 export async function join(a: string, b: string): Promise<string> {
