@@ -198,9 +198,16 @@ describe("complete-lite, typed engine", () => {
       expect(b.engine).toBe("typed");
       expect(labels(b)).toEqual(["area"]);
       expect(b.fallbacks[0]).toMatch(/^tsconfig\.json does not parse/);
-      const health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
+      // /healthz shows the worker's last stats and asks it for new ones: poll until both workspaces are in.
+      const roots = (h: Json): string[] => h.typed.workspaces.map((w: Json) => w.root as string);
+      let health: Json = {};
+      for (let tries = 0; tries < 100; tries++) {
+        health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
+        if (roots(health).includes(bare.dir) && roots(health).includes(broken.dir)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
       expect(health.typed.limits).toMatchObject({ max_workspaces: 3 });
-      expect(health.typed.workspaces.map((w: Json) => w.root)).toEqual(expect.arrayContaining([bare.dir, broken.dir]));
+      expect(roots(health)).toEqual(expect.arrayContaining([bare.dir, broken.dir]));
     } finally {
       bare.cleanup();
       broken.cleanup();
