@@ -383,7 +383,7 @@ describe.sequential("fuzz: bad input", () => {
       // The orchestrator answers others meanwhile.
       expect((await agency.health()).agents.dummy!.status).toBe("healthy");
       for (const h of hogs) h.destroy();
-      // Bounded in absolute terms (this volume grows the heap, so it runs after the < 50 MB growth check).
+      // Bounded in absolute terms (this volume grows the heap, so it runs after the < 64 MB growth check).
       const rss = rssMiB(pids.orchestrator);
       console.log(
         `fuzz volume: orchestrator RSS ${Math.round(rss)} MiB after 100,000 lines and 10 non-reading clients`,
