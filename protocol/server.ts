@@ -15,6 +15,7 @@ import type { AipResponse } from "./schemas.js";
 import { MAX_SOCKET_PATH_BYTES, applySocketPermissions, prepareSocketPath, removeSocketFile } from "./socket-file.js";
 import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
+import { FairTurns, type TurnStats } from "./turns.js";
 import { traceIdOf } from "./validate.js";
 
 export interface InvokeContext {
@@ -66,6 +67,10 @@ let boundCount = 0;
 /** Malformed-request events logged per second at most (a flood of bad bytes must not become a flood of log). */
 const CLIENT_ERROR_EVENTS_PER_S = 10;
 
+/** The answer to a request whose connection closed before its turn came. */
+const cancelledResponse = (): AipResponse =>
+  errorResponse(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"), newTraceId());
+
 function isHttpStart(byte: number): boolean {
   return byte >= 0x41 && byte <= 0x5a; // an uppercase letter: GET, POST, PUT, …
 }
@@ -94,6 +99,8 @@ export class AipServer {
   private handedOver = false;
   private readonly ndjsonDrains = new Set<() => void>();
   private readonly clientErrors = new RateLimit(CLIENT_ERROR_EVENTS_PER_S);
+  /** Whose request runs next on this thread: fair turns between connections (protocol/turns.ts). */
+  private readonly turns = new FairTurns();
 
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
@@ -101,7 +108,15 @@ export class AipServer {
     this.http = new HttpFraming({
       limits: this.limits,
       routes: options.routes ?? {},
-      answer: (body, signal, socket) => this.answer(body, signal, "http", this.connectionIds.get(socket) ?? 0),
+      answer: (body, signal, socket) => {
+        const connection = this.connectionIds.get(socket) ?? 0;
+        return this.turns.run(
+          connection,
+          body.length,
+          () => this.answer(body, signal, "http", connection),
+          () => cancelledResponse(),
+        );
+      },
       draining: () => this.draining,
       clientError: (err) => this.emitClientError(err),
       handlerError: (traceId, error) => this.emit({ event: "handler_error", trace_id: traceId, error }),
@@ -135,6 +150,11 @@ export class AipServer {
 
   get connections(): number {
     return this.sockets.size;
+  }
+
+  /** Requests waiting for their connection's turn on the event loop (protocol/turns.ts). */
+  get turnStats(): TurnStats {
+    return this.turns.stats();
   }
 
   private emit(event: ServerEvent): void {
@@ -196,10 +216,12 @@ export class AipServer {
   }
 
   private onConnection(socket: Socket): void {
-    this.connectionIds.set(socket, ++this.connectionCount);
+    const connection = ++this.connectionCount;
+    this.connectionIds.set(socket, connection);
     this.sockets.add(socket);
     socket.once("close", () => {
       this.sockets.delete(socket);
+      this.turns.close(connection);
       for (const wake of this.socketWaiters.splice(0)) wake();
     });
     socket.on("error", () => socket.destroy());
@@ -221,7 +243,12 @@ export class AipServer {
         this.http.accept(socket);
       } else {
         const drain = serveNdjson(socket, this.limits, (bytes, signal) =>
-          this.answerFrame(bytes, signal, "ndjson", this.connectionIds.get(socket) ?? 0),
+          this.turns.run(
+            connection,
+            bytes.length,
+            () => this.answerFrame(bytes, signal, "ndjson", connection),
+            () => JSON.stringify(cancelledResponse()),
+          ),
         );
         if (this.draining) drain();
         else {

@@ -32,16 +32,21 @@ export interface Compared {
   median: Record<string, LatencySummary>;
 }
 
-/** Run each contender once per round, in turn (A B A B …), so drifting machine load hits all alike; medians per contender. */
+/**
+ * Run each contender once per round, in turn (A B A B …), so drifting machine load hits all alike; medians per
+ * contender. With `alternate`, every second round runs them in reverse (A B B A A B …), so neither is always
+ * the one measured right after the other.
+ */
 export async function interleave(
   label: string,
   contenders: Contender[],
   rounds: number,
   progress: (m: string) => void,
+  alternate = false,
 ): Promise<Compared> {
   const out: Record<string, LatencySummary[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let r = 1; r <= rounds; r++) {
-    for (const c of contenders) {
+    for (const c of alternate && r % 2 === 0 ? [...contenders].reverse() : contenders) {
       const s = await c.measure();
       out[c.name]!.push(s);
       progress(

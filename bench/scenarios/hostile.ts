@@ -10,6 +10,8 @@
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadavg } from "node:os";
+import { processStats } from "../../orchestrator/procstat.js";
 import { memoryBytes } from "../../protocol/schemas.js";
 import { httpKeepAlive } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
@@ -44,7 +46,7 @@ async function startNeighbour(
   socket: string,
   workspace: string,
   abuses: Abuse[],
-): Promise<{ stop(): Promise<Record<string, number>> }> {
+): Promise<{ pid: number; stop(): Promise<Record<string, number>> }> {
   const child = fork(NEIGHBOUR, [socket, workspace, abuses.join(",")], {
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
@@ -53,6 +55,7 @@ async function startNeighbour(
     child.once("exit", (code) => reject(new Error(`neighbour exited (${code}) before starting`)));
   });
   return {
+    pid: child.pid!,
     stop: () =>
       new Promise((resolve) => {
         child.once("message", (counts) => resolve(counts as Record<string, number>));
@@ -110,8 +113,16 @@ export const hostile: Scenario = {
       const peak: Record<string, number> = {};
       const sent: Record<string, number>[] = [];
       const abuses = chosenAbuses();
-      const measure = async (withAbuses: Abuse[] | undefined) => {
+      /** CPU seconds each process spent in each measured round (where the machine's two cores went). */
+      const cpu: { contender: string; load_1m: number; seconds: Record<string, number> }[] = [];
+      const measure = async (name: string, withAbuses: Abuse[] | undefined) => {
         const n = withAbuses ? await startNeighbour(socket, workspace, withAbuses) : undefined;
+        const procs: Record<string, number> = { ...pids, ...(n ? { neighbour: n.pid } : {}) };
+        const cpuNow = (): Record<string, number> => ({
+          ...Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, processStats(pid)?.cpuSeconds ?? 0])),
+          bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+        });
+        const before = cpuNow();
         const sampler = setInterval(() => {
           for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, rssMiB(pid));
         }, 100);
@@ -120,6 +131,14 @@ export const hostile: Scenario = {
           return await closedLoop(client, WELL_BEHAVED, durationMs, () => echoBody());
         } finally {
           clearInterval(sampler);
+          const after = cpuNow();
+          cpu.push({
+            contender: name,
+            load_1m: Math.round(loadavg()[0]! * 10) / 10,
+            seconds: Object.fromEntries(
+              Object.keys(after).map((k) => [k, Math.round(((after[k] ?? 0) - (before[k] ?? 0)) * 100) / 100]),
+            ),
+          });
           await client.close();
           if (n) sent.push(await n.stop());
         }
@@ -127,10 +146,10 @@ export const hostile: Scenario = {
       const cmp = await interleave(
         "[hostile] 4 echo clients",
         [
-          { name: "alone", measure: () => measure(undefined) },
-          { name: "with neighbour", measure: () => measure(abuses) },
+          { name: "alone", measure: () => measure("alone", undefined) },
+          { name: "with neighbour", measure: () => measure("with neighbour", abuses) },
           ...(process.env.AIP_HOSTILE_BREAKDOWN === "1"
-            ? abuses.map((a) => ({ name: `only ${a}`, measure: () => measure([a]) }))
+            ? abuses.map((a) => ({ name: `only ${a}`, measure: () => measure(`only ${a}`, [a]) }))
             : []),
         ],
         rounds,
@@ -159,16 +178,34 @@ export const hostile: Scenario = {
         limits[name] ?? null,
         (peak[name] ?? 0) <= (limits[name] ?? Infinity) ? "yes" : "NO",
       ]);
+      const cpuProcs = [...new Set(cpu.flatMap((c) => Object.keys(c.seconds)))];
+      const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
+      const cpuRows = Object.keys(cmp.median).map((name) => {
+        const mine = cpu.filter((c) => c.contender === name);
+        return [name, med(mine.map((c) => c.load_1m)), ...cpuProcs.map((p) => med(mine.map((c) => c.seconds[p] ?? 0)))];
+      });
       const markdown = [
         `${WELL_BEHAVED} keep-alive clients send echo in a closed loop for ${durationMs} ms, alone and while one neighbour abuses every limit at once (see bench/scenarios/hostile.ts); ${rounds} interleaved rounds, medians. \`aip up\` with dummy, summarize and search. Well-behaved failures in all rounds: ${failures}. Agents restarted: ${restarts.length ? restarts.join(", ") : "none"}. Neighbour requests per round: ${JSON.stringify(sent)}.`,
         "",
         table(["well-behaved clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "p99 vs alone", "failures"], rows),
         "",
         table(["process", "peak RSS MiB (all rounds)", "limit MiB", "within"], rssRows),
+        "",
+        `CPU seconds each process used per round of ${durationMs} ms (median over the rounds; 2 cores give at most ${(2 * durationMs) / 1000}):`,
+        "",
+        table(["well-behaved clients", "load avg", ...cpuProcs], cpuRows),
       ].join("\n");
       return {
         parameters: { rounds, duration_ms: durationMs, well_behaved: WELL_BEHAVED, agents: AGENTS, abuses },
-        results: { ...cmp, peak_rss_mib: peak, limits_mib: limits, neighbour_sent: sent, failures, restarts },
+        results: {
+          ...cmp,
+          peak_rss_mib: peak,
+          limits_mib: limits,
+          neighbour_sent: sent,
+          cpu_seconds: cpu,
+          failures,
+          restarts,
+        },
         markdown,
       };
     } finally {

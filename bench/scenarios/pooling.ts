@@ -15,6 +15,9 @@ const GAP_MS = 250;
 const DUMMY_MAX_CONCURRENT = 256;
 const STEADY_CLIENTS = 200;
 const STEADY_POOLS = ["adaptive", `fixed-${DUMMY_MAX_CONCURRENT}`];
+/** The steady comparison's rounds (each pool once per round) and their length. */
+const STEADY_ROUNDS = 10;
+const STEADY_ROUND_MS = 2000;
 
 /** agent-dummy waits `delay_ms`: uniform 5-60 ms per request. */
 const variedBody = (): string => echoBody(5 + Math.floor(Math.random() * 56));
@@ -60,6 +63,10 @@ export const pooling: Scenario = {
         }
       }
       // Steady: every client sends its next request as soon as the previous one is answered; plain echo.
+      // Many short rounds in alternating order (A B B A …), each pair's ratio taken side by side: the
+      // machine's load drifts by more than the difference measured, so one long round proves nothing.
+      const steadyRounds = ctx.quick ? 4 : STEADY_ROUNDS;
+      const steadyMs = ctx.quick ? 1000 : STEADY_ROUND_MS;
       const steady = await interleave(
         `[pooling] steady ${STEADY_CLIENTS}`,
         STEADY_POOLS.map((name) => ({
@@ -67,16 +74,30 @@ export const pooling: Scenario = {
           measure: async () => {
             const client = httpKeepAlive(all[name]!, STEADY_CLIENTS);
             try {
-              return await closedLoop(client, STEADY_CLIENTS, durationMs, () => echoBody());
+              return await closedLoop(client, STEADY_CLIENTS, steadyMs, () => echoBody());
             } finally {
               await client.close();
             }
           },
         })),
-        rounds,
+        steadyRounds,
         ctx.progress,
+        true,
       );
-      const fixedSteady = steady.median[`fixed-${DUMMY_MAX_CONCURRENT}`]!;
+      const fixedName = `fixed-${DUMMY_MAX_CONCURRENT}`;
+      const fixedSteady = steady.median[fixedName]!;
+      const perRound = steady.rounds.adaptive!.map((a, i) => ratio(a.rps, steady.rounds[fixedName]![i]!.rps));
+      const known = perRound.filter((r): r is number => r !== null).sort((x, y) => x - y);
+      const sum = (name: string): number => steady.rounds[name]!.reduce((n, r) => n + r.count, 0);
+      const steadyVerdict = {
+        per_round_ratio: perRound,
+        median_ratio: known.length ? known[Math.floor((known.length - 1) / 2)]! : null,
+        min_ratio: known[0] ?? null,
+        max_ratio: known[known.length - 1] ?? null,
+        rounds_at_least_0_9: known.filter((r) => r >= 0.9).length,
+        /** All adaptive requests answered over all fixed ones (the rounds have the same length). */
+        total_ratio: ratio(sum("adaptive"), sum(fixedName)),
+      };
       const steadyRows = STEADY_POOLS.map((name) => {
         const m = steady.median[name]!;
         return [STEADY_CLIENTS, name, m.rps, ratio(m.rps, fixedSteady.rps), m.p50_ms, m.p95_ms, m.p99_ms, m.errors];
@@ -86,9 +107,11 @@ export const pooling: Scenario = {
         "",
         table(["clients", "pool", "p50 ms", "p95 ms", "p99 ms", "p95 / adaptive p95", "errors"], rows),
         "",
-        `Steady: ${STEADY_CLIENTS} closed-loop clients of the plain echo (no delay), adaptive pool vs a fixed pool of agent-dummy's max_concurrent (${DUMMY_MAX_CONCURRENT}); target: adaptive req/s >= 0.9x fixed.`,
+        `Steady: ${STEADY_CLIENTS} closed-loop clients of the plain echo (no delay), adaptive pool vs a fixed pool of agent-dummy's max_concurrent (${DUMMY_MAX_CONCURRENT}), ${steadyRounds} rounds of ${steadyMs} ms in alternating order (A B B A …), medians; target: adaptive req/s >= 0.9x fixed.`,
         "",
         table(["clients", "pool", "req/s", "req/s vs fixed", "p50 ms", "p95 ms", "p99 ms", "errors"], steadyRows),
+        "",
+        `Per round, adaptive req/s / fixed req/s (each pair measured side by side): ${perRound.join(", ")}; median ${steadyVerdict.median_ratio}, range ${steadyVerdict.min_ratio}-${steadyVerdict.max_ratio}, ${steadyVerdict.rounds_at_least_0_9} of ${known.length} rounds >= 0.9; all requests answered, adaptive / fixed: ${steadyVerdict.total_ratio}.`,
       ].join("\n");
       return {
         parameters: {
@@ -99,9 +122,11 @@ export const pooling: Scenario = {
           pools: POOLS,
           agent_latency_ms: [5, 60],
           steady_clients: STEADY_CLIENTS,
+          steady_rounds: steadyRounds,
+          steady_round_ms: steadyMs,
           steady_pools: STEADY_POOLS,
         },
-        results: { ...results, steady },
+        results: { ...results, steady, steady_verdict: steadyVerdict },
         markdown,
       };
     } finally {

@@ -1,0 +1,196 @@
+/**
+ * Fair turns on the event loop (protocol/turns.ts): a connection's first small request in a turn runs at
+ * once; the rest, and large requests, wait for their turn; the connection that used the least time goes
+ * first; a large request gives the loop back before the next one runs. Over real sockets: a cheap
+ * connection's requests keep being answered while another connection floods expensive ones.
+ */
+import { connect, type Socket } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { successResponse } from "../../protocol/envelope.js";
+import { AipServer } from "../../protocol/server.js";
+import { FairTurns } from "../../protocol/turns.js";
+import { ndjsonSession, tempDir, type NdjsonSession } from "../helpers.js";
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Hold the thread for `ms` (what decoding a large request does). */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // spin
+  }
+}
+
+describe("FairTurns", () => {
+  it("runs a connection's first small request in a turn at once, and its next one later", async () => {
+    const turns = new FairTurns();
+    const ran: string[] = [];
+    const job = (name: string) => () => {
+      ran.push(name);
+      return Promise.resolve(name);
+    };
+    const first = turns.run(1, 100, job("a1"), () => "cancelled");
+    const second = turns.run(1, 100, job("a2"), () => "cancelled");
+    const other = turns.run(2, 100, job("b1"), () => "cancelled");
+    // a1 and b1 ran synchronously, each its connection's first in this turn; a2 waits for the turn to end.
+    expect(ran).toEqual(["a1", "b1"]);
+    expect(turns.stats()).toEqual({ queued: 1, deferred: 1 });
+    expect(await Promise.all([first, second, other])).toEqual(["a1", "a2", "b1"]);
+    expect(ran).toEqual(["a1", "b1", "a2"]);
+    // In the next turn, the connection's first request runs at once again.
+    await nextTurn();
+    void turns.run(1, 100, job("a3"), () => "cancelled");
+    expect(ran.at(-1)).toBe("a3");
+  });
+
+  it("never runs a large request at once", async () => {
+    const turns = new FairTurns({ bigBytes: 1000 });
+    const ran: string[] = [];
+    const done = turns.run(
+      1,
+      1000,
+      () => {
+        ran.push("big");
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    expect(ran).toEqual([]);
+    await done;
+    expect(ran).toEqual(["big"]);
+  });
+
+  it("serves waiting connections least-used first", async () => {
+    const turns = new FairTurns();
+    const ran: string[] = [];
+    const job =
+      (name: string, ms = 0) =>
+      () => {
+        busy(ms);
+        ran.push(name);
+        return Promise.resolve();
+      };
+    // Connection 1 has used 20 ms of the thread, connection 2 almost nothing.
+    void turns.run(1, 10, job("heavy", 20), () => undefined);
+    void turns.run(2, 10, job("light"), () => undefined);
+    // Both queue more in the same turn: connection 1 queued first, connection 2 goes first.
+    const waits = [
+      turns.run(1, 10, job("heavy-2"), () => undefined),
+      turns.run(1, 10, job("heavy-3"), () => undefined),
+      turns.run(2, 10, job("light-2"), () => undefined),
+    ];
+    await Promise.all(waits);
+    expect(ran).toEqual(["heavy", "light", "light-2", "heavy-2", "heavy-3"]);
+  });
+
+  it("gives the loop back after each large request: I/O that came meanwhile runs before the next", async () => {
+    const turns = new FairTurns({ bigBytes: 1000 });
+    const ran: string[] = [];
+    const big = (name: string) => () => {
+      ran.push(name);
+      // What arrives while this request holds the thread is handled in the loop's next turn.
+      setImmediate(() => ran.push(`after ${name}`));
+      return Promise.resolve();
+    };
+    await Promise.all([
+      turns.run(1, 5000, big("big-1"), () => undefined),
+      turns.run(1, 5000, big("big-2"), () => undefined),
+    ]);
+    await nextTurn();
+    expect(ran).toEqual(["big-1", "after big-1", "big-2", "after big-2"]);
+  });
+
+  it("answers a closed connection's waiting requests with their cancelled result, never running them", async () => {
+    const turns = new FairTurns();
+    const ran: string[] = [];
+    void turns.run(
+      7,
+      10,
+      () => {
+        ran.push("first");
+        return Promise.resolve("ok");
+      },
+      () => "cancelled",
+    );
+    const waiting = turns.run(
+      7,
+      10,
+      () => {
+        ran.push("second");
+        return Promise.resolve("ok");
+      },
+      () => "cancelled",
+    );
+    turns.close(7);
+    expect(await waiting).toBe("cancelled");
+    await nextTurn();
+    expect(ran).toEqual(["first"]);
+    expect(turns.stats().queued).toBe(0);
+  });
+});
+
+describe("fair turns between connections over real sockets", () => {
+  const opened: { server?: AipServer; flood?: Socket; cheap?: NdjsonSession; cleanup?: () => void } = {};
+  afterEach(async () => {
+    opened.flood?.destroy();
+    opened.cheap?.close();
+    await opened.server?.close(100);
+    opened.cleanup?.();
+  });
+
+  it("a cheap connection is answered between a few of a flooding connection's expensive requests", async () => {
+    const { dir, cleanup } = tempDir();
+    opened.cleanup = cleanup;
+    /** Whose request the server handled, in order. */
+    const handled: string[] = [];
+    const server = await AipServer.listen({
+      socketPath: join(dir, "s.sock"),
+      invoke: async (req) => {
+        const { context, trace_id: trace } = req as { context: { who: string }; trace_id?: string };
+        const who = context.who;
+        // Each of the flood's requests holds the thread (what decoding a large request does).
+        if (who === "flood") busy(0.5);
+        handled.push(who);
+        return successResponse({}, trace ?? "t");
+      },
+    });
+    opened.server = server;
+    // One connection pipelines 3,000 expensive requests in one write and reads every answer.
+    const line = `${JSON.stringify({ action: "echo", context: { who: "flood" }, constraints: {} })}\n`;
+    const flood = connect(server.socketPath, () => flood.write(line.repeat(3000)));
+    opened.flood = flood;
+    flood.on("data", () => undefined);
+    flood.on("error", () => undefined);
+    while (handled.length < 100) await nextTurn();
+
+    // Another connection sends 20 cheap requests, one after the other.
+    const cheap = await ndjsonSession(server.socketPath);
+    opened.cheap = cheap;
+    for (let i = 0; i < 20; i++) {
+      const answer = await cheap.send({
+        action: "echo",
+        trace_id: `cheap-${i}`,
+        context: { who: "cheap" },
+        constraints: {},
+      });
+      expect(answer.status).toBe("success");
+    }
+    const firstCheap = handled.indexOf("cheap");
+    const between: number[] = [];
+    let run = 0;
+    for (const who of handled.slice(firstCheap + 1)) {
+      if (who === "cheap") {
+        between.push(run);
+        run = 0;
+      } else run++;
+    }
+    expect(between).toHaveLength(19);
+    // Taking 64 lines a turn, the flood would run 64 or more requests between two cheap ones; in
+    // fair turns it gets one at once and a slice of 2 ms per turn.
+    expect(Math.max(...between), `flood requests between cheap ones: ${between.join(" ")}`).toBeLessThanOrEqual(24);
+    // The flood is not starved either: it was served all along.
+    expect(between.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(19);
+    expect(handled.filter((w) => w === "flood").length).toBeLessThan(3000);
+  });
+});
