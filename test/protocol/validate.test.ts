@@ -91,6 +91,40 @@ describe("JSON decoding", () => {
     expect(decodeJson(Buffer.from("[".repeat(64) + "]".repeat(64)), 64)).toBeDefined();
   });
 
+  it("skips strings whole: escaped quotes and backslash runs end a string only where JSON ends it", () => {
+    // The depth counted character by character, the reference the quote-to-quote skip must agree with.
+    const reference = (text: string, limit: number): boolean => {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (inString) {
+          if (c === "\\") i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === "[" || c === "{") {
+          if (++depth > limit) return true;
+        } else if (c === "]" || c === "}") depth--;
+      }
+      return false;
+    };
+    const strings = ["\\", '\\\\"[[', '\\"', 'a\\\\\\"[{', "[[[]]]", '"', "", "\\u0022[[["];
+    for (const s of strings)
+      for (const shape of [{ a: s, b: [[[[1]]]] }, [s, [[s, [[s]]]]], { [s]: { [s]: [[s]] } }]) {
+        const text = JSON.stringify(shape);
+        for (const limit of [1, 2, 3, 4, 5, 6])
+          expect(jsonDepthExceeds(text, limit), `${text} at ${limit}`).toBe(reference(text, limit));
+      }
+    // An unterminated string holds no nesting; JSON.parse then says what is wrong.
+    expect(jsonDepthExceeds('{"a":"[[[[[[', 2)).toBe(false);
+    expect(codeOf(() => decodeJson(Buffer.from('{"a":"[[[[[['), 2)).detail).toContain("JSON parse failed");
+  });
+
+  it("accepts a leading byte order mark, as a UTF-8 decoder does", () => {
+    expect(decodeJson(Buffer.from('\ufeff{"a":1}'), 64)).toEqual({ a: 1 });
+    expect(decodeJson(new Uint8Array(Buffer.from(' {"a":"é"}')), 64)).toEqual({ a: "é" });
+  });
+
   it("rejects invalid UTF-8 and empty input", () => {
     expect(codeOf(() => decodeJson(Buffer.from([0x7b, 0xff, 0x7d]), 64)).detail).toBe("Request is not valid UTF-8");
     expect(codeOf(() => decodeJson(Buffer.from("  \n"), 64)).code).toBe("AIP_ERR_INVALID_JSON");
