@@ -195,11 +195,13 @@ async function call(
     });
     // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
     // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
-    const bytes = Buffer.byteLength(text);
-    if (bytes > AGENT_LIMITS.maxBodyBytes) {
+    // Each UTF-16 unit is 1-3 bytes: the length alone decides most cases without scanning the text.
+    const limit = AGENT_LIMITS.maxBodyBytes;
+    const bytes = text.length > limit || text.length * 3 <= limit ? text.length : Buffer.byteLength(text);
+    if (bytes > limit) {
       throw new AipError(
         "AIP_ERR_PAYLOAD_TOO_LARGE",
-        `The request re-encoded for the agent is ${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
+        `The request re-encoded for the agent is ${text.length > limit ? "at least " : ""}${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
         {
           suggestion: "Send less, or write numbers in their plain form",
           extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
