@@ -95,7 +95,23 @@ export const hostile: Scenario = {
         limits: { health_interval_ms: 60_000 },
       }),
     );
-    const agency = await startProc(AIP, ["up", "--config", config, "--log", join(dir, "hostile.log")], socket);
+    // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's V8 CPU profile there (bench/lib/profile-summary.ts reads it).
+    const prof = process.env.AIP_BENCH_CPU_PROF;
+    const agency = await startProc(
+      process.execPath,
+      [
+        ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+        AIP,
+        "up",
+        "--config",
+        config,
+        "--log",
+        join(dir, "hostile.log"),
+      ],
+      socket,
+      {},
+      true,
+    );
     try {
       const health = (await waitHealthy(socket, 60_000)) as unknown as Health;
       const pids: Record<string, number> = { orchestrator: health.pid };
