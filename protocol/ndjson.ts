@@ -52,13 +52,24 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
   let pumpScheduled = false;
   let lineTimer: NodeJS.Timeout | undefined;
 
+  /**
+   * Write the answers ready in order and end the connection when it is done. Deferred to the end of the
+   * current tick (process.nextTick runs once the promise jobs have drained), so the answers of a
+   * pipeline that complete together go out in one write: one system call, not one each.
+   */
+  let flushScheduled = false;
   const flush = (): void => {
-    while (order.length > 0 && order[0]!.text !== undefined) {
-      const slot = order.shift()!;
-      if (socket.destroyed) return;
-      socket.write(slot.text + "\n");
-    }
-    if ((ended || stopped) && order.length === 0 && inflight === 0 && !socket.destroyed && socket.writable) {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    process.nextTick(flushNow);
+  };
+  const flushNow = (): void => {
+    flushScheduled = false;
+    let out = "";
+    while (order.length > 0 && order[0]!.text !== undefined) out += order.shift()!.text + "\n";
+    if (socket.destroyed) return;
+    if (out !== "") socket.write(out);
+    if ((ended || stopped) && order.length === 0 && inflight === 0 && socket.writable) {
       socket.end();
       if (stopped && !clientEnded) setTimeout(() => socket.destroy(), LINGER_MS).unref();
     }

@@ -2,9 +2,9 @@
  * NDJSON under hostile load, raw bytes on a real socket: maxPipelined holds however many lines arrive
  * in one read, a client that never reads stops being read, a trickled line meets a deadline.
  */
-import { connect, type Socket } from "node:net";
+import { connect, Socket } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
 import { AipServer, type AipServerOptions } from "../../protocol/server.js";
@@ -78,6 +78,40 @@ describe("maxPipelined", () => {
     const answers = await floodDone;
     expect(answers).toHaveLength(100_000);
     expect(JSON.parse(answers[99_999]!).payload).toEqual({ echo: { i: 99_999 } });
+  });
+});
+
+describe("answers written together", () => {
+  it("the answers of a pipeline that complete in the same tick go out in one write, in order", async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const s = await start({
+      // Every handler waits for the same moment: their answers are all ready in one tick.
+      invoke: async (req) => {
+        await gate;
+        return successResponse({ echo: req }, "t");
+      },
+    });
+    const writes: string[] = [];
+    const write = Socket.prototype.write;
+    const spy = vi.spyOn(Socket.prototype, "write").mockImplementation(function (this: Socket, ...args: unknown[]) {
+      if (typeof args[0] === "string" && args[0].includes('"status":"success"')) writes.push(args[0]);
+      return (write as (...a: unknown[]) => boolean).apply(this, args);
+    });
+    try {
+      const lines = Array.from({ length: 32 }, (_, i) => `{"i":${i}}\n`).join("");
+      const exchange = ndjsonExchange(s.socketPath, lines, { timeoutMs: 20_000 });
+      while (s.inflight < 32) await new Promise((r) => setImmediate(r));
+      release();
+      const answers = await exchange;
+      expect(answers.map((a) => (JSON.parse(a) as { payload: { echo: { i: number } } }).payload.echo.i)).toEqual(
+        Array.from({ length: 32 }, (_, i) => i),
+      );
+      // One write for all 32 (written one by one, it was 32).
+      expect(writes).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 
