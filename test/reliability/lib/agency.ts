@@ -86,9 +86,14 @@ export async function startRealAgency(
           });
       child = c;
       c.stderr!.resume();
-      await waitForSocket(socket, 30_000, () => !exited(c));
-      const end = Date.now() + 30_000;
-      while ((await health().catch(() => undefined))?.agents.dummy?.status !== "healthy") {
+      // Generous: a start vets its agents first, which on two busy cores takes tens of seconds.
+      await waitForSocket(socket, 120_000, () => !exited(c));
+      const end = Date.now() + 60_000;
+      const allHealthy = (h: { agents: Record<string, AgentHealth> } | undefined): boolean =>
+        h !== undefined &&
+        Object.values(h.agents).length > 0 &&
+        Object.values(h.agents).every((a) => a.status === "healthy");
+      while (!allHealthy(await health().catch(() => undefined))) {
         if (Date.now() > end || exited(c)) {
           const tail = readFileSync(logFile, "utf8")
             .split("\n")
