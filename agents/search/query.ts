@@ -61,6 +61,37 @@ const EXT_BY_LANGUAGE: Record<string, string[]> = {
   text: [".txt"],
 };
 
+/**
+ * The code names a Markdown heading is about: the identifiers it marks as code (in backticks, called
+ * `name(`, a member `a.name`), or the heading itself when it is one identifier. "Custom Merger" names
+ * nothing; "`mergeHeaders(a, b)`" and "ky.extend(options)" name `mergeHeaders` and `extend`. One pass.
+ */
+export function headingNames(heading: string): string[] {
+  const out: string[] = [];
+  const text = heading.trim();
+  const n = text.length;
+  let inCode = false;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 96 /* ` */) {
+      inCode = !inCode;
+      i++;
+    } else if (isIdentChar(c) && !(c >= 48 && c <= 57)) {
+      let j = i + 1;
+      while (j < n && isIdentChar(text.charCodeAt(j))) j++;
+      const name = text.slice(i, j);
+      if (inCode || text[j] === "(" || text[i - 1] === "." || (i === 0 && j === n)) out.push(name);
+      i = j;
+    } else i++;
+  }
+  return out;
+}
+
+function isIdentChar(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+}
+
 /** Up to three lines of the chunk around the first line that mentions a query term. */
 function snippetOf(doc: Doc, terms: string[]): string {
   const lines = doc.text.split("\n");
@@ -112,7 +143,17 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
     score: r.score * pathWeight(index.docs.get(r.id)!.path),
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
-  return weighed.slice(0, options.limit).map((r) => {
+  // Duplicates collapse to the definition: a prose heading naming a code symbol that is among the results.
+  const defined = new Set<string>();
+  for (const r of weighed) {
+    const doc = index.docs.get(r.id)!;
+    if (doc.symbol !== undefined && doc.kind !== "heading" && doc.kind !== "module") defined.add(doc.symbol);
+  }
+  const kept = weighed.filter((r) => {
+    const doc = index.docs.get(r.id)!;
+    return doc.kind !== "heading" || !headingNames(doc.symbol ?? "").some((name) => defined.has(name));
+  });
+  return kept.slice(0, options.limit).map((r) => {
     const doc = index.docs.get(r.id)!;
     return {
       path: doc.path,

@@ -5,7 +5,7 @@ import { listWorkspaceFiles, type ListedFile } from "../lib/code/files.js";
 import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
-import { processTerm, splitIdentifier, tokenize } from "./tokenize.js";
+import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
 export const INDEXED = new Set([
@@ -69,12 +69,16 @@ export const FIELD_BOOST = {
   text: 1,
 };
 
-/** A definition's name and, when it has several, its words (`containedPath` → containedPath, contained, Path). */
+/**
+ * A definition's name: its tokens (`tokenize`: the name, its words, the name without its first word)
+ * and its first word marked as the lead (`LEAD`: `isKyError` → `^is`), which a query's first word meets.
+ * A Markdown heading (several words) gets no lead.
+ */
 function symbolTokens(text: string): string[] {
-  return text.split(/\s+/).flatMap((w) => {
-    const parts = splitIdentifier(w);
-    return parts.length > 1 ? [w, ...parts] : [w];
-  });
+  const tokens = tokenize(text);
+  if (tokens.length === 0 || /\s/.test(text.trim())) return tokens;
+  const parts = splitIdentifier(text);
+  return parts.length > 0 ? [...tokens, LEAD + parts[0]!] : tokens;
 }
 
 /** A path's words: `agents/search/bm25.ts` → agents, search, bm25, bm, 25, ts. */
