@@ -17,6 +17,11 @@ export interface Chunk {
    * declaration lines (name, parameters, types), without the body.
    */
   head?: string;
+  /**
+   * For a top-level definition of a file that exports something: whether it is exported (`export`
+   * before it, or named in an `export { … }` / `export default` of the file). Absent elsewhere.
+   */
+  exported?: boolean;
 }
 
 /** Declaration lines a head takes after the first one, for a signature that wraps. */
@@ -72,6 +77,8 @@ interface Start {
   def: number;
   symbol?: string;
   kind: Chunk["kind"];
+  /** A top-level definition with the `export` keyword. */
+  exportKeyword?: boolean;
 }
 
 /**
@@ -137,7 +144,14 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
     const top = TOP_DEF.exec(line);
     let def: Start | undefined;
     let doc: { start: number; jsdoc: boolean } | undefined;
-    if (top) def = { line: i, def: i, symbol: top[2]!, kind: KIND[top[1]!] ?? "const" };
+    if (top)
+      def = {
+        line: i,
+        def: i,
+        symbol: top[2]!,
+        kind: KIND[top[1]!] ?? "const",
+        exportKeyword: line.startsWith("export"),
+      };
     else {
       const m = METHOD_DEF.exec(line);
       if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line))
@@ -204,6 +218,35 @@ function firstSentence(text: string): string {
   return text;
 }
 
+/**
+ * Names a file exports without the keyword on their declaration: the identifiers of its `export { … }`
+ * clauses (on one line or several) and of `export default name`. One pass; a clause's `as` and `from`
+ * parts are listed too, which is harmless (they name no local definition or the same one).
+ */
+function exportClauseNames(lines: string[]): Set<string> {
+  const names = new Set<string>();
+  let inClause = false;
+  for (const line of lines) {
+    let text: string;
+    if (inClause) text = line;
+    else if (line.startsWith("export {") || line.startsWith("export type {") || line.startsWith("export{")) {
+      text = line.slice(line.indexOf("{") + 1);
+      inClause = true;
+    } else if (line.startsWith("export default ")) {
+      const m = /^export default ([A-Za-z_$][\w$]*)\s*;?\s*$/.exec(line);
+      if (m) names.add(m[1]!);
+      continue;
+    } else continue;
+    const close = text.indexOf("}");
+    if (close !== -1) {
+      text = text.slice(0, close);
+      inClause = false;
+    }
+    for (const token of text.split(/[\s,]+/)) if (/^[A-Za-z_$][\w$]*$/.test(token)) names.add(token);
+  }
+  return names;
+}
+
 /** The chunks of one file. A leading doc comment makes the header a "module" definition named after the file. */
 export function chunkFile(text: string, markdown: boolean, moduleName?: string): Chunk[] {
   const lines = text.split("\n");
@@ -218,7 +261,20 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     const declaration = lines.slice(def, end + 1).join("\n");
     return description === "" ? declaration : `${description}\n${declaration}`;
   };
-  const push = (from: number, to: number, symbol: string | undefined, kind: Chunk["kind"], def?: number): void => {
+  const clauseNames = markdown ? new Set<string>() : exportClauseNames(lines);
+  const exportsSomething = clauseNames.size > 0 || starts.some((st) => st.exportKeyword === true);
+  const exportedOf = (st: Start): boolean | undefined =>
+    !exportsSomething || st.exportKeyword === undefined
+      ? undefined
+      : st.exportKeyword || (st.symbol !== undefined && clauseNames.has(st.symbol));
+  const push = (
+    from: number,
+    to: number,
+    symbol: string | undefined,
+    kind: Chunk["kind"],
+    def?: number,
+    exported?: boolean,
+  ): void => {
     for (let a = from; a <= to; a += MAX_CHUNK_LINES) {
       const b = Math.min(to, a + MAX_CHUNK_LINES - 1);
       const body = lines.slice(a, b + 1).join("\n");
@@ -231,6 +287,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         kind: a === from ? kind : "text",
         text: body,
         ...(a === from && def !== undefined && !markdown ? { head: headOf(from, def, b) } : {}),
+        ...(a === from && exported !== undefined ? { exported } : {}),
       });
     }
   };
@@ -249,7 +306,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     }
     const next = starts.slice(k + 1).find((x) => x.line > st.line);
     const end = next ? next.line - 1 : lines.length - 1;
-    push(st.line, end, st.symbol, st.kind, st.def);
+    push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st));
     prev = end + 1;
   }
   if (starts.length === 0) push(0, lines.length - 1, undefined, "text");

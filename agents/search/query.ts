@@ -15,6 +15,12 @@ export const PROSE_WEIGHT = 0.5;
  * name and words around every call and define callbacks named like the options they test.
  */
 export const TEST_WEIGHT = 0.5;
+/**
+ * A file's API above its internals: a top-level definition that its file does not export, in a file that
+ * exports something, scores this share (`Chunk.exported`). The exported wrapper (`deepMerge`) outranks the
+ * internal function doing the work (`deepMergeInternal`), which mentions more of the words.
+ */
+export const INTERNAL_WEIGHT = 0.8;
 /** Results fetched per result returned, so weighing prose and tests down can bring code up from below the limit. */
 const OVERFETCH = 3;
 const PROSE_EXTENSIONS = new Set([".md", ".markdown", ".txt", ".rst"]);
@@ -34,6 +40,11 @@ export function isTestPath(path: string): boolean {
 /** The share of its BM25 score a chunk of this file keeps. */
 export function pathWeight(path: string): number {
   return isProse(path) ? PROSE_WEIGHT : isTestPath(path) ? TEST_WEIGHT : 1;
+}
+
+/** The share of its BM25 score a chunk keeps: its file's (`pathWeight`), less for an internal definition. */
+function docWeight(doc: Doc): number {
+  return pathWeight(doc.path) * (doc.exported === false ? INTERNAL_WEIGHT : 1);
 }
 
 export interface Hit {
@@ -140,7 +151,7 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
   const weighed = results.map((r) => ({
     id: r.id,
-    score: r.score * pathWeight(index.docs.get(r.id)!.path),
+    score: r.score * docWeight(index.docs.get(r.id)!),
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
   // Duplicates collapse to the definition: a prose heading naming a code symbol that is among the results.

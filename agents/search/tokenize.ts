@@ -275,8 +275,11 @@ const PHRASES: { terms: string[]; group: string[] }[] = SYNONYMS.flatMap((group)
  */
 const QUESTION_WORDS = new Set(["is", "are", "does", "do", "has", "have", "can", "should", "whether"]);
 export const PREDICATE_LEADS = ["is", "has", "can", "should"];
-/** A lead word's share of the query word it stands for; the lead group does not count as a matched word. */
-export const LEAD_WEIGHT = 0.5;
+/**
+ * The weight of a query's first word as the first word of a name (its synonyms at `SYNONYM_WEIGHT` of
+ * it); the lead group does not count as a matched word.
+ */
+export const LEAD_WEIGHT = 2;
 
 /** One word of a query: its term and the synonyms that may stand in for it, each with a weight. */
 export interface QueryGroup {

@@ -31,6 +31,7 @@ export interface Doc {
   kind: Chunk["kind"];
   text: string;
   head?: string;
+  exported?: boolean;
 }
 
 interface FileState {
@@ -57,28 +58,35 @@ export interface IndexOptions {
 }
 
 /**
- * Fields and boosts (README "search"): a definition's name counts most, then its head (doc comment and
- * signature: what the definition says it does, its parameters), then its path, then the whole text.
- * The head is also part of the text, so words a definition documents count in both.
+ * Fields and boosts (README "search"): a definition's name counts most, then its head (the first sentence
+ * of its doc comment and its declaration: what the definition says it does, its parameters), then its
+ * path, then the whole text. The head is also part of the text, so words a definition documents count in both.
  */
 export const SEARCH_FIELDS = ["symbol", "head", "path", "text"] as const;
 export const FIELD_BOOST = {
   symbol: 4,
-  head: 2,
+  head: 3,
   path: 1.5,
   text: 1,
 };
 
+/** Definitions whose names start with a verb by convention: their first word is marked as the lead. */
+const LEAD_KINDS = new Set<Chunk["kind"]>(["function", "method", "const"]);
+
 /**
- * A definition's name: its tokens (`tokenize`: the name, its words, the name without its first word)
- * and its first word marked as the lead (`LEAD`: `isKyError` → `^is`), which a query's first word meets.
- * A Markdown heading (several words) gets no lead.
+ * The text of a chunk's `symbol` field: its name, and for a function, method or const its first word
+ * marked as the lead (`LEAD`: `mergeHeaders` → `^merge`), which a query's first word meets (README
+ * "search"). Types, classes and headings name things, not actions: no lead.
  */
+export function symbolField(symbol: string | undefined, kind: Chunk["kind"]): string {
+  if (symbol === undefined) return "";
+  const first = LEAD_KINDS.has(kind) ? splitIdentifier(symbol)[0] : undefined;
+  return first === undefined ? symbol : `${symbol} ${LEAD}${first}`;
+}
+
+/** A `symbol` field's tokens: its words tokenized (the name, its words, the name without its first word) and the lead as it is. */
 function symbolTokens(text: string): string[] {
-  const tokens = tokenize(text);
-  if (tokens.length === 0 || /\s/.test(text.trim())) return tokens;
-  const parts = splitIdentifier(text);
-  return parts.length > 0 ? [...tokens, LEAD + parts[0]!] : tokens;
+  return text.split(" ").flatMap((w) => (w.startsWith(LEAD) ? [w] : tokenize(w)));
 }
 
 /** A path's words: `agents/search/bm25.ts` → agents, search, bm25, bm, 25, ts. */
@@ -193,7 +201,7 @@ export class WorkspaceIndex {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
     }
-    for (const d of docs) this.search.add(d.id, [d.symbol ?? "", d.head ?? "", d.path, d.text]);
+    for (const d of docs) this.search.add(d.id, [symbolField(d.symbol, d.kind), d.head ?? "", d.path, d.text]);
     return true;
   }
 }
