@@ -100,28 +100,38 @@ function lastLineWith(lines: string[], marker: string): Int32Array {
  * lines directly above, and a `/** … *\/` block ending just above them or the definition (however long);
  * `jsdoc` when there is such a block.
  */
-function docStart(
-  lines: string[],
-  i: number,
-  opens: Int32Array,
-  closes: Int32Array,
-): { start: number; jsdoc: boolean } {
-  let s = i;
-  while (s > 0 && lines[s - 1]!.trimStart().startsWith("//")) s--;
+function docStart(i: number, lines: string[], marks: CommentMarks): { start: number; jsdoc: boolean } {
+  const s = marks.slashRun[i]!;
   if (s > 0 && lines[s - 1]!.trimEnd().endsWith("*/")) {
-    const j = opens[s - 1]!;
+    const j = marks.opens[s - 1]!;
     // The block must be one doc comment: no `*/` between its `/**` and its last line.
-    if (j >= 0 && (j === s - 1 || (s >= 2 && closes[s - 2]! < j))) return { start: j, jsdoc: true };
+    if (j >= 0 && (j === s - 1 || (s >= 2 && marks.closes[s - 2]! < j))) return { start: j, jsdoc: true };
   }
   return { start: s, jsdoc: false };
+}
+
+/** Where comments are, computed once per file so that each definition's doc comment is found in constant time. */
+interface CommentMarks {
+  /** Per line, the last line at or before it holding `/**`. */
+  opens: Int32Array;
+  /** Per line, the last line at or before it holding `*\/`. */
+  closes: Int32Array;
+  /** Per line `i`, the first line of the run of `//` lines that ends just above `i` (`i` when there is none). */
+  slashRun: Int32Array;
+}
+
+function commentMarks(lines: string[]): CommentMarks {
+  const slashRun = new Int32Array(lines.length + 1);
+  for (let i = 1; i <= lines.length; i++)
+    slashRun[i] = lines[i - 1]!.trimStart().startsWith("//") ? slashRun[i - 1]! : i;
+  return { opens: lastLineWith(lines, "/**"), closes: lastLineWith(lines, "*/"), slashRun };
 }
 
 /** Where each definition starts (0-based lines), with its doc comment pulled in. */
 function definitionStarts(lines: string[], markdown: boolean): Start[] {
   const starts: Start[] = [];
   let inFence = false;
-  const opens = markdown ? new Int32Array(0) : lastLineWith(lines, "/**");
-  const closes = markdown ? new Int32Array(0) : lastLineWith(lines, "*/");
+  const marks = commentMarks(markdown ? [] : lines);
   let inComment = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -156,7 +166,7 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
       const m = METHOD_DEF.exec(line);
       if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line))
         def = { line: i, def: i, symbol: m[1]!, kind: "method" };
-      else if (i > 0 && (doc = docStart(lines, i, opens, closes)).jsdoc) {
+      else if (i > 0 && (doc = docStart(i, lines, marks)).jsdoc) {
         // A member under a doc comment (an option of an options type, a field, a method signature, an
         // object literal's member): its own chunk, so its doc comment is its description rather than
         // words deep inside its container's text.
@@ -171,8 +181,10 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
       }
     }
     if (!def) continue;
-    let s = (doc ?? docStart(lines, i, opens, closes)).start;
-    while (s > 0 && /^\s*@[\w.]+/.test(lines[s - 1]!)) s--; // decorators
+    // Decorators, then the doc comment above them.
+    let d = i;
+    while (d > 0 && /^\s*@[\w.]+/.test(lines[d - 1]!)) d--;
+    const s = (d === i && doc ? doc : docStart(d, lines, marks)).start;
     starts.push({ ...def, line: s });
   }
   return starts;
@@ -233,7 +245,7 @@ function exportClauseNames(lines: string[]): Set<string> {
       text = line.slice(line.indexOf("{") + 1);
       inClause = true;
     } else if (line.startsWith("export default ")) {
-      const m = /^export default ([A-Za-z_$][\w$]*)\s*;?\s*$/.exec(line);
+      const m = /^export default ([A-Za-z_$][\w$]*)[\s;]*$/.exec(line);
       if (m) names.add(m[1]!);
       continue;
     } else continue;

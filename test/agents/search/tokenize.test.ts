@@ -67,6 +67,48 @@ describe("tokenize", () => {
     expect(groups("the of")).toEqual([]);
   });
 
+  it("a name also meets the name without its first word: type guards, getters, conversions", () => {
+    expect(tokenize("isKyError")).toEqual(["isKyError", "is", "Ky", "Error", "KyError"]);
+    expect(tokenize("input.toUpperCase()")).toEqual(["input", "toUpperCase", "to", "Upper", "Case", "UpperCase"]);
+    expect(processTerm("UpperCase")).toBe(processTerm("uppercase"));
+    // Two-word names are already their words.
+    expect(tokenize("parseJson")).toEqual(["parseJson", "parse", "Json"]);
+  });
+
+  it("identifier words meet prose words: `JSON-parsing` and parseJson, `snake_case` and snakeCase", () => {
+    const terms = (text: string): string[] =>
+      [...new Set(tokenize(text).map((t) => processTerm(t)))].filter((t) => t !== null).sort();
+    expect(terms("JSON-parsing")).toEqual(terms("parse Json"));
+    expect(terms("parseJson")).toEqual(expect.arrayContaining(terms("JSON-parsing")));
+    for (const name of ["snake_case", "snakeCase", "SNAKE_CASE"])
+      expect(terms(name)).toEqual(expect.arrayContaining([...terms("snake case")]));
+  });
+
+  it("a phrase of the synonym table stands for its group's first word", () => {
+    const groups = (q: string): string[][] => queryGroups(q).map((g) => g.terms.map((t) => `${t.term}:${t.weight}`));
+    expect(groups("run all hooks at the same time").slice(0, 1)).toEqual([
+      ["parallel:1", "concurrent:0.5", "concurrently:0.5", "simultaneous:0.5"],
+    ]);
+    expect(groups("call them one after another")[0]![0]).toBe("serial:1");
+    // The phrase's own words are not searched for.
+    expect(groups("run all hooks at the same time").flat()).not.toContain("time:1");
+    // Not in a row: no phrase.
+    expect(groups("same hooks at a later time").flat()).toContain("time:1");
+  });
+
+  it("the query's first word is a lead: a name's first word (verb first), predicates for a yes/no question", () => {
+    const lead = (q: string) => queryGroups(q).find((g) => g.coordinate === false);
+    expect(lead("merge two header objects")?.terms.slice(0, 2)).toEqual([
+      { term: "^merg", weight: 2 },
+      { term: "^combin", weight: 1 },
+    ]);
+    expect(lead("is this error an HTTP error")?.terms.map((t) => t.term)).toEqual(["^is", "^has", "^can", "^should"]);
+    expect(lead("check whether a value is a plain object")?.terms.map((t) => t.term)).toContain("^is");
+    expect(lead("the")).toBeUndefined();
+    expect(processTerm("^Is")).toBe("^is");
+    expect(processTerm("^merges")).toBe("^merg");
+  });
+
   it("normalises terms: lower case, light stemming, stop words dropped", () => {
     expect(processTerm("Grows")).toBe("grow");
     expect(processTerm("growing")).toBe("grow");
