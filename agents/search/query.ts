@@ -4,48 +4,9 @@ import picomatch from "picomatch";
 import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js";
 import { processTerm, queryGroups, tokenize } from "./tokenize.js";
 
-/**
- * Symbols rank above prose that repeats them (README "search"): a chunk of a Markdown or text file
- * scores this share of its BM25 score, so a README heading copied from a JSDoc does not beat the function.
- */
-export const PROSE_WEIGHT = 0.5;
-/**
- * Definitions rank above the tests that exercise them: a chunk of a test file (under `test/`, `tests/`,
- * `__tests__/`, `spec/`, or named `*.test.*` / `*.spec.*`) scores this share. Tests repeat a symbol's
- * name and words around every call and define callbacks named like the options they test.
- */
-export const TEST_WEIGHT = 0.5;
-/**
- * A file's API above its internals: a top-level definition that its file does not export, in a file that
- * exports something, scores this share (`Chunk.exported`). The exported wrapper (`deepMerge`) outranks the
- * internal function doing the work (`deepMergeInternal`), which mentions more of the words.
- */
-export const INTERNAL_WEIGHT = 0.8;
+export { INTERNAL_WEIGHT, PROSE_WEIGHT, TEST_WEIGHT, isTestPath, pathWeight } from "./weights.js";
 /** Results fetched per result returned, so weighing prose and tests down can bring code up from below the limit. */
 const OVERFETCH = 3;
-const PROSE_EXTENSIONS = new Set([".md", ".markdown", ".txt", ".rst"]);
-const TEST_DIRS = new Set(["test", "tests", "__tests__", "spec", "specs"]);
-
-function isProse(path: string): boolean {
-  return PROSE_EXTENSIONS.has(extname(path).toLowerCase());
-}
-
-/** A test file by the usual conventions (directories and `.test.` / `.spec.` names). */
-export function isTestPath(path: string): boolean {
-  const parts = path.split("/");
-  const name = parts[parts.length - 1]!;
-  return parts.slice(0, -1).some((p) => TEST_DIRS.has(p)) || /\.(test|spec)\.[cm]?[jt]sx?$/.test(name);
-}
-
-/** The share of its BM25 score a chunk of this file keeps. */
-export function pathWeight(path: string): number {
-  return isProse(path) ? PROSE_WEIGHT : isTestPath(path) ? TEST_WEIGHT : 1;
-}
-
-/** The share of its BM25 score a chunk keeps: its file's (`pathWeight`), less for an internal definition. */
-function docWeight(doc: Doc): number {
-  return pathWeight(doc.path) * (doc.exported === false ? INTERNAL_WEIGHT : 1);
-}
 
 export interface Hit {
   path: string;
@@ -106,14 +67,13 @@ function isIdentChar(c: number): boolean {
 /** Up to three lines of the chunk around the first line that mentions a query term. */
 function snippetOf(doc: Doc, terms: string[]): string {
   const lines = doc.text.split("\n");
-  let best = lines.findIndex(
-    (l) =>
-      l.trim() !== "" &&
-      !l.trim().startsWith("*") &&
-      !l.trim().startsWith("/*") &&
-      terms.some((t) => l.toLowerCase().includes(t)),
-  );
-  if (best === -1) best = lines.findIndex((l) => terms.some((t) => l.toLowerCase().includes(t)));
+  const lower = doc.text.toLowerCase().split("\n");
+  const mentions = (k: number): boolean => terms.some((t) => lower[k]!.includes(t));
+  let best = lines.findIndex((l, k) => {
+    const t = l.trim();
+    return t !== "" && !t.startsWith("*") && !t.startsWith("/*") && mentions(k);
+  });
+  if (best === -1) best = lines.findIndex((_, k) => mentions(k));
   if (best === -1) best = 0;
   return lines
     .slice(Math.max(0, best - 1), best + 2)
@@ -151,7 +111,7 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
   const weighed = results.map((r) => ({
     id: r.id,
-    score: r.score * docWeight(index.docs.get(r.id)!),
+    score: r.score * index.docs.get(r.id)!.weight,
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
   // Duplicates collapse to the definition: a prose heading naming a code symbol that is among the results.

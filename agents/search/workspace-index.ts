@@ -5,6 +5,7 @@ import { listWorkspaceFiles, type ListedFile } from "../lib/code/files.js";
 import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
+import { INTERNAL_WEIGHT, pathWeight } from "./weights.js";
 import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
@@ -32,6 +33,8 @@ export interface Doc {
   text: string;
   head?: string;
   exported?: boolean;
+  /** The share of its BM25 score this chunk keeps (`chunkWeight`). */
+  weight: number;
 }
 
 interface FileState {
@@ -196,7 +199,13 @@ export class WorkspaceIndex {
     }
     const ext = extname(f.rel).toLowerCase();
     const chunks = chunkFile(text, ext === ".md" || ext === ".markdown" || ext === ".txt", basename(f.rel, ext));
-    const docs: Doc[] = chunks.map((c) => ({ id: this.nextId++, path: f.rel, ...c }));
+    const weight = pathWeight(f.rel);
+    const docs: Doc[] = chunks.map((c) => ({
+      id: this.nextId++,
+      path: f.rel,
+      ...c,
+      weight: c.exported === false ? weight * INTERNAL_WEIGHT : weight,
+    }));
     for (const d of docs) {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
