@@ -43,16 +43,16 @@ const QUERIES = [
   "check whether the limit is reached",
 ];
 
-/** With `--root`, also queries about this repository: JSDoc sentences, phrasings, identifiers, a yes/no question. */
+/** With `--root`, also queries about this repository (none of them an evaluation query): phrasings, identifiers, a yes/no question. */
 const REPO_QUERIES = [
-  "position of the n-th line start for an offset",
-  "read a file inside the workspace without following links out",
-  "Answer one decoded request; never throws.",
-  "is this path inside the root",
-  "run all the agents at the same time",
+  "line and column of an offset",
+  "check that a path stays inside the workspace root",
+  "decode one request and answer it",
+  "is the agent healthy",
+  "start the agents together",
   "AIP_ERR_PARSE",
   "adaptivePoolGrow",
-  "merge overloads into one export entry",
+  "export list of a module with overloads",
 ];
 
 const args = parseArgs(process.argv.slice(2), ["root", "tag"]);
