@@ -67,13 +67,15 @@ function isIdentChar(c: number): boolean {
 /** Up to three lines of the chunk around the first line that mentions a query term. */
 function snippetOf(doc: Doc, terms: string[]): string {
   const lines = doc.text.split("\n");
-  const lower = doc.text.toLowerCase().split("\n");
-  const mentions = (k: number): boolean => terms.some((t) => lower[k]!.includes(t));
-  let best = lines.findIndex((l, k) => {
+  const mentions = (line: string): boolean => {
+    const lower = line.toLowerCase();
+    return terms.some((t) => lower.includes(t));
+  };
+  let best = lines.findIndex((l) => {
     const t = l.trim();
-    return t !== "" && !t.startsWith("*") && !t.startsWith("/*") && mentions(k);
+    return t !== "" && !t.startsWith("*") && !t.startsWith("/*") && mentions(l);
   });
-  if (best === -1) best = lines.findIndex((_, k) => mentions(k));
+  if (best === -1) best = lines.findIndex(mentions);
   if (best === -1) best = 0;
   return lines
     .slice(Math.max(0, best - 1), best + 2)
