@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Search query speed against a previous build, side by side in one process (README "search"):
+ * Search query speed against a previous build, side by side in one process (docs/agents.md "search"):
  * `node dist/bench/search-speed.js <old-dist> [--root <dir>] [--tag <name>]` where `<old-dist>` is the
  * `dist/` of the commit to compare with (built from `git archive <commit>`). Both indexes cover the same
  * workspace: a generated 5,000-file one, or `--root` (this repository: `--root .`); the queries alternate

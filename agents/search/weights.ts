@@ -1,8 +1,8 @@
-/** How much of its BM25 score a chunk keeps, by where it is (README "search"); computed once per chunk at index time. */
+/** How much of its BM25 score a chunk keeps, by where it is (docs/agents.md "search"); computed once per chunk at index time. */
 import { extname } from "node:path";
 
 /**
- * Symbols rank above prose that repeats them (README "search"): a chunk of a Markdown or text file
+ * Symbols rank above prose that repeats them (docs/agents.md "search"): a chunk of a Markdown or text file
  * scores this share of its BM25 score, so a README heading copied from a JSDoc does not beat the function.
  */
 export const PROSE_WEIGHT = 0.5;

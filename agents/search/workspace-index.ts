@@ -61,7 +61,7 @@ export interface IndexOptions {
 }
 
 /**
- * Fields and boosts (README "search"): a definition's name counts most, then its head (the first sentence
+ * Fields and boosts (docs/agents.md "search"): a definition's name counts most, then its head (the first sentence
  * of its doc comment and its declaration: what the definition says it does, its parameters), then its
  * path, then the whole text. The head is also part of the text, so words a definition documents count in both.
  */
@@ -78,8 +78,8 @@ const LEAD_KINDS = new Set<Chunk["kind"]>(["function", "method", "const"]);
 
 /**
  * The text of a chunk's `symbol` field: its name, and for a function, method or const its first word
- * marked as the lead (`LEAD`: `mergeHeaders` → `^merge`), which a query's first word meets (README
- * "search"). Types, classes and headings name things, not actions: no lead.
+ * marked as the lead (`LEAD`: `mergeHeaders` → `^merge`), which a query's first word meets
+ * (docs/agents.md "search"). Types, classes and headings name things, not actions: no lead.
  */
 export function symbolField(symbol: string | undefined, kind: Chunk["kind"]): string {
   if (symbol === undefined) return "";
