@@ -316,7 +316,10 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         documented && moduleName !== undefined ? "module" : "text",
       );
     }
-    const next = starts.slice(k + 1).find((x) => x.line > st.line);
+    // The next definition that starts below this one (a scan, not a copy of the rest: linear over a file).
+    let nx = k + 1;
+    while (nx < starts.length && starts[nx]!.line <= st.line) nx++;
+    const next = starts[nx];
     const end = next ? next.line - 1 : lines.length - 1;
     push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st));
     prev = end + 1;

@@ -161,5 +161,10 @@ describe("chunkFile: hostile input stays linear", () => {
     const clause = `export {\n${Array.from({ length: 100_000 }, (_, i) => `  n${i},`).join("\n")}\n};\nfunction n7() {}\n`;
     expect(chunkFile(clause, false).find((c) => c.symbol === "n7")?.exported).toBe(true);
     expect(chunkFile(`export default x${" ".repeat(200_000)}!\n`, false).length).toBe(1);
+    // 20,000 definitions: each finds the next one without copying the rest of the list.
+    const many = Array.from({ length: 20_000 }, (_, i) => `function f${i}() {}`).join("\n");
+    const defs = chunkFile(many, false);
+    expect(defs.length).toBe(20_000);
+    expect(defs[19_999]).toMatchObject({ symbol: "f19999", line_start: 20_000, line_end: 20_000 });
   });
 });
