@@ -14,7 +14,8 @@
  *   s  += w_f · idf · (d + tf·(k+1) / (tf + k·(1 - b + b·len_f / avglen_f)))
  * and the document's total is multiplied by the number of distinct query terms it matched. `searchGroups`
  * generalises a term to a group of weighted alternatives (a word and its synonyms): per group a document
- * scores its best alternative, and matching any alternative counts the group once.
+ * scores its best alternative, and matching any alternative counts the group once (a group marked
+ * `coordinate: false` adds its score without being counted).
  * `len_f` is the number of distinct raw tokens of the field (MiniSearch's definition).
  * Removal marks a document dead and fixes the counts at once; dead postings are purged when they
  * outnumber the live ones.
@@ -49,6 +50,8 @@ export const MAX_ALTERNATIVE_SHARE = 0.25;
 /** One query word: alternative index terms (the word's own term and its synonyms), each with its weight. */
 export interface Bm25QueryGroup {
   terms: readonly { term: string; weight: number }[];
+  /** False: the group adds to a document's score but is not counted among its matched groups (default true). */
+  coordinate?: boolean;
 }
 
 export interface Bm25SearchOptions {
@@ -239,6 +242,7 @@ export class Bm25Index {
     let groupNo = 0;
     for (const group of groups) {
       groupNo++;
+      const counts = group.coordinate === false ? 0 : 1;
       for (let ti = 0; ti < group.terms.length; ti++) {
         const { term, weight } = group.terms[ti]!;
         const p = this.terms.get(term);
@@ -263,7 +267,7 @@ export class Bm25Index {
             this.stamp[slot] = stamp;
             this.score[slot] = 0;
             this.best[slot] = s;
-            this.matched[slot] = 1;
+            this.matched[slot] = counts;
             this.lastTerm[slot] = groupNo;
             touched.push(slot);
           } else if (this.lastTerm[slot] !== groupNo) {
@@ -271,7 +275,7 @@ export class Bm25Index {
             this.score[slot] = this.score[slot]! + this.best[slot]!;
             this.best[slot] = s;
             this.lastTerm[slot] = groupNo;
-            this.matched[slot]!++;
+            this.matched[slot] = this.matched[slot]! + counts;
           } else if (s > this.best[slot]!) this.best[slot] = s;
         }
       }
@@ -281,6 +285,7 @@ export class Bm25Index {
     const better = (a: Bm25Hit, s: number, id: number): boolean => s > a.score || (s === a.score && id < a.id);
     for (const slot of touched) {
       const score = (this.score[slot]! + this.best[slot]!) * this.matched[slot]!;
+      if (score === 0) continue; // matched only groups that do not count
       const id = this.ids[slot]!;
       if (top.length === options.limit && !better(top[top.length - 1]!, score, id)) continue;
       if (options.filter && !options.filter(id)) continue;

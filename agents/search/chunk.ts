@@ -12,8 +12,16 @@ export interface Chunk {
   symbol?: string;
   kind: "module" | "function" | "class" | "method" | "property" | "type" | "const" | "heading" | "text";
   text: string;
-  /** A definition's head: its doc comment and declaration lines (name, parameters, types), without the body. */
+  /**
+   * A definition's head: its description (the prose of its doc comment, before any block tag) and its
+   * declaration lines (name, parameters, types), without the body.
+   */
   head?: string;
+  /**
+   * For a top-level definition of a file that exports something: whether it is exported (`export`
+   * before it, or named in an `export { … }` / `export default` of the file). Absent elsewhere.
+   */
+  exported?: boolean;
 }
 
 /** Declaration lines a head takes after the first one, for a signature that wraps. */
@@ -25,9 +33,12 @@ const TOP_DEF =
   /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
 const METHOD_DEF =
   /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/;
-/** A member of a class, interface or object type: `name:`, `name?:`, `name(`, `name<` (tried only under a doc comment). */
+/**
+ * A member of a class, interface, object type or object literal: `name:`, `name?:`, `name(`, `name<`,
+ * `name =` (a class field with an initializer); tried only under a doc comment.
+ */
 const MEMBER_DEF =
-  /^\s+(?:(?:public|private|protected|static|readonly|declare|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\??\s*[:(<]/;
+  /^\s+(?:(?:public|private|protected|static|readonly|declare|override|abstract|get|set|async)\s+)*(#?[A-Za-z_$][\w$]*)\??\s*(?:[:(<]|=(?![=>]))/;
 const NOT_METHODS = new Set([
   "if",
   "for",
@@ -66,12 +77,62 @@ interface Start {
   def: number;
   symbol?: string;
   kind: Chunk["kind"];
+  /** A top-level definition with the `export` keyword. */
+  exportKeyword?: boolean;
+}
+
+/**
+ * Per line, the last line at or before it that contains `marker` (-1 when none): one pass, so that finding
+ * the opening of the doc comment above each definition costs constant time however long the comment is.
+ */
+function lastLineWith(lines: string[], marker: string): Int32Array {
+  const out = new Int32Array(lines.length);
+  let last = -1;
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.includes(marker)) last = i;
+    out[i] = last;
+  }
+  return out;
+}
+
+/**
+ * Where the comment documenting the definition on line `i` starts (`i` when it has none): a run of `//`
+ * lines directly above, and a `/** … *\/` block ending just above them or the definition (however long);
+ * `jsdoc` when there is such a block.
+ */
+function docStart(i: number, lines: string[], marks: CommentMarks): { start: number; jsdoc: boolean } {
+  const s = marks.slashRun[i]!;
+  if (s > 0 && lines[s - 1]!.trimEnd().endsWith("*/")) {
+    const j = marks.opens[s - 1]!;
+    // The block must be one doc comment: no `*/` between its `/**` and its last line.
+    if (j >= 0 && (j === s - 1 || (s >= 2 && marks.closes[s - 2]! < j))) return { start: j, jsdoc: true };
+  }
+  return { start: s, jsdoc: false };
+}
+
+/** Where comments are, computed once per file so that each definition's doc comment is found in constant time. */
+interface CommentMarks {
+  /** Per line, the last line at or before it holding `/**`. */
+  opens: Int32Array;
+  /** Per line, the last line at or before it holding `*\/`. */
+  closes: Int32Array;
+  /** Per line `i`, the first line of the run of `//` lines that ends just above `i` (`i` when there is none). */
+  slashRun: Int32Array;
+}
+
+function commentMarks(lines: string[]): CommentMarks {
+  const slashRun = new Int32Array(lines.length + 1);
+  for (let i = 1; i <= lines.length; i++)
+    slashRun[i] = lines[i - 1]!.trimStart().startsWith("//") ? slashRun[i - 1]! : i;
+  return { opens: lastLineWith(lines, "/**"), closes: lastLineWith(lines, "*/"), slashRun };
 }
 
 /** Where each definition starts (0-based lines), with its doc comment pulled in. */
 function definitionStarts(lines: string[], markdown: boolean): Start[] {
   const starts: Start[] = [];
   let inFence = false;
+  const marks = commentMarks(markdown ? [] : lines);
+  let inComment = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (markdown) {
@@ -80,38 +141,122 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
       if (h) starts.push({ line: i, def: i, symbol: h[1]!.trim(), kind: "heading" });
       continue;
     }
+    // Inside a block comment that opened on a line of its own (a doc comment's examples): no definitions.
+    if (inComment) {
+      if (line.includes("*/")) inComment = false;
+      continue;
+    }
+    const trimmed = line.trimStart();
+    if (trimmed.startsWith("/*") && !trimmed.includes("*/", 2)) {
+      inComment = true;
+      continue;
+    }
     const top = TOP_DEF.exec(line);
     let def: Start | undefined;
-    if (top) def = { line: i, def: i, symbol: top[2]!, kind: KIND[top[1]!] ?? "const" };
+    let doc: { start: number; jsdoc: boolean } | undefined;
+    if (top)
+      def = {
+        line: i,
+        def: i,
+        symbol: top[2]!,
+        kind: KIND[top[1]!] ?? "const",
+        exportKeyword: line.startsWith("export"),
+      };
     else {
       const m = METHOD_DEF.exec(line);
       if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line))
         def = { line: i, def: i, symbol: m[1]!, kind: "method" };
-      else if (i > 0 && lines[i - 1]!.trimEnd().endsWith("*/")) {
-        // A documented member (an option of an options type, a field, a method signature): its own chunk,
-        // so its doc comment is its head rather than words deep inside its container's text.
+      else if (i > 0 && (doc = docStart(i, lines, marks)).jsdoc) {
+        // A member under a doc comment (an option of an options type, a field, a method signature, an
+        // object literal's member): its own chunk, so its doc comment is its description rather than
+        // words deep inside its container's text.
         const p = MEMBER_DEF.exec(line);
         if (p && !NOT_METHODS.has(p[1]!))
           def = {
             line: i,
             def: i,
             symbol: p[1]!,
-            kind: line.slice(p[0].length - 1).startsWith(":") ? "property" : "method",
+            kind: /[(<]/.test(line[p[0].length - 1]!) ? "method" : "property",
           };
       }
     }
     if (!def) continue;
-    // Pull a doc comment directly above into the definition's chunk.
-    let s = i;
-    if (s > 0 && lines[s - 1]!.trim().endsWith("*/")) {
-      let j = s - 1;
-      while (j >= 0 && !lines[j]!.includes("/**") && i - j < 40) j--;
-      if (j >= 0 && lines[j]!.includes("/**")) s = j;
-    }
-    while (s > 0 && /^\s*@[\w.]+/.test(lines[s - 1]!)) s--; // decorators
+    // Decorators, then the doc comment above them.
+    let d = i;
+    while (d > 0 && /^\s*@[\w.]+/.test(lines[d - 1]!)) d--;
+    const s = (d === i && doc ? doc : docStart(d, lines, marks)).start;
     starts.push({ ...def, line: s });
   }
   return starts;
+}
+
+/**
+ * A definition's description: the prose of the comment above it (`from` up to its declaration line
+ * `def`), comment markers stripped, up to the first block tag (`@param`, `@example`, …), fenced code left out.
+ */
+export function descriptionOf(lines: string[], from: number, def: number): string {
+  const out: string[] = [];
+  let fence = false;
+  for (let k = from; k < def; k++) {
+    let l = lines[k]!.trim();
+    if (l.startsWith("@")) break; // a decorator or a block tag: the description is over
+    if (l.startsWith("/**")) l = l.slice(3);
+    else if (l.startsWith("//")) l = l.slice(2);
+    else if (l.startsWith("*") && !l.startsWith("*/")) l = l.slice(1);
+    if (l.endsWith("*/")) l = l.slice(0, -2);
+    l = l.trim();
+    if (l.startsWith("@")) break;
+    if (l.startsWith("```")) {
+      fence = !fence;
+      continue;
+    }
+    if (fence) continue;
+    if (l === "") {
+      if (out.length > 0) break; // the first paragraph is the summary
+      continue;
+    }
+    out.push(l);
+  }
+  return firstSentence(out.join(" "));
+}
+
+/** Text up to the first `.`, `!` or `?` followed by white space or the end (all of it when there is none). */
+function firstSentence(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if ((c === "." || c === "!" || c === "?") && (i + 1 === text.length || text[i + 1] === " "))
+      return text.slice(0, i + 1);
+  }
+  return text;
+}
+
+/**
+ * Names a file exports without the keyword on their declaration: the identifiers of its `export { … }`
+ * clauses (on one line or several) and of `export default name`. One pass; a clause's `as` and `from`
+ * parts are listed too, which is harmless (they name no local definition or the same one).
+ */
+function exportClauseNames(lines: string[]): Set<string> {
+  const names = new Set<string>();
+  let inClause = false;
+  for (const line of lines) {
+    let text: string;
+    if (inClause) text = line;
+    else if (line.startsWith("export {") || line.startsWith("export type {") || line.startsWith("export{")) {
+      text = line.slice(line.indexOf("{") + 1);
+      inClause = true;
+    } else if (line.startsWith("export default ")) {
+      const m = /^export default ([A-Za-z_$][\w$]*)[\s;]*$/.exec(line);
+      if (m) names.add(m[1]!);
+      continue;
+    } else continue;
+    const close = text.indexOf("}");
+    if (close !== -1) {
+      text = text.slice(0, close);
+      inClause = false;
+    }
+    for (const token of text.split(/[\s,]+/)) if (/^[A-Za-z_$][\w$]*$/.test(token)) names.add(token);
+  }
+  return names;
 }
 
 /** The chunks of one file. A leading doc comment makes the header a "module" definition named after the file. */
@@ -120,13 +265,28 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
   if (lines[lines.length - 1] === "") lines.pop();
   const starts = definitionStarts(lines, markdown);
   const out: Chunk[] = [];
-  /** Doc comment and declaration lines from `from`: up to the line that opens the body or ends the declaration. */
+  /** The description (doc comment prose) and the declaration lines from `def`: up to the line that opens the body or ends the declaration. */
   const headOf = (from: number, def: number, to: number): string => {
     let end = def;
     while (end < to && end - def < MAX_SIGNATURE_LINES && !/[{;]|=>/.test(lines[end]!)) end++;
-    return lines.slice(from, end + 1).join("\n");
+    const description = descriptionOf(lines, from, def);
+    const declaration = lines.slice(def, end + 1).join("\n");
+    return description === "" ? declaration : `${description}\n${declaration}`;
   };
-  const push = (from: number, to: number, symbol: string | undefined, kind: Chunk["kind"], def?: number): void => {
+  const clauseNames = markdown ? new Set<string>() : exportClauseNames(lines);
+  const exportsSomething = clauseNames.size > 0 || starts.some((st) => st.exportKeyword === true);
+  const exportedOf = (st: Start): boolean | undefined =>
+    !exportsSomething || st.exportKeyword === undefined
+      ? undefined
+      : st.exportKeyword || (st.symbol !== undefined && clauseNames.has(st.symbol));
+  const push = (
+    from: number,
+    to: number,
+    symbol: string | undefined,
+    kind: Chunk["kind"],
+    def?: number,
+    exported?: boolean,
+  ): void => {
     for (let a = from; a <= to; a += MAX_CHUNK_LINES) {
       const b = Math.min(to, a + MAX_CHUNK_LINES - 1);
       const body = lines.slice(a, b + 1).join("\n");
@@ -139,6 +299,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         kind: a === from ? kind : "text",
         text: body,
         ...(a === from && def !== undefined && !markdown ? { head: headOf(from, def, b) } : {}),
+        ...(a === from && exported !== undefined ? { exported } : {}),
       });
     }
   };
@@ -155,9 +316,12 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         documented && moduleName !== undefined ? "module" : "text",
       );
     }
-    const next = starts.slice(k + 1).find((x) => x.line > st.line);
+    // The next definition that starts below this one (a scan, not a copy of the rest: linear over a file).
+    let nx = k + 1;
+    while (nx < starts.length && starts[nx]!.line <= st.line) nx++;
+    const next = starts[nx];
     const end = next ? next.line - 1 : lines.length - 1;
-    push(st.line, end, st.symbol, st.kind, st.def);
+    push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st));
     prev = end + 1;
   }
   if (starts.length === 0) push(0, lines.length - 1, undefined, "text");

@@ -4,37 +4,9 @@ import picomatch from "picomatch";
 import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js";
 import { processTerm, queryGroups, tokenize } from "./tokenize.js";
 
-/**
- * Symbols rank above prose that repeats them (docs/agents.md "search"): a chunk of a Markdown or text file
- * scores this share of its BM25 score, so a README heading copied from a JSDoc does not beat the function.
- */
-export const PROSE_WEIGHT = 0.5;
-/**
- * Definitions rank above the tests that exercise them: a chunk of a test file (under `test/`, `tests/`,
- * `__tests__/`, `spec/`, or named `*.test.*` / `*.spec.*`) scores this share. Tests repeat a symbol's
- * name and words around every call and define callbacks named like the options they test.
- */
-export const TEST_WEIGHT = 0.5;
+export { INTERNAL_WEIGHT, PROSE_WEIGHT, TEST_WEIGHT, isTestPath, pathWeight } from "./weights.js";
 /** Results fetched per result returned, so weighing prose and tests down can bring code up from below the limit. */
 const OVERFETCH = 3;
-const PROSE_EXTENSIONS = new Set([".md", ".markdown", ".txt", ".rst"]);
-const TEST_DIRS = new Set(["test", "tests", "__tests__", "spec", "specs"]);
-
-function isProse(path: string): boolean {
-  return PROSE_EXTENSIONS.has(extname(path).toLowerCase());
-}
-
-/** A test file by the usual conventions (directories and `.test.` / `.spec.` names). */
-export function isTestPath(path: string): boolean {
-  const parts = path.split("/");
-  const name = parts[parts.length - 1]!;
-  return parts.slice(0, -1).some((p) => TEST_DIRS.has(p)) || /\.(test|spec)\.[cm]?[jt]sx?$/.test(name);
-}
-
-/** The share of its BM25 score a chunk of this file keeps. */
-export function pathWeight(path: string): number {
-  return isProse(path) ? PROSE_WEIGHT : isTestPath(path) ? TEST_WEIGHT : 1;
-}
 
 export interface Hit {
   path: string;
@@ -61,17 +33,49 @@ const EXT_BY_LANGUAGE: Record<string, string[]> = {
   text: [".txt"],
 };
 
+/**
+ * The code names a Markdown heading is about: the identifiers it marks as code (in backticks, called
+ * `name(`, a member `a.name`), or the heading itself when it is one identifier. "Custom Merger" names
+ * nothing; "`mergeHeaders(a, b)`" and "ky.extend(options)" name `mergeHeaders` and `extend`. One pass.
+ */
+export function headingNames(heading: string): string[] {
+  const out: string[] = [];
+  const text = heading.trim();
+  const n = text.length;
+  let inCode = false;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 96 /* ` */) {
+      inCode = !inCode;
+      i++;
+    } else if (isIdentChar(c) && !(c >= 48 && c <= 57)) {
+      let j = i + 1;
+      while (j < n && isIdentChar(text.charCodeAt(j))) j++;
+      const name = text.slice(i, j);
+      if (inCode || text[j] === "(" || text[i - 1] === "." || (i === 0 && j === n)) out.push(name);
+      i = j;
+    } else i++;
+  }
+  return out;
+}
+
+function isIdentChar(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+}
+
 /** Up to three lines of the chunk around the first line that mentions a query term. */
 function snippetOf(doc: Doc, terms: string[]): string {
   const lines = doc.text.split("\n");
-  let best = lines.findIndex(
-    (l) =>
-      l.trim() !== "" &&
-      !l.trim().startsWith("*") &&
-      !l.trim().startsWith("/*") &&
-      terms.some((t) => l.toLowerCase().includes(t)),
-  );
-  if (best === -1) best = lines.findIndex((l) => terms.some((t) => l.toLowerCase().includes(t)));
+  const mentions = (line: string): boolean => {
+    const lower = line.toLowerCase();
+    return terms.some((t) => lower.includes(t));
+  };
+  let best = lines.findIndex((l) => {
+    const t = l.trim();
+    return t !== "" && !t.startsWith("*") && !t.startsWith("/*") && mentions(l);
+  });
+  if (best === -1) best = lines.findIndex(mentions);
   if (best === -1) best = 0;
   return lines
     .slice(Math.max(0, best - 1), best + 2)
@@ -109,10 +113,20 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   const terms = raw.length > 0 ? raw : [query.toLowerCase()];
   const weighed = results.map((r) => ({
     id: r.id,
-    score: r.score * pathWeight(index.docs.get(r.id)!.path),
+    score: r.score * index.docs.get(r.id)!.weight,
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
-  return weighed.slice(0, options.limit).map((r) => {
+  // Duplicates collapse to the definition: a prose heading naming a code symbol that is among the results.
+  const defined = new Set<string>();
+  for (const r of weighed) {
+    const doc = index.docs.get(r.id)!;
+    if (doc.symbol !== undefined && doc.kind !== "heading" && doc.kind !== "module") defined.add(doc.symbol);
+  }
+  const kept = weighed.filter((r) => {
+    const doc = index.docs.get(r.id)!;
+    return doc.kind !== "heading" || !headingNames(doc.symbol ?? "").some((name) => defined.has(name));
+  });
+  return kept.slice(0, options.limit).map((r) => {
     const doc = index.docs.get(r.id)!;
     return {
       path: doc.path,

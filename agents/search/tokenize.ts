@@ -91,7 +91,12 @@ function isIdentPart(c: number): boolean {
   return isIdentStart(c) || (c >= 48 && c <= 57);
 }
 
-/** Raw tokens of a text: identifiers (ASCII letters, digits, `_`, `$`) and digit runs, each followed by its parts when it has several. */
+/**
+ * Raw tokens of a text: identifiers (ASCII letters, digits, `_`, `$`) and digit runs, each followed by its
+ * parts when it has several and, from three parts on, by the identifier without its first word
+ * (`isKyError` → isKyError, is, Ky, Error, KyError; `toUpperCase` → …, UpperCase): a name that qualifies
+ * another name (a type guard, a getter, a conversion) also meets that name.
+ */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
   const n = text.length;
@@ -105,6 +110,7 @@ export function tokenize(text: string): string[] {
       out.push(word);
       const parts = splitIdentifier(word);
       if (parts.length > 1) for (const p of parts) out.push(p);
+      if (parts.length > 2) out.push(parts.slice(1).join(""));
       i = j;
     } else if (c >= 48 && c <= 57) {
       let j = i + 1;
@@ -155,9 +161,19 @@ export function stem(word: string): string {
   return w;
 }
 
-/** Normalise one token for the index and for queries; stop words and one-letter tokens are dropped. */
+/**
+ * Marks the first word of a definition's name (`LEAD` + word: `mergeHeaders` → `^merge`), so that a query's
+ * leading verb meets the names that start with it (docs/agents.md "search": names are verb first).
+ */
+export const LEAD = "^";
+
+/**
+ * Normalise one token for the index and for queries; stop words and one-letter tokens are dropped. A
+ * lead-word token (`^is`) keeps its word even when that is a stop word.
+ */
 export function processTerm(term: string): string | null {
   const t = term.toLowerCase();
+  if (t.startsWith(LEAD)) return t.length < 3 ? null : LEAD + stem(t.slice(1));
   if (t.length < 2 || STOP.has(t)) return null;
   return stem(t);
 }
@@ -167,7 +183,9 @@ export function processTerm(term: string): string | null {
  * also looks for the others, at `SYNONYM_WEIGHT` of its own weight, and a chunk matching several
  * words of one group counts once. Kept small on purpose: each group is common programming
  * vocabulary (naming habits and abbreviations seen across codebases), not a thesaurus. A word whose
- * stem means something else in code stays out (`settings` stems to `set`).
+ * stem means something else in code stays out (`settings` stems to `set`). An entry of several words
+ * is a phrase: where a query has its words in a row ("run them at the same time"), they stand for the
+ * group's first word, and its other words at `SYNONYM_WEIGHT`.
  */
 export const SYNONYMS: readonly (readonly string[])[] = [
   ["remove", "delete", "strip", "drop", "without", "trim", "clear"],
@@ -179,10 +197,12 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["split", "separate", "tokenize"],
   ["uppercase", "upper", "capitalize", "capital"],
   ["lowercase", "lower"],
-  ["parallel", "concurrent", "concurrently", "simultaneous"],
-  ["serial", "sequential", "sequentially", "sequence"],
+  ["parallel", "concurrent", "concurrently", "simultaneous", "at the same time", "all at once"],
+  ["serial", "sequential", "sequentially", "sequence", "one after another", "one by one"],
   ["error", "exception", "failure", "fail"],
-  ["size", "length", "count", "bytes"],
+  ["size", "length", "count", "bytes", "how many", "how big"],
+  ["depth", "deep", "nesting"],
+  ["common", "shared"],
   ["check", "validate", "verify", "guard", "assert"],
   ["options", "config", "configuration", "preferences", "opts"],
   ["delay", "wait", "sleep", "timeout"],
@@ -201,7 +221,7 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["end", "finish"],
   ["args", "arguments", "params", "parameters"],
   ["callback", "handler", "listener"],
-  ["character", "char"],
+  ["character", "char", "letter"],
   ["string", "str", "text"],
   ["number", "num", "int", "integer"],
   ["object", "obj", "record", "dict", "map"],
@@ -221,37 +241,107 @@ export const SYNONYMS: readonly (readonly string[])[] = [
 /** A synonym counts this share of the query word it stands for (the word itself counts 1). */
 export const SYNONYM_WEIGHT = 0.5;
 
+/** A query's terms: its tokens processed, stop words and one-letter tokens dropped. */
+function queryTerms(text: string): string[] {
+  return tokenize(text)
+    .map((t) => processTerm(t))
+    .filter((t) => t !== null);
+}
+
 const SYNONYMS_BY_TERM: Map<string, string[]> = (() => {
   const map = new Map<string, string[]>();
   for (const group of SYNONYMS) {
-    const terms = [...new Set(group.map((w) => processTerm(w)).filter((t) => t !== null))];
+    const words = group.filter((w) => !w.includes(" "));
+    const terms = [...new Set(words.map((w) => processTerm(w)).filter((t) => t !== null))];
     for (const t of terms) map.set(t, [...new Set([...(map.get(t) ?? []), ...terms.filter((x) => x !== t)])]);
   }
   return map;
 })();
 
+/** The phrases of the synonym table as their terms ("at the same time" → same, time), with the group's terms. */
+const PHRASES: { terms: string[]; group: string[] }[] = SYNONYMS.flatMap((group) => {
+  const words = [...new Set(group.filter((w) => !w.includes(" ")).map((w) => processTerm(w)))].filter(
+    (t) => t !== null,
+  );
+  return group
+    .filter((w) => w.includes(" "))
+    .map((w) => ({ terms: queryTerms(w), group: words }))
+    .filter((p) => p.terms.length >= 2);
+});
+
+/**
+ * Leading words of a question answered yes or no ("is this error an HTTP error", "does it have …"): such
+ * a query asks for a predicate, whose name starts with one of `PREDICATE_LEADS`.
+ */
+const QUESTION_WORDS = new Set(["is", "are", "does", "do", "has", "have", "can", "should", "whether"]);
+export const PREDICATE_LEADS = ["is", "has", "can", "should"];
+/**
+ * The weight of a query's first word as the first word of a name (its synonyms at `SYNONYM_WEIGHT` of
+ * it); the lead group does not count as a matched word.
+ */
+export const LEAD_WEIGHT = 2;
+
 /** One word of a query: its term and the synonyms that may stand in for it, each with a weight. */
 export interface QueryGroup {
   terms: { term: string; weight: number }[];
+  /** False for a group that adds to a chunk's score without counting as a matched query word. */
+  coordinate?: boolean;
 }
 
 /**
  * A query's words as groups for `Bm25Index.searchGroups`: one group per distinct term (weighted by
  * how often it occurs), widened with the term's synonyms at `SYNONYM_WEIGHT`, unless the query
- * itself has that synonym.
+ * itself has that synonym; a phrase of the synonym table is one group. Then one group, which adds to
+ * the score but does not count as a matched word (`coordinate: false`), for the query's first word as
+ * the first word of a name (`LEAD`): the word and its synonyms, or the predicate prefixes for a yes/no
+ * question, and for a check ("check if", "validate") too, at `SYNONYM_WEIGHT`.
  */
 export function queryGroups(query: string, synonyms = true): QueryGroup[] {
+  const seq = queryTerms(query);
+  const groups: QueryGroup[] = [];
   const counts = new Map<string, number>();
-  for (const token of tokenize(query)) {
-    const term = processTerm(token);
-    if (term !== null) counts.set(term, (counts.get(term) ?? 0) + 1);
+  for (let i = 0; i < seq.length; i++) {
+    const phrase = synonyms
+      ? PHRASES.find((p) => p.terms.length <= seq.length - i && p.terms.every((t, k) => seq[i + k] === t))
+      : undefined;
+    if (phrase) {
+      groups.push({
+        terms: phrase.group.map((term, k) => ({ term, weight: k === 0 ? 1 : SYNONYM_WEIGHT })),
+      });
+      i += phrase.terms.length - 1;
+      continue;
+    }
+    counts.set(seq[i]!, (counts.get(seq[i]!) ?? 0) + 1);
   }
-  return [...counts].map(([term, n]) => ({
-    terms: [
-      { term, weight: n },
-      ...(synonyms ? (SYNONYMS_BY_TERM.get(term) ?? []) : [])
-        .filter((s) => !counts.has(s))
-        .map((s) => ({ term: s, weight: n * SYNONYM_WEIGHT })),
-    ],
-  }));
+  for (const [term, n] of counts)
+    groups.push({
+      terms: [
+        { term, weight: n },
+        ...(synonyms ? (SYNONYMS_BY_TERM.get(term) ?? []) : [])
+          .filter((s) => !counts.has(s))
+          .map((s) => ({ term: s, weight: n * SYNONYM_WEIGHT })),
+      ],
+    });
+  const first = tokenize(query)[0]?.toLowerCase();
+  if (
+    synonyms &&
+    groups.length > 0 &&
+    first !== undefined &&
+    (QUESTION_WORDS.has(first) || processTerm(first) !== null)
+  ) {
+    const lead = QUESTION_WORDS.has(first)
+      ? PREDICATE_LEADS.map((w) => ({ term: LEAD + w, weight: LEAD_WEIGHT }))
+      : [
+          { term: LEAD + stem(first), weight: LEAD_WEIGHT },
+          ...(SYNONYMS_BY_TERM.get(stem(first)) ?? []).map((s) => ({
+            term: LEAD + s,
+            weight: LEAD_WEIGHT * SYNONYM_WEIGHT,
+          })),
+          ...(SYNONYMS_BY_TERM.get(stem(first))?.includes("check") || stem(first) === "check"
+            ? PREDICATE_LEADS.map((w) => ({ term: LEAD + w, weight: LEAD_WEIGHT * SYNONYM_WEIGHT }))
+            : []),
+        ];
+    groups.push({ terms: lead, coordinate: false });
+  }
+  return groups;
 }

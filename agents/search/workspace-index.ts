@@ -5,7 +5,8 @@ import { listWorkspaceFiles, type ListedFile } from "../lib/code/files.js";
 import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
-import { processTerm, splitIdentifier, tokenize } from "./tokenize.js";
+import { INTERNAL_WEIGHT, pathWeight } from "./weights.js";
+import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
 export const INDEXED = new Set([
@@ -31,6 +32,9 @@ export interface Doc {
   kind: Chunk["kind"];
   text: string;
   head?: string;
+  exported?: boolean;
+  /** The share of its BM25 score this chunk keeps (`chunkWeight`). */
+  weight: number;
 }
 
 interface FileState {
@@ -57,24 +61,35 @@ export interface IndexOptions {
 }
 
 /**
- * Fields and boosts (docs/agents.md "search"): a definition's name counts most, then its head (doc comment and
- * signature: what the definition says it does, its parameters), then its path, then the whole text.
- * The head is also part of the text, so words a definition documents count in both.
+ * Fields and boosts (docs/agents.md "search"): a definition's name counts most, then its head (the first sentence
+ * of its doc comment and its declaration: what the definition says it does, its parameters), then its
+ * path, then the whole text. The head is also part of the text, so words a definition documents count in both.
  */
 export const SEARCH_FIELDS = ["symbol", "head", "path", "text"] as const;
 export const FIELD_BOOST = {
   symbol: 4,
-  head: 2,
+  head: 3,
   path: 1.5,
   text: 1,
 };
 
-/** A definition's name and, when it has several, its words (`containedPath` → containedPath, contained, Path). */
+/** Definitions whose names start with a verb by convention: their first word is marked as the lead. */
+const LEAD_KINDS = new Set<Chunk["kind"]>(["function", "method", "const"]);
+
+/**
+ * The text of a chunk's `symbol` field: its name, and for a function, method or const its first word
+ * marked as the lead (`LEAD`: `mergeHeaders` → `^merge`), which a query's first word meets
+ * (docs/agents.md "search"). Types, classes and headings name things, not actions: no lead.
+ */
+export function symbolField(symbol: string | undefined, kind: Chunk["kind"]): string {
+  if (symbol === undefined) return "";
+  const first = LEAD_KINDS.has(kind) ? splitIdentifier(symbol)[0] : undefined;
+  return first === undefined ? symbol : `${symbol} ${LEAD}${first}`;
+}
+
+/** A `symbol` field's tokens: its words tokenized (the name, its words, the name without its first word) and the lead as it is. */
 function symbolTokens(text: string): string[] {
-  return text.split(/\s+/).flatMap((w) => {
-    const parts = splitIdentifier(w);
-    return parts.length > 1 ? [w, ...parts] : [w];
-  });
+  return text.split(" ").flatMap((w) => (w.startsWith(LEAD) ? [w] : tokenize(w)));
 }
 
 /** A path's words: `agents/search/bm25.ts` → agents, search, bm25, bm, 25, ts. */
@@ -184,12 +199,18 @@ export class WorkspaceIndex {
     }
     const ext = extname(f.rel).toLowerCase();
     const chunks = chunkFile(text, ext === ".md" || ext === ".markdown" || ext === ".txt", basename(f.rel, ext));
-    const docs: Doc[] = chunks.map((c) => ({ id: this.nextId++, path: f.rel, ...c }));
+    const weight = pathWeight(f.rel);
+    const docs: Doc[] = chunks.map((c) => ({
+      id: this.nextId++,
+      path: f.rel,
+      ...c,
+      weight: c.exported === false ? weight * INTERNAL_WEIGHT : weight,
+    }));
     for (const d of docs) {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
     }
-    for (const d of docs) this.search.add(d.id, [d.symbol ?? "", d.head ?? "", d.path, d.text]);
+    for (const d of docs) this.search.add(d.id, [symbolField(d.symbol, d.kind), d.head ?? "", d.path, d.text]);
     return true;
   }
 }

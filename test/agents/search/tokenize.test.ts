@@ -13,6 +13,7 @@ describe("tokenize", () => {
       "p",
       "95",
       "Ms",
+      "95Ms",
       "pool_size",
       "pool",
       "size",
@@ -39,17 +40,19 @@ describe("tokenize", () => {
     expect(splitIdentifier(`${caps}1`)).toEqual([caps, "1"]);
     const toks = tokenize(`${"aB".repeat(50_000)} ${"_".repeat(100_000)}`);
     expect(toks[0]!.length).toBe(100_000);
-    // The identifier, its words (a, then "Ba" 49,999 times, then B) and the run of underscores.
-    expect(toks.length).toBe(1 + 50_001 + 1);
+    // The identifier, its words (a, then "Ba" 49,999 times, then B), the identifier without its first word,
+    // and the run of underscores.
+    expect(toks.length).toBe(1 + 50_001 + 1 + 1);
+    expect(toks[50_002]!.length).toBe(99_999);
   });
 
   it("widens each query word with its documented code synonyms, at half weight, in one group per word", () => {
     const groups = (q: string): string[][] => queryGroups(q).map((g) => g.terms.map((t) => `${t.term}:${t.weight}`));
-    expect(groups("strip the extension")).toEqual([
+    expect(groups("strip the extension").slice(0, 2)).toEqual([
       ["strip:1", "remov:0.5", "delet:0.5", "drop:0.5", "without:0.5", "trim:0.5", "clear:0.5"],
       ["extension:1", "ext:0.5"],
     ]);
-    expect(groups("dir")).toEqual([["dir:1", "directory:0.5", "fold:0.5"]]);
+    expect(groups("dir")[0]).toEqual(["dir:1", "directory:0.5", "fold:0.5"]);
     // A synonym the query already has is not added again; a repeated word weighs more.
     expect(groups("remove delete")[0]).toEqual([
       "remov:1",
@@ -60,8 +63,50 @@ describe("tokenize", () => {
       "clear:0.5",
     ]);
     // "buffer" stems to "buf" (-er, then the doubled f), which is also its usual abbreviation.
-    expect(groups("parse parse buffer")).toEqual([["pars:2", "read:1", "decod:1"], ["buf:1"]]);
+    expect(groups("parse parse buffer").slice(0, 2)).toEqual([["pars:2", "read:1", "decod:1"], ["buf:1"]]);
     expect(groups("the of")).toEqual([]);
+  });
+
+  it("a name also meets the name without its first word: type guards, getters, conversions", () => {
+    expect(tokenize("isKyError")).toEqual(["isKyError", "is", "Ky", "Error", "KyError"]);
+    expect(tokenize("input.toUpperCase()")).toEqual(["input", "toUpperCase", "to", "Upper", "Case", "UpperCase"]);
+    expect(processTerm("UpperCase")).toBe(processTerm("uppercase"));
+    // Two-word names are already their words.
+    expect(tokenize("parseJson")).toEqual(["parseJson", "parse", "Json"]);
+  });
+
+  it("identifier words meet prose words: `JSON-parsing` and parseJson, `snake_case` and snakeCase", () => {
+    const terms = (text: string): string[] =>
+      [...new Set(tokenize(text).map((t) => processTerm(t)))].filter((t) => t !== null).sort();
+    expect(terms("JSON-parsing")).toEqual(terms("parse Json"));
+    expect(terms("parseJson")).toEqual(expect.arrayContaining(terms("JSON-parsing")));
+    for (const name of ["snake_case", "snakeCase", "SNAKE_CASE"])
+      expect(terms(name)).toEqual(expect.arrayContaining([...terms("snake case")]));
+  });
+
+  it("a phrase of the synonym table stands for its group's first word", () => {
+    const groups = (q: string): string[][] => queryGroups(q).map((g) => g.terms.map((t) => `${t.term}:${t.weight}`));
+    expect(groups("run all hooks at the same time").slice(0, 1)).toEqual([
+      ["parallel:1", "concurrent:0.5", "concurrently:0.5", "simultaneous:0.5"],
+    ]);
+    expect(groups("call them one after another")[0]![0]).toBe("serial:1");
+    // The phrase's own words are not searched for.
+    expect(groups("run all hooks at the same time").flat()).not.toContain("time:1");
+    // Not in a row: no phrase.
+    expect(groups("same hooks at a later time").flat()).toContain("time:1");
+  });
+
+  it("the query's first word is a lead: a name's first word (verb first), predicates for a yes/no question", () => {
+    const lead = (q: string) => queryGroups(q).find((g) => g.coordinate === false);
+    expect(lead("merge two header objects")?.terms.slice(0, 2)).toEqual([
+      { term: "^merg", weight: 2 },
+      { term: "^combin", weight: 1 },
+    ]);
+    expect(lead("is this error an HTTP error")?.terms.map((t) => t.term)).toEqual(["^is", "^has", "^can", "^should"]);
+    expect(lead("check whether a value is a plain object")?.terms.map((t) => t.term)).toContain("^is");
+    expect(lead("the")).toBeUndefined();
+    expect(processTerm("^Is")).toBe("^is");
+    expect(processTerm("^merges")).toBe("^merg");
   });
 
   it("normalises terms: lower case, light stemming, stop words dropped", () => {
@@ -119,8 +164,10 @@ describe("chunkFile", () => {
       ["property", "timeout", 3, 5],
       ["method", "onRetry", 6, 10],
     ]);
-    expect(chunks[1]!.head).toBe("  /** Milliseconds before giving up. */\n  timeout?: number;");
-    expect(chunks[0]!.head).toBe("/** Options. */\nexport interface Options {");
+    // The head: the first sentence of the doc comment (its description) and the declaration line.
+    expect(chunks[1]!.head).toBe("Milliseconds before giving up.\n  timeout?: number;");
+    expect(chunks[0]!.head).toBe("Options.\nexport interface Options {");
+    expect(chunks[2]!.head).toBe("Called on each retry.\n  onRetry(attempt: number): void;");
     // Undocumented members stay in the text of the chunk before them.
     expect(chunks[1]!.text).toContain("retries: number;");
   });
