@@ -8,6 +8,7 @@
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
 import type { WorkspaceService } from "../code/service.js";
+import { MEMBER_WEIGHTS, memberFacts, priorPoints, workspaceUses, type MemberFacts } from "./member-rank.js";
 import { matchScore } from "./rank.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS;
@@ -250,6 +251,8 @@ interface Collected {
   receiver?: string;
   excluded: Set<string>;
   usage: Usage;
+  /** After `expr.`: what the checker says about the receiver's members (member-rank.ts). */
+  facts?: MemberFacts;
   entries: readonly TS.CompletionEntry[];
   incomplete: boolean;
 }
@@ -268,7 +271,9 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
   });
   const member = afterDot || (res?.isMemberCompletion ?? false);
   const receiver = member ? receiverName(text, start) : undefined;
-  const sf = ls.getProgram()?.getSourceFile(path);
+  const program = ls.getProgram();
+  const sf = program?.getSourceFile(path);
+  const facts = member && program && sf ? memberFacts(program, sf, offset) : undefined;
   return {
     path,
     start,
@@ -279,6 +284,7 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     ...(receiver !== undefined ? { receiver } : {}),
     excluded: sf ? declaredHere(sf, offset, member, receiver) : new Set<string>(),
     usage: usageOf(text),
+    ...(facts ? { facts } : {}),
     // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
     entries: !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries,
     incomplete: res?.isIncomplete ?? false,
@@ -293,6 +299,37 @@ function reusable(c: Collected | undefined, path: string, text: string, offset: 
   if (text.length - offset !== c.after.length || offset < c.start) return false;
   if (!/^[\w$#]*$/.test(text.slice(c.start, offset))) return false;
   return text.endsWith(c.after) && text.startsWith(c.before);
+}
+
+/**
+ * A member's points beyond the typed prefix (member-rank.ts): its uses in the document (those the
+ * checker resolves to this very member count most; the same name on other receivers, or the member's
+ * declaration, a little), how near, uses in the workspace, the public prior, inheritance and the fit
+ * with the code around the cursor. `uses`: the name's occurrences in the document, `own`: after the
+ * same receiver word, `nearest`: the nearest one's distance.
+ */
+function memberBonus(
+  svc: WorkspaceService,
+  c: Collected,
+  name: string,
+  uses: number,
+  own: number,
+  nearest: number,
+): number {
+  const facts = c.facts;
+  const typed = facts?.typed.get(name) ?? Math.min(own, uses);
+  const ws = workspaceUses(svc, c.path, name, c.receiver);
+  const prior = priorPoints(name, c.receiver) * (facts && !facts.external.has(name) ? MEMBER_WEIGHTS.priorOwnScale : 1);
+  return (
+    (typed > 0 ? 8 + 6 * Math.log2(1 + typed) : 0) +
+    (uses > typed ? 2 * Math.log2(1 + uses - typed) : 0) +
+    (Number.isFinite(nearest) ? 8 / (1 + nearest / 2000) : 0) +
+    (ws.any > 0 ? 2 * Math.log2(1 + ws.any) : 0) +
+    (ws.same > 0 ? 4 + 4 * Math.log2(1 + ws.same) : 0) +
+    prior +
+    (facts?.inherited.has(name) ? MEMBER_WEIGHTS.inherited : 0) +
+    (facts?.fit.get(name) ?? 0)
+  );
 }
 
 /** Complete at `offset` of `path` through the workspace's service (the buffer `text` is fed to it first). */
@@ -330,10 +367,13 @@ export function typedCompletions(
     for (const at of usage.at.get(e.name) ?? []) if (at !== c.start) nearest = Math.min(nearest, Math.abs(at - offset));
     const usageBonus = keyword
       ? -12
-      : (COMMON_GLOBALS.has(e.name) ? 8 : 0) +
-        (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
-        (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
-        (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0);
+      : c.facts
+        ? memberBonus(svc, c, e.name, uses, own, nearest)
+        : (!member && COMMON_GLOBALS.has(e.name) ? 8 : 0) +
+          (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
+          (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
+          (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0) +
+          (member ? memberBonus(svc, c, e.name, 0, 0, Infinity) : 0);
     const kind = KINDS[e.kind] ?? "text";
     const moduleSpecifier = (e.data as { moduleSpecifier?: string } | undefined)?.moduleSpecifier ?? e.source;
     const item: TypedItem = {
