@@ -20,6 +20,8 @@ export interface TypedItem {
   detail: string;
   auto_import?: true;
   source?: string;
+  /** The checker's one-line signature (`add(item: string): void`), for the first `details` items asked. */
+  signature?: string;
 }
 
 export interface TypedAnswer {
@@ -339,6 +341,8 @@ export function typedCompletions(
   text: string,
   offset: number,
   limit: number,
+  /** How many of the first items get their signature (TypedItem.signature): the model's prompt context. */
+  details = 0,
 ): TypedAnswer & { reused: boolean } {
   const reused = reusable(last, path, text, offset);
   const c = reused ? last! : (last = collect(svc, path, text, offset));
@@ -388,5 +392,19 @@ export function typedCompletions(
     scored.push({ item, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
   }
   scored.sort((a, b) => b.key - a.key || (a.item.label < b.item.label ? -1 : a.item.label > b.item.label ? 1 : 0));
-  return { items: scored.slice(0, limit).map((s) => s.item), context: c.context, offered: c.entries.length, reused };
+  const items = scored.slice(0, limit).map((s) => s.item);
+  for (const item of items.slice(0, details)) {
+    if (item.auto_import) continue;
+    const d = svc.languageService.getCompletionEntryDetails(
+      path,
+      offset,
+      item.label,
+      undefined,
+      undefined,
+      PREFERENCES,
+      undefined,
+    );
+    if (d) item.signature = ts.displayPartsToString(d.displayParts).replace(/\s+/g, " ").slice(0, 200);
+  }
+  return { items, context: c.context, offered: c.entries.length, reused };
 }
