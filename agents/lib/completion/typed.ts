@@ -65,38 +65,51 @@ const KINDS: Record<string, string> = {
   script: "file",
 };
 
-/** Identifier occurrences in a buffer: how often each name is used, where, and after which receiver. */
+/** Identifier occurrences in a buffer: how often each name is used, after which receiver, and how near the cursor. */
 interface Usage {
   count: Map<string, number>;
   /** `receiver.name` → count (the receiver's last identifier). */
   member: Map<string, number>;
-  /** name → offsets of its occurrences. */
-  at: Map<string, number[]>;
+  /** name → distance of its nearest occurrence to the cursor (other than at the word being typed), within PROXIMITY_WINDOW. */
+  nearest: Map<string, number>;
 }
 
-let usageMemo: { text: string; usage: Usage } | undefined;
+/** Occurrences farther than this from the cursor (characters) add nothing for proximity. */
+const PROXIMITY_WINDOW = 8000;
 
-function usageOf(text: string): Usage {
-  if (usageMemo?.text === text) return usageMemo.usage;
-  const usage: Usage = { count: new Map(), member: new Map(), at: new Map() };
+/** True when `text[from, to)` is a member access's dot: blanks, `.` or `?.`, blanks. */
+function isDot(text: string, from: number, to: number): boolean {
+  let dot = false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (dot) return false;
+      dot = true;
+    } else if (c === 63 /* ? */) {
+      if (dot || text.charCodeAt(i + 1) !== 46) return false;
+    } else if (c !== 32 && c !== 9 && c !== 10 && c !== 13) return false;
+  }
+  return dot;
+}
+
+function usageOf(text: string, offset: number, start: number): Usage {
+  const usage: Usage = { count: new Map(), member: new Map(), nearest: new Map() };
   const re = /#?[A-Za-z_$][\w$]*/g;
   let prev: string | undefined;
   let prevEnd = -1;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const name = m[0];
     usage.count.set(name, (usage.count.get(name) ?? 0) + 1);
-    let at = usage.at.get(name);
-    if (!at) usage.at.set(name, (at = []));
-    at.push(m.index);
-    const between = prev !== undefined ? text.slice(prevEnd, m.index) : "";
-    if (prev !== undefined && /^\s*\??\.\s*$/.test(between)) {
+    const d = Math.abs(m.index - offset);
+    if (d <= PROXIMITY_WINDOW && m.index !== start && d < (usage.nearest.get(name) ?? Infinity))
+      usage.nearest.set(name, d);
+    if (prev !== undefined && isDot(text, prevEnd, m.index)) {
       const key = `${prev}.${name}`;
       usage.member.set(key, (usage.member.get(key) ?? 0) + 1);
     }
     prev = name;
     prevEnd = m.index + name.length;
   }
-  usageMemo = { text, usage };
   return usage;
 }
 
@@ -285,7 +298,7 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     context: member ? "member" : "identifier",
     ...(receiver !== undefined ? { receiver } : {}),
     excluded: sf ? declaredHere(sf, offset, member, receiver) : new Set<string>(),
-    usage: usageOf(text),
+    usage: usageOf(text, offset, start),
     ...(facts ? { facts } : {}),
     // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
     entries: !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries,
@@ -367,8 +380,8 @@ export function typedCompletions(
     // The occurrence being typed is not "usage".
     const uses = (usage.count.get(e.name) ?? 0) - (c.prefix === e.name ? 1 : 0);
     const own = receiver ? (usage.member.get(`${receiver}.${e.name}`) ?? 0) : 0;
-    let nearest = Infinity;
-    for (const at of usage.at.get(e.name) ?? []) if (at !== c.start) nearest = Math.min(nearest, Math.abs(at - offset));
+    // Measured from where the collection was made (the word's start, a few characters back at most).
+    const nearest = usage.nearest.get(e.name) ?? Infinity;
     const usageBonus = keyword
       ? -12
       : c.facts
