@@ -317,6 +317,23 @@ function reusable(c: Collected | undefined, path: string, text: string, offset: 
 }
 
 /**
+ * True when the keystroke only added characters that end no scope to the line after the word `c` was
+ * collected at (a blank, `=`, `(`, `,`, an operator: not a newline, brace, quote, `.`, `:` or `=>`),
+ * and nothing is typed at the cursor: the names in scope are the ones collected, so the checker's
+ * program is not rebuilt for a list that no word filters yet. A new word collects again (with its
+ * auto-import candidates).
+ */
+function sameScope(c: Collected | undefined, path: string, text: string, offset: number): c is Collected {
+  if (!c || c.path !== path || c.incomplete || c.context !== "identifier") return false;
+  if (text.length - offset !== c.after.length || offset < c.start) return false;
+  const { prefix, afterDot } = prefixAt(text, offset);
+  if (prefix !== "" || afterDot) return false;
+  const added = text.slice(c.start, offset);
+  if (/[\n{}'"`.:]|=>/.test(added)) return false;
+  return text.endsWith(c.after) && text.startsWith(c.before);
+}
+
+/**
  * A member's points beyond the typed prefix (member-rank.ts): its uses in the document (those the
  * checker resolves to this very member count most; the same name on other receivers, or the member's
  * declaration, a little), how near, uses in the workspace, the public prior, inheritance and the fit
@@ -357,9 +374,9 @@ export function typedCompletions(
   /** How many of the first items get their signature (TypedItem.signature): the model's prompt context. */
   details = 0,
 ): TypedAnswer & { reused: boolean } {
-  const reused = reusable(last, path, text, offset);
+  const reused = reusable(last, path, text, offset) || sameScope(last, path, text, offset);
   const c = reused ? last! : (last = collect(svc, path, text, offset));
-  const prefix = text.slice(c.start, offset);
+  const prefix = prefixAt(text, offset).prefix;
   const { usage, receiver, excluded } = c;
   const member = c.context === "member";
   const scored: { item: TypedItem; key: number }[] = [];
