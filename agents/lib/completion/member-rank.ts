@@ -76,7 +76,7 @@ export interface MemberFacts {
 }
 
 /** Property accesses of the document resolved through the checker per request, nearest the cursor first. */
-export const TYPED_USES_LIMIT = 40;
+export const TYPED_USES_LIMIT = 16;
 
 const INHERITED_FROM = new Set(["Object", "Function", "CallableFunction", "NewableFunction"]);
 
