@@ -461,7 +461,9 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
 }
 
 async function main(): Promise<void> {
-  const ps = projects();
+  // EVAL_PROJECTS=a,b: only those projects (a development split; results are not written then).
+  const wanted = process.env.EVAL_PROJECTS?.split(",").filter(Boolean);
+  const ps = projects().filter((p) => !wanted || wanted.includes(p.name));
   const only = process.argv[2];
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),

@@ -7,6 +7,7 @@ import type { ModelHost } from "../lib/llm/host.js";
 import { LatestWins } from "../../protocol/latest.js";
 import { memoryFor } from "../lib/llm/memory.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
+import { TypedEngine } from "../lib/completion/engine.js";
 import { createCompleteLite } from "../lib/completion/handler.js";
 import { formatChecked, syntaxError } from "./check.js";
 import { StageTimer } from "../lib/runtime/timer.js";
@@ -28,7 +29,9 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, la
   let counter: TokenCounter | undefined;
   const tokenCounter = (): TokenCounter => (counter ??= new TokenCounter());
   const prewarm = new Prewarm(host, tokenCounter);
-  const deps = { host, latest, cache, lite: createCompleteLite(cache), counter: tokenCounter, prewarm };
+  // One checker for both engines: the prompt's typed context and the lite fallback's typed answers.
+  const typed = new TypedEngine();
+  const deps = { host, latest, cache, lite: createCompleteLite(cache, typed), counter: tokenCounter, prewarm, typed };
   const complete = createComplete(deps);
   // The warm-up's dry keystrokes: every stage but the model, which "completes" with a canned text.
   const dry = createComplete({
@@ -148,13 +151,15 @@ See docs/agents.md.`,
         superseded: latest.superseded,
         warmup: { keystrokes: host.config.warmupKeystrokes, ms: warmupMs },
         prewarm: { ...prewarm.stats },
+        ...typed.health(),
       };
       if (host.state.status === "none" || host.state.status === "failed")
         return { status: "degraded", reason: host.state.reason, fim_ok: false, ...base };
       return base;
     },
-    dispose: () => {
+    dispose: async () => {
       prewarm.stop();
+      await typed.close();
       return host.dispose();
     },
   };

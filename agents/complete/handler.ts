@@ -19,7 +19,8 @@ import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";
 import type { Prewarm } from "./prewarm.js";
-import { headerText, localSymbolsLine, symbolsBlock } from "./prompt.js";
+import { headerText, localSymbolsLine, symbolsBlock, typedContextLine } from "./prompt.js";
+import type { TypedEngine } from "../lib/completion/engine.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
 import { trimToBudget } from "./trim.js";
 import { PLACEHOLDER, parseWithPlaceholder } from "../lib/code/placeholder.js";
@@ -35,7 +36,15 @@ export interface CompleteDeps {
   prewarm?: Prewarm;
   /** Replaces the model call (see InferInput.generate). */
   generate?: InferInput["generate"];
+  /** The typed engine (complete-lite's checker): the receiver's members and the signatures in scope go into the prompt. */
+  typed?: TypedEngine;
 }
+
+/** How long a request waits for the checker's context by default (ms): past it the prompt goes without it. */
+export const TYPED_CONTEXT_WAIT_MS = 40;
+/** Items of the checker's answer put in the prompt, and how many of them with their signature. */
+const TYPED_CONTEXT_ITEMS = 12;
+const TYPED_CONTEXT_SIGNATURES = 8;
 
 /** Kept back from the deadline for the syntax check and the response (8 + 2 ms budgets, plus scheduling slack). */
 const RESPONSE_RESERVE_MS = 25;
@@ -129,8 +138,28 @@ export function createComplete(deps: CompleteDeps) {
         ? table.filter((s) => s.name !== PLACEHOLDER)
         : table;
       const symbols = symbolsBlock(modSymbols);
-      const locals = localSymbolsLine(slice.symbols.filter((s) => s.name !== PLACEHOLDER));
+      let locals = localSymbolsLine(slice.symbols.filter((s) => s.name !== PLACEHOLDER));
       stages.end("prompt", signal);
+
+      // the checker's context (a file of a workspace only): members of the receiver's type, signatures in scope
+      if (deps.typed && loc.root !== undefined && loc.absPath !== undefined && /\.[cm]?[jt]sx?$/.test(loc.absPath)) {
+        const wait = Math.min(c.typed_wait_ms ?? TYPED_CONTEXT_WAIT_MS, Math.max(0, ctx.remainingMs() / 4));
+        const r = await deps.typed.complete(
+          {
+            root: loc.root,
+            path: loc.absPath,
+            text: source,
+            offset,
+            limit: TYPED_CONTEXT_ITEMS,
+            details: TYPED_CONTEXT_SIGNATURES,
+          },
+          wait,
+          ctx.log,
+        );
+        if ("answer" in r) locals += typedContextLine(r.answer);
+        else ctx.log.debug({ event: "typed_context", reason: r.reason }, "prompt without the checker's context");
+        ctx.timer.mark("typed");
+      }
 
       // token budget
       const counter = deps.counter();

@@ -4,6 +4,10 @@
  *   LOCAL_SYMBOLS (scope at the cursor) · enclosing function up to the cursor  [· suffix for FIM]
  */
 import type { SymbolEntry } from "../lib/code/symbols.js";
+import type { TypedAnswer } from "../lib/completion/typed.js";
+
+/** The typed context line's length cap (characters). */
+export const TYPED_CONTEXT_CHARS = 600;
 
 export function headerText(language: string, path: string | undefined): string {
   return `// Language: ${language}\n${path !== undefined ? `// File: ${path}\n` : ""}`;
@@ -61,4 +65,26 @@ export function prefixText(p: PromptParts): string {
 /** The text after the cursor (FIM only). */
 export function suffixText(p: PromptParts): string {
   return p.keptAfter + p.after;
+}
+
+/**
+ * What the checker knows at the cursor, one comment line placed before the kept code: after `expr.` the
+ * receiver's members as the typed engine ranks them (`// MEMBERS: add(item: string): void; size: number`),
+ * elsewhere the names in scope with their signatures (`// IN_SCOPE: …`). Empty without an answer.
+ */
+export function typedContextLine(answer: TypedAnswer | undefined): string {
+  if (!answer || answer.items.length === 0) return "";
+  const parts = answer.items.map((i) => {
+    const text = (i.signature ?? i.label).replace(/^\([\w ]+\) /, "");
+    // `Store.add(item: string): void` → `add(item: string): void`.
+    const at = text.indexOf(`.${i.label}`);
+    return answer.context === "member" && at >= 0 && !/[(:]/.test(text.slice(0, at)) ? text.slice(at + 1) : text;
+  });
+  let line = `// ${answer.context === "member" ? "MEMBERS" : "IN_SCOPE"}: `;
+  for (const [k, p] of parts.entries()) {
+    const next = `${k > 0 ? "; " : ""}${p}`;
+    if (line.length + next.length > TYPED_CONTEXT_CHARS) break;
+    line += next;
+  }
+  return `${line}\n`;
 }

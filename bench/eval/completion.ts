@@ -134,10 +134,10 @@ async function evalProject(p: EvalProject): Promise<Record<string, unknown>> {
       t.asked++;
       if (rank === 0) t.at1++;
       if (rank >= 0 && rank < 5) t.at5++;
-      else if (t.misses.length < 12) {
+      if ((rank !== 0 && process.env.EVAL_TRACE === "1") || ((rank < 0 || rank >= 5) && t.misses.length < 12)) {
         const line = text.slice(0, s.start).split("\n").length;
         t.misses.push(
-          `${s.file.slice(root.length + 1)}:${line} ${s.name} (got ${answer.items.map((i) => i.label).join(", ") || "nothing"})`,
+          `${s.file.slice(root.length + 1)}:${line} ${s.name}${rank > 0 ? ` @${rank + 1}` : ""} (got ${answer.items.map((i) => i.label).join(", ") || "nothing"})`,
         );
       }
     }

@@ -39,7 +39,9 @@ export async function startProc(
   env: Record<string, string> = {},
   binary = false,
 ): Promise<Proc> {
-  const [file, argv] = binary ? [script, args] : [process.execPath, [script, ...args]];
+  // AIP_BENCH_NODE_ARGS: node options for the agents a scenario starts (`--cpu-prof --cpu-prof-dir=DIR` to profile one).
+  const nodeArgs = process.env.AIP_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const [file, argv] = binary ? [script, args] : [process.execPath, [...nodeArgs, script, ...args]];
   const child = spawn(file, argv, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },

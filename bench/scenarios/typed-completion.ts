@@ -12,10 +12,10 @@ import { benchDir, DIST, rssMiB, startProc } from "../lib/procs.js";
 import { table, type Scenario } from "../lib/scenario.js";
 import { percentile } from "../../protocol/percentile.js";
 
-const FILES = 200;
-const BIG_LINES = 2000;
+export const FILES = 200;
+export const BIG_LINES = 2000;
 
-function module(i: number): string {
+export function module(i: number): string {
   const deps = [i - 1, Math.floor(i / 2)].filter((d) => d >= 0 && d !== i);
   const imports = [...new Set(deps)].map((d) => `import { Service${d}, helper${d} } from "./mod${d}.js";`).join("\n");
   return `${imports}
@@ -45,7 +45,7 @@ export function helper${i}(input: string): Options${i} {
 }
 
 /** A 2,000-line file importing ten modules, made of functions using them. */
-function bigFile(): string {
+export function bigFile(): string {
   const lines = Array.from({ length: 10 }, (_, d) => `import { Service${d}, helper${d} } from "./mod${d}.js";`);
   for (let f = 0; lines.length < BIG_LINES - 10; f++) {
     const d = f % 10;
@@ -69,8 +69,8 @@ function bigFile(): string {
 }
 
 /** The keystrokes: these lines typed one character at a time where the cursor is. */
-const WARMUP_LINE = "  const first = helper3(raw).name.trim();";
-const TYPED_LINES = [
+export const WARMUP_LINE = "  const first = helper3(raw).name.trim();";
+export const TYPED_LINES = [
   "  const options = helper4(raw);",
   "  const service = new Service4(options);",
   "  service.store(options.name.toLowerCase(), options.tags.length);",

@@ -358,6 +358,14 @@ export class WorkspaceService {
     this.projectVersion++;
   }
 
+  /** The workspace's project files as held now (path, text): read by the completion ranking's usage index. */
+  *projectTexts(): Generator<[string, string]> {
+    for (const p of this.project?.fileNames ?? []) {
+      const doc = this.files.get(p);
+      if (doc) yield [p, doc.snapshot.text];
+    }
+  }
+
   /** Release the service and everything it holds. */
   dispose(): void {
     this.service?.dispose();

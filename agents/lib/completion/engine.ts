@@ -36,6 +36,8 @@ export type ToWorker =
       text: string;
       offset: number;
       limit: number;
+      /** Signatures for this many of the first items (TypedItem.signature). */
+      details?: number;
       /** Epoch ms after which the answer is of no use. */
       deadline: number;
     };
@@ -97,7 +99,7 @@ export class TypedEngine {
 
   /** Ask for completions; resolves within `budgetMs` with an answer or the reason there is none. */
   async complete(
-    req: { root: string; path: string; text: string; offset: number; limit: number },
+    req: { root: string; path: string; text: string; offset: number; limit: number; details?: number },
     budgetMs: number,
     log?: Logger,
   ): Promise<TypedResult> {

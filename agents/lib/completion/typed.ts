@@ -8,6 +8,7 @@
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
 import type { WorkspaceService } from "../code/service.js";
+import { MEMBER_WEIGHTS, memberFacts, priorPoints, workspaceUses, type MemberFacts } from "./member-rank.js";
 import { matchScore } from "./rank.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS;
@@ -19,6 +20,8 @@ export interface TypedItem {
   detail: string;
   auto_import?: true;
   source?: string;
+  /** The checker's one-line signature (`add(item: string): void`), for the first `details` items asked. */
+  signature?: string;
 }
 
 export interface TypedAnswer {
@@ -62,38 +65,51 @@ const KINDS: Record<string, string> = {
   script: "file",
 };
 
-/** Identifier occurrences in a buffer: how often each name is used, where, and after which receiver. */
+/** Identifier occurrences in a buffer: how often each name is used, after which receiver, and how near the cursor. */
 interface Usage {
   count: Map<string, number>;
   /** `receiver.name` → count (the receiver's last identifier). */
   member: Map<string, number>;
-  /** name → offsets of its occurrences. */
-  at: Map<string, number[]>;
+  /** name → distance of its nearest occurrence to the cursor (other than at the word being typed), within PROXIMITY_WINDOW. */
+  nearest: Map<string, number>;
 }
 
-let usageMemo: { text: string; usage: Usage } | undefined;
+/** Occurrences farther than this from the cursor (characters) add nothing for proximity. */
+const PROXIMITY_WINDOW = 8000;
 
-function usageOf(text: string): Usage {
-  if (usageMemo?.text === text) return usageMemo.usage;
-  const usage: Usage = { count: new Map(), member: new Map(), at: new Map() };
+/** True when `text[from, to)` is a member access's dot: blanks, `.` or `?.`, blanks. */
+function isDot(text: string, from: number, to: number): boolean {
+  let dot = false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (dot) return false;
+      dot = true;
+    } else if (c === 63 /* ? */) {
+      if (dot || text.charCodeAt(i + 1) !== 46) return false;
+    } else if (c !== 32 && c !== 9 && c !== 10 && c !== 13) return false;
+  }
+  return dot;
+}
+
+function usageOf(text: string, offset: number, start: number): Usage {
+  const usage: Usage = { count: new Map(), member: new Map(), nearest: new Map() };
   const re = /#?[A-Za-z_$][\w$]*/g;
   let prev: string | undefined;
   let prevEnd = -1;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const name = m[0];
     usage.count.set(name, (usage.count.get(name) ?? 0) + 1);
-    let at = usage.at.get(name);
-    if (!at) usage.at.set(name, (at = []));
-    at.push(m.index);
-    const between = prev !== undefined ? text.slice(prevEnd, m.index) : "";
-    if (prev !== undefined && /^\s*\??\.\s*$/.test(between)) {
+    const d = Math.abs(m.index - offset);
+    if (d <= PROXIMITY_WINDOW && m.index !== start && d < (usage.nearest.get(name) ?? Infinity))
+      usage.nearest.set(name, d);
+    if (prev !== undefined && isDot(text, prevEnd, m.index)) {
       const key = `${prev}.${name}`;
       usage.member.set(key, (usage.member.get(key) ?? 0) + 1);
     }
     prev = name;
     prevEnd = m.index + name.length;
   }
-  usageMemo = { text, usage };
   return usage;
 }
 
@@ -250,6 +266,8 @@ interface Collected {
   receiver?: string;
   excluded: Set<string>;
   usage: Usage;
+  /** After `expr.`: what the checker says about the receiver's members (member-rank.ts). */
+  facts?: MemberFacts;
   entries: readonly TS.CompletionEntry[];
   incomplete: boolean;
 }
@@ -268,7 +286,9 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
   });
   const member = afterDot || (res?.isMemberCompletion ?? false);
   const receiver = member ? receiverName(text, start) : undefined;
-  const sf = ls.getProgram()?.getSourceFile(path);
+  const program = ls.getProgram();
+  const sf = program?.getSourceFile(path);
+  const facts = member && program && sf ? memberFacts(program, sf, offset) : undefined;
   return {
     path,
     start,
@@ -278,7 +298,8 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     context: member ? "member" : "identifier",
     ...(receiver !== undefined ? { receiver } : {}),
     excluded: sf ? declaredHere(sf, offset, member, receiver) : new Set<string>(),
-    usage: usageOf(text),
+    usage: usageOf(text, offset, start),
+    ...(facts ? { facts } : {}),
     // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
     entries: !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries,
     incomplete: res?.isIncomplete ?? false,
@@ -295,6 +316,54 @@ function reusable(c: Collected | undefined, path: string, text: string, offset: 
   return text.endsWith(c.after) && text.startsWith(c.before);
 }
 
+/**
+ * True when the keystroke only added characters that end no scope to the line after the word `c` was
+ * collected at (a blank, `=`, `(`, `,`, an operator: not a newline, brace, quote, `.`, `:` or `=>`),
+ * and nothing is typed at the cursor: the names in scope are the ones collected, so the checker's
+ * program is not rebuilt for a list that no word filters yet. A new word collects again (with its
+ * auto-import candidates).
+ */
+function sameScope(c: Collected | undefined, path: string, text: string, offset: number): c is Collected {
+  if (!c || c.path !== path || c.incomplete || c.context !== "identifier") return false;
+  if (text.length - offset !== c.after.length || offset < c.start) return false;
+  const { prefix, afterDot } = prefixAt(text, offset);
+  if (prefix !== "" || afterDot) return false;
+  const added = text.slice(c.start, offset);
+  if (/[\n{}'"`.:]|=>/.test(added)) return false;
+  return text.endsWith(c.after) && text.startsWith(c.before);
+}
+
+/**
+ * A member's points beyond the typed prefix (member-rank.ts): its uses in the document (those the
+ * checker resolves to this very member count most; the same name on other receivers, or the member's
+ * declaration, a little), how near, uses in the workspace, the public prior, inheritance and the fit
+ * with the code around the cursor. `uses`: the name's occurrences in the document, `own`: after the
+ * same receiver word, `nearest`: the nearest one's distance.
+ */
+function memberBonus(
+  svc: WorkspaceService,
+  c: Collected,
+  name: string,
+  uses: number,
+  own: number,
+  nearest: number,
+): number {
+  const facts = c.facts;
+  const typed = facts?.typed.get(name) ?? Math.min(own, uses);
+  const ws = workspaceUses(svc, c.path, name, c.receiver);
+  const prior = priorPoints(name, c.receiver) * (facts && !facts.external.has(name) ? MEMBER_WEIGHTS.priorOwnScale : 1);
+  return (
+    (typed > 0 ? 8 + 6 * Math.log2(1 + typed) : 0) +
+    (uses > typed ? 2 * Math.log2(1 + uses - typed) : 0) +
+    (Number.isFinite(nearest) ? 8 / (1 + nearest / 2000) : 0) +
+    (ws.any > 0 ? 2 * Math.log2(1 + ws.any) : 0) +
+    (ws.same > 0 ? 4 + 4 * Math.log2(1 + ws.same) : 0) +
+    prior +
+    (facts?.inherited.has(name) ? MEMBER_WEIGHTS.inherited : 0) +
+    (facts?.fit.get(name) ?? 0)
+  );
+}
+
 /** Complete at `offset` of `path` through the workspace's service (the buffer `text` is fed to it first). */
 export function typedCompletions(
   svc: WorkspaceService,
@@ -302,10 +371,12 @@ export function typedCompletions(
   text: string,
   offset: number,
   limit: number,
+  /** How many of the first items get their signature (TypedItem.signature): the model's prompt context. */
+  details = 0,
 ): TypedAnswer & { reused: boolean } {
-  const reused = reusable(last, path, text, offset);
+  const reused = reusable(last, path, text, offset) || sameScope(last, path, text, offset);
   const c = reused ? last! : (last = collect(svc, path, text, offset));
-  const prefix = text.slice(c.start, offset);
+  const prefix = prefixAt(text, offset).prefix;
   const { usage, receiver, excluded } = c;
   const member = c.context === "member";
   const scored: { item: TypedItem; key: number }[] = [];
@@ -326,14 +397,17 @@ export function typedCompletions(
     // The occurrence being typed is not "usage".
     const uses = (usage.count.get(e.name) ?? 0) - (c.prefix === e.name ? 1 : 0);
     const own = receiver ? (usage.member.get(`${receiver}.${e.name}`) ?? 0) : 0;
-    let nearest = Infinity;
-    for (const at of usage.at.get(e.name) ?? []) if (at !== c.start) nearest = Math.min(nearest, Math.abs(at - offset));
+    // Measured from where the collection was made (the word's start, a few characters back at most).
+    const nearest = usage.nearest.get(e.name) ?? Infinity;
     const usageBonus = keyword
       ? -12
-      : (COMMON_GLOBALS.has(e.name) ? 8 : 0) +
-        (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
-        (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
-        (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0);
+      : c.facts
+        ? memberBonus(svc, c, e.name, uses, own, nearest)
+        : (!member && COMMON_GLOBALS.has(e.name) ? 8 : 0) +
+          (uses > 0 ? 8 + 5 * Math.log2(1 + uses) : 0) +
+          (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
+          (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0) +
+          (member ? memberBonus(svc, c, e.name, 0, 0, Infinity) : 0);
     const kind = KINDS[e.kind] ?? "text";
     const moduleSpecifier = (e.data as { moduleSpecifier?: string } | undefined)?.moduleSpecifier ?? e.source;
     const item: TypedItem = {
@@ -348,5 +422,19 @@ export function typedCompletions(
     scored.push({ item, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
   }
   scored.sort((a, b) => b.key - a.key || (a.item.label < b.item.label ? -1 : a.item.label > b.item.label ? 1 : 0));
-  return { items: scored.slice(0, limit).map((s) => s.item), context: c.context, offered: c.entries.length, reused };
+  const items = scored.slice(0, limit).map((s) => s.item);
+  for (const item of items.slice(0, details)) {
+    if (item.auto_import) continue;
+    const d = svc.languageService.getCompletionEntryDetails(
+      path,
+      offset,
+      item.label,
+      undefined,
+      undefined,
+      PREFERENCES,
+      undefined,
+    );
+    if (d) item.signature = ts.displayPartsToString(d.displayParts).replace(/\s+/g, " ").slice(0, 200);
+  }
+  return { items, context: c.context, offered: c.entries.length, reused };
 }

@@ -6,10 +6,12 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { WorkspaceService } from "../code/service.js";
+import { prepareUsage, priorPoints } from "./member-rank.js";
 import { typedCompletions } from "./typed.js";
 import type { ToWorker, FromWorker } from "./engine.js";
 
 const port = parentPort!;
+priorPoints("", undefined); // the prior's table, parsed before the first request needs it
 const maxWorkspaces = (workerData as { maxWorkspaces: number }).maxWorkspaces;
 /** Least recently used first. */
 const services = new Map<string, WorkspaceService>();
@@ -57,8 +59,9 @@ port.on("message", (msg: ToWorker) => {
     if (Date.now() > msg.deadline) return post({ kind: "answer", id: msg.id, status: "expired" });
     if (svc.state !== "ready")
       return post({ kind: "answer", id: msg.id, status: "failed", reason: svc.fallback.at(-1) ?? "" });
+    prepareUsage(svc);
     try {
-      const answer = typedCompletions(svc, msg.path, msg.text, msg.offset, msg.limit);
+      const answer = typedCompletions(svc, msg.path, msg.text, msg.offset, msg.limit, msg.details ?? 0);
       post({ kind: "answer", id: msg.id, status: "ok", answer, fallback: svc.fallback });
     } catch (err) {
       post({ kind: "answer", id: msg.id, status: "failed", reason: (err as Error).message });

@@ -6,6 +6,8 @@ import { httpRequest, invokeHttp } from "../../../../protocol/client.js";
 import { serve, type Served } from "../../../../tools/conformance/process.js";
 import { tempDir } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
+import { WorkspaceService } from "../../../../agents/lib/code/service.js";
+import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
 
 const SHAPES = `export interface Named {
   name: string;
@@ -141,7 +143,7 @@ describe("complete-lite, typed engine", () => {
     expect(labels(en)).toEqual(["Blue", "Green", "Red"]);
     expect(en.items[0]).toMatchObject({ kind: "enumMember" });
     const ns = await complete("Geometry.\n", "Geometry.");
-    expect(labels(ns)).toEqual(["distance", "origin"]);
+    expect(labels(ns).sort()).toEqual(["distance", "origin"]);
   });
 
   it("knows library types: string, Map, Response", async () => {
@@ -213,4 +215,43 @@ describe("complete-lite, typed engine", () => {
       broken.cleanup();
     }
   });
+});
+
+describe("typed engine in process: when a keystroke reuses the last collection", () => {
+  it("a word extended or a blank/operator after it reuses the names in scope; a newline, a brace or a dot collects again", async () => {
+    const ws = workspace({
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
+      }),
+      "src/a.ts": "export const limit = 1;\n",
+    });
+    const svc = new WorkspaceService(ws.dir);
+    try {
+      await svc.loaded;
+      const path = join(ws.dir, "src/a.ts");
+      const base = "export const limit = 1;\nexport function f(lengthy: number) {\n  return ";
+      const tail = "\n}\n";
+      const at = (typed: string) => {
+        const text = base + typed + tail;
+        return typedCompletions(svc, path, text, base.length + typed.length, 10);
+      };
+      const first = at("le");
+      expect(first.reused).toBe(false);
+      expect(first.items[0]!.label).toBe("lengthy");
+      expect(at("len").reused).toBe(true);
+      const blank = at("lengthy + ");
+      expect(blank.reused).toBe(true);
+      expect(blank.items.map((i) => i.label)).toEqual(expect.arrayContaining(["lengthy", "limit"]));
+      expect(at("lengthy + l").reused).toBe(false); // a new word: collected again
+      expect(at("lengthy + l\n").reused).toBe(false);
+      expect(at("lengthy + l {").reused).toBe(false);
+      const member = at("lengthy.");
+      expect(member.reused).toBe(false);
+      expect(member.context).toBe("member");
+      expect(member.items.map((i) => i.label)).toContain("toFixed");
+    } finally {
+      svc.dispose();
+      ws.cleanup();
+    }
+  }, 60_000);
 });
