@@ -2,7 +2,6 @@
  * One request through the orchestrator: validate, route, queue for a pool slot, forward with the
  * remaining budget, check the agent's answer, and account for it. Never throws.
  */
-import { setMaxListeners } from "node:events";
 import { AipError, isAipError } from "../protocol/errors.js";
 import { errorResponse } from "../protocol/envelope.js";
 import {
@@ -132,8 +131,9 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
 
   const timeoutMs = request.constraints.timeout_ms ?? agent.manifest.timeouts_ms.default;
   const deadline = Date.now() + timeoutMs;
+  // At most three listeners on this signal (the pool's queue, the transport, latest wins): no
+  // setMaxListeners, which costs microseconds a call (docs/performance.md).
   const controller = new AbortController();
-  setMaxListeners(64, controller.signal);
   const onClientAbort = (): void => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
   if (clientSignal.aborted) onClientAbort();
   clientSignal.addEventListener("abort", onClientAbort, { once: true });
@@ -232,11 +232,11 @@ async function call(
   }
   let json: unknown;
   try {
-    json = JSON.parse(reply.body);
+    json = JSON.parse(reply);
   } catch {
     throw new AipError(
       "AIP_ERR_BAD_AGENT_RESPONSE",
-      `Agent ${agent.name} answered with non-JSON (HTTP ${reply.statusCode}): ${JSON.stringify(reply.body.slice(0, 120))}`,
+      `Agent ${agent.name} answered with non-JSON: ${JSON.stringify(reply.slice(0, 120))}`,
     );
   }
   const checked = checkAnswer(json);

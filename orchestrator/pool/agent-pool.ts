@@ -2,7 +2,7 @@
 import { LatencyWindow } from "../stats.js";
 import { Slots, type SlotStats } from "./slots.js";
 import { adaptiveSizing, type SizingStrategy } from "./sizing.js";
-import type { Transport, TransportFactory, TransportReply } from "./transport.js";
+import type { Transport, TransportFactory } from "./transport.js";
 
 /** Calls per window over which the peak demand is taken (the latency window's length). */
 const DEMAND_WINDOW_CALLS = 100;
@@ -64,8 +64,8 @@ export class AgentPool {
     return this.slots.acquire(deadline, signal, connection);
   }
 
-  /** Send through the transport in an acquired slot. */
-  send(body: string, signal: AbortSignal): Promise<TransportReply> {
+  /** Send through the transport in an acquired slot; resolves with the agent's answer. */
+  send(body: string, signal: AbortSignal): Promise<string> {
     return this.transport.send(body, signal);
   }
 

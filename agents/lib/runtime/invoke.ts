@@ -161,27 +161,50 @@ export class AgentInvoker {
     };
     timer.mark("accept");
     this.inflightCount++;
-    let timeout: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timeout = setTimeout(() => {
-        const err = new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
-          extensions: { timeout_ms: timeoutMs },
-        });
-        controller.abort(err);
-        reject(err);
-      }, timeoutMs);
-    });
-    const cancelled = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true });
-    });
-    const work = Promise.resolve()
-      .then(() => handler(request, ctx))
-      .finally(() => {
-        this.inflightCount--;
-        if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
-      });
     try {
-      const payload = await Promise.race([work, expired, cancelled]);
+      const payload = await new Promise<unknown>((resolve, reject) => {
+        // One promise per request: the handler's outcome, the deadline or a cancellation, whichever is first.
+        const timeout = setTimeout(() => {
+          controller.abort(
+            new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
+              extensions: { timeout_ms: timeoutMs },
+            }),
+          );
+        }, timeoutMs);
+        const onAbort = (): void => {
+          clearTimeout(timeout);
+          reject(controller.signal.reason as Error);
+        };
+        if (controller.signal.aborted) {
+          // The client left before the handler started: it never runs.
+          this.inflightCount--;
+          return onAbort();
+        }
+        controller.signal.addEventListener("abort", onAbort, { once: true });
+        const done = (): void => {
+          clearTimeout(timeout);
+          controller.signal.removeEventListener("abort", onAbort);
+          this.inflightCount--;
+          if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
+        };
+        let work: Promise<unknown>;
+        try {
+          work = Promise.resolve(handler(request, ctx));
+        } catch (err) {
+          work = Promise.reject(err as Error);
+        }
+        // A late outcome after a timeout or a cancellation is already answered: resolve/reject are no-ops then.
+        work.then(
+          (value) => {
+            done();
+            resolve(value);
+          },
+          (err: unknown) => {
+            done();
+            reject(err as Error);
+          },
+        );
+      });
       timer.mark("handler");
       return successResponse(payload, traceId, { agent, version, timings_ms: timer.toJSON(), warnings });
     } catch (err) {
@@ -198,9 +221,7 @@ export class AgentInvoker {
       if (!(err instanceof AipError)) logFor().error({ event: "handler_error", err }, "handler threw");
       return fail(err);
     } finally {
-      clearTimeout(timeout);
       clientSignal?.removeEventListener("abort", onClientAbort);
-      work.catch(() => undefined); // a late rejection after a timeout is already answered
     }
   }
 }

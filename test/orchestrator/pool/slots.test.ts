@@ -46,7 +46,7 @@ describe("adaptive pool under steady load", () => {
       socketPath: "/nonexistent",
       maxConcurrent: 256,
       maxQueue: 256,
-      transport: () => ({ send: async () => ({ statusCode: 200, body: "" }), close: async () => undefined }),
+      transport: () => ({ send: async () => "", close: async () => undefined }),
     });
     const midway: number[] = [];
     await Promise.all(
