@@ -79,8 +79,6 @@ export interface ForwardDeps {
   onOutcome(outcome: RequestOutcome): void;
   /** Latest wins: cancel the earlier request for the same document; returns the cleanup. */
   supersede?(request: AipRequest, traceId: string, controller: AbortController): () => void;
-  /** The client connection the request came on: pool slots are shared fairly between connections. */
-  connection?: number;
 }
 
 const ms = (since: number): number => Math.round((performance.now() - since) * 1000) / 1000;
@@ -88,7 +86,16 @@ const ms = (since: number): number => Math.round((performance.now() - since) * 1
 /** Failures that are the agent's fault and count towards opening its circuit. */
 const AGENT_FAULTS = new Set(["AIP_ERR_AGENT_CRASHED", "AIP_ERR_BAD_AGENT_RESPONSE"]);
 
-export async function forward(value: unknown, clientSignal: AbortSignal, deps: ForwardDeps): Promise<AipResponse> {
+/**
+ * Answer one decoded request. `connection` is the client connection it came on: pool slots are shared
+ * fairly between connections.
+ */
+export async function forward(
+  value: unknown,
+  clientSignal: AbortSignal,
+  deps: ForwardDeps,
+  connection?: number,
+): Promise<AipResponse> {
   const t0 = performance.now();
   const timings: Record<string, number> = {};
   let traceId = traceIdOf(value) ?? newTraceId();
@@ -151,7 +158,7 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
   const tQueue = performance.now();
   let release: (() => void) | undefined;
   try {
-    release = await agent.pool.acquire(deadline, controller.signal, deps.connection);
+    release = await agent.pool.acquire(deadline, controller.signal, connection);
     timings.queue = ms(tQueue);
     agent.beginRequest();
     const tAgent = performance.now();

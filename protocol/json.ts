@@ -21,6 +21,15 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+/** Only JSON whitespace (or nothing): looks at the text up to its first other character, never copies it. */
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return false;
+  }
+  return true;
+}
+
 /** Decode one JSON document from bytes; every failure is an AIP_ERR_INVALID_JSON with a reason. */
 export function decodeJson(bytes: Uint8Array, maxDepth: number): unknown {
   let text: string;
@@ -29,7 +38,7 @@ export function decodeJson(bytes: Uint8Array, maxDepth: number): unknown {
   } catch {
     throw new AipError("AIP_ERR_INVALID_JSON", "Request is not valid UTF-8");
   }
-  if (text.trim() === "") throw new AipError("AIP_ERR_INVALID_JSON", "Request is empty: expected one JSON object");
+  if (isBlank(text)) throw new AipError("AIP_ERR_INVALID_JSON", "Request is empty: expected one JSON object");
   if (jsonDepthExceeds(text, maxDepth)) {
     throw new AipError("AIP_ERR_INVALID_JSON", `JSON nesting is deeper than the limit of ${maxDepth}`, {
       extensions: { limit: maxDepth },
