@@ -156,7 +156,7 @@ export class Orchestrator {
     },
     onAgentSuccess: (agent) => agent.recordSuccess(),
     onOutcome: (o) => this.outcomes.record(o),
-    supersede: (request, traceId, controller) => this.latest.claim(request, traceId, controller).release,
+    supersede: (request, traceId, cancel) => this.latest.supersede(request, traceId, cancel),
   };
 
   /** Answer one decoded request from a client; `connection` scopes latest-wins to that client. */

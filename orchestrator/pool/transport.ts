@@ -9,10 +9,11 @@
  * close is indistinguishable from a half-close, which by AIP-1 keeps the request running.
  */
 import { connect, type Socket } from "node:net";
+import type { Cancellation } from "../cancel.js";
 
 export interface Transport {
   /** POST one request body to the agent's /v1/invoke; resolves with the answer's body. Rejects with the cause on failure. */
-  send(body: string, signal: AbortSignal): Promise<string>;
+  send(body: string, cancel: Cancellation): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -55,7 +56,7 @@ class AgentConnection {
   readonly socket: Socket;
   private resolve: ((body: string) => void) | undefined;
   private reject: ((err: Error) => void) | undefined;
-  private signal: AbortSignal | undefined;
+  private cancel: Cancellation | undefined;
   private phase: Phase = "idle";
   /** Bytes read and not yet consumed by the phase (a head, a chunk-size line). */
   private pending: Buffer | undefined;
@@ -69,9 +70,8 @@ class AgentConnection {
   private connected = false;
   /** The first error the socket reported. */
   private error: NodeJS.ErrnoException | undefined;
-  private readonly onAbort = (): void => {
-    const reason: unknown = this.signal?.reason;
-    this.fail(reason instanceof Error ? reason : failure("ABORT_ERR", "call aborted"));
+  private readonly onAbort = (reason: Error): void => {
+    this.fail(reason);
     this.socket.destroy();
   };
 
@@ -101,17 +101,14 @@ class AgentConnection {
     });
   }
 
-  send(body: string, signal: AbortSignal): Promise<string> {
+  send(body: string, cancel: Cancellation): Promise<string> {
     return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        const reason: unknown = signal.reason;
-        return reject(reason instanceof Error ? reason : failure("ABORT_ERR", "call aborted"));
-      }
+      if (cancel.reason) return reject(cancel.reason);
       this.resolve = resolve;
       this.reject = reject;
-      this.signal = signal;
+      this.cancel = cancel;
       this.phase = "head";
-      signal.addEventListener("abort", this.onAbort, { once: true });
+      cancel.onAbort(this.onAbort);
       this.socket.write(
         `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
@@ -119,8 +116,8 @@ class AgentConnection {
   }
 
   private settle(): void {
-    this.signal?.removeEventListener("abort", this.onAbort);
-    this.signal = undefined;
+    this.cancel?.clear();
+    this.cancel = undefined;
     this.resolve = undefined;
     this.reject = undefined;
     this.phase = "idle";
@@ -331,13 +328,13 @@ export const httpTransport: TransportFactory = (socketPath, maxConnections) => {
     if (i !== -1) idle.splice(i, 1);
   };
   return {
-    send(body, signal) {
+    send(body, cancel) {
       let c = idle.pop();
       if (!c) {
         c = new AgentConnection(socketPath, onIdle, onClose);
         all.add(c);
       }
-      return c.send(body, signal);
+      return c.send(body, cancel);
     },
     close: async () => {
       for (const c of all) c.socket.destroy();
@@ -352,14 +349,14 @@ export const httpTransport: TransportFactory = (socketPath, maxConnections) => {
 export const freshConnectionTransport: TransportFactory = (socketPath) => {
   const all = new Set<AgentConnection>();
   return {
-    send(body, signal) {
+    send(body, cancel) {
       const c = new AgentConnection(
         socketPath,
         (done) => done.socket.destroy(),
         (done) => all.delete(done),
       );
       all.add(c);
-      return c.send(body, signal);
+      return c.send(body, cancel);
     },
     close: async () => {
       for (const c of all) c.socket.destroy();

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AipError } from "../../../protocol/errors.js";
 import { AipServer } from "../../../protocol/server.js";
+import { Cancellation } from "../../../orchestrator/cancel.js";
 import {
   freshConnectionTransport,
   httpTransport,
@@ -87,7 +88,7 @@ const envelope = (body: string, payload: unknown = null): string =>
 const answer = (text: string, headers = ""): string =>
   `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n${headers}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
 
-const signal = (): AbortSignal => new AbortController().signal;
+const signal = (): Cancellation => new Cancellation();
 
 describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connection", () => {
   it("speaks HTTP/1.1 to a real AIP-1 server and reuses one connection for calls in turn", async () => {
@@ -174,8 +175,8 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
         }),
     );
     transport = httpTransport(socket, 2);
-    const controller = new AbortController();
-    const call = transport.send(request("slow-1"), controller.signal);
+    const controller = new Cancellation();
+    const call = transport.send(request("slow-1"), controller);
     setTimeout(() => controller.abort(new AipError("AIP_ERR_TIMEOUT", "deadline")), 50);
     await expect(call).rejects.toMatchObject({ code: "AIP_ERR_TIMEOUT" });
     for (let i = 0; i < 200 && agentSaw === undefined; i++) await new Promise((r) => setTimeout(r, 10));
