@@ -138,18 +138,33 @@ export class AgentInvoker {
     }
     const timeoutMs = request.constraints.timeout_ms ?? this.def.manifest.timeouts_ms.default;
     const deadline = Date.now() + timeoutMs;
-    const controller = new AbortController();
-    const onClientAbort = (): void =>
-      controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    // Cancellation (the deadline, the client going away): the handler's AbortSignal is made when it
+    // first reads `ctx.signal`, most never do (docs/performance.md, "The orchestrator hop").
+    let controller: AbortController | undefined;
+    let cancelledBy: Error | undefined;
+    let stop: ((reason: Error) => void) | undefined;
+    const cancel = (reason: Error): void => {
+      if (cancelledBy) return;
+      cancelledBy = reason;
+      controller?.abort(reason);
+      stop?.(reason);
+    };
+    const onClientAbort = (): void => cancel(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
     if (clientSignal?.aborted) onClientAbort();
-    clientSignal?.addEventListener("abort", onClientAbort, { once: true });
+    else clientSignal?.addEventListener("abort", onClientAbort, { once: true });
     const warnings: Warnings = [];
     // The request's logger is made when a handler first logs: most requests never do.
     let requestLog: Logger | undefined;
     const logFor = (): Logger => (requestLog ??= this.log.child({ trace_id: traceId }));
     const ctx: HandlerContext = {
       traceId,
-      signal: controller.signal,
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (cancelledBy) controller.abort(cancelledBy);
+        }
+        return controller.signal;
+      },
       deadline,
       remainingMs: () => Math.max(0, deadline - Date.now()),
       timer,
@@ -165,25 +180,24 @@ export class AgentInvoker {
       const payload = await new Promise<unknown>((resolve, reject) => {
         // One promise per request: the handler's outcome, the deadline or a cancellation, whichever is first.
         const timeout = setTimeout(() => {
-          controller.abort(
+          cancel(
             new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
               extensions: { timeout_ms: timeoutMs },
             }),
           );
         }, timeoutMs);
-        const onAbort = (): void => {
+        stop = (reason) => {
           clearTimeout(timeout);
-          reject(controller.signal.reason as Error);
+          reject(reason);
         };
-        if (controller.signal.aborted) {
+        if (cancelledBy) {
           // The client left before the handler started: it never runs.
           this.inflightCount--;
-          return onAbort();
+          return stop(cancelledBy);
         }
-        controller.signal.addEventListener("abort", onAbort, { once: true });
         const done = (): void => {
           clearTimeout(timeout);
-          controller.signal.removeEventListener("abort", onAbort);
+          stop = undefined;
           this.inflightCount--;
           if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
         };
