@@ -2,7 +2,6 @@
  * One request through the orchestrator: validate, route, queue for a pool slot, forward with the
  * remaining budget, check the agent's answer, and account for it. Never throws.
  */
-import { setMaxListeners } from "node:events";
 import { AipError, isAipError } from "../protocol/errors.js";
 import { errorResponse } from "../protocol/envelope.js";
 import {
@@ -16,6 +15,7 @@ import { AGENT_LIMITS } from "../protocol/limits.js";
 import { isValidTraceId, newTraceId } from "../protocol/trace.js";
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
+import { Cancellation } from "./cancel.js";
 import { neverReachedAgent } from "./pool/transport.js";
 
 export interface RequestOutcome {
@@ -79,9 +79,7 @@ export interface ForwardDeps {
   onAgentSuccess(agent: AgentRecord): void;
   onOutcome(outcome: RequestOutcome): void;
   /** Latest wins: cancel the earlier request for the same document; returns the cleanup. */
-  supersede?(request: AipRequest, traceId: string, controller: AbortController): () => void;
-  /** The client connection the request came on: pool slots are shared fairly between connections. */
-  connection?: number;
+  supersede?(request: AipRequest, traceId: string, cancel: Cancellation): () => void;
 }
 
 const ms = (since: number): number => Math.round((performance.now() - since) * 1000) / 1000;
@@ -89,80 +87,64 @@ const ms = (since: number): number => Math.round((performance.now() - since) * 1
 /** Failures that are the agent's fault and count towards opening its circuit. */
 const AGENT_FAULTS = new Set(["AIP_ERR_AGENT_CRASHED", "AIP_ERR_BAD_AGENT_RESPONSE"]);
 
-export async function forward(value: unknown, clientSignal: AbortSignal, deps: ForwardDeps): Promise<AipResponse> {
+/** The deadline passed: the request is aborted with AIP_ERR_TIMEOUT (a timer's callback, no closure per request). */
+function expire(cancel: Cancellation, agent: AgentRecord, timeoutMs: number): void {
+  cancel.abort(
+    new AipError("AIP_ERR_TIMEOUT", `No answer from ${agent.name} within ${timeoutMs} ms`, {
+      extensions: { timeout_ms: timeoutMs },
+    }),
+  );
+}
+
+/**
+ * Answer one decoded request. `connection` is the client connection it came on: pool slots are shared
+ * fairly between connections.
+ */
+export async function forward(
+  value: unknown,
+  clientSignal: AbortSignal,
+  deps: ForwardDeps,
+  connection?: number,
+): Promise<AipResponse> {
   const t0 = performance.now();
   const timings: Record<string, number> = {};
   let traceId = traceIdOf(value) ?? newTraceId();
-  let agent: AgentRecord | undefined;
-  let action = typeof (value as { action?: unknown })?.action === "string" ? (value as { action: string }).action : "";
-
-  const finish = (response: AipResponse): AipResponse => {
-    timings.total = ms(t0);
-    response.timings_ms = { ...timings, ...prefixed(response.timings_ms) };
-    if (agent) {
-      response.agent ??= agent.name;
-      response.version ??= agent.version;
-    }
-    const code = response.status === "success" ? "success" : response.error.type;
-    const model = modelAccounting(response);
-    deps.onOutcome({
-      trace_id: traceId,
-      action,
-      agent: agent?.name ?? null,
-      version: agent?.version ?? null,
-      outcome: code,
-      server_error: response.status === "error" && response.error.status >= 500,
-      timings_ms: timings,
-      ...(model ? { model } : {}),
-    });
-    return response;
-  };
-
   let request: AipRequest;
+  let agent: AgentRecord;
   try {
     request = validateRequest(value);
     traceId = request.trace_id ?? traceId;
-    action = request.action;
     agent = deps.select(request, traceId);
   } catch (err) {
     timings.route = ms(t0);
-    return finish(errorResponse(err, traceId));
+    const action = (value as { action?: unknown } | null)?.action;
+    return finish(deps, errorResponse(err, traceId), t0, timings, traceId, typeof action === "string" ? action : "");
   }
   timings.route = ms(t0);
 
   const timeoutMs = request.constraints.timeout_ms ?? agent.manifest.timeouts_ms.default;
   const deadline = Date.now() + timeoutMs;
-  const controller = new AbortController();
-  setMaxListeners(64, controller.signal);
-  const onClientAbort = (): void => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+  const cancel = new Cancellation();
+  const onClientAbort = (): void => cancel.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
   if (clientSignal.aborted) onClientAbort();
-  clientSignal.addEventListener("abort", onClientAbort, { once: true });
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new AipError("AIP_ERR_TIMEOUT", `No answer from ${agent!.name} within ${timeoutMs} ms`, {
-          extensions: { timeout_ms: timeoutMs },
-        }),
-      ),
-    timeoutMs,
-  );
-
-  const unclaim = deps.supersede?.(request, traceId, controller);
+  else clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  const timer = setTimeout(expire, timeoutMs, cancel, agent, timeoutMs);
+  const unclaim = deps.supersede?.(request, traceId, cancel);
   const tQueue = performance.now();
   let release: (() => void) | undefined;
   try {
-    release = await agent.pool.acquire(deadline, controller.signal, deps.connection);
+    release = await agent.pool.acquire(deadline, cancel, connection);
     timings.queue = ms(tQueue);
     agent.beginRequest();
     const tAgent = performance.now();
     try {
-      const response = await call(agent, request, traceId, deadline, controller.signal);
+      const response = await call(agent, request, traceId, deadline, cancel);
       timings.agent = ms(tAgent);
       agent.pool.record(timings.agent);
       if (response.status === "error" && AGENT_FAULTS.has(response.error.type))
         deps.onAgentFailure(agent, response.error.type);
       else deps.onAgentSuccess(agent);
-      return finish(response);
+      return finish(deps, response, t0, timings, traceId, request.action, agent);
     } finally {
       agent.endRequest();
     }
@@ -170,7 +152,8 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
     timings.queue ??= ms(tQueue);
     const failure = isAipError(err) ? err : new AipError("AIP_ERR_UNKNOWN", "Forwarding failed");
     if (AGENT_FAULTS.has(failure.code)) deps.onAgentFailure(agent, failure.code);
-    return finish(errorResponse(failure, traceId, { agent: agent.name, version: agent.version }));
+    const response = errorResponse(failure, traceId, { agent: agent.name, version: agent.version });
+    return finish(deps, response, t0, timings, traceId, request.action, agent);
   } finally {
     release?.();
     unclaim?.();
@@ -179,47 +162,90 @@ export async function forward(value: unknown, clientSignal: AbortSignal, deps: F
   }
 }
 
+/**
+ * The answer completed (the orchestrator's stage timings, then the agent's as "agent.<stage>"; the
+ * agent's name and version) and accounted for.
+ */
+function finish(
+  deps: ForwardDeps,
+  response: AipResponse,
+  t0: number,
+  timings: Record<string, number>,
+  traceId: string,
+  action: string,
+  agent?: AgentRecord,
+): AipResponse {
+  timings.total = ms(t0);
+  const merged: Record<string, number> = {};
+  for (const k in timings) merged[k] = timings[k]!;
+  const own = response.timings_ms;
+  if (own) for (const k in own) merged[`agent.${k}`] = own[k]!;
+  response.timings_ms = merged;
+  if (agent) {
+    response.agent ??= agent.name;
+    response.version ??= agent.version;
+  }
+  const outcome: RequestOutcome = {
+    trace_id: traceId,
+    action,
+    agent: agent?.name ?? null,
+    version: agent?.version ?? null,
+    outcome: response.status === "success" ? "success" : response.error.type,
+    server_error: response.status === "error" && response.error.status >= 500,
+    timings_ms: timings,
+  };
+  const model = modelAccounting(response);
+  if (model) outcome.model = model;
+  deps.onOutcome(outcome);
+  return response;
+}
+
+/**
+ * The request as the agent gets it: the decoded request is this request's own, so it is completed in
+ * place (its trace id, the budget left as `timeout_ms`) rather than copied.
+ */
+function encodeForAgent(request: AipRequest, traceId: string, deadline: number): string {
+  request.trace_id = traceId;
+  request.constraints.timeout_ms = Math.max(1, deadline - Date.now());
+  const text = JSON.stringify(request);
+  // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
+  // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a text that short needs no count.
+  // And each is at least 1 byte: a text longer than the limit is over it without a count either.
+  const limit = AGENT_LIMITS.maxBodyBytes;
+  if (text.length * 3 <= limit) return text;
+  const bytes = text.length > limit ? text.length : Buffer.byteLength(text);
+  if (bytes > limit) {
+    throw new AipError(
+      "AIP_ERR_PAYLOAD_TOO_LARGE",
+      `The request re-encoded for the agent is ${text.length > limit ? "at least " : ""}${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
+      {
+        suggestion: "Send less, or write numbers in their plain form",
+        extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
+      },
+    );
+  }
+  return text;
+}
+
 /** Send to the agent (one retry if the request never reached it) and check its answer. */
 async function call(
   agent: AgentRecord,
   request: AipRequest,
   traceId: string,
   deadline: number,
-  signal: AbortSignal,
+  cancel: Cancellation,
 ): Promise<AipResponse> {
-  const body = (): string => {
-    const text = JSON.stringify({
-      ...request,
-      trace_id: traceId,
-      constraints: { ...request.constraints, timeout_ms: Math.max(1, deadline - Date.now()) },
-    });
-    // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
-    // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
-    // Each UTF-16 unit is 1-3 bytes: the length alone decides most cases without scanning the text.
-    const limit = AGENT_LIMITS.maxBodyBytes;
-    const bytes = text.length > limit || text.length * 3 <= limit ? text.length : Buffer.byteLength(text);
-    if (bytes > limit) {
-      throw new AipError(
-        "AIP_ERR_PAYLOAD_TOO_LARGE",
-        `The request re-encoded for the agent is ${text.length > limit ? "at least " : ""}${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
-        {
-          suggestion: "Send less, or write numbers in their plain form",
-          extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
-        },
-      );
-    }
-    return text;
-  };
   let reply;
   try {
     try {
-      reply = await agent.pool.send(body(), signal);
+      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline), cancel);
     } catch (err) {
-      if (signal.aborted || !neverReachedAgent(err)) throw err;
-      reply = await agent.pool.send(body(), signal);
+      if (cancel.aborted || !neverReachedAgent(err)) throw err;
+      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline), cancel);
     }
   } catch (err) {
-    if (signal.aborted) throw signal.reason;
+    if (cancel.reason) throw cancel.reason;
     if (isAipError(err)) throw err; // the request itself was refused before sending
     if (neverReachedAgent(err)) {
       throw new AipError(
@@ -234,11 +260,11 @@ async function call(
   }
   let json: unknown;
   try {
-    json = JSON.parse(reply.body);
+    json = JSON.parse(reply);
   } catch {
     throw new AipError(
       "AIP_ERR_BAD_AGENT_RESPONSE",
-      `Agent ${agent.name} answered with non-JSON (HTTP ${reply.statusCode}): ${JSON.stringify(reply.body.slice(0, 120))}`,
+      `Agent ${agent.name} answered with non-JSON: ${JSON.stringify(reply.slice(0, 120))}`,
     );
   }
   const checked = checkAnswer(json);
@@ -293,11 +319,4 @@ function issues(error: Parameters<typeof formatIssues>[0], at: string): string {
   return formatIssues(error)
     .map((e) => `${at}${e.path && e.path !== "(root)" ? `.${e.path}` : ""}: ${e.message}`)
     .join("; ");
-}
-
-/** The agent's own stage timings, kept beside the orchestrator's as "agent.<stage>". */
-function prefixed(timings: Record<string, number> | undefined): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(timings ?? {})) out[`agent.${k}`] = v;
-  return out;
 }

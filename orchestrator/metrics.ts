@@ -15,6 +15,100 @@ import { processStats } from "./procstat.js";
 const STAGES = ["route", "queue", "agent", "total"] as const;
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** One counted series: its label values and count. */
+interface CountSeries {
+  readonly labels: Record<string, string>;
+  value: number;
+}
+
+/** One histogram series: its label values, per-bucket counts (not cumulative), sum and count. */
+interface HistogramSeries {
+  readonly labels: Record<string, string>;
+  readonly buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/** What prom-client's Registry reads from a metric at scrape time (its `get()`). */
+interface MetricSnapshot {
+  name: string;
+  help: string;
+  type: "counter" | "histogram";
+  aggregator: "sum";
+  values: { labels: Record<string, string | number>; value: number; metricName?: string }[];
+}
+
+/**
+ * A per-request metric whose series are looked up once per label set and then counted with plain
+ * arithmetic: prom-client's own `inc`/`observe`, even on a bound child, validates and hashes the labels
+ * on every call (docs/performance.md, "The orchestrator hop"). The registry reads it like any
+ * prom-client metric, through `get()`, so the exposition is the same.
+ */
+class RequestSeries<S> {
+  private readonly series = new Map<string, S>();
+  readonly aggregator = "sum";
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly make: (labels: Record<string, string>) => S,
+    private readonly snapshot: (series: Iterable<S>) => MetricSnapshot["values"],
+    readonly type: "counter" | "histogram",
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
+  }
+
+  /** The series for `key` (the label values joined), made with `labels` the first time. */
+  at(key: string, labels: () => Record<string, string>): S {
+    let s = this.series.get(key);
+    if (s === undefined) {
+      s = this.make(labels());
+      this.series.set(key, s);
+    }
+    return s;
+  }
+
+  get(): Promise<MetricSnapshot> {
+    const { name, help, type, aggregator } = this;
+    return Promise.resolve({ name, help, type, aggregator, values: this.snapshot(this.series.values()) });
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}
+
+function counterValues(series: Iterable<CountSeries>): MetricSnapshot["values"] {
+  return [...series].map((s) => ({ labels: s.labels, value: s.value }));
+}
+
+/** Prometheus histogram samples (cumulative `_bucket` with `le` first, as prom-client writes them, then `_sum`, `_count`). */
+function histogramValues(name: string, bounds: readonly number[]) {
+  return (series: Iterable<HistogramSeries>): MetricSnapshot["values"] => {
+    const out: MetricSnapshot["values"] = [];
+    for (const s of series) {
+      let acc = 0;
+      for (let i = 0; i < bounds.length; i++) {
+        acc += s.buckets[i]!;
+        out.push({ labels: { le: bounds[i]!, ...s.labels }, value: acc, metricName: `${name}_bucket` });
+      }
+      out.push({ labels: { le: "+Inf", ...s.labels }, value: s.count, metricName: `${name}_bucket` });
+      out.push({ labels: s.labels, value: s.sum, metricName: `${name}_sum` });
+      out.push({ labels: s.labels, value: s.count, metricName: `${name}_count` });
+    }
+    return out;
+  };
+}
+
+function observe(s: HistogramSeries, value: number, bounds: readonly number[]): void {
+  let i = 0;
+  while (i < bounds.length && value > bounds[i]!) i++;
+  if (i < bounds.length) s.buckets[i]!++;
+  s.sum += value;
+  s.count++;
+}
+
 /** This package's version (package.json), for aip_build_info. */
 function packageVersion(): string {
   try {
@@ -37,8 +131,8 @@ export interface MetricsSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"agent" | "version" | "action" | "status">;
-  private readonly latency: Histogram<"stage" | "agent">;
+  private readonly requests: RequestSeries<CountSeries>;
+  private readonly latency: RequestSeries<HistogramSeries[]>;
   private readonly restarts: Counter<"agent">;
   private readonly events: Counter<"event" | "agent">;
   private readonly decisions: Counter<"agent" | "action">;
@@ -63,19 +157,28 @@ export class Metrics {
       labelNames: ["version", "nodejs_version"],
       registers: r,
     }).set({ version: packageVersion(), nodejs_version: process.versions.node }, 1);
-    this.requests = new Counter({
-      name: "aip_requests_total",
-      help: "Requests answered, by agent, version, action and status (success or the AIP error code)",
-      labelNames: ["agent", "version", "action", "status"],
-      registers: r,
-    });
-    this.latency = new Histogram({
-      name: "aip_request_duration_seconds",
-      help: "Request latency per stage (route, queue, agent, total)",
-      labelNames: ["stage", "agent"],
-      buckets: LATENCY_BUCKETS,
-      registers: r,
-    });
+    this.requests = new RequestSeries<CountSeries>(
+      "aip_requests_total",
+      "Requests answered, by agent, version, action and status (success or the AIP error code)",
+      (labels) => ({ labels, value: 0 }),
+      counterValues,
+      "counter",
+      this.registry,
+    );
+    this.latency = new RequestSeries<HistogramSeries[]>(
+      "aip_request_duration_seconds",
+      "Request latency per stage (route, queue, agent, total)",
+      (labels) =>
+        STAGES.map((stage) => ({
+          labels: { stage, agent: labels.agent! },
+          buckets: new Float64Array(LATENCY_BUCKETS.length),
+          sum: 0,
+          count: 0,
+        })),
+      (series) => histogramValues("aip_request_duration_seconds", LATENCY_BUCKETS)([...series].flat()),
+      "histogram",
+      this.registry,
+    );
     this.restarts = new Counter({
       name: "aip_agent_restarts_total",
       help: "Agent restarts by the supervisor",
@@ -194,30 +297,21 @@ export class Metrics {
     });
   }
 
-  /** The request counter's child per label set, bound once (prom-client hashes the labels on every call otherwise). */
-  private readonly requestChildren = new Map<string, { inc(): void }>();
-  /** The stage histograms' children per agent, bound once. */
-  private readonly stageChildren = new Map<string, { observe(v: number): void }[]>();
-
   request(o: RequestOutcome): void {
     const agent = o.agent ?? "none";
     const version = o.version ?? "none";
     const action = o.action || "none";
-    const key = `${agent}\u0000${version}\u0000${action}\u0000${o.outcome}`;
-    let counter = this.requestChildren.get(key);
-    if (!counter) {
-      counter = this.requests.labels({ agent, version, action, status: o.outcome });
-      this.requestChildren.set(key, counter);
-    }
-    counter.inc();
-    let stages = this.stageChildren.get(agent);
-    if (!stages) {
-      stages = STAGES.map((stage) => this.latency.labels({ stage, agent }));
-      this.stageChildren.set(agent, stages);
-    }
+    this.requests.at(`${agent}\u0000${version}\u0000${action}\u0000${o.outcome}`, () => ({
+      agent,
+      version,
+      action,
+      status: o.outcome,
+    })).value++;
+    const stages = this.latency.at(agent, () => ({ agent }));
+    const t = o.timings_ms;
     for (let i = 0; i < STAGES.length; i++) {
-      const v = o.timings_ms[STAGES[i]!];
-      if (v !== undefined) stages[i]!.observe(v / 1000);
+      const v = t[STAGES[i]!];
+      if (v !== undefined) observe(stages[i]!, v / 1000, LATENCY_BUCKETS);
     }
     if (o.model) {
       this.promptTokens.inc({ agent }, o.model.prompt_tokens);

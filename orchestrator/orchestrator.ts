@@ -7,7 +7,7 @@ import type { AipRequest, AipResponse } from "../protocol/schemas.js";
 import type { AgentRecord } from "./agent.js";
 import { CanaryController } from "./canary/controller.js";
 import type { AgencyConfig } from "./config.js";
-import { forward } from "./forward.js";
+import { forward, type ForwardDeps } from "./forward.js";
 import { RequestOutcomes } from "./outcomes.js";
 import { HealthMonitor } from "./health-monitor.js";
 import { CpuLoadSampler, type LoadSampler } from "./load.js";
@@ -141,25 +141,27 @@ export class Orchestrator {
     this.startedUp = true;
   }
 
+  /** What forwarding needs from the orchestrator, made once (not per request). */
+  private readonly forwardDeps: ForwardDeps = {
+    select: (request: AipRequest, traceId: string) =>
+      choose(this.canary.split(candidates(request, this.agents), traceId)),
+    onAgentFailure: (agent) => {
+      if (!agent.recordFailure(this.config.limits.circuit_failures)) return;
+      this.metrics.event("circuit_open", agent.name);
+      this.agentLog(agent.name).error(
+        { event: "circuit_open", failures: agent.circuit.failures },
+        "circuit opened after consecutive failures",
+      );
+      this.monitor.circuitOpened(agent);
+    },
+    onAgentSuccess: (agent) => agent.recordSuccess(),
+    onOutcome: (o) => this.outcomes.record(o),
+    supersede: (request, traceId, cancel) => this.latest.supersede(request, traceId, cancel),
+  };
+
   /** Answer one decoded request from a client; `connection` scopes latest-wins to that client. */
   handle(value: unknown, signal: AbortSignal, connection = 0): Promise<AipResponse> {
-    return forward(scopeToConnection(value, connection), signal, {
-      select: (request: AipRequest, traceId: string) =>
-        choose(this.canary.split(candidates(request, this.agents), traceId)),
-      onAgentFailure: (agent) => {
-        if (!agent.recordFailure(this.config.limits.circuit_failures)) return;
-        this.metrics.event("circuit_open", agent.name);
-        this.agentLog(agent.name).error(
-          { event: "circuit_open", failures: agent.circuit.failures },
-          "circuit opened after consecutive failures",
-        );
-        this.monitor.circuitOpened(agent);
-      },
-      onAgentSuccess: (agent) => agent.recordSuccess(),
-      onOutcome: (o) => this.outcomes.record(o),
-      supersede: (request, traceId, controller) => this.latest.claim(request, traceId, controller).release,
-      connection,
-    });
+    return forward(scopeToConnection(value, connection), signal, this.forwardDeps, connection);
   }
 
   /** Health-check every agent now (SIGUSR1, admin route); unresponsive agents are killed and restarted. */

@@ -9,6 +9,7 @@ import {
   type Server as HttpServer,
   type ServerResponse,
 } from "node:http";
+import { setMaxListeners } from "node:events";
 import type { Socket } from "node:net";
 import { AipError, problem } from "./errors.js";
 import { errorResponse, httpStatusOf } from "./envelope.js";
@@ -58,6 +59,8 @@ export class HttpFraming {
   private readonly responding = new WeakMap<Socket, Set<ServerResponse>>();
   /** Responses whose request body went bad or ran out of time: answered by onClientError, never invoked. */
   private readonly failedBodies = new WeakSet<ServerResponse>();
+  /** Each connection's signal, aborted when it closes (see accept). */
+  private readonly closed = new WeakMap<Socket, AbortSignal>();
 
   constructor(private readonly host: HttpHost) {
     const limits = host.limits;
@@ -89,6 +92,14 @@ export class HttpFraming {
 
   /** Serve HTTP on a connection whose first bytes were put back (unshifted) by the sniffer. */
   accept(socket: Socket): void {
+    // One signal per connection, aborted when it closes: a request still being answered then is
+    // cancelled, one already answered is not affected. HTTP/1.1 answers a connection's requests in
+    // order, so this is the request's own signal without an AbortController per request
+    // (docs/performance.md, "The orchestrator hop").
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal);
+    this.closed.set(socket, controller.signal);
+    socket.once("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
     this.http.emit("connection", socket);
   }
 
@@ -152,11 +163,9 @@ export class HttpFraming {
   }
 
   private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.track(req.socket as Socket, res);
-    const controller = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
-    });
+    const socket = req.socket as Socket;
+    this.track(socket, res);
+    const signal = this.closed.get(socket) ?? AbortSignal.abort(new AipError("AIP_ERR_CANCELLED", "No connection"));
     // The invoke path as it always comes needs no URL parsing (a few microseconds per request).
     const plainInvoke = req.url === "/v1/invoke" && req.method === "POST";
     const url = plainInvoke ? undefined : new URL(req.url ?? "/", "http://aip");
@@ -179,13 +188,13 @@ export class HttpFraming {
     const body = await this.readBody(req, res);
     if (body === undefined) return;
     if (isInvoke) {
-      const response = await this.host.answer(body, controller.signal, req.socket as Socket);
+      const response = await this.host.answer(body, signal, socket);
       this.sendJson(res, response);
       return;
     }
     try {
       const parsed = body.length === 0 ? undefined : decodeJson(body, this.host.limits.maxJsonDepth);
-      const out = await route!({ signal: controller.signal, url: url!, body: parsed });
+      const out = await route!({ signal, url: url!, body: parsed });
       if (res.destroyed) return;
       if (this.host.draining()) res.setHeader("Connection", "close");
       res.writeHead(out.status, {

@@ -28,15 +28,31 @@ export interface LatestTicket {
   release(): void;
 }
 
+/** What a newer request aborts: an AbortController, or any cancellation with the same `abort`. */
+export interface Abortable {
+  abort(reason: Error): void;
+}
+
+const NOTHING_TO_RELEASE = (): void => undefined;
+
 export class LatestWins {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, Abortable>();
   /** Requests aborted because a newer one came. */
   superseded = 0;
 
   /** Make this request the latest for its key, aborting the previous one; `controller` is the one aborted later. */
   claim(request: AipRequest, traceId: string, controller = new AbortController()): LatestTicket {
     const key = documentKey(request);
-    if (key === undefined) return { signal: controller.signal, release: () => undefined };
+    const release = this.supersede(request, traceId, controller, key);
+    return key === undefined ? { signal: controller.signal, release } : { signal: controller.signal, key, release };
+  }
+
+  /**
+   * `claim` for a caller with its own cancellation: make this request the latest for its key, aborting
+   * the previous one; `target` is the one aborted later. Returns the release.
+   */
+  supersede(request: AipRequest, traceId: string, target: Abortable, key = documentKey(request)): () => void {
+    if (key === undefined) return NOTHING_TO_RELEASE;
     const previous = this.running.get(key);
     if (previous) {
       this.superseded++;
@@ -47,13 +63,9 @@ export class LatestWins {
         }),
       );
     }
-    this.running.set(key, controller);
-    return {
-      signal: controller.signal,
-      key,
-      release: () => {
-        if (this.running.get(key) === controller) this.running.delete(key);
-      },
+    this.running.set(key, target);
+    return () => {
+      if (this.running.get(key) === target) this.running.delete(key);
     };
   }
 

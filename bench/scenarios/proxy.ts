@@ -102,37 +102,47 @@ export const proxy: Scenario = {
     const dir = benchDir();
     const agentSocket = join(dir, "trivial.sock");
     const agent = await startProc(TRIVIAL, [agentSocket], agentSocket);
-    const config = join(dir, "agency.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        socket: join(dir, "agency.sock"),
-        agent_socket_dir: join(dir, "agency-agents"),
-        mode: "systemd",
-        vetting: "off",
-        agents: [
-          { name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json"), socket: agentSocket },
-        ],
-      }),
-    );
     // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's V8 CPU profile there (bench/lib/profile-summary.ts reads it).
     const prof = process.env.AIP_BENCH_CPU_PROF;
-    const agency = await startProc(
-      process.execPath,
-      [
-        ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
-        AIP,
-        "up",
-        "--config",
-        config,
-        "--log",
-        join(dir, "agency.log"),
-      ],
-      join(dir, "agency.sock"),
-      {},
-      true,
-    );
-    await waitHealthy(agency.socket);
+    const startAgency = async (name: string, aip: string): Promise<Proc> => {
+      const cfg = join(dir, `${name}.json`);
+      writeFileSync(
+        cfg,
+        JSON.stringify({
+          socket: join(dir, `${name}.sock`),
+          agent_socket_dir: join(dir, `${name}-agents`),
+          mode: "systemd",
+          vetting: "off",
+          agents: [
+            { name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json"), socket: agentSocket },
+          ],
+        }),
+      );
+      const p = await startProc(
+        process.execPath,
+        [
+          ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+          aip,
+          "up",
+          "--config",
+          cfg,
+          "--log",
+          join(dir, `${name}.log`),
+        ],
+        join(dir, `${name}.sock`),
+        {},
+        true,
+      );
+      await waitHealthy(p.socket);
+      return p;
+    };
+    const agency = await startAgency("agency", AIP);
+    // AIP_BENCH_BASELINE=DIST: another build's dist/ (e.g. the previous commit's) measured side by side,
+    // interleaved, as "agency-baseline" and "agent-dummy-baseline".
+    const baselineDist = process.env.AIP_BENCH_BASELINE;
+    const baseline = baselineDist
+      ? await startAgency("agency-baseline", join(baselineDist, "scripts/aip.js"))
+      : undefined;
     const peers: Record<string, Proc> = {};
     const notes: string[] = [];
     for (const [name, start] of [
@@ -148,6 +158,14 @@ export const proxy: Scenario = {
     }
     const dummyDir = benchDir();
     const dummy = await startDummy(dummyDir);
+    const dummyBaseline = baselineDist
+      ? await startProc(
+          join(baselineDist, "agents/dummy/main.js"),
+          ["--listen", join(dummyDir, "dummy-baseline.sock")],
+          join(dummyDir, "dummy-baseline.sock"),
+          { AIP_LOG_LEVEL: "warn" },
+        )
+      : undefined;
     const results: Record<string, Record<number, Record<string, Measured[]>>> = { http: {}, ndjson: {} };
     const med = (xs: Measured[], k: keyof Measured): number | null => {
       const v = xs.map((x) => x[k]).filter((x): x is number => typeof x === "number");
@@ -160,9 +178,12 @@ export const proxy: Scenario = {
             ["direct", agentSocket, [agent.child.pid!]],
             ["agency", agency.socket, [agency.child.pid!]],
           ];
+          if (baseline) targets.push(["agency-baseline", baseline.socket, [baseline.child.pid!]]);
           if (framing === "http")
             for (const [name, p] of Object.entries(peers)) targets.push([name, p.socket, [p.child.pid!]]);
           if (c === 12) targets.push(["agent-dummy", dummy.socket, [dummy.child.pid!]]);
+          if (c === 12 && dummyBaseline)
+            targets.push(["agent-dummy-baseline", dummyBaseline.socket, [dummyBaseline.child.pid!]]);
           const out: Record<string, Measured[]> = Object.fromEntries(targets.map(([n]) => [n, []]));
           for (let r = 0; r < rounds; r++) {
             for (const [name, socket, pids] of targets) {
@@ -178,15 +199,20 @@ export const proxy: Scenario = {
         }
       }
     } finally {
-      await agency.stop();
-      await Promise.all([agent.stop(), dummy.stop(), ...Object.values(peers).map((p) => p.stop())]);
+      await Promise.all([agency.stop(), baseline?.stop()]);
+      await Promise.all([
+        agent.stop(),
+        dummy.stop(),
+        dummyBaseline?.stop(),
+        ...Object.values(peers).map((p) => p.stop()),
+      ]);
     }
     const rows: (string | number | null)[][] = [];
     for (const framing of ["http", "ndjson"] as const) {
       for (const c of CONCURRENCY) {
         const out = results[framing]![c]!;
         const direct = out.direct!;
-        for (const name of Object.keys(out).filter((n) => n !== "direct" && n !== "agent-dummy")) {
+        for (const name of Object.keys(out).filter((n) => n !== "direct" && !n.startsWith("agent-dummy"))) {
           const xs = out[name]!;
           const p50 = med(xs, "p50_ms");
           const p99 = med(xs, "p99_ms");
@@ -209,6 +235,9 @@ export const proxy: Scenario = {
     const dummyCpu = med(results.http![12]!["agent-dummy"]!, "cpu_us_per_request");
     const dummyNd = med(results.ndjson![12]!["agent-dummy"]!, "cpu_us_per_request");
     const trivialCpu = med(results.http![12]!.direct!, "cpu_us_per_request");
+    const dummyBase = baseline
+      ? ` (baseline build: ${med(results.http![12]!["agent-dummy-baseline"]!, "cpu_us_per_request")} µs over HTTP, ${med(results.ndjson![12]!["agent-dummy-baseline"]!, "cpu_us_per_request")} µs over NDJSON)`
+      : "";
     const markdown = [
       `Closed loop over one Unix socket per target (HTTP/1.1 keep-alive, or NDJSON connections), ${rounds} interleaved round(s) of ${durationMs} ms per configuration; medians. "direct" is the trivial agent's own socket; "agency" is \`aip up\` in systemd mode pointed at it (vetting off, log level info: one JSON line per request to a file); nginx (one worker, keep-alive upstream) and HAProxy (one thread, \`http-reuse always\`) are the peers, HTTP only. Added p50/p99 = through − direct. CPU µs/request is the proxy process's user+system time (/proc/PID/stat) over the requests answered.`,
       "",
@@ -227,11 +256,18 @@ export const proxy: Scenario = {
         rows,
       ),
       "",
-      `CPU per request of the agents themselves at 12 clients: the trivial agent ${trivialCpu} µs (HTTP); agent-dummy ${dummyCpu} µs over HTTP, ${dummyNd} µs over NDJSON.`,
+      `CPU per request of the agents themselves at 12 clients: the trivial agent ${trivialCpu} µs (HTTP); agent-dummy ${dummyCpu} µs over HTTP, ${dummyNd} µs over NDJSON${dummyBase}.`,
       ...(notes.length ? ["", ...notes.map((n) => `Note: ${n}.`)] : []),
     ].join("\n");
     return {
-      parameters: { rounds, duration_ms: durationMs, concurrency: CONCURRENCY, peers: Object.keys(peers), notes },
+      parameters: {
+        rounds,
+        duration_ms: durationMs,
+        concurrency: CONCURRENCY,
+        peers: Object.keys(peers),
+        ...(baselineDist ? { baseline: baselineDist } : {}),
+        notes,
+      },
       results,
       markdown,
     };

@@ -1,8 +1,9 @@
 /** An agent's pool: slots and queue (base), a sizing strategy, latency stats, and the transport. */
+import type { Cancellation } from "../cancel.js";
 import { LatencyWindow } from "../stats.js";
 import { Slots, type SlotStats } from "./slots.js";
 import { adaptiveSizing, type SizingStrategy } from "./sizing.js";
-import type { Transport, TransportFactory, TransportReply } from "./transport.js";
+import type { Transport, TransportFactory } from "./transport.js";
 
 /** Calls per window over which the peak demand is taken (the latency window's length). */
 const DEMAND_WINDOW_CALLS = 100;
@@ -58,15 +59,15 @@ export class AgentPool {
    * Wait for a slot (bounded queue shared fairly between client connections, until the deadline);
    * resolves with its release function.
    */
-  acquire(deadline: number, signal?: AbortSignal, connection?: number): Promise<() => void> {
+  acquire(deadline: number, cancel?: Cancellation, connection?: number): Promise<() => void> {
     // A caller about to wait is demand the strategy may meet at once.
     this.resize(this.demand() + 1);
-    return this.slots.acquire(deadline, signal, connection);
+    return this.slots.acquire(deadline, cancel, connection);
   }
 
-  /** Send through the transport in an acquired slot. */
-  send(body: string, signal: AbortSignal): Promise<TransportReply> {
-    return this.transport.send(body, signal);
+  /** Send through the transport in an acquired slot; resolves with the agent's answer. */
+  send(body: string, cancel: Cancellation): Promise<string> {
+    return this.transport.send(body, cancel);
   }
 
   /** Record a finished call's latency and let the strategy resize the pool. */

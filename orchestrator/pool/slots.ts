@@ -13,6 +13,7 @@
  *   AIP_ERR_SOCKET_BUSY too.
  */
 import { AipError } from "../../protocol/errors.js";
+import type { Cancellation } from "../cancel.js";
 
 interface Waiter {
   readonly lane: Lane;
@@ -90,7 +91,7 @@ export class Slots {
    * Wait for a slot until `deadline` (epoch ms), in `connection`'s own queue; resolves with the release
    * function.
    */
-  acquire(deadline: number, signal?: AbortSignal, connection = 0): Promise<() => void> {
+  acquire(deadline: number, cancel?: Cancellation, connection = 0): Promise<() => void> {
     const lane = this.lane(connection);
     if (this.inflightCount < this.sizeValue && lane.queue.length === 0 && lane.inflight < this.fairShare())
       return Promise.resolve(this.take(lane));
@@ -106,7 +107,7 @@ export class Slots {
         reject,
         cleanup: () => {
           clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
+          cancel?.clear();
         },
       };
       const leave = (err: Error): void => {
@@ -122,14 +123,10 @@ export class Slots {
           },
         );
       const timer = setTimeout(() => leave(busy()), Math.max(0, deadline - Date.now()));
-      const onAbort = (): void => {
-        const reason: unknown = signal!.reason;
-        // The deadline passing while queued is a busy pool, not a slow agent.
-        if (reason instanceof AipError && reason.code === "AIP_ERR_TIMEOUT") leave(busy());
-        else
-          leave(reason instanceof Error ? reason : new AipError("AIP_ERR_CANCELLED", "Client went away while queued"));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      // The deadline passing while queued is a busy pool, not a slow agent.
+      cancel?.onAbort((reason) =>
+        leave(reason instanceof AipError && reason.code === "AIP_ERR_TIMEOUT" ? busy() : reason),
+      );
       lane.queue.push(waiter);
       this.queuedCount++;
     });

@@ -1,50 +1,344 @@
-/** How the pool reaches an agent: undici over its Unix socket, persistent keep-alive connections. */
-import { Client, Pool } from "undici";
-
-export interface TransportReply {
-  statusCode: number;
-  body: string;
-}
+/**
+ * How the pool reaches an agent: `POST /v1/invoke` over HTTP/1.1 keep-alive connections to its Unix
+ * socket, one request in flight per connection, written and read by a minimal client of our own
+ * (docs/performance.md, "The orchestrator hop"): the request head is one string, the answer's head is
+ * read for its status, length and framing only, and the body comes back as the agent wrote it.
+ *
+ * HTTP rather than NDJSON because of cancellation: a cancelled call closes its connection, and an
+ * HTTP server takes the close as the client going away (the agent's signal fires), while over NDJSON a
+ * close is indistinguishable from a half-close, which by AIP-1 keeps the request running.
+ */
+import { connect, type Socket } from "node:net";
+import type { Cancellation } from "../cancel.js";
 
 export interface Transport {
-  /** POST one request body to the agent's /v1/invoke. Rejects with the cause on failure. */
-  send(body: string, signal: AbortSignal): Promise<TransportReply>;
+  /** POST one request body to the agent's /v1/invoke; resolves with the answer's body. Rejects with the cause on failure. */
+  send(body: string, cancel: Cancellation): Promise<string>;
   close(): Promise<void>;
 }
 
-/** Builds a transport for an agent socket; `maxConnections` bounds open connections. */
+/** Builds a transport for an agent socket; `maxConnections` bounds the idle connections kept. */
 export type TransportFactory = (socketPath: string, maxConnections: number) => Transport;
 
 /** Errors that mean the request never reached the agent (safe to retry once). */
-const NOT_WRITTEN = new Set(["ECONNREFUSED", "ENOENT", "EAGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
+const NOT_WRITTEN = new Set(["ECONNREFUSED", "ENOENT", "EAGAIN"]);
 
 export function neverReachedAgent(err: unknown): boolean {
   return NOT_WRITTEN.has((err as { code?: string }).code ?? "");
 }
 
-export const undiciTransport: TransportFactory = (socketPath, maxConnections) => {
-  const pool = new Pool("http://aip", {
-    socketPath,
-    connections: maxConnections,
-    pipelining: 1,
-    keepAliveTimeout: 30_000,
-    keepAliveMaxTimeout: 60_000,
-    // Deadlines are enforced by the caller's AbortSignal, end to end.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-  });
+/**
+ * An idle connection is closed after this long, well before the agent's own idle timeout
+ * (`idleTimeoutMs`, 60 s), so a request is never written to a connection the agent is closing.
+ */
+export const IDLE_CLOSE_MS = 30_000;
+/** The largest answer head read from an agent (the front door allows 16 KiB of request head). */
+export const MAX_ANSWER_HEAD_BYTES = 16 * 1024;
+/** The largest answer body read from an agent. */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+const HEAD_END = Buffer.from("\r\n\r\n");
+const CRLF = Buffer.from("\r\n");
+const HTTP_PREFIX = Buffer.from("HTTP/1.");
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})/;
+
+function failure(code: string, message: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(message);
+  err.code = code;
+  return err;
+}
+
+/** Where the reading of the current answer is. */
+type Phase = "idle" | "head" | "length" | "chunked" | "until-close";
+
+/** One keep-alive connection to an agent, carrying one call at a time. */
+class AgentConnection {
+  readonly socket: Socket;
+  private resolve: ((body: string) => void) | undefined;
+  private reject: ((err: Error) => void) | undefined;
+  private cancel: Cancellation | undefined;
+  private phase: Phase = "idle";
+  /** Bytes read and not yet consumed by the phase (a head, a chunk-size line). */
+  private pending: Buffer | undefined;
+  /** The body so far. */
+  private body: Buffer[] = [];
+  private bodyBytes = 0;
+  /** Length phase: body bytes still to come; chunked: bytes of the current chunk still to come (-1: at a size line). */
+  private remaining = 0;
+  /** The answer asked for the connection to close after it (Connection: close, HTTP/1.0). */
+  private closeAfter = false;
+  private connected = false;
+  /** The first error the socket reported. */
+  private error: NodeJS.ErrnoException | undefined;
+  private readonly onAbort = (reason: Error): void => {
+    this.fail(reason);
+    this.socket.destroy();
+  };
+
+  constructor(
+    socketPath: string,
+    private readonly onIdle: (c: AgentConnection) => void,
+    private readonly onClose: (c: AgentConnection) => void,
+  ) {
+    this.socket = connect(socketPath);
+    this.socket.once("connect", () => (this.connected = true));
+    this.socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.socket.on("error", (err: NodeJS.ErrnoException) => (this.error ??= err));
+    this.socket.on("close", () => {
+      this.onClose(this);
+      if (this.phase === "until-close" && !this.error) return this.complete();
+      this.fail(
+        this.connected
+          ? failure(
+              this.error?.code ?? "ECONNRESET",
+              `connection closed before the answer${this.error ? ` (${this.error.message})` : ""}`,
+            )
+          : (this.error ?? failure("ECONNREFUSED", "connection closed before it was established")),
+      );
+    });
+    this.socket.setTimeout(IDLE_CLOSE_MS, () => {
+      if (this.phase === "idle") this.socket.destroy();
+    });
+  }
+
+  send(body: string, cancel: Cancellation): Promise<string> {
+    return new Promise((resolve, reject) => {
+      if (cancel.reason) return reject(cancel.reason);
+      this.resolve = resolve;
+      this.reject = reject;
+      this.cancel = cancel;
+      this.phase = "head";
+      cancel.onAbort(this.onAbort);
+      this.socket.write(
+        `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    });
+  }
+
+  private settle(): void {
+    this.cancel?.clear();
+    this.cancel = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+    this.phase = "idle";
+    this.pending = undefined;
+    this.body = [];
+    this.bodyBytes = 0;
+  }
+
+  private fail(err: Error): void {
+    const reject = this.reject;
+    this.settle();
+    reject?.(err);
+  }
+
+  /** The answer is broken: the call fails and the connection, whose framing is lost, is closed. */
+  private broken(message: string): void {
+    this.fail(failure("EPROTO", message));
+    this.socket.destroy();
+  }
+
+  private complete(): void {
+    const resolve = this.resolve;
+    const text = this.body.length === 1 ? this.body[0]!.toString("utf8") : Buffer.concat(this.body).toString("utf8");
+    const reuse = !this.closeAfter && this.pending === undefined;
+    const extra = this.pending !== undefined;
+    this.settle();
+    if (extra) {
+      // Bytes after the answer, with no request asked: the framing is lost.
+      this.socket.destroy();
+    } else if (reuse) this.onIdle(this);
+    else this.socket.destroy();
+    resolve?.(text);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.phase === "idle") return this.broken("the agent wrote without a request");
+    this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+    while (this.pending !== undefined && this.resolve !== undefined) {
+      const before = this.phase;
+      if (before === "head") {
+        if (!this.readHead()) return;
+      } else if (before === "length") {
+        this.readLength();
+      } else if (before === "chunked") {
+        if (!this.readChunked()) return;
+      } else if (before === "until-close") {
+        this.take(this.pending);
+        this.pending = undefined;
+      } else return;
+    }
+  }
+
+  private take(bytes: Buffer): void {
+    this.bodyBytes += bytes.length;
+    if (this.bodyBytes > MAX_ANSWER_BYTES) return this.broken(`answer body over ${MAX_ANSWER_BYTES} bytes`);
+    this.body.push(bytes);
+  }
+
+  /** Read the answer's head when it is whole; false while more is needed (or the call failed). */
+  private readHead(): boolean {
+    const buf = this.pending!;
+    // Not an HTTP answer at all (an NDJSON line, garbage): known from its first bytes, not at a deadline.
+    if (
+      buf.compare(
+        HTTP_PREFIX,
+        0,
+        Math.min(buf.length, HTTP_PREFIX.length),
+        0,
+        Math.min(buf.length, HTTP_PREFIX.length),
+      ) !== 0
+    ) {
+      this.broken(`not an HTTP/1.x answer: ${JSON.stringify(buf.toString("latin1", 0, 40))}`);
+      return false;
+    }
+    const end = buf.indexOf(HEAD_END);
+    if (end === -1) {
+      if (buf.length > MAX_ANSWER_HEAD_BYTES) this.broken(`answer head over ${MAX_ANSWER_HEAD_BYTES} bytes`);
+      return false;
+    }
+    const head = buf.toString("latin1", 0, end);
+    this.pending = end + 4 < buf.length ? buf.subarray(end + 4) : undefined;
+    const status = STATUS_LINE.exec(head);
+    if (!status) {
+      this.broken(`not an HTTP/1.x answer: ${JSON.stringify(head.slice(0, 40))}`);
+      return false;
+    }
+    const code = Number(status[2]);
+    // An interim answer (100 Continue, 103 Early Hints): the real one follows.
+    if (code >= 100 && code < 200) return true;
+    let length = -1;
+    let chunked = false;
+    this.closeAfter = status[1] === "0";
+    let at = head.indexOf("\r\n");
+    while (at !== -1) {
+      const next = head.indexOf("\r\n", at + 2);
+      const line = head.slice(at + 2, next === -1 ? head.length : next);
+      at = next;
+      const colon = line.indexOf(":");
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon).toLowerCase();
+      if (name === "content-length") {
+        const value = line.slice(colon + 1).trim();
+        if (!/^\d{1,15}$/.test(value)) {
+          this.broken(`bad Content-Length ${JSON.stringify(value)}`);
+          return false;
+        }
+        length = Number(value);
+      } else if (name === "transfer-encoding") chunked = /(^|[\s,])chunked\s*$/i.test(line.slice(colon + 1));
+      else if (name === "connection") {
+        const value = line
+          .slice(colon + 1)
+          .trim()
+          .toLowerCase();
+        if (value === "close") this.closeAfter = true;
+        else if (value === "keep-alive" && status[1] === "0") this.closeAfter = false;
+      }
+    }
+    if (chunked) {
+      this.phase = "chunked";
+      this.remaining = -1;
+    } else if (length >= 0) {
+      if (length > MAX_ANSWER_BYTES) {
+        this.broken(`answer body over ${MAX_ANSWER_BYTES} bytes`);
+        return false;
+      }
+      this.phase = "length";
+      this.remaining = length;
+      if (length === 0) this.complete();
+    } else {
+      this.phase = "until-close";
+      this.closeAfter = true;
+    }
+    return true;
+  }
+
+  private readLength(): void {
+    const buf = this.pending!;
+    if (buf.length <= this.remaining) {
+      this.take(buf);
+      this.remaining -= buf.length;
+      this.pending = undefined;
+    } else {
+      this.take(buf.subarray(0, this.remaining));
+      this.pending = buf.subarray(this.remaining);
+      this.remaining = 0;
+    }
+    if (this.remaining === 0 && this.resolve) this.complete();
+  }
+
+  /** Chunked transfer coding: size lines, chunks, and the trailer after the last (size 0). False while more is needed. */
+  private readChunked(): boolean {
+    for (;;) {
+      const buf = this.pending;
+      if (buf === undefined) return false;
+      if (this.remaining === -1) {
+        const eol = buf.indexOf(CRLF);
+        if (eol === -1) {
+          if (buf.length > 1024) this.broken("chunk size line over 1 KiB");
+          return false;
+        }
+        const size = parseInt(buf.toString("latin1", 0, eol).split(";")[0]!.trim(), 16);
+        if (!Number.isSafeInteger(size) || size < 0) {
+          this.broken("bad chunk size");
+          return false;
+        }
+        this.pending = eol + 2 < buf.length ? buf.subarray(eol + 2) : undefined;
+        if (size === 0) {
+          this.remaining = -2; // the trailer
+          continue;
+        }
+        this.remaining = size;
+      } else if (this.remaining === -2) {
+        // Trailer fields end with an empty line; with none, the empty line comes at once.
+        const end = buf.subarray(0, 2).equals(CRLF) ? 0 : buf.indexOf(HEAD_END);
+        if (end === -1) return false;
+        const after = end === 0 ? 2 : end + 4;
+        this.pending = after < buf.length ? buf.subarray(after) : undefined;
+        this.complete();
+        return false;
+      } else {
+        // A chunk's data then its CRLF.
+        if (buf.length < this.remaining + 2) return false;
+        this.take(buf.subarray(0, this.remaining));
+        if (!this.resolve) return false;
+        if (buf[this.remaining] !== 0x0d || buf[this.remaining + 1] !== 0x0a) {
+          this.broken("chunk data not followed by CRLF");
+          return false;
+        }
+        this.pending = this.remaining + 2 < buf.length ? buf.subarray(this.remaining + 2) : undefined;
+        this.remaining = -1;
+      }
+    }
+  }
+}
+
+/** Persistent keep-alive connections to the agent's socket: an idle one is reused, else one is opened. */
+export const httpTransport: TransportFactory = (socketPath, maxConnections) => {
+  /** Idle connections, the most recently used last (reused first: the others may time out). */
+  const idle: AgentConnection[] = [];
+  const all = new Set<AgentConnection>();
+  const onIdle = (c: AgentConnection): void => {
+    if (idle.length < maxConnections) idle.push(c);
+    else c.socket.destroy();
+  };
+  const onClose = (c: AgentConnection): void => {
+    all.delete(c);
+    const i = idle.lastIndexOf(c);
+    if (i !== -1) idle.splice(i, 1);
+  };
   return {
-    async send(body, signal) {
-      const res = await pool.request({
-        path: "/v1/invoke",
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-        signal,
-      });
-      return { statusCode: res.statusCode, body: await res.body.text() };
+    send(body, cancel) {
+      let c = idle.pop();
+      if (!c) {
+        c = new AgentConnection(socketPath, onIdle, onClose);
+        all.add(c);
+      }
+      return c.send(body, cancel);
     },
-    close: () => pool.destroy(),
+    close: async () => {
+      for (const c of all) c.socket.destroy();
+    },
   };
 };
 
@@ -53,27 +347,19 @@ export const undiciTransport: TransportFactory = (socketPath, maxConnections) =>
  * comparison in benchmarks (the seed: P95 22 → 180 ms at 100 concurrency without a pool).
  */
 export const freshConnectionTransport: TransportFactory = (socketPath) => {
-  const open = new Set<Client>();
+  const all = new Set<AgentConnection>();
   return {
-    async send(body, signal) {
-      const client = new Client("http://aip", { socketPath, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
-      open.add(client);
-      try {
-        const res = await client.request({
-          path: "/v1/invoke",
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body,
-          signal,
-        });
-        return { statusCode: res.statusCode, body: await res.body.text() };
-      } finally {
-        open.delete(client);
-        void client.destroy().catch(() => undefined);
-      }
+    send(body, cancel) {
+      const c = new AgentConnection(
+        socketPath,
+        (done) => done.socket.destroy(),
+        (done) => all.delete(done),
+      );
+      all.add(c);
+      return c.send(body, cancel);
     },
     close: async () => {
-      await Promise.all([...open].map((c) => c.destroy()));
+      for (const c of all) c.socket.destroy();
     },
   };
 };

@@ -138,18 +138,33 @@ export class AgentInvoker {
     }
     const timeoutMs = request.constraints.timeout_ms ?? this.def.manifest.timeouts_ms.default;
     const deadline = Date.now() + timeoutMs;
-    const controller = new AbortController();
-    const onClientAbort = (): void =>
-      controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    // Cancellation (the deadline, the client going away): the handler's AbortSignal is made when it
+    // first reads `ctx.signal`, most never do (docs/performance.md, "The orchestrator hop").
+    let controller: AbortController | undefined;
+    let cancelledBy: Error | undefined;
+    let stop: ((reason: Error) => void) | undefined;
+    const cancel = (reason: Error): void => {
+      if (cancelledBy) return;
+      cancelledBy = reason;
+      controller?.abort(reason);
+      stop?.(reason);
+    };
+    const onClientAbort = (): void => cancel(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
     if (clientSignal?.aborted) onClientAbort();
-    clientSignal?.addEventListener("abort", onClientAbort, { once: true });
+    else clientSignal?.addEventListener("abort", onClientAbort, { once: true });
     const warnings: Warnings = [];
     // The request's logger is made when a handler first logs: most requests never do.
     let requestLog: Logger | undefined;
     const logFor = (): Logger => (requestLog ??= this.log.child({ trace_id: traceId }));
     const ctx: HandlerContext = {
       traceId,
-      signal: controller.signal,
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (cancelledBy) controller.abort(cancelledBy);
+        }
+        return controller.signal;
+      },
       deadline,
       remainingMs: () => Math.max(0, deadline - Date.now()),
       timer,
@@ -161,27 +176,49 @@ export class AgentInvoker {
     };
     timer.mark("accept");
     this.inflightCount++;
-    let timeout: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timeout = setTimeout(() => {
-        const err = new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
-          extensions: { timeout_ms: timeoutMs },
-        });
-        controller.abort(err);
-        reject(err);
-      }, timeoutMs);
-    });
-    const cancelled = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true });
-    });
-    const work = Promise.resolve()
-      .then(() => handler(request, ctx))
-      .finally(() => {
-        this.inflightCount--;
-        if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
-      });
     try {
-      const payload = await Promise.race([work, expired, cancelled]);
+      const payload = await new Promise<unknown>((resolve, reject) => {
+        // One promise per request: the handler's outcome, the deadline or a cancellation, whichever is first.
+        const timeout = setTimeout(() => {
+          cancel(
+            new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
+              extensions: { timeout_ms: timeoutMs },
+            }),
+          );
+        }, timeoutMs);
+        stop = (reason) => {
+          clearTimeout(timeout);
+          reject(reason);
+        };
+        if (cancelledBy) {
+          // The client left before the handler started: it never runs.
+          this.inflightCount--;
+          return stop(cancelledBy);
+        }
+        const done = (): void => {
+          clearTimeout(timeout);
+          stop = undefined;
+          this.inflightCount--;
+          if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
+        };
+        let work: Promise<unknown>;
+        try {
+          work = Promise.resolve(handler(request, ctx));
+        } catch (err) {
+          work = Promise.reject(err as Error);
+        }
+        // A late outcome after a timeout or a cancellation is already answered: resolve/reject are no-ops then.
+        work.then(
+          (value) => {
+            done();
+            resolve(value);
+          },
+          (err: unknown) => {
+            done();
+            reject(err as Error);
+          },
+        );
+      });
       timer.mark("handler");
       return successResponse(payload, traceId, { agent, version, timings_ms: timer.toJSON(), warnings });
     } catch (err) {
@@ -198,9 +235,7 @@ export class AgentInvoker {
       if (!(err instanceof AipError)) logFor().error({ event: "handler_error", err }, "handler threw");
       return fail(err);
     } finally {
-      clearTimeout(timeout);
       clientSignal?.removeEventListener("abort", onClientAbort);
-      work.catch(() => undefined); // a late rejection after a timeout is already answered
     }
   }
 }

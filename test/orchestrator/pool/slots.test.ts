@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { Cancellation } from "../../../orchestrator/cancel.js";
 import { AipError } from "../../../protocol/errors.js";
 import { AgentPool } from "../../../orchestrator/pool/agent-pool.js";
 import { Slots } from "../../../orchestrator/pool/slots.js";
@@ -46,7 +47,7 @@ describe("adaptive pool under steady load", () => {
       socketPath: "/nonexistent",
       maxConcurrent: 256,
       maxQueue: 256,
-      transport: () => ({ send: async () => ({ statusCode: 200, body: "" }), close: async () => undefined }),
+      transport: () => ({ send: async () => "", close: async () => undefined }),
     });
     const midway: number[] = [];
     await Promise.all(
@@ -116,12 +117,12 @@ describe("slots", () => {
   it("turns a deadline abort while queued into SOCKET_BUSY and a client abort into its reason", async () => {
     const s = new Slots(1, 5, "t");
     await s.acquire(far());
-    const c1 = new AbortController();
-    const p1 = s.acquire(far(), c1.signal);
+    const c1 = new Cancellation();
+    const p1 = s.acquire(far(), c1);
     c1.abort(new AipError("AIP_ERR_TIMEOUT", "deadline"));
     await expect(p1).rejects.toMatchObject({ code: "AIP_ERR_SOCKET_BUSY" });
-    const c2 = new AbortController();
-    const p2 = s.acquire(far(), c2.signal);
+    const c2 = new Cancellation();
+    const p2 = s.acquire(far(), c2);
     c2.abort(new AipError("AIP_ERR_CANCELLED", "client left"));
     await expect(p2).rejects.toMatchObject({ code: "AIP_ERR_CANCELLED" });
   });

@@ -1,0 +1,39 @@
+/**
+ * A forwarded request's cancellation. The deadline, the client going away or a newer request for the
+ * same document (latest wins) abort it, and what the request waits on at that moment (its place in a
+ * pool's queue, then the agent call) is told. An AbortController does the same through an EventTarget,
+ * with a map of listeners and an event per abort: microseconds on every forwarded request, most of
+ * which are never aborted (docs/performance.md, "The orchestrator hop").
+ */
+export class Cancellation {
+  private why: Error | undefined;
+  private waiter: ((reason: Error) => void) | undefined;
+
+  get aborted(): boolean {
+    return this.why !== undefined;
+  }
+
+  /** Why it was aborted (the first reason given); undefined while it is not. */
+  get reason(): Error | undefined {
+    return this.why;
+  }
+
+  /** Abort with `reason` and tell the current waiter; later aborts change nothing. */
+  abort(reason: Error): void {
+    if (this.why !== undefined) return;
+    this.why = reason;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.(reason);
+  }
+
+  /** Call `fn` if it is aborted while the caller waits (one waiter at a time: a new one replaces it). */
+  onAbort(fn: (reason: Error) => void): void {
+    this.waiter = fn;
+  }
+
+  /** The caller stopped waiting. */
+  clear(): void {
+    this.waiter = undefined;
+  }
+}

@@ -1,0 +1,238 @@
+import { createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AipError } from "../../../protocol/errors.js";
+import { AipServer } from "../../../protocol/server.js";
+import { Cancellation } from "../../../orchestrator/cancel.js";
+import {
+  freshConnectionTransport,
+  httpTransport,
+  neverReachedAgent,
+  type Transport,
+} from "../../../orchestrator/pool/transport.js";
+import { tempDir } from "../../helpers.js";
+
+let tmp: { dir: string; cleanup: () => void };
+let transport: Transport | undefined;
+const servers: { close(): unknown }[] = [];
+
+beforeEach(() => {
+  tmp = tempDir();
+});
+afterEach(async () => {
+  await transport?.close();
+  transport = undefined;
+  for (const s of servers.splice(0)) await s.close();
+  tmp.cleanup();
+});
+
+const request = (traceId: string, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({ action: "echo", context: {}, constraints: {}, trace_id: traceId, ...extra });
+
+/** A real AIP-1 server (the one every agent runs) whose answers echo the trace id and the connection. */
+async function agent(
+  onInvoke?: (value: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>,
+): Promise<{ socket: string; server: AipServer }> {
+  const socket = join(tmp.dir, `agent-${servers.length}.sock`);
+  const server = await AipServer.listen({
+    socketPath: socket,
+    invoke: async (value, ctx) => {
+      const v = value as Record<string, unknown>;
+      const payload = onInvoke ? await onInvoke(v, ctx.signal) : { connection: ctx.connection, framing: ctx.framing };
+      return { status: "success", payload, trace_id: v.trace_id as string, agent: "t", version: "1" };
+    },
+  });
+  servers.push(server);
+  return { socket, server };
+}
+
+/** A raw socket server that does whatever `onRequest` says with each HTTP request (its body and the request's count on that connection). */
+async function rawAgent(
+  onRequest: (socket: Socket, body: string) => void,
+): Promise<{ socket: string; conns: Socket[] }> {
+  const path = join(tmp.dir, `raw-${servers.length}.sock`);
+  const conns: Socket[] = [];
+  const server: Server = createServer((s) => {
+    conns.push(s);
+    let rest = "";
+    s.setEncoding("latin1");
+    s.on("data", (c: string) => {
+      rest += c;
+      for (;;) {
+        const end = rest.indexOf("\r\n\r\n");
+        if (end === -1) return;
+        const length = Number(/content-length: (\d+)/i.exec(rest.slice(0, end))?.[1] ?? 0);
+        if (rest.length < end + 4 + length) return;
+        const body = rest.slice(end + 4, end + 4 + length);
+        rest = rest.slice(end + 4 + length);
+        onRequest(s, body);
+      }
+    });
+    s.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  servers.push({
+    close: () => {
+      for (const c of conns) c.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+  return { socket: path, conns };
+}
+
+/** An answer envelope for the request `body`. */
+const envelope = (body: string, payload: unknown = null): string =>
+  JSON.stringify({ status: "success", payload, trace_id: (JSON.parse(body) as { trace_id: string }).trace_id });
+
+/** An HTTP/1.1 answer with a Content-Length. */
+const answer = (text: string, headers = ""): string =>
+  `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n${headers}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+
+const signal = (): Cancellation => new Cancellation();
+
+describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connection", () => {
+  it("speaks HTTP/1.1 to a real AIP-1 server and reuses one connection for calls in turn", async () => {
+    const { socket } = await agent();
+    transport = httpTransport(socket, 4);
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(JSON.parse(await transport.send(request(`t-${i}`), signal())));
+    expect(answers.map((a) => a.trace_id)).toEqual(["t-0", "t-1", "t-2", "t-3", "t-4"]);
+    expect(answers.every((a) => a.payload.framing === "http")).toBe(true);
+    // One connection, kept open between calls.
+    expect(new Set(answers.map((a) => a.payload.connection)).size).toBe(1);
+  });
+
+  it("one call per connection: concurrent calls open their own, then they are reused", async () => {
+    const { socket } = await agent();
+    transport = httpTransport(socket, 4);
+    const batch = async (): Promise<number[]> =>
+      (await Promise.all([0, 1, 2].map((i) => transport!.send(request(`c-${i}`), signal())))).map(
+        (a) => (JSON.parse(a) as { payload: { connection: number } }).payload.connection,
+      );
+    const first = await batch();
+    expect(new Set(first).size).toBe(3);
+    const second = await batch();
+    expect([...second].sort()).toEqual([...first].sort());
+  });
+
+  it("an answer arriving in pieces, and a large one, are read whole", async () => {
+    const big = "x".repeat(3 * 1024 * 1024);
+    const { socket } = await rawAgent((s, body) => {
+      const text = answer(envelope(body, { big }));
+      // Written in three pieces a turn apart, the first inside the head.
+      s.write(text.slice(0, 10));
+      setImmediate(() => {
+        s.write(text.slice(10, 2000));
+        setImmediate(() => s.write(text.slice(2000)));
+      });
+    });
+    transport = httpTransport(socket, 2);
+    const first = JSON.parse(await transport.send(request("big-1"), signal())) as { payload: { big: string } };
+    expect(first.payload.big.length).toBe(big.length);
+    const again = JSON.parse(await transport.send(request("big-2"), signal())) as { trace_id: string };
+    expect(again.trace_id).toBe("big-2");
+  });
+
+  it("a chunked answer (with an extension and a trailer) and an interim 100 Continue are read", async () => {
+    const { socket, conns } = await rawAgent((s, body) => {
+      const text = envelope(body, { n: 1 });
+      const chunks = [text.slice(0, 5), text.slice(5)];
+      s.write("HTTP/1.1 100 Continue\r\n\r\n");
+      s.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      s.write(`${chunks[0]!.length.toString(16)};ext=1\r\n${chunks[0]}\r\n`);
+      setImmediate(() => s.write(`${chunks[1]!.length.toString(16)}\r\n${chunks[1]}\r\n0\r\nX-Trailer: 1\r\n\r\n`));
+    });
+    transport = httpTransport(socket, 2);
+    for (const id of ["ch-1", "ch-2"])
+      expect(JSON.parse(await transport.send(request(id), signal()))).toMatchObject({
+        trace_id: id,
+        payload: { n: 1 },
+      });
+    expect(conns.length).toBe(1);
+  });
+
+  it("an answer with Connection: close, or HTTP/1.0 without a length, ends its connection; the next call opens one", async () => {
+    let n = 0;
+    const { socket, conns } = await rawAgent((s, body) => {
+      if (n++ === 0) s.write(answer(envelope(body), "Connection: close\r\n"));
+      else s.end(`HTTP/1.0 200 OK\r\n\r\n${envelope(body)}`);
+    });
+    transport = httpTransport(socket, 2);
+    expect(JSON.parse(await transport.send(request("cl-1"), signal())).trace_id).toBe("cl-1");
+    expect(JSON.parse(await transport.send(request("cl-2"), signal())).trace_id).toBe("cl-2");
+    expect(conns.length).toBe(2);
+  });
+
+  it("a cancelled call rejects with the signal's reason and closes its connection: the agent sees the cancellation", async () => {
+    let agentSaw: unknown;
+    const { socket } = await agent(
+      (_, agentSignal) =>
+        new Promise((resolve) => {
+          agentSignal.addEventListener("abort", () => {
+            agentSaw = agentSignal.reason;
+            resolve(null);
+          });
+        }),
+    );
+    transport = httpTransport(socket, 2);
+    const controller = new Cancellation();
+    const call = transport.send(request("slow-1"), controller);
+    setTimeout(() => controller.abort(new AipError("AIP_ERR_TIMEOUT", "deadline")), 50);
+    await expect(call).rejects.toMatchObject({ code: "AIP_ERR_TIMEOUT" });
+    for (let i = 0; i < 200 && agentSaw === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(agentSaw).toMatchObject({ code: "AIP_ERR_CANCELLED" });
+  });
+
+  it("no socket: the error says the request never reached the agent (so it may be retried)", async () => {
+    transport = httpTransport(join(tmp.dir, "absent.sock"), 2);
+    const err = await transport.send(request("gone-1"), signal()).catch((e: unknown) => e);
+    expect((err as NodeJS.ErrnoException).code).toBe("ENOENT");
+    expect(neverReachedAgent(err)).toBe(true);
+  });
+
+  it("the agent closing the connection before answering is not a never-reached error (no retry)", async () => {
+    const { socket } = await rawAgent((s) => s.destroy());
+    transport = httpTransport(socket, 2);
+    const err = await transport.send(request("crash-1"), signal()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain("connection closed before the answer");
+    expect(neverReachedAgent(err)).toBe(false);
+  });
+
+  it("an idle connection the agent closed is dropped: the next call opens a new one", async () => {
+    const { socket, conns } = await rawAgent((s, body) => s.write(answer(envelope(body))));
+    transport = httpTransport(socket, 2);
+    expect(JSON.parse(await transport.send(request("idle-1"), signal())).trace_id).toBe("idle-1");
+    conns[0]!.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(JSON.parse(await transport.send(request("idle-2"), signal())).trace_id).toBe("idle-2");
+    expect(conns.length).toBe(2);
+  });
+
+  it("bytes after the answer, or not HTTP at all: the call fails (EPROTO) and the connection is closed", async () => {
+    const { socket, conns } = await rawAgent((s, body) => {
+      const id = (JSON.parse(body) as { trace_id: string }).trace_id;
+      s.write(id === "two-1" ? answer(envelope(body)) + answer(envelope(body)) : `${envelope(body)}\n`);
+    });
+    transport = httpTransport(socket, 2);
+    // Two answers in one read for one request.
+    await expect(transport.send(request("two-1"), signal())).resolves.toContain("two-1");
+    await expect(transport.send(request("nd-1"), signal())).rejects.toMatchObject({ code: "EPROTO" });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true);
+  });
+});
+
+describe("freshConnectionTransport (benchmark comparison)", () => {
+  it("a new connection for every call", async () => {
+    const { socket } = await agent();
+    transport = freshConnectionTransport(socket, 4);
+    const conns = [];
+    for (let i = 0; i < 3; i++)
+      conns.push(
+        (JSON.parse(await transport.send(request(`f-${i}`), signal())) as { payload: { connection: number } }).payload
+          .connection,
+      );
+    expect(new Set(conns).size).toBe(3);
+  });
+});
