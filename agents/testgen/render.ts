@@ -68,6 +68,8 @@ export interface TestPlan {
   todos: string[];
   /** A comment put first in the describe block (an unexported function). */
   preamble?: string;
+  /** Why no case was kept, for the `it.todo` that stands in for them (a suite without a test fails to load). */
+  emptyReason?: string;
 }
 
 /** What the function body throws, ignoring nested functions. */
@@ -248,6 +250,9 @@ export function assemble(
   for (const c of keep) body.push(`it(${JSON.stringify(c.title)}, ${c.async ? "async " : ""}() => {\n${c.body}\n});`);
   for (const t of madeTodo) body.push(todo(`${t.title} (${t.reason})`));
   for (const t of plan.todos) body.push(todo(t));
+  // Runners reject a file without a single test ("No test found in suite"): a todo says why.
+  if (keep.length + madeTodo.length + plan.todos.length === 0)
+    body.push(todo(`${plan.describe}: no generated case was kept${plan.emptyReason ? ` (${plan.emptyReason})` : ""}`));
   lines.push(`describe(${JSON.stringify(plan.describe)}, () => {\n${body.join("\n\n")}\n});`);
   return lines.join("\n") + "\n";
 }

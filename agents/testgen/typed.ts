@@ -7,6 +7,7 @@
  */
 import { posix } from "node:path";
 import ts from "typescript";
+import { importSuffix, type ImportStyle } from "./paths.js";
 
 export interface TypedCall {
   /** Happy-path arguments as source text (required parameters only). */
@@ -22,8 +23,8 @@ export interface TypedOptions {
   fnEnd: number;
   /** The test file's path, absolute, to spell import specifiers relative to it. */
   testFile: string;
-  /** `.js` suffixes on relative imports (NodeNext ESM). */
-  jsSuffix: boolean;
+  /** How relative imports are spelled (paths.ts importStyle). */
+  style: ImportStyle;
   /** How a test refers to the callable: `f`, `Cls.m` (static) or `Cls` + method for instance methods. */
   callee: { kind: "function"; name: string } | { kind: "static" | "instance"; cls: string; name: string };
 }
@@ -74,9 +75,9 @@ class Builder {
     if (!exported) return undefined;
     const name = exported.getName();
     if (name === "default") return undefined;
-    let spec = posix.relative(posix.dirname(this.opts.testFile), sf.fileName.replace(/\.(d\.)?[cm]?tsx?$/, ""));
+    let spec = posix.relative(posix.dirname(this.opts.testFile), sf.fileName.replace(/\.(d\.)?[cm]?[jt]sx?$/, ""));
     if (!spec.startsWith(".")) spec = `./${spec}`;
-    if (this.opts.jsSuffix) spec += /\.mts$/.test(sf.fileName) ? ".mjs" : /\.cts$/.test(sf.fileName) ? ".cjs" : ".js";
+    spec += importSuffix(sf.fileName, this.opts.style);
     let set = this.typeImports.get(spec);
     if (!set) this.typeImports.set(spec, (set = new Set()));
     set.add(name);

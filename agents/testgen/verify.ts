@@ -305,11 +305,20 @@ interface JsonReport {
   }[];
 }
 
-function firstLine(s: string | undefined): string {
+/**
+ * The first line of a runner's failure, ANSI colours removed; a line that only introduces what follows
+ * ("Transform failed with 1 error:") is joined with the next one, which says what failed.
+ */
+export function failureLine(s: string | undefined): string {
   // eslint-disable-next-line no-control-regex
   const clean = (s ?? "").replace(/\u001b\[[0-9;]*m/g, "");
-  const line = clean.split("\n").find((l) => l.trim() !== "") ?? "";
-  return line.trim().slice(0, MAX_REASON_CHARS);
+  const lines = clean
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  let line = lines[0] ?? "";
+  if (line.endsWith(":") && lines[1] !== undefined) line = `${line} ${lines[1]}`;
+  return line.slice(0, MAX_REASON_CHARS);
 }
 
 /**
@@ -445,7 +454,7 @@ export async function runTestFile(
         outcome: "error",
         tests: [],
         records,
-        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${firstLine(text)}`,
+        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${failureLine(text)}`,
         ms,
       };
     }
@@ -473,7 +482,7 @@ export async function runTestFile(
         outcome: "load-error",
         tests: [],
         records,
-        message: firstLine(file0.message ?? file0.failureMessage),
+        message: failureLine(file0.message ?? file0.failureMessage),
         ms,
       };
     return {
@@ -481,7 +490,7 @@ export async function runTestFile(
       tests: asserts.map((a) => ({
         title: a.title,
         status: a.status === "passed" ? "passed" : a.status === "failed" ? "failed" : "skipped",
-        ...(a.status === "failed" ? { message: firstLine(a.failureMessages?.join("\n")) } : {}),
+        ...(a.status === "failed" ? { message: failureLine(a.failureMessages?.join("\n")) } : {}),
       })),
       records,
       ms,

@@ -134,3 +134,103 @@ describe("testgen without a runner", () => {
     expect(readdirSync(join(root, "src")).filter((f) => f.includes(".agency-"))).toEqual([]);
   }, 60_000);
 });
+
+/** A workspace from files (path → text), optionally with this checkout's node_modules linked in. */
+function files(tree: Record<string, string>, modules = false): string {
+  const t = tempDir("aiptgw-");
+  temps.push(t);
+  for (const [rel, text] of Object.entries(tree)) {
+    mkdirSync(join(t.dir, rel, ".."), { recursive: true });
+    writeFileSync(join(t.dir, rel), text);
+  }
+  if (modules) symlinkSync(join(ROOT, "node_modules"), join(t.dir, "node_modules"));
+  return t.dir;
+}
+async function genAt(root: string, file: string, fn: string): Promise<Payload> {
+  return (await testgen(
+    {
+      action: "testgen",
+      context: { workspace_root: root, file_path: file },
+      constraints: { function: fn },
+    } as AipRequest,
+    ctx(),
+  )) as Payload;
+}
+
+describe("imports as the workspace resolves them", () => {
+  it("nodenext with allowImportingTsExtensions: the file's own .ts style, for the code and its types", async () => {
+    const root = files({
+      "package.json": '{ "type": "module" }',
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          allowImportingTsExtensions: true,
+          verbatimModuleSyntax: true,
+          strict: true,
+          noEmit: true,
+        },
+        include: ["src"],
+      }),
+      "src/types.ts": "export class Bus {\n  readonly events: string[] = [];\n}\n",
+      "src/hooks.ts":
+        'import type { Bus } from "./types.ts";\n\nexport function emit(bus: Bus, event: string): number {\n  return bus.events.push(event);\n}\n',
+      "src/clock.ts": "export function twice(n: number): number {\n  return n * 2;\n}\n",
+    });
+    const p = await genAt(root, "src/hooks.ts", "emit");
+    expect(p.content).toContain('import { emit } from "./hooks.ts";');
+    expect(p.content).toContain('import type { Bus } from "./types.ts";');
+    expect(p.content).toContain('const result = emit({} as unknown as Bus, "event");');
+    // No vitest installed: typechecked against a stub of its types, the run skipped, and said so.
+    expect(p.checks).toMatchObject({
+      typecheck: "passed",
+      framework_types: "stub",
+      run: "skipped",
+      skipped: { run: "the workspace has no vitest installed (node_modules/.bin/vitest)" },
+    });
+    expect(p.checks.skipped.typecheck).toBeUndefined();
+    // A file without a relative import to follow: the suffix nodenext ESM requires.
+    expect((await genAt(root, "src/clock.ts", "twice")).content).toContain('import { twice } from "./clock.js";');
+  }, 60_000);
+
+  it("ES modules without a moduleResolution: bundler resolution finds vitest, extensionless imports as the file's", async () => {
+    const root = files(
+      {
+        "package.json": '{ "name": "merge" }',
+        "tsconfig.json": JSON.stringify({ compilerOptions: { target: "ESNext", module: "ESNext", strict: true } }),
+        "src/_utils.ts": "export const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;\n",
+        "src/merge.ts":
+          'import { isObject } from "./_utils";\n\nexport function keys(a: Record<string, number>): string[] {\n  return isObject(a) ? Object.keys(a) : [];\n}\n',
+      },
+      true,
+    );
+    const p = await genAt(root, "src/merge.ts", "keys");
+    expect(p.content).toContain('import { keys } from "./merge";');
+    expect(p.content).toContain("expect(result).toEqual([]);");
+    expect(p.checks).toMatchObject({ typecheck: "passed", framework_types: "workspace", run: "passed", skipped: {} });
+    expect(p.checks.notes).toContain(
+      "tsconfig.json leaves moduleResolution unset with ES module output: bundler resolution, TypeScript 6's default (TypeScript 5 would use classic, which resolves no package)",
+    );
+  }, 120_000);
+
+  it("a workspace whose runner cannot load any file: the reason, and a file that still holds a test", async () => {
+    // vite cannot transform anything while tsconfig.json extends a package that is not installed.
+    const root = files(
+      {
+        "package.json": '{ "type": "module" }',
+        "tsconfig.json": JSON.stringify({ extends: "@agency-missing/tsconfig", compilerOptions: { strict: true } }),
+        "src/clock.ts": "export function answer(): number {\n  return 42;\n}\n",
+      },
+      true,
+    );
+    const p = await genAt(root, "src/clock.ts", "answer");
+    expect(p.checks.run).toBe("load-error");
+    const reason = p.tests.verdicts[0].reason as string;
+    expect(reason).toMatch(
+      /^run: Transform failed with 1 error: .*Failed to load tsconfig '@agency-missing\/tsconfig'/,
+    );
+    expect(p.content).toContain("it.todo(");
+    expect(p.content).toContain(JSON.stringify(`answer: no generated case was kept (${reason})`));
+    expect(p.content).not.toContain("it(");
+  }, 120_000);
+});
