@@ -172,7 +172,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
       imports,
       nodeResolution,
       tsExtensions: !!(project.options.allowImportingTsExtensions || project.options.rewriteRelativeImportExtensions),
-      esm: /\.m[jt]s$/.test(displayPath) || (await isEsmPackage(src.root)),
+      esm: /\.m[jt]s$/.test(testPathIn ?? displayPath) || (await isEsmPackage(src.root)),
     });
     const loc = testLocation(displayPath, {
       mirrorUnderTest: mirror,

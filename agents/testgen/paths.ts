@@ -29,7 +29,8 @@ export function importSuffix(file: string, style: ImportStyle): string {
 
 /**
  * Tests mirror the source tree under `test/` when the workspace has that folder (`protocol/x.ts` →
- * `test/protocol/x.test.ts`), else they sit beside the source. The import is spelled in `style`.
+ * `test/protocol/x.test.ts`), else they sit beside the source; `.mts`/`.mjs` sources get `.test.mts`/`.test.mjs`
+ * tests, others `.test.ts`/`.test.tsx`/`.test.js`/`.test.jsx`. The import is spelled in `style`.
  */
 export function testLocation(
   sourcePath: string,
@@ -39,7 +40,8 @@ export function testLocation(
   const m = EXT.exec(src);
   const ext = m ? m[0] : ".ts";
   const base = src.slice(0, src.length - ext.length);
-  const testExt = ext.replace(/^\.(m|c)?/, ".");
+  // An ES module source keeps an ES module test (a CommonJS `.ts` test could not import it under nodenext).
+  const testExt = ext === ".mts" || ext === ".mjs" ? ext : ext.replace(/^\.(m|c)?/, ".");
   const test_path =
     options.testPath ??
     (options.mirrorUnderTest && !src.startsWith("test/") ? `test/${base}.test${testExt}` : `${base}.test${testExt}`);

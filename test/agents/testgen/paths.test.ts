@@ -63,7 +63,7 @@ describe("importSuffix and testLocation", () => {
     expect(importSuffix("a.ts", "none")).toBe("");
   });
 
-  it("the test sits beside the source or mirrored under test/, importing in the style", () => {
+  it("the test sits beside the source or mirrored under test/ (an ES module source keeps .mts), importing in the style", () => {
     expect(testLocation("src/hookable.ts", { mirrorUnderTest: false, style: "ts" })).toEqual({
       test_path: "src/hookable.test.ts",
       specifier: "./hookable.ts",
@@ -73,8 +73,12 @@ describe("importSuffix and testLocation", () => {
       specifier: "../../protocol/paths.js",
     });
     expect(testLocation("src/defu.ts", { mirrorUnderTest: false, style: "none" }).specifier).toBe("./defu");
+    expect(testLocation("lib/y.cts", { mirrorUnderTest: false, style: "js" })).toEqual({
+      test_path: "lib/y.test.ts",
+      specifier: "./y.cjs",
+    });
     expect(testLocation("lib/x.mts", { mirrorUnderTest: false, style: "js" })).toEqual({
-      test_path: "lib/x.test.ts",
+      test_path: "lib/x.test.mts",
       specifier: "./x.mjs",
     });
   });
