@@ -92,7 +92,9 @@ class Builder {
     if (f & ts.TypeFlags.Number) return "number";
     if (f & ts.TypeFlags.Boolean) return "boolean";
     if (f & ts.TypeFlags.BigInt) return "bigint";
-    if (f & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) return "unknown";
+    // `any` stays `any`: as `unknown` it would break a constraint (`Hookable<any>` → `Hookable<unknown>`).
+    if (f & ts.TypeFlags.Any) return "any";
+    if (f & ts.TypeFlags.Unknown) return "unknown";
     if (f & ts.TypeFlags.Null) return "null";
     if (f & ts.TypeFlags.Undefined) return "undefined";
     if (type.isStringLiteral()) return JSON.stringify(type.value);

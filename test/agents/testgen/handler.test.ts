@@ -193,6 +193,21 @@ describe("imports as the workspace resolves them", () => {
     expect((await genAt(root, "src/clock.ts", "twice")).content).toContain('import { twice } from "./clock.js";');
   }, 60_000);
 
+  it("a parameter typed by a generic class with `any` keeps `any` (as `unknown` it would break the constraint)", async () => {
+    const root = files({
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { module: "ESNext", moduleResolution: "Bundler", strict: true },
+      }),
+      "src/box.ts":
+        "export class Box<T extends Record<string, unknown>> {\n  constructor(readonly items: T[]) {}\n}\n\nexport function size(box: Box<any>): number {\n  return box.items.length;\n}\n",
+    });
+    const p = await genAt(root, "src/box.ts", "size");
+    expect(p.content).toContain('import type { Box } from "./box";');
+    expect(p.content).toContain("const result = size({} as unknown as Box<any>);");
+    expect(p.tests).toMatchObject({ kept: 1, dropped: 0 });
+    expect(p.checks.typecheck).toBe("passed");
+  }, 60_000);
+
   it("ES modules without a moduleResolution: bundler resolution finds vitest, extensionless imports as the file's", async () => {
     const root = files(
       {
