@@ -111,9 +111,13 @@ function versionOf(copy: string, name: string): string | undefined {
 }
 
 /** node_modules for the copy: the project's own devDependencies, or this checkout's (see the module comment). */
-async function provideModules(p: TestgenProject, copy: string, checkoutModules: string): Promise<Environment> {
+async function provideModules(
+  p: TestgenProject,
+  copy: string,
+  checkoutModules: string,
+  own: Awaited<ReturnType<typeof installed>> | undefined,
+): Promise<Environment> {
   let env: Environment;
-  const own = p.checkoutModules ? undefined : await installed(p);
   if (own && "dir" in own) {
     // Hard links: inside the copy, as an installed workspace's own files are.
     await execa("cp", ["-al", join(own.dir, "node_modules"), join(copy, "node_modules")]);
@@ -232,6 +236,7 @@ export async function evalTestgenProject(
   p: TestgenProject,
   checkoutModules: string,
   limit: number,
+  own?: Awaited<ReturnType<typeof installed>>,
 ): Promise<Record<string, unknown>> {
   const copy = mkdtempSync(join(tmpdir(), `eval-testgen-${p.name}-`));
   try {
@@ -240,7 +245,7 @@ export async function evalTestgenProject(
       mkdirSync(dirname(join(copy, f)), { recursive: true });
       cpSync(join(p.root, f), join(copy, f));
     }
-    const environment = await provideModules(p, copy, checkoutModules);
+    const environment = await provideModules(p, copy, checkoutModules, own);
     const all = p.files.flatMap((f) => targetsOf(copy, f).map((t) => ({ ...t, file: f })));
     const step = Math.max(1, all.length / limit);
     const picked = all.filter((_, i) => Math.floor(i / step) !== Math.floor((i - 1) / step) || i === 0).slice(0, limit);
@@ -371,12 +376,15 @@ export async function evalTestgenProject(
 export async function evalTestgen(
   ps: TestgenProject[],
   checkoutModules: string,
-  limit = 12,
+  limit = 20,
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { limit_per_project: limit };
   const sum = { files: 0, typecheck_ok: 0, run_ok: 0, asserting: 0, kept_tests: 0, passed: 0 };
+  // Every install first (one at a time: they share npm's cache), then the projects.
+  const installs = new Map<string, Awaited<ReturnType<typeof installed>>>();
+  for (const p of ps) if (!p.checkoutModules) installs.set(p.name, await installed(p));
   for (const p of ps) {
-    const r = await evalTestgenProject(p, checkoutModules, limit);
+    const r = await evalTestgenProject(p, checkoutModules, limit, installs.get(p.name));
     out[p.name] = r;
     const c = r.counts as typeof sum;
     for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += c[k];
