@@ -30,6 +30,17 @@ export interface TypedOptions {
 }
 
 const MAX_DEPTH = 3;
+/** Globals of Node and browsers alike that `value` builds (see the switch there). */
+const WEB_GLOBALS = new Set([
+  "URL",
+  "URLSearchParams",
+  "Headers",
+  "Request",
+  "Response",
+  "FormData",
+  "Blob",
+  "AbortSignal",
+]);
 const MAX_PROPS = 12;
 
 function findFunction(sf: ts.SourceFile, end: number): ts.SignatureDeclaration | undefined {
@@ -180,7 +191,14 @@ class Builder {
     const sym = type.getSymbol();
     const name = sym?.getName();
     const decl = sym?.declarations?.[0];
-    const isLib = decl !== undefined && this.program.isSourceFileDefaultLibrary(decl.getSourceFile());
+    // Web globals are declared by TypeScript's lib files, or by @types/node (undici-types) without the DOM lib.
+    const declFile = decl?.getSourceFile().fileName ?? "";
+    const isLib =
+      decl !== undefined &&
+      (this.program.isSourceFileDefaultLibrary(decl.getSourceFile()) ||
+        (/\/node_modules\/(@types\/node|undici-types)\//.test(declFile) &&
+          name !== undefined &&
+          WEB_GLOBALS.has(name)));
     if (isLib) {
       const arg = (i: number): ts.Type | undefined => c.getTypeArguments(type as ts.TypeReference)[i];
       switch (name) {
@@ -206,6 +224,14 @@ class Builder {
           return 'new Error("x")';
         case "AbortSignal":
           return "new AbortController().signal";
+        case "Request":
+          return 'new Request("https://example.com/")';
+        case "Response":
+          return 'new Response("x")';
+        case "FormData":
+          return "new FormData()";
+        case "Blob":
+          return 'new Blob(["x"])';
         case "Promise": {
           const inner = arg(0);
           const v = inner ? this.value(inner, hint, depth + 1) : "undefined";

@@ -208,6 +208,34 @@ describe("imports as the workspace resolves them", () => {
     expect(p.checks.typecheck).toBe("passed");
   }, 60_000);
 
+  it("web globals are real instances: Request, Response, Blob, FormData (from the DOM lib or @types/node)", async () => {
+    const root = files({
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { module: "ESNext", moduleResolution: "Bundler", lib: ["ES2022", "DOM"], strict: true },
+      }),
+      "src/http.ts":
+        "export function describeAll(req: Request, res: Response, body: Blob, form: FormData): string {\n  return `${req.method} ${res.status} ${body.size} ${[...form.keys()].length}`;\n}\n",
+    });
+    const p = await genAt(root, "src/http.ts", "describeAll");
+    expect(p.content).toContain(
+      'const result = describeAll(\n      new Request("https://example.com/"),\n      new Response("x"),\n      new Blob(["x"]),\n      new FormData(),\n    );',
+    );
+    expect(p.checks.typecheck).toBe("passed");
+    // Without the DOM lib, @types/node (undici-types) declares them: the same instances.
+    const node = files(
+      {
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: { module: "ESNext", moduleResolution: "Bundler", lib: ["ES2022"], types: ["node"] },
+        }),
+        "src/http.ts": "export function code(res: Response): number {\n  return res.status;\n}\n",
+      },
+      true,
+    );
+    const q = await genAt(node, "src/http.ts", "code");
+    expect(q.content).toContain('const result = code(new Response("x"));');
+    expect(q.content).toContain("expect(result).toBe(200);");
+  }, 60_000);
+
   it("ES modules without a moduleResolution: bundler resolution finds vitest, extensionless imports as the file's", async () => {
     const root = files(
       {
