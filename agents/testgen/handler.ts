@@ -208,7 +208,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
       isStatic,
       ...(throws !== undefined ? { throws } : {}),
       notes,
-      ...(typed ? { args: typed.args, typeImports: typed.typeImports } : {}),
+      ...(typed ? { args: typed.args, typeImports: typed.typeImports, valueImports: typed.valueImports } : {}),
       examples,
       guards,
     });

@@ -14,6 +14,8 @@ export interface TypedCall {
   args: string[];
   /** Type-only imports the arguments need: specifier → names. */
   typeImports: Map<string, Set<string>>;
+  /** Value imports the arguments need (classes they construct): specifier → names. */
+  valueImports: Map<string, Set<string>>;
   /** The constructor arguments, for an instance method. */
   ctorArgs?: string[];
 }
@@ -64,14 +66,15 @@ function nameNode(decl: ts.SignatureDeclaration): ts.Node | undefined {
 
 class Builder {
   readonly typeImports = new Map<string, Set<string>>();
+  readonly valueImports = new Map<string, Set<string>>();
   constructor(
     private readonly program: ts.Program,
     private readonly checker: ts.TypeChecker,
     private readonly opts: TypedOptions,
   ) {}
 
-  /** An import name for a type declared in an exported, workspace (non-library) module; undefined otherwise. */
-  private importable(sym: ts.Symbol | undefined): string | undefined {
+  /** An import name for a type (or, with `into` valueImports, a class) declared in an exported, workspace (non-library) module; undefined otherwise. */
+  private importable(sym: ts.Symbol | undefined, into = this.typeImports): string | undefined {
     if (!sym) return undefined;
     const decl = sym.declarations?.[0];
     if (!decl) return undefined;
@@ -89,8 +92,8 @@ class Builder {
     let spec = posix.relative(posix.dirname(this.opts.testFile), sf.fileName.replace(/\.(d\.)?[cm]?[jt]sx?$/, ""));
     if (!spec.startsWith(".")) spec = `./${spec}`;
     spec += importSuffix(sf.fileName, this.opts.style);
-    let set = this.typeImports.get(spec);
-    if (!set) this.typeImports.set(spec, (set = new Set()));
+    let set = into.get(spec);
+    if (!set) into.set(spec, (set = new Set()));
     set.add(name);
     return name;
   }
@@ -253,7 +256,7 @@ class Builder {
       return v !== undefined ? `() => (${v})` : undefined;
     }
     if (type.getConstructSignatures().length > 0) return undefined;
-    if (sym && sym.flags & ts.SymbolFlags.Class) return undefined;
+    if (sym && sym.flags & ts.SymbolFlags.Class) return this.instance(sym, type, depth);
     if (f & ts.TypeFlags.Object) {
       const props = type.getProperties();
       if (c.getIndexInfosOfType(type).length > 0 && props.length === 0) return "{}";
@@ -271,6 +274,42 @@ class Builder {
       return `{ ${parts.join(", ")} }`;
     }
     return undefined;
+  }
+
+  /**
+   * An instance of a workspace class: `new C(…)` with its constructor's required arguments, the class
+   * imported as a value. Only for a class that is not generic or whose type arguments are all `any`
+   * (`C<any>`): inference from a `new` would not meet other type arguments. Undefined when the class is
+   * abstract, its constructor is not public, or an argument cannot be built.
+   */
+  private instance(sym: ts.Symbol, type: ts.Type, depth: number): string | undefined {
+    const c = this.checker;
+    const decl = sym.valueDeclaration;
+    if (!decl || !ts.isClassDeclaration(decl)) return undefined;
+    const mods = ts.getCombinedModifierFlags(decl);
+    if (mods & ts.ModifierFlags.Abstract) return undefined;
+    const targs = (type as ts.TypeReference).target ? c.getTypeArguments(type as ts.TypeReference) : [];
+    if (targs.some((t) => !(t.flags & ts.TypeFlags.Any))) return undefined;
+    const ctors = c.getTypeOfSymbolAtLocation(sym, decl).getConstructSignatures();
+    const visible = ctors.filter((s) => {
+      const d = s.getDeclaration() as ts.Declaration | undefined;
+      return !d || !(ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
+    });
+    const ctor = visible.reduce<ts.Signature | undefined>(
+      (best, s) => (!best || minArgs(c, s) < minArgs(c, best) ? s : best),
+      undefined,
+    );
+    if (!ctor) return undefined;
+    const args: string[] = [];
+    const min = minArgs(c, ctor);
+    for (const p of ctor.getParameters().slice(0, min)) {
+      const d = p.valueDeclaration;
+      const v = this.value(d ? c.getTypeOfSymbolAtLocation(p, d) : c.getTypeOfSymbol(p), p.getName(), depth + 1);
+      if (v === undefined) return undefined;
+      args.push(v);
+    }
+    const name = this.importable(sym, this.valueImports);
+    return name ? `new ${name}(${args.join(", ")})` : undefined;
   }
 
   /** `value`, or a cast to the type (spelled with type-only imports), or `Parameters<…>[i]`. */
@@ -351,5 +390,5 @@ export function typedCall(program: ts.Program, fileName: string, opts: TypedOpti
     );
     ctorArgs = ctor ? requiredArgs(b, checker, ctor, `ConstructorParameters<typeof ${cal.cls}>`) : [];
   }
-  return { args, typeImports: b.typeImports, ...(ctorArgs ? { ctorArgs } : {}) };
+  return { args, typeImports: b.typeImports, valueImports: b.valueImports, ...(ctorArgs ? { ctorArgs } : {}) };
 }

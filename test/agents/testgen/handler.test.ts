@@ -102,10 +102,10 @@ describe("testgen with the workspace's vitest", () => {
 });
 
 describe("testgen without a runner", () => {
-  it("a parameter typed by an exported class is a cast to it, imported type-only; no run", async () => {
+  it("a parameter typed by an exported class is an instance of it, imported with the function; no run", async () => {
     const p = await gen(workspace(false), "total");
-    expect(p.content).toContain('import type { Ledger } from "./money.js";');
-    expect(p.content).toContain('const result = total({} as unknown as Ledger, "EUR");');
+    expect(p.content).toContain('import { total, Ledger } from "./money.js";');
+    expect(p.content).toContain('const result = total(new Ledger("name"), "EUR");');
     expect(p.content).not.toMatch(/total\([^)]*undefined/);
     expect(p.checks).toMatchObject({ typecheck: "passed", run: "skipped", runner: null });
     expect(p.checks.notes).toContain("not run: the workspace has no vitest installed (node_modules/.bin/vitest)");
@@ -172,7 +172,7 @@ describe("imports as the workspace resolves them", () => {
         },
         include: ["src"],
       }),
-      "src/types.ts": "export class Bus {\n  readonly events: string[] = [];\n}\n",
+      "src/types.ts": "export abstract class Bus {\n  readonly events: string[] = [];\n}\n",
       "src/hooks.ts":
         'import type { Bus } from "./types.ts";\n\nexport function emit(bus: Bus, event: string): number {\n  return bus.events.push(event);\n}\n',
       "src/clock.ts": "export function twice(n: number): number {\n  return n * 2;\n}\n",
@@ -193,13 +193,13 @@ describe("imports as the workspace resolves them", () => {
     expect((await genAt(root, "src/clock.ts", "twice")).content).toContain('import { twice } from "./clock.js";');
   }, 60_000);
 
-  it("a parameter typed by a generic class with `any` keeps `any` (as `unknown` it would break the constraint)", async () => {
+  it("a parameter typed by an abstract generic class with `any` is a cast that keeps `any` (as `unknown` it would break the constraint)", async () => {
     const root = files({
       "tsconfig.json": JSON.stringify({
         compilerOptions: { module: "ESNext", moduleResolution: "Bundler", strict: true },
       }),
       "src/box.ts":
-        "export class Box<T extends Record<string, unknown>> {\n  constructor(readonly items: T[]) {}\n}\n\nexport function size(box: Box<any>): number {\n  return box.items.length;\n}\n",
+        "export abstract class Box<T extends Record<string, unknown>> {\n  constructor(readonly items: T[]) {}\n}\n\nexport function size(box: Box<any>): number {\n  return box.items.length;\n}\n",
     });
     const p = await genAt(root, "src/box.ts", "size");
     expect(p.content).toContain('import type { Box } from "./box";');
@@ -207,6 +207,33 @@ describe("imports as the workspace resolves them", () => {
     expect(p.tests).toMatchObject({ kept: 1, dropped: 0 });
     expect(p.checks.typecheck).toBe("passed");
   }, 60_000);
+
+  it("a parameter typed by a workspace class gets a real instance, the class imported as a value", async () => {
+    const root = files(
+      {
+        "package.json": '{ "type": "module" }',
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: {
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            strict: true,
+            verbatimModuleSyntax: true,
+          },
+        }),
+        "src/clock.ts":
+          "export class Clock {\n  constructor(readonly start: number, readonly zone?: string) {}\n  now(): number {\n    return this.start;\n  }\n}\n",
+        "src/tick.ts":
+          'import { Clock } from "./clock.js";\n\nexport function tick(clock: Clock, by: number): number {\n  return clock.now() + by;\n}\n\nexport function same(a: Clock): Clock {\n  return a;\n}\n',
+      },
+      true,
+    );
+    const p = await genAt(root, "src/tick.ts", "tick");
+    expect(p.content).toContain('import { tick } from "./tick.js";\nimport { Clock } from "./clock.js";\n');
+    expect(p.content).toContain("const result = tick(new Clock(1), 1);");
+    expect(p.content).toContain("expect(result).toBe(2);");
+    expect(p.content).not.toContain("import type");
+    expect(p.tests).toMatchObject({ kept: 1, dropped: 0, todo: 0 });
+  }, 120_000);
 
   it("web globals are real instances: Request, Response, Blob, FormData (from the DOM lib or @types/node)", async () => {
     const root = files({
