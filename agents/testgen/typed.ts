@@ -278,8 +278,8 @@ class Builder {
 
   /**
    * An instance of a workspace class: `new C(…)` with its constructor's required arguments, the class
-   * imported as a value. Only for a class that is not generic or whose type arguments are all `any`
-   * (`C<any>`): inference from a `new` would not meet other type arguments. Undefined when the class is
+   * imported as a value. Only for a class that is not generic or whose type arguments are `any` or their
+   * parameter's default (`C<any>`): inference from a `new` would not meet other type arguments. Undefined when the class is
    * abstract, its constructor is not public, or an argument cannot be built.
    */
   private instance(sym: ts.Symbol, type: ts.Type, depth: number): string | undefined {
@@ -288,8 +288,13 @@ class Builder {
     if (!decl || !ts.isClassDeclaration(decl)) return undefined;
     const mods = ts.getCombinedModifierFlags(decl);
     if (mods & ts.ModifierFlags.Abstract) return undefined;
-    const targs = (type as ts.TypeReference).target ? c.getTypeArguments(type as ts.TypeReference) : [];
-    if (targs.some((t) => !(t.flags & ts.TypeFlags.Any))) return undefined;
+    const ref = type as ts.TypeReference;
+    const targs = ref.target ? c.getTypeArguments(ref) : [];
+    const params = ref.target?.typeParameters ?? [];
+    // `any`, or the parameter's own default (`Hookable<any>` is `Hookable<any, string>`).
+    const loose = (t: ts.Type, i: number): boolean =>
+      !!(t.flags & ts.TypeFlags.Any) || (params[i] !== undefined && c.getDefaultFromTypeParameter(params[i]) === t);
+    if (!targs.every(loose)) return undefined;
     const ctors = c.getTypeOfSymbolAtLocation(sym, decl).getConstructSignatures();
     const visible = ctors.filter((s) => {
       const d = s.getDeclaration() as ts.Declaration | undefined;

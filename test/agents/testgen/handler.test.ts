@@ -223,7 +223,7 @@ describe("imports as the workspace resolves them", () => {
         "src/clock.ts":
           "export class Clock {\n  constructor(readonly start: number, readonly zone?: string) {}\n  now(): number {\n    return this.start;\n  }\n}\n",
         "src/tick.ts":
-          'import { Clock } from "./clock.js";\n\nexport function tick(clock: Clock, by: number): number {\n  return clock.now() + by;\n}\n\nexport function same(a: Clock): Clock {\n  return a;\n}\n',
+          'import { Clock } from "./clock.js";\n\nexport function tick(clock: Clock, by: number): number {\n  return clock.now() + by;\n}\n\nexport function size(bag: Bag<any>): number {\n  return bag.items.length;\n}\n\nexport class Bag<T extends object, K extends string = string> {\n  readonly items: T[] = [];\n  key?: K;\n}\n',
       },
       true,
     );
@@ -233,6 +233,11 @@ describe("imports as the workspace resolves them", () => {
     expect(p.content).toContain("expect(result).toBe(2);");
     expect(p.content).not.toContain("import type");
     expect(p.tests).toMatchObject({ kept: 1, dropped: 0, todo: 0 });
+    // A generic class written with `any` and its defaults (`Bag<any>` is `Bag<any, string>`) is constructed too.
+    const q = await genAt(root, "src/tick.ts", "size");
+    expect(q.content).toContain('import { size, Bag } from "./tick.js";');
+    expect(q.content).toContain("const result = size(new Bag());");
+    expect(q.content).toContain("expect(result).toBe(0);");
   }, 120_000);
 
   it("web globals are real instances: Request, Response, Blob, FormData (from the DOM lib or @types/node)", async () => {
