@@ -324,7 +324,8 @@ export function failureLine(s: string | undefined): string {
 /**
  * Put into a recording run's test file: `__agencyRecord(title, result)` appends what the case returned to
  * the file named by AGENCY_TESTGEN_RECORD (a temp file of the agent's), as JSON when it is plain data
- * (finite numbers, strings, booleans, null, arrays and plain objects of those, at most 1,000 characters).
+ * (finite numbers, strings, booleans, null, arrays and plain objects of those without symbol keys, at most 1,000
+ * characters).
  */
 export const RECORDER = `import { appendFileSync as __agencyAppend } from "node:fs";
 function __agencyRecord(title, value) {
@@ -336,6 +337,7 @@ function __agencyRecord(title, value) {
     (d < 5 && Array.isArray(v) && v.every((x) => plain(x, d + 1))) ||
     (d < 5 && typeof v === "object" && !Array.isArray(v) &&
       (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null) &&
+      Object.getOwnPropertySymbols(v).length === 0 &&
       Object.values(v).every((x) => x === undefined || plain(x, d + 1)));
   let json;
   if (value !== undefined && plain(value, 0)) json = JSON.stringify(value);

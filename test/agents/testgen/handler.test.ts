@@ -240,6 +240,26 @@ describe("imports as the workspace resolves them", () => {
     expect(q.content).toContain("expect(result).toBe(0);");
   }, 120_000);
 
+  it("recording: undefined for typical input is asserted toBeUndefined; an object with symbol keys is not data", async () => {
+    const root = files(
+      {
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: { module: "ESNext", moduleResolution: "Bundler", strict: true },
+        }),
+        "src/find.ts":
+          'export function find(xs: number[], n: number): number | undefined {\n  return xs.find((x) => x === n + 100);\n}\n\nexport function tag(v: string): { value: string } {\n  return { [Symbol.for("tag")]: true, value: v };\n}\n',
+      },
+      true,
+    );
+    const p = await genAt(root, "src/find.ts", "find");
+    expect(p.content).toContain("const result = find([1], 1);\n    expect(result).toBeUndefined();");
+    expect(p.tests).toMatchObject({ kept: 1, todo: 0, dropped: 0, value_assertions: 1 });
+    const q = await genAt(root, "src/find.ts", "tag");
+    // JSON would lose the symbol key, and toEqual would then fail: the placeholder stays.
+    expect(q.content).toContain("expect(result).toBeDefined(); // TODO: assert the expected value");
+    expect(q.tests).toMatchObject({ kept: 1, todo: 0, dropped: 0, value_assertions: 0 });
+  }, 120_000);
+
   it("web globals are real instances: Request, Response, Blob, FormData (from the DOM lib or @types/node)", async () => {
     const root = files({
       "tsconfig.json": JSON.stringify({
