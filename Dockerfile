@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# agency: the orchestrator and the bundled agents in one image (README "Container and Kubernetes").
+# agency: the orchestrator and the bundled agents in one image (docs/operations.md "Container and Kubernetes").
 #   docker build -t agency .                          # CPU llama.cpp binary only
 #   docker build --build-arg LLAMA_GPU=cuda -t agency:cuda .
 #   docker run --rm -p 127.0.0.1:9464:9464 agency     # aip up (embedded); probes on :9464

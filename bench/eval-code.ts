@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run eval:code`: the code agents measured against the TypeScript compiler's own answers
- * (README "Evaluation") on ../shared/corpus/ (four real libraries) and on this repository's sources.
+ * (docs/agents.md "Evaluation") on ../shared/corpus/ (four real libraries) and on this repository's sources.
  *
  * - exports: summarize's export list against the checker's `getExportsOfModule` per module (recall, precision);
  * - broken buffers: at random cursor positions in code, the buffer truncated after the cursor, the next
@@ -335,7 +335,7 @@ interface Phrasing {
   project: string;
   file: string;
   symbol: string;
-  /** "dev": looked at while tuning the ranking; "holdout": only scored (README "Evaluation"). */
+  /** "dev": looked at while tuning the ranking; "holdout": only scored (docs/agents.md "Evaluation"). */
   split: "dev" | "holdout";
 }
 

@@ -9,21 +9,24 @@ import { cleanupAll, ROOT } from "./lib/procs.js";
 import { machine, writeReport, writeScenario } from "./lib/report.js";
 import { SCENARIOS } from "./scenarios/index.js";
 
-const USAGE = `Usage: npm run bench -- [--quick] [--only NAME[,NAME]] [--socket PATH] [--out DIR]
+const USAGE = `Usage: npm run bench -- [--quick] [--only NAME[,NAME]] [--socket PATH] [--out DIR] [--dry-run]
 
   --quick        short durations and fewer rounds (a smoke run, figures indicative only)
   --only NAMES   run only these scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}
   --socket PATH  also send the overhead and pooling load to this socket (another proxy in front of agent-dummy)
-  --out DIR      where results go (default bench/results)`;
+  --out DIR      where results go (default bench/results)
+  --dry-run      print the scenarios that would run, and run none`;
 
 function parse(argv: string[]): {
   quick: boolean;
   only: string[] | undefined;
   socket: string | undefined;
   out: string;
+  dryRun: boolean;
 } {
   const opts = {
     quick: false,
+    dryRun: false,
     only: undefined as string[] | undefined,
     socket: undefined as string | undefined,
     out: join(ROOT, "bench/results"),
@@ -39,6 +42,7 @@ function parse(argv: string[]): {
     else if (a === "--only") opts.only = value().split(",");
     else if (a === "--socket") opts.socket = value();
     else if (a === "--out") opts.out = value();
+    else if (a === "--dry-run") opts.dryRun = true;
     else if (a === "--help" || a === "-h") {
       console.log(USAGE);
       process.exit(0);
@@ -60,6 +64,10 @@ async function main(): Promise<number> {
   }
   const date = new Date().toISOString().slice(0, 10);
   const chosen = SCENARIOS.filter((s) => !opts.only || opts.only.includes(s.name));
+  if (opts.dryRun) {
+    for (const s of chosen) console.log(`${s.name}\t${s.title}`);
+    return 0;
+  }
   const t0 = performance.now();
   for (const [i, s] of chosen.entries()) {
     console.error(`bench: [${i + 1}/${chosen.length}] ${s.name}: ${s.title}`);

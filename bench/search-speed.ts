@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Search query speed against a previous build, side by side in one process (README "search"):
+ * Search query speed against a previous build, side by side in one process (docs/agents.md "search"):
  * `node dist/bench/search-speed.js <old-dist>` where `<old-dist>` is the `dist/` of the commit to compare
  * with (built from `git archive <commit>`). Both indexes cover the same generated 5,000-file workspace;
  * the queries alternate old/new so that load on the host hits both alike. Prints p50/p95 per side and

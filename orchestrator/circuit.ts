@@ -1,5 +1,5 @@
 /**
- * An agent's circuit breaker: it opens after `threshold` consecutive failures the agent caused (README,
+ * An agent's circuit breaker: it opens after `threshold` consecutive failures the agent caused (docs/operations.md,
  * Failures), stays open until a health probe succeeds, and any success in between resets the count.
  */
 export interface CircuitView {

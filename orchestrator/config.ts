@@ -63,7 +63,7 @@ const LimitsConfigSchema = z.strictObject({
   cpu_sample_ms: z.number().int().positive().default(1000),
   restart_initial_ms: z.number().int().positive().default(100),
   /**
-   * Embedded: keep a second, ready process per agent; when the agent dies it takes over at once (README
+   * Embedded: keep a second, ready process per agent; when the agent dies it takes over at once (docs/operations.md
    * "Supervisor"). light: agents declaring < 1000m CPU (no model: a second copy is cheap); all; off.
    */
   warm_standby: z.enum(["off", "light", "all"]).default("light"),
@@ -102,7 +102,7 @@ export type CanaryConfig = z.infer<typeof CanaryConfigSchema>;
 export const AgencyConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   socket: z.string().min(1).default("./run/aip.sock"),
-  /** Agents' sockets; default `agents/` beside the orchestrator socket (README "Configuration"). */
+  /** Agents' sockets; default `agents/` beside the orchestrator socket (docs/operations.md "Configuration"). */
   agent_socket_dir: z.string().min(1).optional(),
   mode: z.enum(["embedded", "systemd"]).default("embedded"),
   /** Group allowed to connect (socket 0660); absent = owner only (0600). */
@@ -190,7 +190,7 @@ export function packageRootDir(): string {
 
 export const DEFAULT_CONFIG_PATH = "manifests/agency.json";
 
-/** Environment variables that override the config file (documented in the README). */
+/** Environment variables that override the config file (documented in docs/operations.md "Configuration"). */
 const ENV_OVERRIDES = {
   AIP_SOCKET: "socket",
   AIP_AGENT_SOCKET_DIR: "agent_socket_dir",
@@ -204,7 +204,7 @@ const ENV_OVERRIDES = {
   AIP_VETTING: "vetting",
 } as const;
 
-// --- state_dir derivation (README "Configuration") ---
+// --- state_dir derivation (docs/operations.md "Configuration") ---
 /** Where systemd mode keeps its state when the unit sets no `StateDirectory=`. */
 export const SYSTEMD_STATE_DIR = "/var/lib/aip";
 

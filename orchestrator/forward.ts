@@ -42,7 +42,7 @@ export interface ModelAccounting {
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
 
 /**
- * The token accounting a model-backed agent puts in its payload (README "Model-backed completion"):
+ * The token accounting a model-backed agent puts in its payload (docs/agents.md "Model-backed completion"):
  * agent-complete's `prompt.tokens` + `inference` (its attempts' `inference_ms`), summarize's `model`.
  */
 export function modelAccounting(response: AipResponse): ModelAccounting | undefined {

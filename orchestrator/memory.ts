@@ -1,5 +1,5 @@
 /**
- * Embedded mode: each agent's V8 heap is limited from its manifest's `resources.memory` (README,
+ * Embedded mode: each agent's V8 heap is limited from its manifest's `resources.memory` (docs/operations.md,
  * Supervisor), so an agent sheds load (AIP_ERR_SOCKET_BUSY) before it outgrows what it declared.
  * Under systemd the unit's MemoryMax (cgroup) bounds the whole process instead.
  */

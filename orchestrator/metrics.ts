@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics: counters fed by orchestrator events, gauges read from snapshots at scrape time.
- * Conventions (README "Operating it"): ratios are 0-1, latencies are histograms (no precomputed
+ * Conventions (docs/operations.md "Operating it"): ratios are 0-1, latencies are histograms (no precomputed
  * quantiles), the process metrics carry their standard names (`process_*`, `nodejs_*`), and
  * `promtool check metrics` is clean (tested).
  */

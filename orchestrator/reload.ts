@@ -1,5 +1,5 @@
 /**
- * Embedded-mode reload (`aip reload`, SIGHUP; README "Operating it"): a new orchestrator process starts
+ * Embedded-mode reload (`aip reload`, SIGHUP; docs/operations.md "Operating it"): a new orchestrator process starts
  * on the listening socket this one hands over, adopts the running agents (their output pipes are handed
  * over too), and says when it serves; then this one stops accepting, answers what it read, and exits
  * without stopping the agents. Clients see no refused connection: the socket never closes.

@@ -1,5 +1,5 @@
 /**
- * The systemd service protocol for the orchestrator (README "Operating under systemd"): socket activation
+ * The systemd service protocol for the orchestrator (docs/operations.md "Operating under systemd"): socket activation
  * (`LISTEN_FDS`, sd_listen_fds(3)) and readiness/watchdog/status notifications (`NOTIFY_SOCKET`, sd_notify(3)).
  */
 import { spawn, type ChildProcess } from "node:child_process";

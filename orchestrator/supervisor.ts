@@ -9,6 +9,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { waitForSocket } from "../protocol/client.js";
 import type { Logger } from "../protocol/log.js";
+import { processStats } from "./procstat.js";
 
 export interface ChildHandle {
   pid: number | undefined;
@@ -91,6 +92,42 @@ export function adoptedChild(pid: number, stdoutFd: number, stderrFd: number): C
   owned.add(handle);
   void exited.then(() => owned.delete(handle));
   return handle;
+}
+
+/** A start that uses little CPU (a sleeping or blocked process) is given up after this many start timeouts of wall time. */
+export const START_WALL_FACTOR = 4;
+
+/**
+ * Wait until a starting agent accepts on `path`. The start timeout is counted in the process's own CPU
+ * time (docs/operations.md "Supervisor"): on a busy host a start takes longer without being wrong, and
+ * the verdict must not flip with the load. A process that uses little CPU and still does not listen is
+ * given up after START_WALL_FACTOR × the timeout of wall time.
+ */
+export async function waitForStart(
+  path: string,
+  pid: number | undefined,
+  timeoutMs: number,
+  alive: () => boolean,
+): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      await waitForSocket(path, Math.min(timeoutMs, 500), alive);
+      return;
+    } catch (err) {
+      if (!alive()) throw err;
+      const cpuMs = Math.round((pid === undefined ? 0 : (processStats(pid)?.cpuSeconds ?? 0)) * 1000);
+      const wallMs = Date.now() - started;
+      if (cpuMs >= timeoutMs)
+        throw new Error(
+          `${path} did not accept connections after ${cpuMs} ms of the agent's CPU time (start_timeout_ms ${timeoutMs}; ${wallMs} ms of wall time)`,
+        );
+      if (wallMs >= timeoutMs * START_WALL_FACTOR)
+        throw new Error(
+          `${path} did not accept connections within ${wallMs} ms (${START_WALL_FACTOR} × start_timeout_ms ${timeoutMs} of wall time; ${cpuMs} ms of the agent's CPU time)`,
+        );
+    }
+  }
 }
 
 export interface SupervisorOptions {
@@ -199,7 +236,7 @@ export class Supervisor {
       if (gen === this.generation) this.onExit(r);
     });
     try {
-      await waitForSocket(this.o.socketPath, this.o.startTimeoutMs, () => !exited);
+      await waitForStart(this.o.socketPath, child.pid, this.o.startTimeoutMs, () => !exited);
       if (!(await this.o.ready(this.o.socketPath)))
         throw new Error("agent accepted connections but /healthz did not answer");
     } catch (err) {
@@ -238,7 +275,7 @@ export class Supervisor {
       }
       this.standbyTimer = setTimeout(() => this.startStandby(), this.o.restartInitialMs);
     });
-    void waitForSocket(path, this.o.startTimeoutMs, () => !exited)
+    void waitForStart(path, child.pid, this.o.startTimeoutMs, () => !exited)
       .then(() => this.o.ready(path))
       .then((ok) => {
         if (ok && this.standby === entry) {

@@ -1,7 +1,7 @@
 /**
  * One contract per action: the zod schemas of its `context`, `constraints` and `payload`. The agents
  * validate requests with them (`actionInput`), `GET /v1/schema` serves them as JSON Schema, and the
- * LSP and MCP servers build on them (README: "Use it from your editor", "Use it from a coding agent").
+ * LSP and MCP servers build on them (docs/integrations.md).
  *
  * Positions: `line` is 1-based, `column` counts UTF-16 code units from 0 (what JavaScript string
  * indices, LSP and most editors count).

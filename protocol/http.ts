@@ -125,7 +125,7 @@ export class HttpFraming {
     const pending = [...(this.responding.get(socket) ?? [])];
     // The request whose body was being read when the bytes went bad (or its time ran out) is answered
     // itself, through its own response: after the answers of the requests read before it, in order.
-    // Waiting for it instead would wait for ever (see README, Limits: a bad or unfinished body gets an answer).
+    // Waiting for it instead would wait for ever (see docs/aip-1.md, Limits: a bad or unfinished body gets an answer).
     const unfinished = pending.find((res) => !res.req.complete);
     if (unfinished) {
       this.failedBodies.add(unfinished);

@@ -8,6 +8,12 @@ export interface Limits {
   maxJsonDepth: number;
   /** Concurrent connections per server; further connections are closed at once. */
   maxConnections: number;
+  /**
+   * Connections the kernel holds before the server accepts them (the listen(2) backlog, capped by
+   * net.core.somaxconn): while no process accepts (a reload's hand-over, a busy start), clients wait
+   * here; beyond it a connect to a Unix socket fails at once (EAGAIN).
+   */
+  listenBacklog: number;
   /** An idle keep-alive or NDJSON connection is closed after this long without traffic. */
   idleTimeoutMs: number;
   /** The whole HTTP request head must arrive within this long (slowloris guard). */
@@ -29,6 +35,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxLineBytes: 1024 * 1024 + 1,
   maxJsonDepth: 64,
   maxConnections: 1000,
+  listenBacklog: 4096,
   idleTimeoutMs: 60_000,
   headersTimeoutMs: 10_000,
   requestReceiveTimeoutMs: 30_000,

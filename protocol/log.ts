@@ -57,7 +57,7 @@ export const JOURNAL_PRIORITY: Readonly<Record<string, number>> = {
 };
 
 /**
- * True when file descriptor `fd` is the journal stream systemd connected (README "Logs"): `$JOURNAL_STREAM`
+ * True when file descriptor `fd` is the journal stream systemd connected (docs/operations.md "Operating under systemd"): `$JOURNAL_STREAM`
  * is `DEVICE:INODE` of that stream, compared with the descriptor's own, so a child whose stdout is a
  * pipe does not prefix even though it inherited the variable.
  */

@@ -1,7 +1,7 @@
 /**
  * NDJSON framing: one request a line, answers written in request order, backpressure both ways.
  *
- * Bounded per connection (README, Limits): at most `maxPipelined` requests in flight; no new line is
+ * Bounded per connection (docs/aip-1.md, Limits): at most `maxPipelined` requests in flight; no new line is
  * taken while `maxQueuedOutputBytes` of answers wait for a client that does not read; at most
  * `maxPipelined` lines are taken per turn of the event loop, so one connection's flood of lines
  * cannot hold the process; a line must arrive whole within `lineReceiveTimeoutMs` of its first byte.

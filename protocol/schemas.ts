@@ -5,7 +5,7 @@ import { TRACE_ID_PATTERN } from "./trace.js";
 
 export const TraceIdSchema = z.string().regex(TRACE_ID_PATTERN, "expected 1-128 characters of A-Z a-z 0-9 . _ : -");
 
-/** A position: line 1-based, column 0-based in UTF-16 code units (README: "AIP-1 in short"). */
+/** A position: line 1-based, column 0-based in UTF-16 code units (docs/aip-1.md). */
 export const CursorSchema = z.object({
   line: z.number().int().min(1).describe("1-based"),
   column: z.number().int().min(0).describe("0-based, in UTF-16 code units"),

@@ -23,7 +23,7 @@ export interface InvokeContext {
   framing: "http" | "ndjson";
   /**
    * This server's id for the client connection the request came on (unique for the server's lifetime).
-   * Latest-wins is scoped by it, so two clients never cancel each other (README "Latest wins").
+   * Latest-wins is scoped by it, so two clients never cancel each other (docs/agents.md "Latest wins").
    */
   connection: number;
 }
@@ -158,7 +158,7 @@ export class AipServer {
       const fd = this.options.fd;
       await new Promise<void>((resolve, reject) => {
         this.net.once("error", reject);
-        this.net.listen({ fd }, () => {
+        this.net.listen({ fd }, this.limits.listenBacklog, () => {
           this.net.off("error", reject);
           resolve();
         });
@@ -177,7 +177,7 @@ export class AipServer {
     try {
       await new Promise<void>((resolve, reject) => {
         this.net.once("error", reject);
-        this.net.listen(viaTemp ? bound : this.socketPath, () => {
+        this.net.listen({ path: viaTemp ? bound : this.socketPath, backlog: this.limits.listenBacklog }, () => {
           this.net.off("error", reject);
           resolve();
         });
@@ -284,7 +284,7 @@ export class AipServer {
    * A keep-alive connection idle at shutdown may have a request on its way (a client sends the next
    * one as soon as it has read an answer): each connection gets up to `keepAliveLingerMs` (at most
    * the grace) for it, answered with Connection: close, which ends the connection. Closing it at
-   * once would leave that request unread (README, Operating it: reload).
+   * once would leave that request unread (docs/operations.md, Operating it: reload).
    */
   private async lingerKeepAlive(graceMs: number): Promise<void> {
     const lingerMs = Math.min(graceMs, this.options.keepAliveLingerMs ?? 0);

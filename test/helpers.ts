@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -13,6 +13,24 @@ export const DUMMY = join(DIST, "agents/dummy/main.js");
 export function tempDir(prefix = "aipt-"): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Write `dir`/agency.json for `aip up`: its socket `dir`/aip.sock, agents' sockets in `dir`/agents, one
+ * agent-dummy, and the `extra` keys (which replace these); returns the file's path.
+ */
+export function writeDummyConfig(dir: string, extra: Record<string, unknown> = {}): string {
+  const path = join(dir, "agency.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      socket: join(dir, "aip.sock"),
+      agent_socket_dir: join(dir, "agents"),
+      agents: [{ name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json") }],
+      ...extra,
+    }),
+  );
+  return path;
 }
 
 /** Parse JSON Lines output, skipping lines that are not JSON. */

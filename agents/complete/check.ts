@@ -215,7 +215,7 @@ export async function checkSplice(
   };
   const bad = syntaxError(text, dialect, wrapperEnd);
   if (bad) {
-    // A buffer that was already broken around the cursor (README "Broken buffers"): the completion
+    // A buffer that was already broken around the cursor (docs/agents.md "Broken buffers"): the completion
     // passes when it adds no syntax error to the region; prettier cannot format broken code.
     if (base && base.file.diagnostics.length > 0) {
       const without = syntaxError(

@@ -10,7 +10,7 @@ import { IndexRegistry } from "./registry.js";
 /** By default a workspace is rescanned (stat only; changed files re-read) when its index is older than this. */
 export const DEFAULT_STALE_MS = 2_000;
 
-/** Longest `context.query` accepted, in characters (README, search). */
+/** Longest `context.query` accepted, in characters (docs/agents.md "search"). */
 export const MAX_QUERY_CHARS = 1_000;
 /** Bounds on `constraints.paths`: globs compile to regular expressions, matched against every path. */
 export const MAX_GLOBS = 32;

@@ -5,7 +5,7 @@ import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js
 import { processTerm, queryGroups, tokenize } from "./tokenize.js";
 
 /**
- * Symbols rank above prose that repeats them (README "search"): a chunk of a Markdown or text file
+ * Symbols rank above prose that repeats them (docs/agents.md "search"): a chunk of a Markdown or text file
  * scores this share of its BM25 score, so a README heading copied from a JSDoc does not beat the function.
  */
 export const PROSE_WEIGHT = 0.5;

@@ -1,7 +1,7 @@
 /**
  * Identifier-aware tokens (camelCase, PascalCase acronyms, snake_case, kebab-case and digit runs
  * split; the whole identifier kept too), a light stemmer, and the code synonyms a query is widened
- * with (README "search"). Every function here is one left-to-right pass over its input: no regular
+ * with (docs/agents.md "search"). Every function here is one left-to-right pass over its input: no regular
  * expression that can backtrack, so a hostile 1 MB identifier costs linear time.
  */
 
@@ -163,7 +163,7 @@ export function processTerm(term: string): string | null {
 }
 
 /**
- * Words a developer uses for the same thing in code (README "search"): a query word from one group
+ * Words a developer uses for the same thing in code (docs/agents.md "search"): a query word from one group
  * also looks for the others, at `SYNONYM_WEIGHT` of its own weight, and a chunk matching several
  * words of one group counts once. Kept small on purpose: each group is common programming
  * vocabulary (naming habits and abbreviations seen across codebases), not a thesaurus. A word whose

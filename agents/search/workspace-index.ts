@@ -57,7 +57,7 @@ export interface IndexOptions {
 }
 
 /**
- * Fields and boosts (README "search"): a definition's name counts most, then its head (doc comment and
+ * Fields and boosts (docs/agents.md "search"): a definition's name counts most, then its head (doc comment and
  * signature: what the definition says it does, its parameters), then its path, then the whole text.
  * The head is also part of the text, so words a definition documents count in both.
  */

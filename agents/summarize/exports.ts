@@ -1,5 +1,5 @@
 /**
- * A module's public API as the compiler sees it (README "summarize"): its own exports, plus what
+ * A module's public API as the compiler sees it (docs/agents.md "summarize"): its own exports, plus what
  * `export * from`, `export * as ns from`, `export { a as b } from` and `import … ; export { … }` bring
  * in from workspace files (resolve.ts), overloads and merged declarations as one entry, default and
  * type-only exports flagged. A cycle or a target that cannot be resolved is listed in `unresolved`.

@@ -1,5 +1,5 @@
 /**
- * Pool sizing strategies (README, Orchestrator: adaptive pool). The adaptive one follows demand, the
+ * Pool sizing strategies (docs/operations.md, Orchestrator: adaptive pool). The adaptive one follows demand, the
  * calls in flight plus those waiting: it starts at min(5, max_concurrent); when callers wait it grows
  * at once to the demand (up to max_concurrent), so the pool never throttles below what the agent
  * admits; when the peak demand over the recent calls left a slot idle it shrinks by one per call, never below 3. Latency does not size it: a fast agent under steady load needs as many

@@ -1,4 +1,4 @@
-/** The broken buffers of the broken-buffer suites (README "Broken buffers"): one module, three ways an editor buffer is broken. */
+/** The broken buffers of the broken-buffer suites (docs/agents.md "Broken buffers"): one module, three ways an editor buffer is broken. */
 import { expect } from "vitest";
 import type { Json } from "./code-helpers.js";
 

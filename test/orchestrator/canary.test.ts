@@ -196,7 +196,7 @@ describe("canary", () => {
     expect(agency.orchestrator.agents.find((a) => a.role === "retained")?.version).toBe("1.0.0");
   });
 
-  it("the README example (start, promote, rollback), then a restart: the stable version is back on the config's socket", async () => {
+  it("the docs/operations.md canary example (start, promote, rollback), then a restart: the stable version is back on the config's socket", async () => {
     agency = await startAgency([SVC], {}, {}, { canary: { retention_ms: 60_000 } });
     v2(agency.dir);
     await admin("/v1/admin/canary/start", { agent: "svc", version: "2.0.0" });

@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, waitForSocket } from "../../protocol/client.js";
-import { DIST, ROOT, jsonLines, pidAlive, tempDir } from "../helpers.js";
+import { DIST, jsonLines, pidAlive, tempDir, writeDummyConfig } from "../helpers.js";
 import { until } from "./harness.js";
 
 const run = promisify(execFile);
@@ -28,23 +28,10 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
   };
 
   beforeAll(async () => {
-    const config = join(t.dir, "agency.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        socket: sock,
-        agent_socket_dir: join(t.dir, "agents"),
-        vetting: "off",
-        agents: [
-          {
-            name: "dummy",
-            command: [join(DIST, "agents/dummy/main.js")],
-            manifest: join(ROOT, "manifests/dummy.json"),
-          },
-        ],
-        limits: { shutdown_grace_ms: 3000 },
-      }),
-    );
+    const config = writeDummyConfig(t.dir, {
+      vetting: "off",
+      limits: { shutdown_grace_ms: 3000 },
+    });
     up = spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], { stdio: "ignore" });
     await waitForSocket(sock, 30_000, () => up.exitCode === null);
     await until(async () => (await health()).agents.dummy.status === "healthy", 30_000, "dummy healthy");

@@ -1,11 +1,12 @@
-import { connect } from "node:net";
+import { spawn, type ChildProcess } from "node:child_process";
+import { connect, type Socket } from "node:net";
 import { lstatSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { AipServer, type AipServerOptions } from "../../protocol/server.js";
 import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
-import { tempDir } from "../helpers.js";
+import { DIST, tempDir } from "../helpers.js";
 
 let dir: string;
 let cleanup: () => void;
@@ -184,5 +185,75 @@ describe("framing", () => {
     const r = await httpRequest(s.socketPath, { method: "GET", path: "/nope" });
     expect(r.status).toBe(404);
     expect(JSON.parse(r.body).error.suggestion).toContain("GET /healthz");
+  });
+});
+
+describe("listenBacklog", () => {
+  /** A server in a child process (stopped below, so it accepts nothing); resolves with its pid once it listens. */
+  async function stoppedServer(socketPath: string, backlog: number | undefined): Promise<number> {
+    const limits = backlog === undefined ? "{}" : `{ listenBacklog: ${backlog} }`;
+    const child = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import { AipServer } from ${JSON.stringify(join(DIST, "protocol/server.js"))};
+         await AipServer.listen({ socketPath: ${JSON.stringify(socketPath)}, invoke: async () => ({}), limits: ${limits} });
+         process.stdout.write("listening\\n");`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.once("data", () => resolve());
+      child.once("exit", (code) => reject(new Error(`server exited ${code}`)));
+    });
+    process.kill(child.pid!, "SIGSTOP");
+    return child.pid!;
+  }
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of children.splice(0)) {
+      process.kill(c.pid!, "SIGCONT");
+      c.kill("SIGKILL");
+    }
+  });
+
+  /** Connect `n` times to a server that accepts nothing; how many the kernel took before refusing (EAGAIN). */
+  async function held(socketPath: string, n: number): Promise<{ held: number; refused: string[] }> {
+    const sockets: Socket[] = [];
+    const refused: string[] = [];
+    for (let i = 0; i < n; i++) {
+      await new Promise<void>((resolve) => {
+        const s = connect(socketPath);
+        s.once("connect", () => {
+          sockets.push(s);
+          resolve();
+        });
+        s.once("error", (err: NodeJS.ErrnoException) => {
+          refused.push(err.code ?? err.message);
+          resolve();
+        });
+      });
+    }
+    for (const s of sockets) s.destroy();
+    return { held: sockets.length, refused };
+  }
+
+  it("the kernel holds listenBacklog connections for a server that is not accepting, then refuses at once", async () => {
+    const small = join(dir, "small.sock");
+    await stoppedServer(small, 8);
+    const r = await held(small, 40);
+    // Linux queues backlog + 1 on a Unix socket.
+    expect(r.held).toBeGreaterThanOrEqual(8);
+    expect(r.held).toBeLessThanOrEqual(9);
+    expect(r.refused[0]).toBe("EAGAIN");
+  });
+
+  it("by default holds every one of 600 connections (Node's own default, 511, would refuse some)", async () => {
+    const big = join(dir, "big.sock");
+    await stoppedServer(big, undefined);
+    const r = await held(big, 600);
+    expect(r).toEqual({ held: 600, refused: [] });
   });
 });

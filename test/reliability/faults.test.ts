@@ -1,5 +1,5 @@
 /**
- * Faults under load (issue 8, item 7): 200 concurrent clients through `aip up` (a real process) while an
+ * Faults under load (docs/reliability.md): 200 concurrent clients through `aip up` (a real process) while an
  * agent is killed (-9), stopped (SIGSTOP, then a health check), loses its socket file (then a health
  * check), or the orchestrator itself restarts. Lost must be 0: every request sent gets a success or an
  * AIP-1 error within its deadline (+ grace). For the orchestrator restart, two client-visible failures
@@ -64,15 +64,20 @@ async function underLoad(
   inject: (a: RealAgency, agentPid: number) => Promise<number | void>,
   recovered: (a: RealAgency, before: number) => Promise<boolean>,
   limits: Record<string, unknown> = {},
+  options: { activation?: boolean } = {},
 ): Promise<FaultResult> {
-  agency = await startRealAgency({
-    restart_initial_ms: 100,
-    health_interval_ms: 1000,
-    health_timeout_ms: 500,
-    shutdown_grace_ms: 3000,
-    warm_standby: WARM_STANDBY,
-    ...limits,
-  });
+  agency = await startRealAgency(
+    {
+      restart_initial_ms: 100,
+      health_interval_ms: 1000,
+      health_timeout_ms: 500,
+      shutdown_grace_ms: 3000,
+      warm_standby: WARM_STANDBY,
+      ...limits,
+    },
+    undefined,
+    options,
+  );
   const before = (await agency.health()).agents.dummy!.pid!;
   const load = faultLoad(agency.socket, CLIENTS, fault);
   // Warm-up: the first STEADY/2 successes. A cold orchestrator on two busy cores reads the first
@@ -193,7 +198,7 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
         );
         expect(r.lost, r.lost_causes.join("; ")).toBe(0);
         expect(r.refused).toBe(0);
-        // Back through the re-probe every reprobe_ms while unhealthy, not the periodic check (README,
+        // Back through the re-probe every reprobe_ms while unhealthy, not the periodic check (docs/reliability.md,
         // Reliability: recovery paths); the time it took is the figure `first_success_ms`.
         expect(Number.isFinite(r.first_success_ms)).toBe(true);
         const back = readFileSync(agency!.logFile, "utf8")
@@ -233,6 +238,30 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
           async (a) => (await a.health()).agents.dummy?.status === "healthy",
         );
         expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+      },
+    );
+
+    it.runIf(FULL)(
+      `orchestrator restart under socket activation (the listening socket held, as aip-orchestrator.socket does) (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        let old = 0;
+        const r = await underLoad(
+          "orchestrator-restart-activated",
+          async (a) => {
+            old = (await a.health()).pid;
+            process.kill(old, "SIGTERM");
+          },
+          async (a) => {
+            const h = await a.health();
+            return h.pid !== old && h.agents.dummy?.status === "healthy";
+          },
+          {},
+          { activation: true },
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+        expect(r.closed_unread).toBe(0);
       },
     );
 

@@ -115,7 +115,7 @@ describe.sequential("fuzz: bad input", () => {
           { numRuns: Math.ceil(SCALE.http / 40), seed: SEED, endOnFailure: true },
         );
         // Bogus HTTP: whatever is answered is an envelope. An incomplete request is not a frame: the server
-        // may keep it until requestReceiveTimeoutMs (30 s, README "Limits"); we stop waiting after 2 s.
+        // may keep it until requestReceiveTimeoutMs (30 s, docs/aip-1.md "Limits"); we stop waiting after 2 s.
         await check(
           fc.asyncProperty(fc.array(bogusHttpArb, { minLength: 50, maxLength: 50 }), async (payloads: Buffer[]) => {
             const results = await Promise.all(payloads.map((p) => rawHttp(socket, p, 2000)));
@@ -147,7 +147,7 @@ describe.sequential("fuzz: bad input", () => {
 
     it(`over the limit (${target}): 413 envelopes, memory bounded`, { timeout: 120_000 }, async () => {
       const socket = targets()[target];
-      // An agent accepts the forwarding headroom beyond the front door's limit (README, Limits).
+      // An agent accepts the forwarding headroom beyond the front door's limit (docs/aip-1.md, Limits).
       const limit = target === "agent runtime" ? AGENT_LIMITS.maxLineBytes : MiB;
       for (let i = 0; i < SCALE.huge; i++) {
         const big = Buffer.alloc(limit + 100 + i, 0x61);

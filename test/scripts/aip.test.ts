@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForSocket } from "../../protocol/client.js";
-import { DIST, ROOT, jsonLines, tempDir } from "../helpers.js";
+import { DIST, jsonLines, tempDir, writeDummyConfig } from "../helpers.js";
 
 const AIP = join(DIST, "scripts/aip.js");
 const run = promisify(execFile);
@@ -43,22 +43,9 @@ describe("aip up (embedded) end to end", () => {
     t = tempDir("aipu-");
     sock = join(t.dir, "aip.sock");
     logFile = join(t.dir, "aip.log");
-    const config = join(t.dir, "agency.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        socket: sock,
-        agent_socket_dir: join(t.dir, "agents"),
-        agents: [
-          {
-            name: "dummy",
-            command: [join(DIST, "agents/dummy/main.js")],
-            manifest: join(ROOT, "manifests/dummy.json"),
-          },
-        ],
-        limits: { warm_standby: "off" }, // one child process to account for (the standby has its own test)
-      }),
-    );
+    const config = writeDummyConfig(t.dir, {
+      limits: { warm_standby: "off" }, // one child process to account for (the standby has its own test)
+    });
     up = spawn(AIP, ["up", "--config", config, "--log", logFile, "--health-port", String(port)], {
       stdio: ["ignore", "pipe", "pipe"],
     });

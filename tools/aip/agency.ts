@@ -34,6 +34,25 @@ async function answers(socket: string): Promise<boolean> {
 }
 
 /** Connect to the agency on the given socket, or start an embedded one when none answers. */
+/**
+ * `connectAgency` for a stdio server command (`aip lsp`, `aip mcp`): the agency on `--socket`, or an
+ * embedded one from `--config`; undefined, with the reason on stderr, when neither can be had.
+ */
+export async function agencyForServer(
+  command: string,
+  flags: Record<string, string | true | undefined>,
+): Promise<Agency | undefined> {
+  try {
+    return await connectAgency({
+      socket: flags.socket,
+      config: typeof flags.config === "string" ? flags.config : undefined,
+    });
+  } catch (err) {
+    process.stderr.write(`aip ${command}: no agency and none could be started: ${(err as Error).message}\n`);
+    return undefined;
+  }
+}
+
 export async function connectAgency(options: {
   socket?: string | true | undefined;
   config?: string | undefined;
@@ -69,7 +88,7 @@ export type Answer<T> = { ok: true; payload: T; warnings?: Problem[] } | { ok: f
 
 /**
  * POST /v1/invoke over a keep-alive connection. Aborting `signal` closes the request, which the
- * orchestrator turns into a cancelled call (README: "Deadlines and failures").
+ * orchestrator turns into a cancelled call (docs/operations.md "Deadlines and failures").
  */
 export class AipCaller {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });

@@ -1,6 +1,6 @@
 /**
  * `aip lsp`: a Language Server over stdio (vscode-languageserver) in front of the agency
- * (README: "Use it from your editor"). LSP positions are 0-based lines and UTF-16 columns; AIP-1
+ * (docs/integrations.md "Use it from your editor"). LSP positions are 0-based lines and UTF-16 columns; AIP-1
  * lines are 1-based with the same columns, so only lines are shifted.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -38,7 +38,7 @@ import type {
 } from "../../protocol/actions.js";
 import type { Problem } from "../../protocol/errors.js";
 import { newTraceId } from "../../protocol/trace.js";
-import { AipCaller, connectAgency, type Agency, type Answer } from "./agency.js";
+import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 type Json = Record<string, unknown>;
@@ -474,21 +474,13 @@ export const lsp: Command = {
 Speaks the Language Server Protocol on stdin/stdout. Requests go to the agency on
 --socket (default: $AIP_SOCKET or ./run/aip.sock); when none answers there, an
 embedded agency is started (from --config, default manifests/agency.json) and the
-LSP log channel says so. See README "Use it from your editor".`,
+LSP log channel says so. See docs/integrations.md "Use it from your editor".`,
   async run(argv) {
     const { flags, positionals } = parseArgs(argv, ["socket", "config"], ["stdio"]);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     const connection = createConnection(ProposedFeatures.all, process.stdin, process.stdout);
-    let agency: Agency;
-    try {
-      agency = await connectAgency({
-        socket: flags.socket,
-        config: typeof flags.config === "string" ? flags.config : undefined,
-      });
-    } catch (err) {
-      process.stderr.write(`aip lsp: no agency and none could be started: ${(err as Error).message}\n`);
-      return EXIT.aipError;
-    }
+    const agency = await agencyForServer("lsp", flags);
+    if (agency === undefined) return EXIT.aipError;
     serveLsp({ connection, agency });
     const closed = new Promise<void>((resolve) => {
       connection.onExit(resolve);

@@ -1,6 +1,6 @@
 /**
  * `aip mcp`: an MCP server over stdio (@modelcontextprotocol/sdk) exposing the agency to coding agents
- * (README: "Use it from a coding agent"). Tool inputs are built from the per-action contracts in
+ * (docs/integrations.md "Use it from a coding agent"). Tool inputs are built from the per-action contracts in
  * protocol/actions.ts, outputs are the action payloads. Files are named relative to the workspace (the
  * client's roots, or --workspace) and the agents confine them to it exactly as for any AIP-1 request.
  */
@@ -22,7 +22,7 @@ import {
   TestgenPayloadSchema,
 } from "../../protocol/actions.js";
 import { CursorSchema } from "../../protocol/schemas.js";
-import { AipCaller, connectAgency, type Agency } from "./agency.js";
+import { AipCaller, agencyForServer, type Agency } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 const PATH = z.string().min(1).describe("the file, relative to the workspace root (or absolute inside it)");
@@ -155,21 +155,13 @@ Speaks the Model Context Protocol on stdin/stdout with 4 tools: summarize_file,
 search_workspace, generate_tests, complete_at. Files are confined to the workspace:
 --workspace DIR, else the roots the client gives. Requests go to the agency on --socket
 (default: $AIP_SOCKET or ./run/aip.sock); when none answers, an embedded agency is
-started (from --config). See README "Use it from a coding agent".`,
+started (from --config). See docs/integrations.md "Use it from a coding agent".`,
   async run(argv) {
     const { flags, positionals } = parseArgs(argv, ["workspace", "socket", "config"]);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     const workspace = typeof flags.workspace === "string" ? resolve(flags.workspace) : undefined;
-    let agency: Agency;
-    try {
-      agency = await connectAgency({
-        socket: flags.socket,
-        config: typeof flags.config === "string" ? flags.config : undefined,
-      });
-    } catch (err) {
-      process.stderr.write(`aip mcp: no agency and none could be started: ${(err as Error).message}\n`);
-      return EXIT.aipError;
-    }
+    const agency = await agencyForServer("mcp", flags);
+    if (agency === undefined) return EXIT.aipError;
     if (agency.embedded)
       process.stderr.write(
         `aip mcp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})\n`,

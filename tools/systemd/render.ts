@@ -40,7 +40,7 @@ export interface RenderOptions {
 /** Test agents: never rendered (so never installed) unless named in `agents`. agent-dummy is the echo agent. */
 export const TEST_AGENTS: ReadonlySet<string> = new Set(["dummy"]);
 
-/** Agents that load a model through `AIP_MODEL` (README "Model-backed completion"). */
+/** Agents that load a model through `AIP_MODEL` (docs/agents.md "Model-backed completion"). */
 export const MODEL_AGENTS: ReadonlySet<string> = new Set(["complete", "summarize"]);
 
 export interface DiscoveredAgent {

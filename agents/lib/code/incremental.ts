@@ -1,7 +1,7 @@
 /**
  * Re-parsing a changed buffer by re-parsing only what the edit touches.
  *
- * Why this strategy (figures in bench/results, README "Agents"): a full typescript-estree parse of a
+ * Why this strategy (figures in bench/results, docs/agents.md "Agents"): a full typescript-estree parse of a
  * 2,000-line file costs tens of milliseconds, over the 15 ms slicing budget, and typescript-estree
  * costs ~2-4 µs per character, so even one large top-level declaration (an exported call with a
  * long callback) takes several milliseconds. TypeScript's incremental `updateSourceFile` only speeds

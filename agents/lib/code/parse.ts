@@ -1,7 +1,7 @@
 /**
  * Parsing TS/TSX/JS/JSX into ESTree. TypeScript's own parser reads the text and recovers from syntax
  * errors (it never throws); typescript-estree converts its tree. A buffer with errors still gets a
- * tree, plus `diagnostics` (README "Broken buffers"): the code agents answer from it with
+ * tree, plus `diagnostics` (docs/agents.md "Broken buffers"): the code agents answer from it with
  * `partial: true`. AIP_ERR_PARSE remains for what cannot be parsed at all (nesting too deep to follow).
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
@@ -25,7 +25,7 @@ export interface ParseDiagnostic {
   message: string;
 }
 
-/** A diagnostic as the agents report it: 1-based line, 0-based UTF-16 column (README "Broken buffers"). */
+/** A diagnostic as the agents report it: 1-based line, 0-based UTF-16 column (docs/agents.md "Broken buffers"). */
 export interface ReportedDiagnostic {
   line: number;
   column: number;

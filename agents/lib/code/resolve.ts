@@ -1,5 +1,5 @@
 /**
- * Resolving a module specifier to a workspace file as TypeScript resolves it (README "summarize"):
+ * Resolving a module specifier to a workspace file as TypeScript resolves it (docs/agents.md "summarize"):
  * relative specifiers, extensions (`.js` → `.ts`, `.jsx` → `.tsx`, `.mjs` → `.mts`, `.cjs` → `.cts`,
  * none → `.ts`/`.tsx`/`.d.ts`/`.js`/`.jsx`), directory `index` files, and the workspace's tsconfig.json
  * `compilerOptions.paths` (with `baseUrl`). Files are found and read only through workspace.ts (the

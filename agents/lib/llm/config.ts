@@ -1,4 +1,4 @@
-/** Model configuration: `AIP_MODEL` and friends, with defaults measured on the tiny model (README "Model-backed completion"). */
+/** Model configuration: `AIP_MODEL` and friends, with defaults measured on the tiny model (docs/agents.md "Model-backed completion"). */
 import { availableParallelism } from "node:os";
 
 export interface ModelConfig {

@@ -46,7 +46,7 @@ export const v8Heap: HeapProbe = {
     : {}),
 };
 
-/** New requests are refused (AIP_ERR_SOCKET_BUSY) while the heap is above this share of its limit (README, Supervisor). */
+/** New requests are refused (AIP_ERR_SOCKET_BUSY) while the heap is above this share of its limit (docs/operations.md, Supervisor). */
 export const SHED_HEAP_RATIO = 0.85;
 /** After a request leaves the heap above this share of its limit, a full collection gives the memory back. */
 export const COLLECT_AFTER_RATIO = 0.5;

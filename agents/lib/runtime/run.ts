@@ -146,7 +146,7 @@ export async function listen(
     server = await AipServer.listen({
       socketPath,
       ...(group !== undefined ? { group } : {}),
-      // An agent accepts whatever the front door accepted, once re-encoded for forwarding (README, Limits).
+      // An agent accepts whatever the front door accepted, once re-encoded for forwarding (docs/aip-1.md, Limits).
       limits: { ...AGENT_LIMITS, ...limits },
       invoke: async (value, ctx) => logged(log, await invoker.invoke(value, ctx.signal), ctx.framing),
       routes: {

@@ -7,7 +7,7 @@ import { LatencyWindow } from "../../../orchestrator/stats.js";
 
 const far = () => Date.now() + 60_000;
 
-describe("adaptive sizing (README rule: follows demand)", () => {
+describe("adaptive sizing (docs/operations.md rule: follows demand)", () => {
   it("starts at min(5, max_concurrent)", () => {
     expect(adaptiveSizing.initial(8)).toBe(5);
     expect(adaptiveSizing.initial(2)).toBe(2);

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpRequest, waitForSocket } from "../../../protocol/client.js";
-import { DIST, DUMMY, ROOT, pidAlive, tempDir } from "../../helpers.js";
+import { DIST, pidAlive, tempDir, writeDummyConfig } from "../../helpers.js";
 
 export const AIP = join(DIST, "scripts/aip.js");
 
@@ -26,26 +26,30 @@ export interface RealAgency {
   /** Reload (SIGHUP, as `aip reload`): a new orchestrator on the same socket, the agents kept; resolves with its pid once it serves. */
   reload(): Promise<number>;
   health(): Promise<{ pid: number; agents: Record<string, AgentHealth> }>;
+  /** Adopt the orchestrator now serving the socket (after an `aip reload` run outside this harness) for cleanup. */
+  adoptServing(): Promise<void>;
   /** Stop everything (SIGKILL if needed) and remove the temp directory. */
   cleanup(): Promise<void>;
 }
 
-/** Write a config for one agent-dummy with `limits`, and start `aip up` on it. */
-export async function startRealAgency(limits: Record<string, unknown> = {}): Promise<RealAgency> {
+/**
+ * Write a config for one agent-dummy with `limits` (and `extra` config keys, `agents` included), and start
+ * `aip up` on it. With `activation`, systemd's side is played as in production: systemd-socket-activate
+ * creates and holds the listening socket (as aip-orchestrator.socket does) and a shell loop starts `aip up`
+ * again whenever it exits (Restart=always); each orchestrator inherits the socket as fd 3.
+ */
+export async function startRealAgency(
+  limits: Record<string, unknown> = {},
+  extra: (dir: string) => Record<string, unknown> = () => ({}),
+  options: { activation?: boolean } = {},
+): Promise<RealAgency> {
   const t = tempDir("aipr-");
   const socket = join(t.dir, "aip.sock");
   const agentSocket = join(t.dir, "agents", "dummy.sock");
   const logFile = join(t.dir, "aip.log");
-  const config = join(t.dir, "agency.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      socket,
-      agent_socket_dir: join(t.dir, "agents"),
-      agents: [{ name: "dummy", command: [DUMMY], manifest: join(ROOT, "manifests/dummy.json") }],
-      limits,
-    }),
-  );
+  const config = writeDummyConfig(t.dir, { limits, ...extra(t.dir) });
+  /** Under activation: the loop restarting `aip up` ends when this file exists. */
+  const stopFile = join(t.dir, "stop");
   let child: ChildProcess | undefined;
   const exited = (c: ChildProcess): boolean => c.exitCode !== null || c.signalCode !== null;
   const agentPids = new Set<number>();
@@ -57,6 +61,8 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       agents: Record<string, AgentHealth>;
     };
     for (const a of Object.values(h.agents)) if (a.pid) agentPids.add(a.pid);
+    // Under activation no orchestrator is our child: each one seen is ended by pid.
+    if (options.activation) successors.add(h.pid);
     return h;
   };
   const agency: RealAgency = {
@@ -66,15 +72,28 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
     logFile,
     process: () => child!,
     async start() {
-      const c = spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], {
-        stdio: ["ignore", "ignore", "pipe"],
-        env: { ...process.env, AIP_LOG_LEVEL: "info" },
-      });
+      const env = { ...process.env, AIP_LOG_LEVEL: "info" };
+      const up = `${process.execPath} ${AIP} up --config ${config} --log ${logFile}`;
+      const c = options.activation
+        ? spawn(
+            "systemd-socket-activate",
+            ["-l", socket, "sh", "-c", `while [ ! -e ${stopFile} ]; do sh -c 'export LISTEN_PID=$$; exec ${up}'; done`],
+            { stdio: ["ignore", "ignore", "pipe"], env },
+          )
+        : spawn(process.execPath, [AIP, "up", "--config", config, "--log", logFile], {
+            stdio: ["ignore", "ignore", "pipe"],
+            env,
+          });
       child = c;
       c.stderr!.resume();
-      await waitForSocket(socket, 30_000, () => !exited(c));
-      const end = Date.now() + 30_000;
-      while ((await health().catch(() => undefined))?.agents.dummy?.status !== "healthy") {
+      // Generous: a start vets its agents first, which on two busy cores takes tens of seconds.
+      await waitForSocket(socket, 120_000, () => !exited(c));
+      const end = Date.now() + 60_000;
+      const allHealthy = (h: { agents: Record<string, AgentHealth> } | undefined): boolean =>
+        h !== undefined &&
+        Object.values(h.agents).length > 0 &&
+        Object.values(h.agents).every((a) => a.status === "healthy");
+      while (!allHealthy(await health().catch(() => undefined))) {
         if (Date.now() > end || exited(c)) {
           const tail = readFileSync(logFile, "utf8")
             .split("\n")
@@ -119,7 +138,12 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
         await new Promise((r) => setTimeout(r, 50));
       }
     },
+    async adoptServing() {
+      const pid = (await health()).pid;
+      if (pid !== child?.pid) successors.add(pid);
+    },
     async cleanup() {
+      if (options.activation) writeFileSync(stopFile, "");
       for (const pid of successors) {
         if (!pidAlive(pid)) continue;
         process.kill(pid, "SIGTERM");
@@ -137,7 +161,7 @@ export async function startRealAgency(limits: Record<string, unknown> = {}): Pro
       }
       // An agent left behind by a killed orchestrator (or stopped with SIGSTOP) is ours to end.
       for (const pid of agentPids) if (pidAlive(pid)) process.kill(pid, "SIGKILL");
-      t.cleanup();
+      if (!process.env.AIP_KEEP_TMP) t.cleanup();
     },
   };
   try {

@@ -69,6 +69,6 @@ export function readmeBlock(title: string, lang: string): string {
   if (start === -1) throw new Error(`docs/integrations.md has no section "## ${title}"`);
   const section = readme.slice(start + 1).split(/\n## /)[0]!;
   const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(section);
-  if (!m) throw new Error(`README section "${title}" has no ${lang} block`);
+  if (!m) throw new Error(`docs section "${title}" has no ${lang} block`);
   return m[1]!;
 }

@@ -154,7 +154,7 @@ describe("ParseCache", () => {
           for (const e of edits) {
             const at = Math.min(e.at, src.length);
             src = src.slice(0, at) + e.text + src.slice(Math.min(src.length, at + e.del));
-            // A clean buffer: the same tree as a full parse. A broken one (README "Broken buffers"): a tree
+            // A clean buffer: the same tree as a full parse. A broken one (docs/agents.md "Broken buffers"): a tree
             // with diagnostics too; the recovery may differ from a full parse's, the verdict may not.
             const fullFile = parseFile(src, TS);
             const full = JSON.stringify({

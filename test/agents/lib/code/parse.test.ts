@@ -64,7 +64,7 @@ describe("parse", () => {
     expect(e.message).toMatch(/^broken\.ts:5:34: /);
   });
 
-  it("counts columns in UTF-16 code units, as the README says", () => {
+  it("counts columns in UTF-16 code units, as docs/aip-1.md says", () => {
     const file = parseFile("const s = '😀'; const = 1;\n", TS);
     expect(reportDiagnostics(file)[0]).toEqual({
       line: 1,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest } from "../../protocol/client.js";
-import { DIST, ROOT, pidAlive, tempDir } from "../helpers.js";
+import { DIST, pidAlive, tempDir, writeDummyConfig } from "../helpers.js";
 import { until } from "./harness.js";
 
 /**
@@ -33,23 +33,10 @@ describe("under socket activation and sd_notify", () => {
     receiver = spawn("socat", ["-u", `UNIX-RECV:${notifySock}`, "STDOUT"], { stdio: ["ignore", "pipe", "inherit"] });
     receiver.stdout!.on("data", (d: Buffer) => (notified += d.toString()));
     await until(() => existsSync(notifySock), 10_000, "notify socket");
-    const config = join(t.dir, "agency.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        socket: sock,
-        agent_socket_dir: join(t.dir, "agents"),
-        vetting: "off",
-        agents: [
-          {
-            name: "dummy",
-            command: [join(DIST, "agents/dummy/main.js")],
-            manifest: join(ROOT, "manifests/dummy.json"),
-          },
-        ],
-        limits: { shutdown_grace_ms: 2000 },
-      }),
-    );
+    const config = writeDummyConfig(t.dir, {
+      vetting: "off",
+      limits: { shutdown_grace_ms: 2000 },
+    });
     const up = `${process.execPath} ${join(DIST, "scripts/aip.js")} up --config ${config} --log ${join(t.dir, "aip.log")}`;
     const loop = `while [ ! -e ${stopFile} ]; do sh -c 'export LISTEN_PID=$$; exec ${up}'; done`;
     holder = spawn(

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { httpRequest, invokeHttp } from "../../protocol/client.js";
-import { serve, type Served } from "../../tools/conformance/process.js";
-import { ROOT, tempDir, withEnv } from "../helpers.js";
-import { modelEnv } from "./lib/llm/tiny-model.js";
+import { httpRequest, invokeHttp } from "../../../protocol/client.js";
+import { serve, type Served } from "../../../tools/conformance/process.js";
+import { ROOT, tempDir, withEnv } from "../../helpers.js";
+import { modelEnv } from "../lib/llm/tiny-model.js";
 
 type Json = Record<string, any>;
 const SUMMARIZE = join(ROOT, "dist/agents/summarize/main.js");

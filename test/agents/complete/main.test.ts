@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { httpRequest, invokeHttp as rawInvoke } from "../../protocol/client.js";
-import { serve, type Served } from "../../tools/conformance/process.js";
-import { tempDir } from "../helpers.js";
-import { DEFAULT_WARMUP_KEYSTROKES } from "../../agents/lib/llm/config.js";
-import { COMPLETE, modelEnv } from "./lib/llm/tiny-model.js";
-import { SHAPES, broken as brokenBuffer, expectDiagnostics } from "./broken-cases.js";
+import { httpRequest, invokeHttp as rawInvoke } from "../../../protocol/client.js";
+import { serve, type Served } from "../../../tools/conformance/process.js";
+import { tempDir } from "../../helpers.js";
+import { DEFAULT_WARMUP_KEYSTROKES } from "../../../agents/lib/llm/config.js";
+import { COMPLETE, modelEnv } from "../lib/llm/tiny-model.js";
+import { SHAPES, broken as brokenBuffer, expectDiagnostics } from "../broken-cases.js";
 
 type Json = Record<string, any>;
 
@@ -303,7 +303,7 @@ describe("agent-complete without a model", () => {
   });
 
   it("a model that fails to load → degraded with the reason", async () => {
-    const broken = await serveComplete({ AIP_MODEL: join(import.meta.dirname, "complete.test.ts") });
+    const broken = await serveComplete({ AIP_MODEL: import.meta.filename });
     try {
       const h = await health(broken.sock);
       expect(h).toMatchObject({ status: "degraded", model_state: "failed" });

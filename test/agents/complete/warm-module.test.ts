@@ -1,10 +1,10 @@
 /** The warm-up's module and cursor positions (agents/complete/warm-module.ts): it parses, formats, and every position is inside a function. */
 import { describe, expect, it } from "vitest";
-import { dialectOf } from "../../agents/lib/code/language.js";
-import { parseFile } from "../../agents/lib/code/parse.js";
-import { sliceAt } from "../../agents/lib/code/slice.js";
-import { formatChecked } from "../../agents/complete/check.js";
-import { WARM_MODULE, warmLines } from "../../agents/complete/warm-module.js";
+import { dialectOf } from "../../../agents/lib/code/language.js";
+import { parseFile } from "../../../agents/lib/code/parse.js";
+import { sliceAt } from "../../../agents/lib/code/slice.js";
+import { formatChecked } from "../../../agents/complete/check.js";
+import { WARM_MODULE, warmLines } from "../../../agents/complete/warm-module.js";
 
 describe("warm-up module", () => {
   const ts = dialectOf("typescript");

@@ -1,4 +1,4 @@
-/** The README's editor and coding-agent snippets start working servers (the Neovim one runs in nvim.test.ts). */
+/** The editor and coding-agent snippets of docs/integrations.md start working servers (the Neovim one runs in test/tools/aip/lsp.nvim.test.ts). */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -17,16 +17,16 @@ import {
   createProtocolConnection,
   type DocumentSymbol,
 } from "vscode-languageserver-protocol/node";
-import type { Agency } from "../../orchestrator/harness.js";
-import { AIP, MATH_TS, bundledAgency, readmeBlock, workspace } from "./bridge-helpers.js";
+import type { Agency } from "../orchestrator/harness.js";
+import { AIP, MATH_TS, bundledAgency, readmeBlock, workspace } from "../tools/aip/bridge-helpers.js";
 
-/** `aip` as the README runs it (npm link puts it on PATH): here node + dist/scripts/aip.js. */
+/** `aip` as docs/integrations.md runs it (npm link puts it on PATH): here node + dist/scripts/aip.js. */
 function argv(command: string, args: string[]): string[] {
   expect(command).toBe("aip");
   return [AIP, ...args];
 }
 
-describe("README: Use it from your editor / from a coding agent", () => {
+describe("docs/integrations.md: Use it from your editor / from a coding agent", () => {
   let agency: Agency;
   let ws: { root: string; cleanup: () => void };
   beforeAll(async () => {

@@ -1,12 +1,12 @@
 /**
- * Broken buffers (README "Broken buffers"): every code agent answers a buffer that does not parse from
+ * Broken buffers (docs/agents.md "Broken buffers"): every code agent answers a buffer that does not parse from
  * the recovered tree, with `partial: true` and the diagnostics, for each way an editor buffer is broken:
  * everything after the cursor cut, the next `}` deleted, the rest of the line cut (agent-complete's
  * cases are in complete.test.ts, with its model).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SHAPES, broken, expectDiagnostics } from "./broken-cases.js";
-import { COMPLETE_LITE, SUMMARIZE, TESTGEN, startAgent, type RunningAgent } from "./code-helpers.js";
+import { SHAPES, broken, expectDiagnostics } from "../agents/broken-cases.js";
+import { COMPLETE_LITE, SUMMARIZE, TESTGEN, startAgent, type RunningAgent } from "../agents/code-helpers.js";
 
 describe("broken buffers: summarize, testgen and complete-lite answer from the recovered tree", () => {
   let summarize: RunningAgent;

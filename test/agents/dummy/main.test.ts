@@ -2,9 +2,9 @@ import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runConformance } from "../../tools/conformance/kit.js";
-import { conformanceSuite } from "../conformance.js";
-import { DUMMY, ROOT, jsonLines, servedAgent, tempDir } from "../helpers.js";
+import { runConformance } from "../../../tools/conformance/kit.js";
+import { conformanceSuite } from "../../conformance.js";
+import { DUMMY, ROOT, jsonLines, servedAgent, tempDir } from "../../helpers.js";
 
 conformanceSuite("agent-dummy conformance", () => runConformance(DUMMY));
 
@@ -96,7 +96,7 @@ describe("agent-dummy logs", () => {
       env: { ...process.env, AIP_LOG_FILE: logFile, AIP_LOG_LEVEL: "debug" },
       stdio: "ignore",
     });
-    const { waitForSocket, invokeHttp } = await import("../../protocol/client.js");
+    const { waitForSocket, invokeHttp } = await import("../../../protocol/client.js");
     try {
       await waitForSocket(sock);
       await invokeHttp(sock, { action: "echo", context: {}, constraints: {}, trace_id: "log-1" });

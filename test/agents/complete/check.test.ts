@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ParseCache } from "../../agents/lib/code/cache.js";
-import { parseProgram } from "../../agents/lib/code/parse.js";
-import { checkSplice, syntaxError } from "../../agents/complete/check.js";
+import { ParseCache } from "../../../agents/lib/code/cache.js";
+import { parseProgram } from "../../../agents/lib/code/parse.js";
+import { checkSplice, syntaxError } from "../../../agents/complete/check.js";
 
 const TS = { language: "typescript", jsx: false } as const;
 

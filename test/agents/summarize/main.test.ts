@@ -2,10 +2,10 @@ import { mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } fro
 import { join } from "node:path";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runConformance } from "../../tools/conformance/kit.js";
-import { conformanceSuite } from "../conformance.js";
-import { ROOT, tempDir } from "../helpers.js";
-import { FIXTURES, SUMMARIZE, cursorOf, oneShot, startAgent, type RunningAgent } from "./code-helpers.js";
+import { runConformance } from "../../../tools/conformance/kit.js";
+import { conformanceSuite } from "../../conformance.js";
+import { ROOT, tempDir } from "../../helpers.js";
+import { FIXTURES, SUMMARIZE, cursorOf, oneShot, startAgent, type RunningAgent } from "../code-helpers.js";
 
 /** Every export of a module as the TypeScript compiler sees it (values and types). */
 function compilerExports(file: string): string[] {

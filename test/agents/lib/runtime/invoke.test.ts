@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AipError } from "../../protocol/errors.js";
-import { createLogger } from "../../protocol/log.js";
-import { AgentInvoker } from "../../agents/lib/runtime/invoke.js";
-import type { AgentDefinition } from "../../agents/lib/runtime/types.js";
+import { AipError } from "../../../../protocol/errors.js";
+import { createLogger } from "../../../../protocol/log.js";
+import { AgentInvoker } from "../../../../agents/lib/runtime/invoke.js";
+import type { AgentDefinition } from "../../../../agents/lib/runtime/types.js";
 
 const manifest = {
   aip: "1" as const,

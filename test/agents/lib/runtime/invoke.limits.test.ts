@@ -4,13 +4,13 @@
  * from the manifest's memory.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpRequest } from "../../protocol/client.js";
-import { createLogger } from "../../protocol/log.js";
-import { AgentInvoker, type HeapProbe } from "../../agents/lib/runtime/invoke.js";
-import type { AgentDefinition } from "../../agents/lib/runtime/types.js";
-import { heapFlags, nodeOptionsFor } from "../../orchestrator/memory.js";
-import { SUMMARIZE, startAgent, type RunningAgent } from "./code-helpers.js";
-import { startAgency, type Agency } from "../orchestrator/harness.js";
+import { httpRequest } from "../../../../protocol/client.js";
+import { createLogger } from "../../../../protocol/log.js";
+import { AgentInvoker, type HeapProbe } from "../../../../agents/lib/runtime/invoke.js";
+import type { AgentDefinition } from "../../../../agents/lib/runtime/types.js";
+import { heapFlags, nodeOptionsFor } from "../../../../orchestrator/memory.js";
+import { SUMMARIZE, startAgent, type RunningAgent } from "../../code-helpers.js";
+import { startAgency, type Agency } from "../../../orchestrator/harness.js";
 
 const manifest = {
   aip: "1" as const,

@@ -21,8 +21,8 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     ws?.cleanup();
   });
 
-  it("the README's Neovim snippet: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
-    // `aip` on PATH, as the README assumes (npm link); the snippet itself is taken from the README.
+  it("the Neovim snippet of docs/integrations.md: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
+    // `aip` on PATH, as docs/integrations.md assumes (npm link); the snippet itself is taken from there.
     const bin = join(ws.root, "bin");
     mkdirSync(bin);
     writeFileSync(join(bin, "aip"), `#!/bin/sh\nexec "${process.execPath}" "${AIP}" "$@"\n`, { mode: 0o755 });

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dialectOf } from "../../agents/lib/code/language.js";
-import { parseProgram } from "../../agents/lib/code/parse.js";
-import { runConformance } from "../../tools/conformance/kit.js";
-import { conformanceSuite } from "../conformance.js";
-import { ROOT } from "../helpers.js";
-import { FIXTURES, TESTGEN, cursorOf, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
+import { dialectOf } from "../../../agents/lib/code/language.js";
+import { parseProgram } from "../../../agents/lib/code/parse.js";
+import { runConformance } from "../../../tools/conformance/kit.js";
+import { conformanceSuite } from "../../conformance.js";
+import { ROOT } from "../../helpers.js";
+import { FIXTURES, TESTGEN, cursorOf, oneShot, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
 
 const SAMPLE = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
 

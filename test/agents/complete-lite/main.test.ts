@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runConformance } from "../../tools/conformance/kit.js";
-import { conformanceSuite } from "../conformance.js";
+import { runConformance } from "../../../tools/conformance/kit.js";
+import { conformanceSuite } from "../../conformance.js";
 import {
   COMPLETE_LITE,
   FIXTURES,
@@ -11,7 +11,7 @@ import {
   startAgent,
   type Json,
   type RunningAgent,
-} from "./code-helpers.js";
+} from "../code-helpers.js";
 
 const SAMPLE = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
 
@@ -37,7 +37,7 @@ describe("agent-complete-lite", () => {
   });
 
   it("declares capability complete at 100m CPU", async () => {
-    const { runOnce } = await import("../../tools/conformance/process.js");
+    const { runOnce } = await import("../../../tools/conformance/process.js");
     const m = JSON.parse((await runOnce(COMPLETE_LITE, ["--manifest"], "")).stdout) as Json;
     expect(m).toMatchObject({ name: "complete-lite", capabilities: ["complete"], resources: { cpu: "100m" } });
   });

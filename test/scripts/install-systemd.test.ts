@@ -1,8 +1,8 @@
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, tempDir } from "../../helpers.js";
-import { bundledAgents, sh } from "./helpers.js";
+import { ROOT, tempDir } from "../helpers.js";
+import { bundledAgents, sh } from "../tools/systemd/helpers.js";
 
 const SCRIPT = join(ROOT, "scripts/install-systemd");
 

@@ -1,19 +1,19 @@
 /** Idle-time tokenisation (agents/complete/prewarm.ts) and the file chunks the prompt is tokenised in, with the real tiny model. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ParseCache } from "../../agents/lib/code/cache.js";
-import { lineStarts } from "../../agents/lib/code/position.js";
-import { TokenCounter } from "../../agents/lib/llm/budget.js";
-import { modelConfig } from "../../agents/lib/llm/config.js";
-import { ModelHost } from "../../agents/lib/llm/host.js";
-import { LatestWins } from "../../protocol/latest.js";
-import { CHUNK_LINES, fileChunks, Lines } from "../../agents/complete/context.js";
-import { createComplete } from "../../agents/complete/handler.js";
-import { Prewarm } from "../../agents/complete/prewarm.js";
-import type { AipRequest } from "../../protocol/schemas.js";
-import { StageTimer } from "../../agents/lib/runtime/timer.js";
-import { createLogger } from "../../protocol/log.js";
-import type { HandlerContext } from "../../agents/lib/runtime/types.js";
-import { tinyModel } from "./lib/llm/tiny-model.js";
+import { ParseCache } from "../../../agents/lib/code/cache.js";
+import { lineStarts } from "../../../agents/lib/code/position.js";
+import { TokenCounter } from "../../../agents/lib/llm/budget.js";
+import { modelConfig } from "../../../agents/lib/llm/config.js";
+import { ModelHost } from "../../../agents/lib/llm/host.js";
+import { LatestWins } from "../../../protocol/latest.js";
+import { CHUNK_LINES, fileChunks, Lines } from "../../../agents/complete/context.js";
+import { createComplete } from "../../../agents/complete/handler.js";
+import { Prewarm } from "../../../agents/complete/prewarm.js";
+import type { AipRequest } from "../../../protocol/schemas.js";
+import { StageTimer } from "../../../agents/lib/runtime/timer.js";
+import { createLogger } from "../../../protocol/log.js";
+import type { HandlerContext } from "../../../agents/lib/runtime/types.js";
+import { tinyModel } from "../lib/llm/tiny-model.js";
 
 /** A module of `n` small functions (5 lines each), some lines repeated as real code repeats them. */
 function moduleOf(n: number): string {

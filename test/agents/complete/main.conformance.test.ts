@@ -1,7 +1,7 @@
-import { runConformance, type CheckResult, type Sample } from "../../tools/conformance/kit.js";
-import { conformanceSuite } from "../conformance.js";
-import { withEnv } from "../helpers.js";
-import { COMPLETE, modelEnv } from "./lib/llm/tiny-model.js";
+import { runConformance, type CheckResult, type Sample } from "../../../tools/conformance/kit.js";
+import { conformanceSuite } from "../../conformance.js";
+import { withEnv } from "../../helpers.js";
+import { COMPLETE, modelEnv } from "../lib/llm/tiny-model.js";
 
 const SOURCE = "export const alpha = 1;\n// note: ";
 

@@ -3,8 +3,8 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync } from "n
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DUMMY, ROOT, tempDir } from "../../helpers.js";
-import { sh } from "../../tools/systemd/helpers.js";
-import { CORPUS } from "./helpers.js";
+import { sh } from "../systemd/helpers.js";
+import { CORPUS } from "../../orchestrator/vet/helpers.js";
 
 const AIP = join(ROOT, "dist/scripts/aip.js");
 

@@ -1,4 +1,4 @@
-/** search ranking (README "search"): symbols above prose that repeats them; synonyms and identifier words reach the symbol. */
+/** search ranking (docs/agents.md "search"): symbols above prose that repeats them; synonyms and identifier words reach the symbol. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

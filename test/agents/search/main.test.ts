@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IndexRegistry } from "../../agents/search/registry.js";
-import { runConformance, type Sample } from "../../tools/conformance/kit.js";
-import { conformanceSuite } from "../conformance.js";
-import { ROOT } from "../helpers.js";
-import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
+import { IndexRegistry } from "../../../agents/search/registry.js";
+import { runConformance, type Sample } from "../../../tools/conformance/kit.js";
+import { conformanceSuite } from "../../conformance.js";
+import { ROOT } from "../../helpers.js";
+import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
 
 /** The pool fixture in a temp dir, plus what must never be found: ignored, binary and oversized files. */
 function poolWorkspace(): { dir: string; cleanup: () => void } {

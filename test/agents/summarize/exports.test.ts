@@ -1,9 +1,9 @@
-/** summarize's export list (README "summarize"): barrels followed as TypeScript resolves them, overloads merged, default and type-only flagged, cycles and missing targets listed. */
+/** summarize's export list (docs/agents.md "summarize"): barrels followed as TypeScript resolves them, overloads merged, default and type-only flagged, cycles and missing targets listed. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../helpers.js";
-import { SUMMARIZE, startAgent, type Json, type RunningAgent } from "./code-helpers.js";
+import { tempDir } from "../../helpers.js";
+import { SUMMARIZE, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
 
 const FILES: Record<string, string> = {
   "tsconfig.json": `{
