@@ -112,7 +112,6 @@ function versionOf(copy: string, name: string): string | undefined {
 
 /** node_modules for the copy: the project's own devDependencies, or this checkout's (see the module comment). */
 async function provideModules(
-  p: TestgenProject,
   copy: string,
   checkoutModules: string,
   own: Awaited<ReturnType<typeof installed>> | undefined,
@@ -245,7 +244,7 @@ export async function evalTestgenProject(
       mkdirSync(dirname(join(copy, f)), { recursive: true });
       cpSync(join(p.root, f), join(copy, f));
     }
-    const environment = await provideModules(p, copy, checkoutModules, own);
+    const environment = await provideModules(copy, checkoutModules, own);
     const all = p.files.flatMap((f) => targetsOf(copy, f).map((t) => ({ ...t, file: f })));
     const step = Math.max(1, all.length / limit);
     const picked = all.filter((_, i) => Math.floor(i / step) !== Math.floor((i - 1) / step) || i === 0).slice(0, limit);
