@@ -478,11 +478,15 @@ async function main(): Promise<void> {
   if (!only || only === "testgen") {
     // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
     const lib = join(ROOT, "test/fixtures/code/testgen-lib");
-    const withLib = [...ps, { name: "testgen-lib (fixture)", root: lib, files: ["src/money.ts"] }];
+    // This repository and the fixture run on this checkout's node_modules; corpus projects get their own.
+    const withLib = [
+      ...ps.map((p) => ({ ...p, checkoutModules: p.name === "agency" })),
+      { name: "testgen-lib (fixture)", root: lib, files: ["src/money.ts"], checkoutModules: true },
+    ];
     results.testgen = await evalTestgen(
       withLib,
       join(ROOT, "node_modules"),
-      Number(process.env.EVAL_TESTGEN_LIMIT ?? 12),
+      Number(process.env.EVAL_TESTGEN_LIMIT ?? 20),
     );
   }
   console.log(JSON.stringify(results, null, 2));

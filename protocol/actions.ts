@@ -229,6 +229,12 @@ export const TestgenPayloadSchema = z.looseObject({
       run: oneOf(["passed", "failed", "timeout", "load-error", "skipped"]),
       runner: oneOf(["vitest", "jest"]).nullable(),
       run_ms: z.number().int().min(0).optional(),
+      skipped: z
+        .looseObject({ typecheck: z.string().optional(), run: z.string().optional() })
+        .describe("why each skipped check was skipped (a missing runner skips the run; it fails nothing)"),
+      framework_types: oneOf(["workspace", "stub"])
+        .optional()
+        .describe("the test framework's types when typechecking: the workspace's, or an untyped stub"),
       notes: z.array(z.string()),
     })
     .optional(),

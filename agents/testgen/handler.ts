@@ -22,7 +22,7 @@ import { readContained } from "../lib/code/workspace.js";
 import type { ModelHost } from "../lib/llm/host.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
-import { testLocation, usesJsSuffix } from "./paths.js";
+import { importStyle, testLocation } from "./paths.js";
 import { exampleCases } from "./examples.js";
 import { guardCases } from "./guards.js";
 import { modelProposals } from "./model.js";
@@ -41,7 +41,7 @@ const MODEL_LIMIT_MS = 5000;
 /** Time kept back from the request's deadline for formatting and answering after a test run. */
 const RUN_MARGIN_MS = 1500;
 
-/** ESM packages (`"type": "module"`) import with `.js` suffixes; used when the source has no relative imports to copy. */
+/** Whether the workspace's package.json says `"type": "module"` (its `.ts`/`.js` files are ES modules to Node). */
 async function isEsmPackage(root: string | undefined): Promise<boolean> {
   if (root === undefined) return false;
   try {
@@ -159,14 +159,24 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
     const mirror = src.root !== undefined && (await isDir(join(src.root, "test")));
     // The checker: the workspace's project (its tsconfig, or defaults), the buffer as the request sent it.
     const project = await checkProject(src.root);
-    const esm = await isEsmPackage(src.root);
-    // NodeNext / Node16 resolution in an ESM package requires the suffix, whatever the sources do.
+    // Relative imports spelled as the workspace resolves them (see paths.ts importStyle).
     const mr = project.options.moduleResolution;
-    const needsSuffix = esm && (mr === tsc.ModuleResolutionKind.NodeNext || mr === tsc.ModuleResolutionKind.Node16);
-    const jsSuffix = needsSuffix || (usesJsSuffix(imports) ?? esm);
-    const loc = testLocation(src.displayPath ?? (ts ? "module.ts" : "module.js"), {
+    const mod = project.options.module;
+    const K = tsc.ModuleKind;
+    const nodeResolution =
+      mr === tsc.ModuleResolutionKind.NodeNext ||
+      mr === tsc.ModuleResolutionKind.Node16 ||
+      (mr === undefined && mod !== undefined && mod >= K.Node16 && mod <= K.NodeNext);
+    const displayPath = src.displayPath ?? (ts ? "module.ts" : "module.js");
+    const { style } = importStyle({
+      imports,
+      nodeResolution,
+      tsExtensions: !!(project.options.allowImportingTsExtensions || project.options.rewriteRelativeImportExtensions),
+      esm: /\.m[jt]s$/.test(testPathIn ?? displayPath) || (await isEsmPackage(src.root)),
+    });
+    const loc = testLocation(displayPath, {
       mirrorUnderTest: mirror,
-      jsSuffix,
+      style,
       ...(testPathIn ? { testPath: testPathIn } : {}),
     });
     const importable = exp !== undefined && !isPrivate;
@@ -179,7 +189,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
     const testAbs = join(project.root, loc.test_path);
     let typed: TypedCall | undefined;
     if (ts && importable) {
-      const opts = { fnEnd, testFile: testAbs, jsSuffix, callee };
+      const opts = { fnEnd, testFile: testAbs, style, callee };
       const compute = (): TypedCall | undefined => typedCall(buildProgram(project, [srcAbs]), srcAbs, opts);
       // A lone buffer's arguments depend on nothing else: remembered by the buffer and the target.
       typed =
@@ -198,7 +208,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
       isStatic,
       ...(throws !== undefined ? { throws } : {}),
       notes,
-      ...(typed ? { args: typed.args, typeImports: typed.typeImports } : {}),
+      ...(typed ? { args: typed.args, typeImports: typed.typeImports, valueImports: typed.valueImports } : {}),
       examples,
       guards,
     });
@@ -235,6 +245,8 @@ export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
     });
     project.overlay.clear();
     ctx.timer.mark("check");
+    const firstDrop = checked.verdicts.find((v) => v.outcome === "dropped");
+    if (firstDrop) plan.emptyReason = firstDrop.reason;
     const text = assemble(plan, checked.keep, checked.madeTodo);
     const testDialect = dialectOf(undefined, loc.test_path);
     let content: string;

@@ -27,7 +27,11 @@ export interface Checks {
   run: "passed" | "failed" | "timeout" | "load-error" | "skipped";
   runner: Runner | null;
   run_ms?: number;
-  /** Why a check was skipped or what it fell back to (no tsconfig, a stub for the framework's types, …). */
+  /** Why each skipped check was skipped (a missing runner is a skipped run, never a failed typecheck). */
+  skipped: { typecheck?: string; run?: string };
+  /** Where the test framework's types came from when typechecking: the workspace, or an untyped stub of them. */
+  framework_types?: "workspace" | "stub";
+  /** What was fallen back to (no tsconfig, a stub for the framework's types, …) and why a check was skipped. */
   notes: string[];
 }
 
@@ -73,13 +77,28 @@ function caseLines(content: string, cases: TestCase[]): { c: TestCase; from: num
 export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Checked> {
   const verdicts: Verdict[] = [];
   const madeTodo: { title: string; reason: string }[] = [];
-  const checks: Checks = { typecheck: "skipped", run: "skipped", runner: null, notes: [...opts.project.fallback] };
+  const checks: Checks = {
+    typecheck: "skipped",
+    run: "skipped",
+    runner: null,
+    skipped: {},
+    notes: [...opts.project.fallback],
+  };
+  const skip = (check: "typecheck" | "run", why: string): void => {
+    checks.skipped[check] = why;
+    checks.notes.push(`${check === "run" ? "not run" : "typecheck skipped"}: ${why}`);
+  };
   let keep = plan.cases.slice();
-  if (keep.length === 0) return { keep, madeTodo, verdicts, checks };
+  if (keep.length === 0) {
+    skip("typecheck", "no case to check");
+    skip("run", "no case to run");
+    return { keep, madeTodo, verdicts, checks };
+  }
   if (opts.ts) {
     const content = await formatTest(assemble(plan, keep), true);
     const tc = typecheck(opts.project, opts.testFile, content, plan.framework);
     if (tc.stub) checks.notes.push(tc.stub);
+    checks.framework_types = tc.stub ? "stub" : "workspace";
     const ranges = caseLines(content, keep);
     const firstCase = ranges[0]?.from ?? Infinity;
     const header = tc.errors.filter((e) => e.line < firstCase);
@@ -92,8 +111,11 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
     for (const [c, why] of failing) verdicts.push({ test: c.title, outcome: "dropped", reason: `typecheck: ${why}` });
     keep = keep.filter((c) => !failing.has(c));
     checks.typecheck = tc.errors.length === 0 ? "passed" : "failed";
-  } else checks.notes.push("typecheck skipped: the test is JavaScript");
-  if (keep.length === 0) return { keep, madeTodo, verdicts, checks };
+  } else skip("typecheck", "the test is JavaScript");
+  if (keep.length === 0) {
+    skip("run", "every case failed its typecheck");
+    return { keep, madeTodo, verdicts, checks };
+  }
   const runner = await findRunner(opts.root, plan.framework);
   const unrunnable = !runner || opts.root === undefined || opts.runTimeoutMs <= 0;
   if (unrunnable) {
@@ -107,22 +129,35 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
     keep = keep.filter((x) => x.kind !== "model");
   }
   if (!runner || opts.root === undefined) {
-    checks.notes.push(
+    skip(
+      "run",
       plan.framework === "node:test"
-        ? "not run: node:test files are only typechecked"
-        : `not run: the workspace has no ${plan.framework} installed (node_modules/.bin/${plan.framework})`,
+        ? "node:test files are only typechecked"
+        : opts.root === undefined
+          ? "no workspace_root: there is no runner to run the test with"
+          : `the workspace has no ${plan.framework} installed (node_modules/.bin/${plan.framework})`,
     );
     return { keep, madeTodo, verdicts, checks };
   }
   if (opts.runTimeoutMs <= 0) {
-    checks.notes.push("not run: constraints.run_timeout_ms is 0, or no time is left before the request's deadline");
+    skip("run", "constraints.run_timeout_ms is 0, or no time is left before the request's deadline");
     return { keep, madeTodo, verdicts, checks };
   }
   checks.runner = runner;
   const deadline = Date.now() + opts.runTimeoutMs;
   // First run: every case, the smoke cases recording what they returned.
+  // The placeholder assertion is not run while recording: a function that returns undefined for typical
+  // input is recorded (and asserted `toBeUndefined`), not failed by `toBeDefined`.
   const recording = keep.map((c) =>
-    c.kind === "smoke" ? { ...c, body: `${c.body}\n__agencyRecord(${JSON.stringify(c.title)}, result);` } : c,
+    c.kind === "smoke"
+      ? {
+          ...c,
+          body: c.body.replace(
+            /\n[^\n]*\/\/ TODO: assert the expected value$/,
+            `\n__agencyRecord(${JSON.stringify(c.title)}, result);`,
+          ),
+        }
+      : c,
   );
   const first = await runTestFile(
     opts.root,
@@ -184,7 +219,8 @@ function runFailed(
     return "drop";
   }
   if (res.outcome !== "ran") {
-    checks.notes.push(`not run: ${res.message ?? res.outcome}`);
+    checks.skipped.run = res.message ?? res.outcome;
+    checks.notes.push(`not run: ${checks.skipped.run}`);
     return "keep";
   }
   return undefined;

@@ -40,6 +40,8 @@ export interface RenderInput {
   args?: string[];
   /** Type-only imports the arguments need (specifier → names). */
   typeImports?: Map<string, Set<string>>;
+  /** Value imports the arguments need (classes they construct; specifier → names). */
+  valueImports?: Map<string, Set<string>>;
   /** Results stated by the doc comment's `@example` blocks. */
   examples?: ExampleCase[];
   /** Inputs the body visibly rejects. */
@@ -61,6 +63,10 @@ export interface TestPlan {
   /** The import of the code under test (undefined when it cannot be imported). */
   importLine?: string;
   typeImports: Map<string, Set<string>>;
+  /** Classes the arguments construct (specifier → names), besides the import of the code under test. */
+  valueImports?: Map<string, Set<string>>;
+  /** The name the import of the code under test binds. */
+  importName?: string;
   notes: string[];
   describe: string;
   cases: TestCase[];
@@ -68,6 +74,8 @@ export interface TestPlan {
   todos: string[];
   /** A comment put first in the describe block (an unexported function). */
   preamble?: string;
+  /** Why no case was kept, for the `it.todo` that stands in for them (a suite without a test fails to load). */
+  emptyReason?: string;
 }
 
 /** What the function body throws, ignoring nested functions. */
@@ -133,6 +141,8 @@ export function planTests(input: RenderInput): TestPlan {
     framework,
     ...(importLine !== undefined ? { importLine } : {}),
     typeImports: input.typeImports ?? new Map(),
+    ...(input.valueImports ? { valueImports: input.valueImports } : {}),
+    ...(input.specifier !== undefined ? { importName } : {}),
     notes: input.notes,
     describe: title,
     cases: [],
@@ -232,11 +242,29 @@ export function assemble(
     lines.push('import { describe, it } from "node:test";');
     if (keep.length > 0) lines.push('import assert from "node:assert/strict";');
   }
-  // Without a case left, the import would be unused (an error under noUnusedLocals).
-  if (plan.importLine !== undefined && keep.length > 0) lines.push(plan.importLine);
   const bodies = keep.map((c) => c.body).join("\n");
+  const usedIn = (names: Iterable<string>): string[] =>
+    [...names].filter((n) => new RegExp(`\\b${n}\\b`).test(bodies)).sort();
+  // Without a case left, the import would be unused (an error under noUnusedLocals).
+  const main = plan.importLine !== undefined && keep.length > 0 ? plan.importLine : undefined;
+  // A class both constructed and named in a cast is imported once, as a value; the code under test is already
+  // imported, and a class from its module joins that import.
+  const values = new Set<string>(main !== undefined ? [plan.importName ?? ""] : []);
+  const valueLines: string[] = [];
+  let mainLine = main;
+  for (const [spec, names] of plan.valueImports ?? []) {
+    const used = usedIn(names).filter((n) => !values.has(n));
+    used.forEach((n) => values.add(n));
+    if (used.length === 0) continue;
+    const named = mainLine !== undefined ? /^import \{ (.+) \} from (".*");$/.exec(mainLine) : null;
+    if (named && named[2] === JSON.stringify(spec))
+      mainLine = `import { ${[named[1]!, ...used].join(", ")} } from ${named[2]};`;
+    else valueLines.push(`import { ${used.join(", ")} } from ${JSON.stringify(spec)};`);
+  }
+  if (mainLine !== undefined) lines.push(mainLine);
+  lines.push(...valueLines);
   for (const [spec, names] of plan.typeImports) {
-    const used = [...names].filter((n) => new RegExp(`\\b${n}\\b`).test(bodies)).sort();
+    const used = usedIn(names).filter((n) => !values.has(n));
     if (used.length) lines.push(`import type { ${used.join(", ")} } from ${JSON.stringify(spec)};`);
   }
   for (const n of plan.notes) lines.push(`// NOTE: ${n}`);
@@ -248,6 +276,9 @@ export function assemble(
   for (const c of keep) body.push(`it(${JSON.stringify(c.title)}, ${c.async ? "async " : ""}() => {\n${c.body}\n});`);
   for (const t of madeTodo) body.push(todo(`${t.title} (${t.reason})`));
   for (const t of plan.todos) body.push(todo(t));
+  // Runners reject a file without a single test ("No test found in suite"): a todo says why.
+  if (keep.length + madeTodo.length + plan.todos.length === 0)
+    body.push(todo(`${plan.describe}: no generated case was kept${plan.emptyReason ? ` (${plan.emptyReason})` : ""}`));
   lines.push(`describe(${JSON.stringify(plan.describe)}, () => {\n${body.join("\n\n")}\n});`);
   return lines.join("\n") + "\n";
 }

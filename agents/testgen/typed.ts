@@ -7,12 +7,15 @@
  */
 import { posix } from "node:path";
 import ts from "typescript";
+import { importSuffix, type ImportStyle } from "./paths.js";
 
 export interface TypedCall {
   /** Happy-path arguments as source text (required parameters only). */
   args: string[];
   /** Type-only imports the arguments need: specifier → names. */
   typeImports: Map<string, Set<string>>;
+  /** Value imports the arguments need (classes they construct): specifier → names. */
+  valueImports: Map<string, Set<string>>;
   /** The constructor arguments, for an instance method. */
   ctorArgs?: string[];
 }
@@ -22,13 +25,24 @@ export interface TypedOptions {
   fnEnd: number;
   /** The test file's path, absolute, to spell import specifiers relative to it. */
   testFile: string;
-  /** `.js` suffixes on relative imports (NodeNext ESM). */
-  jsSuffix: boolean;
+  /** How relative imports are spelled (paths.ts importStyle). */
+  style: ImportStyle;
   /** How a test refers to the callable: `f`, `Cls.m` (static) or `Cls` + method for instance methods. */
   callee: { kind: "function"; name: string } | { kind: "static" | "instance"; cls: string; name: string };
 }
 
 const MAX_DEPTH = 3;
+/** Globals of Node and browsers alike that `value` builds (see the switch there). */
+const WEB_GLOBALS = new Set([
+  "URL",
+  "URLSearchParams",
+  "Headers",
+  "Request",
+  "Response",
+  "FormData",
+  "Blob",
+  "AbortSignal",
+]);
 const MAX_PROPS = 12;
 
 function findFunction(sf: ts.SourceFile, end: number): ts.SignatureDeclaration | undefined {
@@ -52,14 +66,15 @@ function nameNode(decl: ts.SignatureDeclaration): ts.Node | undefined {
 
 class Builder {
   readonly typeImports = new Map<string, Set<string>>();
+  readonly valueImports = new Map<string, Set<string>>();
   constructor(
     private readonly program: ts.Program,
     private readonly checker: ts.TypeChecker,
     private readonly opts: TypedOptions,
   ) {}
 
-  /** An import name for a type declared in an exported, workspace (non-library) module; undefined otherwise. */
-  private importable(sym: ts.Symbol | undefined): string | undefined {
+  /** An import name for a type (or, with `into` valueImports, a class) declared in an exported, workspace (non-library) module; undefined otherwise. */
+  private importable(sym: ts.Symbol | undefined, into = this.typeImports): string | undefined {
     if (!sym) return undefined;
     const decl = sym.declarations?.[0];
     if (!decl) return undefined;
@@ -74,11 +89,11 @@ class Builder {
     if (!exported) return undefined;
     const name = exported.getName();
     if (name === "default") return undefined;
-    let spec = posix.relative(posix.dirname(this.opts.testFile), sf.fileName.replace(/\.(d\.)?[cm]?tsx?$/, ""));
+    let spec = posix.relative(posix.dirname(this.opts.testFile), sf.fileName.replace(/\.(d\.)?[cm]?[jt]sx?$/, ""));
     if (!spec.startsWith(".")) spec = `./${spec}`;
-    if (this.opts.jsSuffix) spec += /\.mts$/.test(sf.fileName) ? ".mjs" : /\.cts$/.test(sf.fileName) ? ".cjs" : ".js";
-    let set = this.typeImports.get(spec);
-    if (!set) this.typeImports.set(spec, (set = new Set()));
+    spec += importSuffix(sf.fileName, this.opts.style);
+    let set = into.get(spec);
+    if (!set) into.set(spec, (set = new Set()));
     set.add(name);
     return name;
   }
@@ -91,7 +106,9 @@ class Builder {
     if (f & ts.TypeFlags.Number) return "number";
     if (f & ts.TypeFlags.Boolean) return "boolean";
     if (f & ts.TypeFlags.BigInt) return "bigint";
-    if (f & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) return "unknown";
+    // `any` stays `any`: as `unknown` it would break a constraint (`Hookable<any>` → `Hookable<unknown>`).
+    if (f & ts.TypeFlags.Any) return "any";
+    if (f & ts.TypeFlags.Unknown) return "unknown";
     if (f & ts.TypeFlags.Null) return "null";
     if (f & ts.TypeFlags.Undefined) return "undefined";
     if (type.isStringLiteral()) return JSON.stringify(type.value);
@@ -177,7 +194,14 @@ class Builder {
     const sym = type.getSymbol();
     const name = sym?.getName();
     const decl = sym?.declarations?.[0];
-    const isLib = decl !== undefined && this.program.isSourceFileDefaultLibrary(decl.getSourceFile());
+    // Web globals are declared by TypeScript's lib files, or by @types/node (undici-types) without the DOM lib.
+    const declFile = decl?.getSourceFile().fileName ?? "";
+    const isLib =
+      decl !== undefined &&
+      (this.program.isSourceFileDefaultLibrary(decl.getSourceFile()) ||
+        (/\/node_modules\/(@types\/node|undici-types)\//.test(declFile) &&
+          name !== undefined &&
+          WEB_GLOBALS.has(name)));
     if (isLib) {
       const arg = (i: number): ts.Type | undefined => c.getTypeArguments(type as ts.TypeReference)[i];
       switch (name) {
@@ -203,6 +227,14 @@ class Builder {
           return 'new Error("x")';
         case "AbortSignal":
           return "new AbortController().signal";
+        case "Request":
+          return 'new Request("https://example.com/")';
+        case "Response":
+          return 'new Response("x")';
+        case "FormData":
+          return "new FormData()";
+        case "Blob":
+          return 'new Blob(["x"])';
         case "Promise": {
           const inner = arg(0);
           const v = inner ? this.value(inner, hint, depth + 1) : "undefined";
@@ -224,7 +256,7 @@ class Builder {
       return v !== undefined ? `() => (${v})` : undefined;
     }
     if (type.getConstructSignatures().length > 0) return undefined;
-    if (sym && sym.flags & ts.SymbolFlags.Class) return undefined;
+    if (sym && sym.flags & ts.SymbolFlags.Class) return this.instance(sym, type, depth);
     if (f & ts.TypeFlags.Object) {
       const props = type.getProperties();
       if (c.getIndexInfosOfType(type).length > 0 && props.length === 0) return "{}";
@@ -242,6 +274,47 @@ class Builder {
       return `{ ${parts.join(", ")} }`;
     }
     return undefined;
+  }
+
+  /**
+   * An instance of a workspace class: `new C(…)` with its constructor's required arguments, the class
+   * imported as a value. Only for a class that is not generic or whose type arguments are `any` or their
+   * parameter's default (`C<any>`): inference from a `new` would not meet other type arguments. Undefined when the class is
+   * abstract, its constructor is not public, or an argument cannot be built.
+   */
+  private instance(sym: ts.Symbol, type: ts.Type, depth: number): string | undefined {
+    const c = this.checker;
+    const decl = sym.valueDeclaration;
+    if (!decl || !ts.isClassDeclaration(decl)) return undefined;
+    const mods = ts.getCombinedModifierFlags(decl);
+    if (mods & ts.ModifierFlags.Abstract) return undefined;
+    const ref = type as ts.TypeReference;
+    const targs = ref.target ? c.getTypeArguments(ref) : [];
+    const params = ref.target?.typeParameters ?? [];
+    // `any`, or the parameter's own default (`Hookable<any>` is `Hookable<any, string>`).
+    const loose = (t: ts.Type, i: number): boolean =>
+      !!(t.flags & ts.TypeFlags.Any) || (params[i] !== undefined && c.getDefaultFromTypeParameter(params[i]) === t);
+    if (!targs.every(loose)) return undefined;
+    const ctors = c.getTypeOfSymbolAtLocation(sym, decl).getConstructSignatures();
+    const visible = ctors.filter((s) => {
+      const d = s.getDeclaration() as ts.Declaration | undefined;
+      return !d || !(ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
+    });
+    const ctor = visible.reduce<ts.Signature | undefined>(
+      (best, s) => (!best || minArgs(c, s) < minArgs(c, best) ? s : best),
+      undefined,
+    );
+    if (!ctor) return undefined;
+    const args: string[] = [];
+    const min = minArgs(c, ctor);
+    for (const p of ctor.getParameters().slice(0, min)) {
+      const d = p.valueDeclaration;
+      const v = this.value(d ? c.getTypeOfSymbolAtLocation(p, d) : c.getTypeOfSymbol(p), p.getName(), depth + 1);
+      if (v === undefined) return undefined;
+      args.push(v);
+    }
+    const name = this.importable(sym, this.valueImports);
+    return name ? `new ${name}(${args.join(", ")})` : undefined;
   }
 
   /** `value`, or a cast to the type (spelled with type-only imports), or `Parameters<…>[i]`. */
@@ -322,5 +395,5 @@ export function typedCall(program: ts.Program, fileName: string, opts: TypedOpti
     );
     ctorArgs = ctor ? requiredArgs(b, checker, ctor, `ConstructorParameters<typeof ${cal.cls}>`) : [];
   }
-  return { args, typeImports: b.typeImports, ...(ctorArgs ? { ctorArgs } : {}) };
+  return { args, typeImports: b.typeImports, valueImports: b.valueImports, ...(ctorArgs ? { ctorArgs } : {}) };
 }

@@ -305,17 +305,27 @@ interface JsonReport {
   }[];
 }
 
-function firstLine(s: string | undefined): string {
+/**
+ * The first line of a runner's failure, ANSI colours removed; a line that only introduces what follows
+ * ("Transform failed with 1 error:") is joined with the next one, which says what failed.
+ */
+export function failureLine(s: string | undefined): string {
   // eslint-disable-next-line no-control-regex
   const clean = (s ?? "").replace(/\u001b\[[0-9;]*m/g, "");
-  const line = clean.split("\n").find((l) => l.trim() !== "") ?? "";
-  return line.trim().slice(0, MAX_REASON_CHARS);
+  const lines = clean
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  let line = lines[0] ?? "";
+  if (line.endsWith(":") && lines[1] !== undefined) line = `${line} ${lines[1]}`;
+  return line.slice(0, MAX_REASON_CHARS);
 }
 
 /**
  * Put into a recording run's test file: `__agencyRecord(title, result)` appends what the case returned to
  * the file named by AGENCY_TESTGEN_RECORD (a temp file of the agent's), as JSON when it is plain data
- * (finite numbers, strings, booleans, null, arrays and plain objects of those, at most 1,000 characters).
+ * (finite numbers, strings, booleans, null, arrays and plain objects of those without symbol keys, at most 1,000
+ * characters).
  */
 export const RECORDER = `import { appendFileSync as __agencyAppend } from "node:fs";
 function __agencyRecord(title, value) {
@@ -327,6 +337,7 @@ function __agencyRecord(title, value) {
     (d < 5 && Array.isArray(v) && v.every((x) => plain(x, d + 1))) ||
     (d < 5 && typeof v === "object" && !Array.isArray(v) &&
       (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null) &&
+      Object.getOwnPropertySymbols(v).length === 0 &&
       Object.values(v).every((x) => x === undefined || plain(x, d + 1)));
   let json;
   if (value !== undefined && plain(value, 0)) json = JSON.stringify(value);
@@ -445,7 +456,7 @@ export async function runTestFile(
         outcome: "error",
         tests: [],
         records,
-        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${firstLine(text)}`,
+        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${failureLine(text)}`,
         ms,
       };
     }
@@ -473,7 +484,7 @@ export async function runTestFile(
         outcome: "load-error",
         tests: [],
         records,
-        message: firstLine(file0.message ?? file0.failureMessage),
+        message: failureLine(file0.message ?? file0.failureMessage),
         ms,
       };
     return {
@@ -481,7 +492,7 @@ export async function runTestFile(
       tests: asserts.map((a) => ({
         title: a.title,
         status: a.status === "passed" ? "passed" : a.status === "failed" ? "failed" : "skipped",
-        ...(a.status === "failed" ? { message: firstLine(a.failureMessages?.join("\n")) } : {}),
+        ...(a.status === "failed" ? { message: failureLine(a.failureMessages?.join("\n")) } : {}),
       })),
       records,
       ms,

@@ -1,13 +1,19 @@
 /**
  * testgen measured (docs/performance.md, "testgen"): for exported functions and public methods of each
- * project, the agent generates a test in a temporary copy of the project whose node_modules is this
- * checkout's (so the copy has vitest installed, as a user's workspace would), with its own checks on.
- * The written files are then judged independently of the agent: one TypeScript program over the copy
- * and all generated files (typecheck %), one vitest run over all of them (run %: the file loaded, no
- * import or syntax error; pass %: kept tests that pass), and the files' own text (asserting %: at
- * least one value assertion, not `toBeDefined`).
+ * project, the agent generates a test in a temporary copy of the project with its own checks on. A
+ * corpus project gets its own devDependencies, as a user's workspace has them: `npm install
+ * --ignore-scripts` of its package.json (plus vitest when the project has no vitest, so the generated
+ * vitest files can run) into a cache under the temp dir, keyed by the package.json, then hard-linked
+ * into the copy (inside it, so `extends` of a tsconfig package resolves). This repository and the
+ * fixture use this checkout's node_modules. The written files are then judged apart from the agent,
+ * with the project's own tools: one program of the project's TypeScript (its tsconfig parsed by that
+ * compiler) over the generated files (typecheck %), one run of the project's vitest over all of them
+ * (run %: the file loaded, no import or syntax error; pass %: kept tests that pass), and the files'
+ * own text (asserting %: at least one value assertion, not `toBeDefined`).
  */
+import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
@@ -16,6 +22,7 @@ import { loadProject } from "../../agents/lib/code/project.js";
 import { StageTimer } from "../../agents/lib/runtime/timer.js";
 import type { HandlerContext } from "../../agents/lib/runtime/types.js";
 import { createTestgen } from "../../agents/testgen/handler.js";
+import { failureLine } from "../../agents/testgen/verify.js";
 import { createLogger } from "../../protocol/log.js";
 import type { AipRequest } from "../../protocol/schemas.js";
 
@@ -24,6 +31,133 @@ export interface TestgenProject {
   root: string;
   /** Source files (relative). */
   files: string[];
+  /** Use this checkout's node_modules (this repository, the fixture) instead of installing the project's devDependencies. */
+  checkoutModules?: boolean;
+}
+
+/** The vitest added to a project whose devDependencies have none (this checkout's pinned version). */
+const ADDED_VITEST = "4.1.12";
+/** One project's `npm install` may take this long. */
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
+
+/** How a copy got its node_modules, for the report. */
+interface Environment {
+  node_modules: string;
+  vitest?: string;
+  typescript?: string;
+  added?: string[];
+  install_error?: string;
+}
+
+/**
+ * The project's devDependencies installed once into the cache (`$TMPDIR/agency-eval-cache/<name>-<hash>`,
+ * reused while the package.json is unchanged); undefined with the reason when the install failed.
+ */
+async function installed(p: TestgenProject): Promise<{ dir: string; added: string[] } | { error: string }> {
+  const pkg = JSON.parse(readFileSync(join(p.root, "package.json"), "utf8")) as Record<string, unknown>;
+  const dev = { ...((pkg.devDependencies as Record<string, string> | undefined) ?? {}) };
+  const added: string[] = [];
+  if (!dev.vitest) {
+    dev.vitest = ADDED_VITEST;
+    added.push(`vitest@${ADDED_VITEST}`);
+  }
+  const manifest = {
+    name: `eval-${p.name}`,
+    private: true,
+    ...(pkg.type ? { type: pkg.type } : {}),
+    dependencies: pkg.dependencies ?? {},
+    devDependencies: dev,
+  };
+  const text = `${JSON.stringify(manifest, null, 2)}\n`;
+  const cache = join(tmpdir(), "agency-eval-cache");
+  const dir = join(cache, `${p.name}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}`);
+  const done = join(dir, ".installed");
+  if (existsSync(done)) return { dir, added };
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), text);
+  const res = await execa(
+    "npm",
+    [
+      "install",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--legacy-peer-deps",
+      "--loglevel=error",
+      `--cache=${join(cache, "npm")}`,
+    ],
+    { cwd: dir, reject: false, timeout: INSTALL_TIMEOUT_MS, all: true },
+  );
+  if (res.exitCode !== 0)
+    return {
+      error: `npm install: ${String(res.all ?? "")
+        .split("\n")
+        .slice(-3)
+        .join(" ")
+        .slice(0, 300)}`,
+    };
+  writeFileSync(done, new Date().toISOString());
+  return { dir, added };
+}
+
+function versionOf(copy: string, name: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(copy, "node_modules", name, "package.json"), "utf8")) as { version: string })
+      .version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** node_modules for the copy: the project's own devDependencies, or this checkout's (see the module comment). */
+async function provideModules(
+  copy: string,
+  checkoutModules: string,
+  own: Awaited<ReturnType<typeof installed>> | undefined,
+): Promise<Environment> {
+  let env: Environment;
+  if (own && "dir" in own) {
+    // Hard links: inside the copy, as an installed workspace's own files are.
+    await execa("cp", ["-al", join(own.dir, "node_modules"), join(copy, "node_modules")]);
+    env = {
+      node_modules: "the project's devDependencies (npm install --ignore-scripts)",
+      ...(own.added.length > 0 ? { added: own.added } : {}),
+    };
+  } else {
+    symlinkSync(checkoutModules, join(copy, "node_modules"));
+    env = {
+      node_modules: "this checkout's (linked)",
+      ...(own && "error" in own ? { install_error: own.error } : {}),
+    };
+  }
+  const vitest = versionOf(copy, "vitest");
+  const typescript = versionOf(copy, "typescript");
+  return { ...env, ...(vitest ? { vitest } : {}), ...(typescript ? { typescript } : {}) };
+}
+
+/**
+ * The project's own TypeScript (from the copy's node_modules; this checkout's when it has none) and its
+ * tsconfig parsed by that compiler; the judge's options are the project's, `noEmit` on.
+ */
+async function judgeCompiler(copy: string): Promise<{ ts: typeof ts; options: ts.CompilerOptions }> {
+  let pts: typeof ts = ts;
+  try {
+    pts = createRequire(join(copy, "package.json"))("typescript") as typeof ts;
+  } catch {
+    // this checkout's
+  }
+  const config = join(copy, "tsconfig.json");
+  let options: ts.CompilerOptions;
+  const parsed = existsSync(config)
+    ? pts.getParsedCommandLineOfConfigFile(config, {}, { ...pts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })
+    : undefined;
+  if (parsed) options = parsed.options;
+  else options = (await loadProject(copy)).options;
+  options = { ...options, noEmit: true };
+  for (const k of ["composite", "incremental", "tsBuildInfoFile", "emitDeclarationOnly", "declaration"])
+    delete options[k];
+  return { ts: pts, options };
 }
 
 const silent = createLogger({ agentName: "eval", destination: false });
@@ -101,6 +235,7 @@ export async function evalTestgenProject(
   p: TestgenProject,
   checkoutModules: string,
   limit: number,
+  own?: Awaited<ReturnType<typeof installed>>,
 ): Promise<Record<string, unknown>> {
   const copy = mkdtempSync(join(tmpdir(), `eval-testgen-${p.name}-`));
   try {
@@ -109,7 +244,7 @@ export async function evalTestgenProject(
       mkdirSync(dirname(join(copy, f)), { recursive: true });
       cpSync(join(p.root, f), join(copy, f));
     }
-    symlinkSync(checkoutModules, join(copy, "node_modules"));
+    const environment = await provideModules(copy, checkoutModules, own);
     const all = p.files.flatMap((f) => targetsOf(copy, f).map((t) => ({ ...t, file: f })));
     const step = Math.max(1, all.length / limit);
     const picked = all.filter((_, i) => Math.floor(i / step) !== Math.floor((i - 1) / step) || i === 0).slice(0, limit);
@@ -149,23 +284,25 @@ export async function evalTestgenProject(
         errors.push(`${t.file} ${t.name}: ${(err as Error).message.slice(0, 160)}`);
       }
     }
-    // Typecheck every written file in one program with the project's options.
-    const project = await loadProject(copy);
-    const program = ts.createProgram({
+    // Typecheck every written file in one program of the project's compiler, with the project's options.
+    const judge = await judgeCompiler(copy);
+    const program = judge.ts.createProgram({
       rootNames: gen.map((g) => join(copy, g.test_path)),
-      options: { ...project.options, noEmit: true },
+      options: judge.options,
     });
     const typeErrors = new Map<string, string>();
     for (const g of gen) {
       const sf = program.getSourceFile(join(copy, g.test_path));
-      const d = sf ? [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)] : [];
+      const d = (sf ? [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)] : []).filter(
+        (x) => x.category === judge.ts.DiagnosticCategory.Error,
+      );
       if (d.length > 0)
-        typeErrors.set(g.test_path, ts.flattenDiagnosticMessageText(d[0]!.messageText, " ").slice(0, 160));
+        typeErrors.set(g.test_path, judge.ts.flattenDiagnosticMessageText(d[0]!.messageText, " ").slice(0, 160));
     }
-    // Run every written file in one vitest run.
+    // Run every written file in one run of the project's vitest.
     const report = join(copy, "vitest-report.json");
     await execa(
-      join(checkoutModules, ".bin", "vitest"),
+      join(copy, "node_modules", ".bin", "vitest"),
       ["run", ...gen.map((g) => g.test_path), "--reporter=json", `--outputFile=${report}`],
       {
         cwd: copy,
@@ -189,7 +326,7 @@ export async function evalTestgenProject(
       const r = results.find((x) => x.name === join(copy, g.test_path));
       const ran = r !== undefined && !(r.status === "failed" && r.assertionResults.length === 0);
       if (ran) loaded++;
-      else loadErrors.push(`${g.test_path}: ${(r?.message ?? "not in the report").split("\n")[0]!.slice(0, 160)}`);
+      else loadErrors.push(`${g.test_path}: ${r?.message ? failureLine(r.message) : "not in the report"}`);
       for (const a of r?.assertionResults ?? []) {
         if (a.status === "passed" || a.status === "failed") keptTests++;
         if (a.status === "passed") passed++;
@@ -199,6 +336,15 @@ export async function evalTestgenProject(
     const withExamples = gen.filter((g) => g.examples);
     const pct = (a: number, b: number): number | null => (b === 0 ? null : Math.round((1000 * a) / b) / 10);
     return {
+      environment,
+      counts: {
+        files: gen.length,
+        typecheck_ok: gen.length - typeErrors.size,
+        run_ok: loaded,
+        asserting: asserting.length,
+        kept_tests: keptTests,
+        passed,
+      },
       targets_total: all.length,
       targets_tried: picked.length,
       files: gen.length,
@@ -229,9 +375,26 @@ export async function evalTestgenProject(
 export async function evalTestgen(
   ps: TestgenProject[],
   checkoutModules: string,
-  limit = 12,
+  limit = 20,
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { limit_per_project: limit };
-  for (const p of ps) out[p.name] = await evalTestgenProject(p, checkoutModules, limit);
+  const sum = { files: 0, typecheck_ok: 0, run_ok: 0, asserting: 0, kept_tests: 0, passed: 0 };
+  // Every install first (one at a time: they share npm's cache), then the projects.
+  const installs = new Map<string, Awaited<ReturnType<typeof installed>>>();
+  for (const p of ps) if (!p.checkoutModules) installs.set(p.name, await installed(p));
+  for (const p of ps) {
+    const r = await evalTestgenProject(p, checkoutModules, limit, installs.get(p.name));
+    out[p.name] = r;
+    const c = r.counts as typeof sum;
+    for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += c[k];
+  }
+  const pct = (a: number, b: number): number | null => (b === 0 ? null : Math.round((1000 * a) / b) / 10);
+  out.all = {
+    ...sum,
+    typecheck_pct: pct(sum.typecheck_ok, sum.files),
+    run_pct: pct(sum.run_ok, sum.files),
+    asserting_files_pct: pct(sum.asserting, sum.files),
+    kept_pass_pct: pct(sum.passed, sum.kept_tests),
+  };
   return out;
 }

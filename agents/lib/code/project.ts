@@ -164,6 +164,20 @@ interface MatchFiles {
 }
 
 /**
+ * The module resolution TypeScript 6 computes where this compiler (5.x) would pick Classic: `moduleResolution`
+ * unset and ES module output (`module` es2015…esnext, or unset with an ES2015+ target) resolve as a bundler
+ * does. Undefined when the options need no change.
+ */
+export function implicitResolution(options: TS.CompilerOptions): TS.ModuleResolutionKind | undefined {
+  if (options.moduleResolution !== undefined) return undefined;
+  const K = ts.ModuleKind;
+  const target = options.target ?? ts.ScriptTarget.ES5;
+  const mod = options.module ?? (target >= ts.ScriptTarget.ES2015 ? K.ES2015 : K.CommonJS);
+  const es = mod === K.ES2015 || mod === K.ES2020 || mod === K.ES2022 || mod === K.ESNext;
+  return es ? ts.ModuleResolutionKind.Bundler : undefined;
+}
+
+/**
  * Load the project of the workspace `root` (a real path, already judged by resolveRoot): options and
  * root files from its tsconfig.json, or DEFAULT_OPTIONS over its TypeScript files when that is missing,
  * does not parse, or lists no files. `fallback` says what was fallen back to and why.
@@ -245,6 +259,13 @@ export async function loadProject(root: string): Promise<WorkspaceProject> {
   }
   const inside = parsed.fileNames.filter((p) => p === root || p.startsWith(root + sep));
   const options: TS.CompilerOptions = { ...parsed.options, noEmit: true };
+  const implicit = implicitResolution(options);
+  if (implicit) {
+    options.moduleResolution = implicit;
+    fallback.push(
+      "tsconfig.json leaves moduleResolution unset with ES module output: bundler resolution, TypeScript 6's default (TypeScript 5 would use classic, which resolves no package)",
+    );
+  }
   delete options.emitDeclarationOnly;
   delete options.composite;
   delete options.incremental;

@@ -102,10 +102,10 @@ describe("testgen with the workspace's vitest", () => {
 });
 
 describe("testgen without a runner", () => {
-  it("a parameter typed by an exported class is a cast to it, imported type-only; no run", async () => {
+  it("a parameter typed by an exported class is an instance of it, imported with the function; no run", async () => {
     const p = await gen(workspace(false), "total");
-    expect(p.content).toContain('import type { Ledger } from "./money.js";');
-    expect(p.content).toContain('const result = total({} as unknown as Ledger, "EUR");');
+    expect(p.content).toContain('import { total, Ledger } from "./money.js";');
+    expect(p.content).toContain('const result = total(new Ledger("name"), "EUR");');
     expect(p.content).not.toMatch(/total\([^)]*undefined/);
     expect(p.checks).toMatchObject({ typecheck: "passed", run: "skipped", runner: null });
     expect(p.checks.notes).toContain("not run: the workspace has no vitest installed (node_modules/.bin/vitest)");
@@ -133,4 +133,199 @@ describe("testgen without a runner", () => {
     expect(p.content).not.toContain("it(");
     expect(readdirSync(join(root, "src")).filter((f) => f.includes(".agency-"))).toEqual([]);
   }, 60_000);
+});
+
+/** A workspace from files (path → text), optionally with this checkout's node_modules linked in. */
+function files(tree: Record<string, string>, modules = false): string {
+  const t = tempDir("aiptgw-");
+  temps.push(t);
+  for (const [rel, text] of Object.entries(tree)) {
+    mkdirSync(join(t.dir, rel, ".."), { recursive: true });
+    writeFileSync(join(t.dir, rel), text);
+  }
+  if (modules) symlinkSync(join(ROOT, "node_modules"), join(t.dir, "node_modules"));
+  return t.dir;
+}
+async function genAt(root: string, file: string, fn: string): Promise<Payload> {
+  return (await testgen(
+    {
+      action: "testgen",
+      context: { workspace_root: root, file_path: file },
+      constraints: { function: fn },
+    } as AipRequest,
+    ctx(),
+  )) as Payload;
+}
+
+describe("imports as the workspace resolves them", () => {
+  it("nodenext with allowImportingTsExtensions: the file's own .ts style, for the code and its types", async () => {
+    const root = files({
+      "package.json": '{ "type": "module" }',
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          allowImportingTsExtensions: true,
+          verbatimModuleSyntax: true,
+          strict: true,
+          noEmit: true,
+        },
+        include: ["src"],
+      }),
+      "src/types.ts": "export abstract class Bus {\n  readonly events: string[] = [];\n}\n",
+      "src/hooks.ts":
+        'import type { Bus } from "./types.ts";\n\nexport function emit(bus: Bus, event: string): number {\n  return bus.events.push(event);\n}\n',
+      "src/clock.ts": "export function twice(n: number): number {\n  return n * 2;\n}\n",
+    });
+    const p = await genAt(root, "src/hooks.ts", "emit");
+    expect(p.content).toContain('import { emit } from "./hooks.ts";');
+    expect(p.content).toContain('import type { Bus } from "./types.ts";');
+    expect(p.content).toContain('const result = emit({} as unknown as Bus, "event");');
+    // No vitest installed: typechecked against a stub of its types, the run skipped, and said so.
+    expect(p.checks).toMatchObject({
+      typecheck: "passed",
+      framework_types: "stub",
+      run: "skipped",
+      skipped: { run: "the workspace has no vitest installed (node_modules/.bin/vitest)" },
+    });
+    expect(p.checks.skipped.typecheck).toBeUndefined();
+    // A file without a relative import to follow: the suffix nodenext ESM requires.
+    expect((await genAt(root, "src/clock.ts", "twice")).content).toContain('import { twice } from "./clock.js";');
+  }, 60_000);
+
+  it("a parameter typed by an abstract generic class with `any` is a cast that keeps `any` (as `unknown` it would break the constraint)", async () => {
+    const root = files({
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { module: "ESNext", moduleResolution: "Bundler", strict: true },
+      }),
+      "src/box.ts":
+        "export abstract class Box<T extends Record<string, unknown>> {\n  constructor(readonly items: T[]) {}\n}\n\nexport function size(box: Box<any>): number {\n  return box.items.length;\n}\n",
+    });
+    const p = await genAt(root, "src/box.ts", "size");
+    expect(p.content).toContain('import type { Box } from "./box";');
+    expect(p.content).toContain("const result = size({} as unknown as Box<any>);");
+    expect(p.tests).toMatchObject({ kept: 1, dropped: 0 });
+    expect(p.checks.typecheck).toBe("passed");
+  }, 60_000);
+
+  it("a parameter typed by a workspace class gets a real instance, the class imported as a value", async () => {
+    const root = files(
+      {
+        "package.json": '{ "type": "module" }',
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: {
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            strict: true,
+            verbatimModuleSyntax: true,
+          },
+        }),
+        "src/clock.ts":
+          "export class Clock {\n  constructor(readonly start: number, readonly zone?: string) {}\n  now(): number {\n    return this.start;\n  }\n}\n",
+        "src/tick.ts":
+          'import { Clock } from "./clock.js";\n\nexport function tick(clock: Clock, by: number): number {\n  return clock.now() + by;\n}\n\nexport function size(bag: Bag<any>): number {\n  return bag.items.length;\n}\n\nexport class Bag<T extends object, K extends string = string> {\n  readonly items: T[] = [];\n  key?: K;\n}\n',
+      },
+      true,
+    );
+    const p = await genAt(root, "src/tick.ts", "tick");
+    expect(p.content).toContain('import { tick } from "./tick.js";\nimport { Clock } from "./clock.js";\n');
+    expect(p.content).toContain("const result = tick(new Clock(1), 1);");
+    expect(p.content).toContain("expect(result).toBe(2);");
+    expect(p.content).not.toContain("import type");
+    expect(p.tests).toMatchObject({ kept: 1, dropped: 0, todo: 0 });
+    // A generic class written with `any` and its defaults (`Bag<any>` is `Bag<any, string>`) is constructed too.
+    const q = await genAt(root, "src/tick.ts", "size");
+    expect(q.content).toContain('import { size, Bag } from "./tick.js";');
+    expect(q.content).toContain("const result = size(new Bag());");
+    expect(q.content).toContain("expect(result).toBe(0);");
+  }, 120_000);
+
+  it("recording: undefined for typical input is asserted toBeUndefined; an object with symbol keys is not data", async () => {
+    const root = files(
+      {
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: { module: "ESNext", moduleResolution: "Bundler", strict: true },
+        }),
+        "src/find.ts":
+          'export function find(xs: number[], n: number): number | undefined {\n  return xs.find((x) => x === n + 100);\n}\n\nexport function tag(v: string): { value: string } {\n  return { [Symbol.for("tag")]: true, value: v };\n}\n',
+      },
+      true,
+    );
+    const p = await genAt(root, "src/find.ts", "find");
+    expect(p.content).toContain("const result = find([1], 1);\n    expect(result).toBeUndefined();");
+    expect(p.tests).toMatchObject({ kept: 1, todo: 0, dropped: 0, value_assertions: 1 });
+    const q = await genAt(root, "src/find.ts", "tag");
+    // JSON would lose the symbol key, and toEqual would then fail: the placeholder stays.
+    expect(q.content).toContain("expect(result).toBeDefined(); // TODO: assert the expected value");
+    expect(q.tests).toMatchObject({ kept: 1, todo: 0, dropped: 0, value_assertions: 0 });
+  }, 120_000);
+
+  it("web globals are real instances: Request, Response, Blob, FormData (from the DOM lib or @types/node)", async () => {
+    const root = files({
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { module: "ESNext", moduleResolution: "Bundler", lib: ["ES2022", "DOM"], strict: true },
+      }),
+      "src/http.ts":
+        "export function describeAll(req: Request, res: Response, body: Blob, form: FormData): string {\n  return `${req.method} ${res.status} ${body.size} ${[...form.keys()].length}`;\n}\n",
+    });
+    const p = await genAt(root, "src/http.ts", "describeAll");
+    expect(p.content).toContain(
+      'const result = describeAll(\n      new Request("https://example.com/"),\n      new Response("x"),\n      new Blob(["x"]),\n      new FormData(),\n    );',
+    );
+    expect(p.checks.typecheck).toBe("passed");
+    // Without the DOM lib, @types/node (undici-types) declares them: the same instances.
+    const node = files(
+      {
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: { module: "ESNext", moduleResolution: "Bundler", lib: ["ES2022"], types: ["node"] },
+        }),
+        "src/http.ts": "export function code(res: Response): number {\n  return res.status;\n}\n",
+      },
+      true,
+    );
+    const q = await genAt(node, "src/http.ts", "code");
+    expect(q.content).toContain('const result = code(new Response("x"));');
+    expect(q.content).toContain("expect(result).toBe(200);");
+  }, 60_000);
+
+  it("ES modules without a moduleResolution: bundler resolution finds vitest, extensionless imports as the file's", async () => {
+    const root = files(
+      {
+        "package.json": '{ "name": "merge" }',
+        "tsconfig.json": JSON.stringify({ compilerOptions: { target: "ESNext", module: "ESNext", strict: true } }),
+        "src/_utils.ts": "export const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;\n",
+        "src/merge.ts":
+          'import { isObject } from "./_utils";\n\nexport function keys(a: Record<string, number>): string[] {\n  return isObject(a) ? Object.keys(a) : [];\n}\n',
+      },
+      true,
+    );
+    const p = await genAt(root, "src/merge.ts", "keys");
+    expect(p.content).toContain('import { keys } from "./merge";');
+    expect(p.content).toContain("expect(result).toEqual([]);");
+    expect(p.checks).toMatchObject({ typecheck: "passed", framework_types: "workspace", run: "passed", skipped: {} });
+    expect(p.checks.notes).toContain(
+      "tsconfig.json leaves moduleResolution unset with ES module output: bundler resolution, TypeScript 6's default (TypeScript 5 would use classic, which resolves no package)",
+    );
+  }, 120_000);
+
+  it("a workspace whose runner cannot load any file: the reason, and a file that still holds a test", async () => {
+    // vite cannot transform anything while tsconfig.json extends a package that is not installed.
+    const root = files(
+      {
+        "package.json": '{ "type": "module" }',
+        "tsconfig.json": JSON.stringify({ extends: "@agency-missing/tsconfig", compilerOptions: { strict: true } }),
+        "src/clock.ts": "export function answer(): number {\n  return 42;\n}\n",
+      },
+      true,
+    );
+    const p = await genAt(root, "src/clock.ts", "answer");
+    expect(p.checks.run).toBe("load-error");
+    const reason = p.tests.verdicts[0].reason as string;
+    expect(reason).toMatch(
+      /^run: Transform failed with 1 error: .*Failed to load tsconfig '@agency-missing\/tsconfig'/,
+    );
+    expect(p.content).toContain("it.todo(");
+    expect(p.content).toContain(JSON.stringify(`answer: no generated case was kept (${reason})`));
+    expect(p.content).not.toContain("it(");
+  }, 120_000);
 });

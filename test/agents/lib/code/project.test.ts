@@ -86,4 +86,23 @@ describe("loadProject", () => {
       outside.cleanup();
     }
   });
+  it("ES module output without a moduleResolution resolves as a bundler (TypeScript 6's default), saying so", async () => {
+    mkdirSync(join(root, "node_modules"));
+    write("tsconfig.json", JSON.stringify({ compilerOptions: { target: "ESNext", module: "ESNext", strict: true } }));
+    const p = await loadProject(root);
+    expect(p.options.moduleResolution).toBe(ts.ModuleResolutionKind.Bundler);
+    expect(p.fallback).toEqual([
+      "tsconfig.json leaves moduleResolution unset with ES module output: bundler resolution, TypeScript 6's default (TypeScript 5 would use classic, which resolves no package)",
+    ]);
+    // A stated resolution, or CommonJS output, is the workspace's own: kept as is.
+    write(
+      "tsconfig.json",
+      JSON.stringify({ compilerOptions: { module: "ESNext", moduleResolution: "Node10", ignoreDeprecations: "5.0" } }),
+    );
+    expect((await loadProject(root)).options.moduleResolution).toBe(ts.ModuleResolutionKind.Node10);
+    write("tsconfig.json", JSON.stringify({ compilerOptions: { module: "CommonJS" } }));
+    const cjs = await loadProject(root);
+    expect(cjs.options.moduleResolution).toBeUndefined();
+    expect(cjs.fallback).toEqual([]);
+  });
 });
