@@ -20,8 +20,8 @@ import { processTerm } from "../agents/search/tokenize.js";
 import { FIELD_BOOST, SEARCH_FIELDS, fieldTokens, type Doc } from "../agents/search/workspace-index.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen, warmPrettier } from "../agents/testgen/handler.js";
-import { StageTimer } from "../agents/lib/runtime/timer.js";
 import type { HandlerContext } from "../agents/lib/runtime/types.js";
+import { standaloneContext } from "../agents/lib/runtime/context.js";
 import { createLogger } from "../protocol/log.js";
 import type { AipRequest } from "../protocol/schemas.js";
 import { generateSource, generateWorkspace } from "./generate.js";
@@ -33,15 +33,7 @@ const TS = { language: "typescript", jsx: false } as const;
 const silent = createLogger({ agentName: "bench", destination: false });
 
 function ctx(): HandlerContext {
-  return {
-    traceId: "bench",
-    signal: new AbortController().signal,
-    deadline: Date.now() + 60_000,
-    remainingMs: () => 60_000,
-    timer: new StageTimer(),
-    log: silent,
-    warn: () => undefined,
-  };
+  return standaloneContext({ traceId: "bench", budgetMs: 60_000, log: silent });
 }
 
 function req(context: Record<string, unknown>, constraints: Record<string, unknown> = {}, action = "x"): AipRequest {

@@ -22,8 +22,8 @@ import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
 import { ParseCache } from "../agents/lib/code/cache.js";
 import { createCompleteLite } from "../agents/lib/completion/handler.js";
-import { StageTimer } from "../agents/lib/runtime/timer.js";
 import type { HandlerContext } from "../agents/lib/runtime/types.js";
+import { standaloneContext } from "../agents/lib/runtime/context.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { runQuery } from "../agents/search/query.js";
 import { moduleExports } from "../agents/summarize/exports.js";
@@ -43,15 +43,7 @@ const CORPUS = resolve(ROOT, "../shared/corpus");
 const silent = createLogger({ agentName: "eval", destination: false });
 
 function ctx(): HandlerContext {
-  return {
-    traceId: "eval",
-    signal: new AbortController().signal,
-    deadline: Date.now() + 60_000,
-    remainingMs: () => 60_000,
-    timer: new StageTimer(),
-    log: silent,
-    warn: () => undefined,
-  };
+  return standaloneContext({ traceId: "eval", budgetMs: 60_000, log: silent });
 }
 
 function req(action: string, context: Record<string, unknown>, constraints: Record<string, unknown> = {}): AipRequest {

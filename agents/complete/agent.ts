@@ -10,7 +10,7 @@ import type { AgentDefinition } from "../lib/runtime/types.js";
 import { TypedEngine } from "../lib/completion/engine.js";
 import { createCompleteLite } from "../lib/completion/handler.js";
 import { formatChecked, syntaxError } from "./check.js";
-import { StageTimer } from "../lib/runtime/timer.js";
+import { standaloneContext } from "../lib/runtime/context.js";
 import { createComplete } from "./handler.js";
 import { Prewarm } from "./prewarm.js";
 import { WARM_MODULE, warmLines } from "./warm-module.js";
@@ -95,15 +95,12 @@ See docs/agents.md.`,
             },
             constraints: { max_tokens: 1, best_effort: true },
           };
-          const ctx = {
+          const ctx = standaloneContext({
             traceId: `warmup-${k}`,
-            signal: AbortSignal.timeout(30_000),
-            deadline: Date.now() + 30_000,
-            remainingMs: () => 30_000,
-            timer: new StageTimer(),
+            budgetMs: 30_000,
             log,
-            warn: () => undefined,
-          };
+            signal: AbortSignal.timeout(30_000),
+          });
           await handler(request as Parameters<typeof complete>[0], ctx).catch((err: unknown) =>
             log.warn({ event: "warmup_request_failed", err: (err as Error).message }, "warm-up request failed"),
           );

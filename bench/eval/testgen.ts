@@ -19,8 +19,8 @@ import { dirname, join } from "node:path";
 import { execa } from "execa";
 import ts from "typescript";
 import { loadProject } from "../../agents/lib/code/project.js";
-import { StageTimer } from "../../agents/lib/runtime/timer.js";
 import type { HandlerContext } from "../../agents/lib/runtime/types.js";
+import { standaloneContext } from "../../agents/lib/runtime/context.js";
 import { createTestgen } from "../../agents/testgen/handler.js";
 import { failureLine } from "../../agents/testgen/verify.js";
 import { createLogger } from "../../protocol/log.js";
@@ -163,15 +163,7 @@ async function judgeCompiler(copy: string): Promise<{ ts: typeof ts; options: ts
 const silent = createLogger({ agentName: "eval", destination: false });
 
 function ctx(): HandlerContext {
-  return {
-    traceId: "eval",
-    signal: new AbortController().signal,
-    deadline: Date.now() + 120_000,
-    remainingMs: () => 120_000,
-    timer: new StageTimer(),
-    log: silent,
-    warn: () => undefined,
-  };
+  return standaloneContext({ traceId: "eval", budgetMs: 120_000, log: silent });
 }
 
 /** Exported functions (declared in the file) and public methods of exported classes, as `name` / `Class.method`. */

@@ -10,7 +10,7 @@ import { CHUNK_LINES, fileChunks, Lines } from "../../../agents/complete/context
 import { createComplete } from "../../../agents/complete/handler.js";
 import { Prewarm } from "../../../agents/complete/prewarm.js";
 import type { AipRequest } from "../../../protocol/schemas.js";
-import { StageTimer } from "../../../agents/lib/runtime/timer.js";
+import { standaloneContext } from "../../../agents/lib/runtime/context.js";
 import { createLogger } from "../../../protocol/log.js";
 import type { HandlerContext } from "../../../agents/lib/runtime/types.js";
 import { tinyModel } from "../lib/llm/tiny-model.js";
@@ -26,15 +26,7 @@ function moduleOf(n: number): string {
 }
 
 function ctx(traceId: string): HandlerContext {
-  return {
-    traceId,
-    signal: new AbortController().signal,
-    deadline: Date.now() + 30_000,
-    remainingMs: () => 30_000,
-    timer: new StageTimer(),
-    log: createLogger({ agentName: "test", destination: false }),
-    warn: () => undefined,
-  };
+  return standaloneContext({ traceId, budgetMs: 30_000, log: createLogger({ agentName: "test", destination: false }) });
 }
 
 function request(source: string, line: number, column: number): AipRequest {

@@ -6,7 +6,7 @@
 import { chmodSync, cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { StageTimer } from "../../../agents/lib/runtime/timer.js";
+import { standaloneContext } from "../../../agents/lib/runtime/context.js";
 import type { HandlerContext } from "../../../agents/lib/runtime/types.js";
 import { createTestgen } from "../../../agents/testgen/handler.js";
 import { createLogger } from "../../../protocol/log.js";
@@ -28,15 +28,11 @@ function workspace(modules: boolean): string {
 
 const testgen = createTestgen();
 function ctx(): HandlerContext {
-  return {
+  return standaloneContext({
     traceId: "t",
-    signal: new AbortController().signal,
-    deadline: Date.now() + 120_000,
-    remainingMs: () => 120_000,
-    timer: new StageTimer(),
+    budgetMs: 120_000,
     log: createLogger({ agentName: "test", destination: false }),
-    warn: () => undefined,
-  };
+  });
 }
 type Payload = Record<string, any>;
 async function gen(
