@@ -1,6 +1,4 @@
-/**
- * The composition root: registry, vetting, processes, health monitor, canary, forwarding, metrics, logs (docs/architecture.md).
- */
+/** The composition root: registry, vetting, processes, health, canary, forwarding, metrics, logs (docs/architecture.md). */
 import type { DestinationStream } from "pino";
 import { createLogger, openDestination, type Logger } from "../protocol/log.js";
 import type { AipRequest, AipResponse } from "../protocol/schemas.js";
