@@ -382,7 +382,8 @@ export const CHECKS: Check[] = [
         const c = spawn(ctx.exe, ["--listen", ctx.server.socketPath], { stdio: ["ignore", "pipe", "pipe"] });
         let stderr = "";
         let stdout = "";
-        const t = setTimeout(() => c.kill("SIGKILL"), 10_000);
+        // An agent that loads a compiler (testgen) takes seconds to start on a busy machine before it refuses.
+        const t = setTimeout(() => c.kill("SIGKILL"), 60_000);
         c.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
         c.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
         c.on("exit", (code) => {
