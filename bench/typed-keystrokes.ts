@@ -6,11 +6,11 @@
  * both engines type the same keystrokes alternately on their own service, so load hits both alike;
  * the figures to compare are the ratios.
  */
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { percentile } from "../protocol/percentile.js";
 import { benchDir } from "./lib/procs.js";
-import { bigFile, FILES, module, TYPED_LINES, WARMUP_LINE } from "./scenarios/typed-completion.js";
+import { TYPED_LINES, WARMUP_LINE, writeWorkspace } from "./scenarios/typed-completion.js";
 
 interface Engine {
   name: string;
@@ -35,14 +35,7 @@ async function engine(name: string, dist: string, root: string): Promise<Engine>
 
 const here = resolve(new URL("..", import.meta.url).pathname);
 const root = join(benchDir(), "ws");
-mkdirSync(join(root, "src"), { recursive: true });
-writeFileSync(
-  join(root, "tsconfig.json"),
-  JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", lib: ["ES2022"] } }),
-);
-for (let i = 0; i < FILES - 1; i++) writeFileSync(join(root, "src", `mod${i}.ts`), module(i));
-const big = bigFile();
-writeFileSync(join(root, "src", "big.ts"), big);
+const big = writeWorkspace(root);
 const real = realpathSync(root);
 const engines = [await engine("this build", here, real)];
 if (process.argv[2]) engines.push(await engine(process.argv[2], resolve(process.argv[2]), real));

@@ -69,6 +69,19 @@ export function bigFile(): string {
 }
 
 /** The keystrokes: these lines typed one character at a time where the cursor is. */
+/** Write the generated workspace under `root` (a tsconfig, FILES - 1 modules and src/big.ts); returns big.ts's text. */
+export function writeWorkspace(root: string): string {
+  mkdirSync(join(root, "src"), { recursive: true });
+  writeFileSync(
+    join(root, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", lib: ["ES2022"] } }),
+  );
+  for (let i = 0; i < FILES - 1; i++) writeFileSync(join(root, "src", `mod${i}.ts`), module(i));
+  const big = bigFile();
+  writeFileSync(join(root, "src", "big.ts"), big);
+  return big;
+}
+
 export const WARMUP_LINE = "  const first = helper3(raw).name.trim();";
 export const TYPED_LINES = [
   "  const options = helper4(raw);",
@@ -83,14 +96,7 @@ export const typedCompletion: Scenario = {
   async run(ctx) {
     const dir = benchDir();
     const root = join(dir, "ws");
-    mkdirSync(join(root, "src"), { recursive: true });
-    writeFileSync(
-      join(root, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "NodeNext", lib: ["ES2022"] } }),
-    );
-    for (let i = 0; i < FILES - 1; i++) writeFileSync(join(root, "src", `mod${i}.ts`), module(i));
-    const big = bigFile();
-    writeFileSync(join(root, "src", "big.ts"), big);
+    const big = writeWorkspace(root);
     const socket = join(dir, "lite.sock");
     const agent = await startProc(join(DIST, "agents/complete-lite/main.js"), ["--listen", socket], socket);
     try {
