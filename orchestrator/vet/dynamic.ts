@@ -69,7 +69,7 @@ function track(pid: number | undefined, cleanup: () => void): void {
   exitHook = true;
   process.once("exit", () => {
     for (const [group, clean] of active) {
-      killGroup(group);
+      killRun(group);
       clean();
     }
   });
@@ -85,13 +85,24 @@ const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
  * utime + stime, plus what its reaped children used (cutime + cstime).
  */
 export function treeCpuMs(pid: number): number {
-  const children = new Map<number, number[]>();
-  const cpu = new Map<number, number>();
+  const table = procTable();
+  return tree(table, pid).reduce((sum, p) => sum + (table.get(p)?.ticks ?? 0), 0) * TICK_MS;
+}
+
+interface ProcEntry {
+  ppid: number;
+  state: string;
+  ticks: number;
+}
+
+/** Every process in /proc: parent, state and CPU ticks (own utime + stime, plus reaped children's). */
+function procTable(): Map<number, ProcEntry> {
+  const table = new Map<number, ProcEntry>();
   let entries: string[];
   try {
     entries = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
   } catch {
-    return 0;
+    return table;
   }
   for (const e of entries) {
     let stat: string;
@@ -102,21 +113,28 @@ export function treeCpuMs(pid: number): number {
     }
     // Fields after the parenthesised command (which may contain spaces): state ppid … utime(14) stime cutime cstime.
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ppid = Number(f[1]);
     const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    cpu.set(Number(e), ticks);
-    const list = children.get(ppid);
-    if (list) list.push(Number(e));
-    else children.set(ppid, [Number(e)]);
+    table.set(Number(e), { ppid: Number(f[1]), state: f[0]!, ticks });
   }
-  let total = 0;
+  return table;
+}
+
+/** `pid` and its descendants in `table`. */
+function tree(table: Map<number, ProcEntry>, pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [p, { ppid }] of table) {
+    const list = children.get(ppid);
+    if (list) list.push(p);
+    else children.set(ppid, [p]);
+  }
+  const out: number[] = [];
   const stack = [pid];
   while (stack.length > 0) {
     const p = stack.pop()!;
-    total += cpu.get(p) ?? 0;
+    out.push(p);
     stack.push(...(children.get(p) ?? []));
   }
-  return total * TICK_MS;
+  return out;
 }
 
 /** Run `exe probe.args` under strace in the sandbox; never rejects for the agent's behaviour, only if bwrap cannot be spawned. */
@@ -168,7 +186,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
       if (cpuMs > opts.timeoutMs || performance.now() - started > opts.timeoutMs * WALL_FACTOR) {
         timedOut = true;
         clearInterval(timer);
-        killGroup(child.pid);
+        killRun(child.pid);
       }
     }, CPU_POLL_MS);
     child.on("error", (e) => {
@@ -220,9 +238,34 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
   });
 }
 
-function killGroup(pid: number): void {
+/** How long killRun waits for bwrap to stop before it kills what it can see. */
+const STOP_WAIT_MS = 200;
+
+/**
+ * Kill a run whole: bwrap's process group and every descendant. bwrap's sandbox child starts a
+ * session of its own (--new-session), out of the group, and dies with bwrap only once it has set its
+ * parent-death signal: killed before that, bwrap would leave it running. So bwrap is stopped first
+ * (it can fork nothing more), then every process under it is killed — the sandbox's first process
+ * takes its whole PID namespace with it — and bwrap last. Synchronous: it also runs in an exit hook.
+ */
+function killRun(pid: number): void {
+  signalGroup(pid, "SIGSTOP");
+  const end = performance.now() + STOP_WAIT_MS;
+  let table = procTable();
+  while (/^[RSD]$/.test(table.get(pid)?.state ?? "") && performance.now() < end) table = procTable();
+  for (const p of tree(table, pid).reverse()) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  signalGroup(pid, "SIGKILL");
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pid, "SIGKILL");
+    process.kill(-pid, signal);
   } catch {
     // already gone
   }
