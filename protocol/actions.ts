@@ -255,7 +255,7 @@ export const CompleteConstraintsSchema = ConstraintsSchema.extend({
   typed_wait_ms: intIn(0, 60_000)
     .optional()
     .describe(
-      "complete-lite: how long to wait for the checker before answering from the syntactic engine (default AIP_TYPED_BUDGET_MS, 250); complete: how long to wait for the checker's context in the prompt (default 40)",
+      "complete-lite: how long to wait for the checker before answering from the syntactic engine (default after `expr.` AIP_TYPED_BUDGET_MS, 250; elsewhere AIP_TYPED_IDENTIFIER_BUDGET_MS, 15); complete: how long to wait for the checker's context in the prompt (default 40)",
     ),
   max_tokens: intIn(1, 1024).optional().describe("model engine: tokens to generate (default 64)"),
   inference_timeout_ms: intIn(1, 60_000).optional(),

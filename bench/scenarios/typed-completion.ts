@@ -122,11 +122,11 @@ export const typedCompletion: Scenario = {
       const first = await ask(big, cursor);
       ctx.progress(`[typed-completion] first request: ${first.ms.toFixed(0)} ms, engine ${first.engine}`);
       const t0 = performance.now();
-      const ready = await ask(big, cursor, { timeout_ms: 120_000, typed_wait_ms: 110_000 });
+      const ready = await ask(big, cursor, { timeout_ms: 120_000, typed_wait_ms: 60_000 });
       const readyMs = first.ms + (performance.now() - t0);
       ctx.progress(`[typed-completion] checker ready after ${readyMs.toFixed(0)} ms (engine ${ready.engine})`);
       const type = async (lines: string[]) => {
-        const out: { ms: number; engine: string }[] = [];
+        const out: { ms: number; engine: string; key: string }[] = [];
         let text = big;
         let at = cursor;
         for (const l of lines) {
@@ -134,7 +134,7 @@ export const typedCompletion: Scenario = {
             text = text.slice(0, at) + ch + text.slice(at);
             at++;
             const r = await ask(text, at);
-            out.push({ ms: r.ms, engine: r.engine });
+            out.push({ ms: r.ms, engine: r.engine, key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim() });
           }
         }
         return out;
@@ -154,6 +154,11 @@ export const typedCompletion: Scenario = {
         keystroke_max_ms: Math.round((sorted.at(-1) ?? 0) * 10) / 10,
         typed_share_pct: typedShare,
         rss_mib: rss,
+        /** The ten slowest keystrokes: the line up to the cursor, the engine that answered, ms. */
+        slowest: [...keys]
+          .sort((a, b) => b.ms - a.ms)
+          .slice(0, 10)
+          .map((k) => `${k.key} | ${k.engine} ${k.ms.toFixed(1)}`),
       };
       ctx.progress(`[typed-completion] ${JSON.stringify(results)}`);
       const markdown = [

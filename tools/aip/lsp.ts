@@ -242,7 +242,8 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     const p = payloadOf(answer);
     const range: Range = { start: toLsp(p.replace.start), end: toLsp(p.replace.end) };
     return {
-      isIncomplete: false,
+      // A syntactic answer (the checker was not ready in time): ask again at the next keystroke.
+      isIncomplete: p.engine === "syntactic",
       items: p.items.map((item, i): CompletionItem => ({
         label: item.label,
         kind: ITEM_KINDS[item.kind] ?? CompletionItemKind.Text,

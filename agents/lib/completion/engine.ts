@@ -16,8 +16,14 @@ export const TYPED_LIMITS = {
   maxWorkspaces: envInt("AIP_TYPED_MAX_WORKSPACES", 3, 1, 64),
   /** The worker's V8 old-generation heap (MiB): past it the worker dies and is started again. */
   heapMb: envInt("AIP_TYPED_HEAP_MB", 768, 128, 16_384),
-  /** How long a request waits for the checker by default before the syntactic answer (ms). */
+  /** How long a request after `expr.` waits for the checker by default before the syntactic answer (ms). */
   budgetMs: envInt("AIP_TYPED_BUDGET_MS", 250, 0, 60_000),
+  /**
+   * The same for an identifier position (ms): the syntactic engine's names in scope are nearly as good
+   * there (docs/agents.md), so a keystroke that needs a new program answers from it rather than wait for
+   * the rebuild; the checker's answer, computed meanwhile, serves the keystrokes that follow.
+   */
+  identifierBudgetMs: envInt("AIP_TYPED_IDENTIFIER_BUDGET_MS", 15, 0, 60_000),
   ...SERVICE_LIMITS,
 };
 
@@ -143,6 +149,7 @@ export class TypedEngine {
           max_workspaces: TYPED_LIMITS.maxWorkspaces,
           heap_mb: TYPED_LIMITS.heapMb,
           budget_ms: TYPED_LIMITS.budgetMs,
+          identifier_budget_ms: TYPED_LIMITS.identifierBudgetMs,
           max_files: TYPED_LIMITS.maxFiles,
           max_bytes: TYPED_LIMITS.maxBytes,
         },

@@ -69,7 +69,8 @@ export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine
     let fallbacks: string[] = [];
     if (typed && loc.root !== undefined && loc.absPath !== undefined && /\.[cm]?[jt]sx?$/.test(loc.absPath)) {
       const budget = Math.min(
-        constraints.typed_wait_ms ?? TYPED_LIMITS.budgetMs,
+        constraints.typed_wait_ms ??
+          (prefixAt(source, offset).afterDot ? TYPED_LIMITS.budgetMs : TYPED_LIMITS.identifierBudgetMs),
         ctx.remainingMs() - Math.max(SYNTACTIC_RESERVE_MS, SYNTACTIC_RESERVE_SHARE * ctx.remainingMs()),
       );
       const r =

@@ -270,10 +270,21 @@ interface Collected {
   facts?: MemberFacts;
   entries: readonly TS.CompletionEntry[];
   incomplete: boolean;
+  /** The checker offered values here (a variable, a parameter, a function): not a type position. */
+  values: boolean;
 }
+
+/**
+ * Kinds the checker offers only where a value may stand (not `var`: the lib's `declare var Date` and
+ * `interface Date` make one entry, offered in type positions too; lib functions such as `parseInt` are
+ * in every value list).
+ */
+const VALUE_KINDS = new Set(["let", "const", "local var", "parameter", "function", "local function"]);
 
 /** The last collection: the next keystroke that only extends the word being typed filters it again. */
 let last: Collected | undefined;
+/** The last identifier list: after a member list, a `(`, `)`, `;` or newline goes back to its names. */
+let lastNames: Collected | undefined;
 
 function collect(svc: WorkspaceService, path: string, text: string, offset: number): Collected {
   const { prefix, start, afterDot } = prefixAt(text, offset);
@@ -289,6 +300,7 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
   const program = ls.getProgram();
   const sf = program?.getSourceFile(path);
   const facts = member && program && sf ? memberFacts(program, sf, offset) : undefined;
+  const entries = !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries;
   return {
     path,
     start,
@@ -301,8 +313,9 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     usage: usageOf(text, offset, start),
     ...(facts ? { facts } : {}),
     // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
-    entries: !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries,
+    entries,
     incomplete: res?.isIncomplete ?? false,
+    values: entries.some((e) => VALUE_KINDS.has(e.kind)),
   };
 }
 
@@ -318,19 +331,29 @@ function reusable(c: Collected | undefined, path: string, text: string, offset: 
 
 /**
  * True when the keystroke only added characters that end no scope to the line after the word `c` was
- * collected at (a blank, `=`, `(`, `,`, an operator: not a newline, brace, quote, `.`, `:` or `=>`),
- * and nothing is typed at the cursor: the names in scope are the ones collected, so the checker's
- * program is not rebuilt for a list that no word filters yet. A new word collects again (with its
- * auto-import candidates).
+ * collected at (a blank, `=`, `(`, `,`, `;`, a newline, an operator, a member access: not a brace,
+ * quote, `/`, `:` or `=>`), and nothing is typed at the cursor: the names in scope are the ones
+ * collected, so the checker's program is not rebuilt for a list that no word filters yet. A new word
+ * collects again (with its auto-import candidates).
  */
 function sameScope(c: Collected | undefined, path: string, text: string, offset: number): c is Collected {
-  if (!c || c.path !== path || c.incomplete || c.context !== "identifier") return false;
+  // A type position's names (`x: T`) are not the names after `=` or `;`: only a value list is reused.
+  if (!c || c.path !== path || c.incomplete || c.context !== "identifier" || !c.values) return false;
   if (text.length - offset !== c.after.length || offset < c.start) return false;
   const { prefix, afterDot } = prefixAt(text, offset);
   if (prefix !== "" || afterDot) return false;
   const added = text.slice(c.start, offset);
-  if (/[\n{}'"`.:]|=>/.test(added)) return false;
+  if (/[{}'"`/:]|=>/.test(added)) return false;
   return text.endsWith(c.after) && text.startsWith(c.before);
+}
+
+/**
+ * True when the word at the cursor names a new declaration (`const x`, `function f`, `class C`): no
+ * name in scope completes it, as TypeScript itself answers there, so nothing is collected.
+ */
+function declarationName(text: string, start: number): boolean {
+  const line = text.slice(text.lastIndexOf("\n", start - 1) + 1, start);
+  return /(?:^|[^\w$.])(?:const|let|var|function\*?|class|interface|type|enum|namespace)\s+$/.test(line);
 }
 
 /**
@@ -374,9 +397,20 @@ export function typedCompletions(
   /** How many of the first items get their signature (TypedItem.signature): the model's prompt context. */
   details = 0,
 ): TypedAnswer & { reused: boolean } {
-  const reused = reusable(last, path, text, offset) || sameScope(last, path, text, offset);
-  const c = reused ? last! : (last = collect(svc, path, text, offset));
-  const prefix = prefixAt(text, offset).prefix;
+  const { prefix, start } = prefixAt(text, offset);
+  if (declarationName(text, start)) return { items: [], context: "identifier", offered: 0, reused: true };
+  let c: Collected;
+  let reused = true;
+  if (reusable(last, path, text, offset) || sameScope(last, path, text, offset)) c = last;
+  else if (sameScope(lastNames, path, text, offset)) {
+    // Back to the names after a member list or a finished statement: the declaration the names were
+    // collected in (excluded from its own initializer) may have ended.
+    c = last = /[;\n,)]/.test(text.slice(lastNames.start, offset)) ? { ...lastNames, excluded: new Set() } : lastNames;
+  } else {
+    c = last = collect(svc, path, text, offset);
+    if (c.context === "identifier") lastNames = c;
+    reused = false;
+  }
   const { usage, receiver, excluded } = c;
   const member = c.context === "member";
   const scored: { item: TypedItem; key: number }[] = [];

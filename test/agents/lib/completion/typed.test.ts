@@ -218,7 +218,7 @@ describe("complete-lite, typed engine", () => {
 });
 
 describe("typed engine in process: when a keystroke reuses the last collection", () => {
-  it("a word extended or a blank/operator after it reuses the names in scope; a newline, a brace or a dot collects again", async () => {
+  it("a word extended, or a blank, operator or newline after it, reuses the names in scope; a brace or a dot collects again", async () => {
     const ws = workspace({
       "tsconfig.json": JSON.stringify({
         compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
@@ -243,12 +243,50 @@ describe("typed engine in process: when a keystroke reuses the last collection",
       expect(blank.reused).toBe(true);
       expect(blank.items.map((i) => i.label)).toEqual(expect.arrayContaining(["lengthy", "limit"]));
       expect(at("lengthy + l").reused).toBe(false); // a new word: collected again
-      expect(at("lengthy + l\n").reused).toBe(false);
+      const newline = at("lengthy + l\n  ");
+      expect(newline.reused).toBe(true); // the same block: the same names
+      expect(newline.items.map((i) => i.label)).toEqual(expect.arrayContaining(["lengthy", "limit"]));
       expect(at("lengthy + l {").reused).toBe(false);
+      expect(at("le").reused).toBe(false);
       const member = at("lengthy.");
       expect(member.reused).toBe(false);
       expect(member.context).toBe("member");
       expect(member.items.map((i) => i.label)).toContain("toFixed");
+      // After the member list, a call's `(` goes back to the names collected before it, without the checker.
+      const args = at("lengthy.toFixed(");
+      expect(args.reused).toBe(true);
+      expect(args.context).toBe("identifier");
+      expect(args.items.map((i) => i.label)).toEqual(expect.arrayContaining(["lengthy", "limit"]));
+      // A new declaration's name: nothing in scope completes it.
+      expect(at("lengthy;\n  const l").items).toEqual([]);
+      expect(at("lengthy;\n  function le").items).toEqual([]);
+    } finally {
+      svc.dispose();
+      ws.cleanup();
+    }
+  }, 60_000);
+
+  it("a type position's names are not reused after `=` or `;`: the value position collects again", async () => {
+    const ws = workspace({
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
+      }),
+      "src/a.ts": "export interface Shape { n: number }\nexport const shapeCount = 1;\n",
+    });
+    const svc = new WorkspaceService(ws.dir);
+    try {
+      await svc.loaded;
+      const path = join(ws.dir, "src/a.ts");
+      const base =
+        "export interface Shape { n: number }\nexport const shapeCount = 1;\nexport function f(shaped: number) {\n  let s: ";
+      const tail = "\n}\n";
+      const at = (typed: string) => typedCompletions(svc, path, base + typed + tail, base.length + typed.length, 50);
+      const type = at("Sh");
+      expect(type.items.map((i) => i.label)).toContain("Shape");
+      expect(type.items.map((i) => i.label)).not.toContain("shaped");
+      const value = at("Shape = ");
+      expect(value.reused).toBe(false);
+      expect(value.items.map((i) => i.label)).toEqual(expect.arrayContaining(["shaped", "shapeCount"]));
     } finally {
       svc.dispose();
       ws.cleanup();
