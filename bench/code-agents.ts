@@ -27,6 +27,7 @@ import type { AipRequest } from "../protocol/schemas.js";
 import { generateSource, generateWorkspace } from "./generate.js";
 import { percentileOf as percentile } from "../protocol/percentile.js";
 import { summarize, time, timeAsync, type Summary } from "./stats.js";
+import { SEARCH_QUERIES } from "./lib/search-queries.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 const TS = { language: "typescript", jsx: false } as const;
@@ -140,18 +141,7 @@ async function searchBench(): Promise<Record<string, unknown>> {
     const registry = new IndexRegistry();
     const build = await timeAsync(() => registry.get(dir, 60_000));
     const { index } = await registry.get(dir, 60_000);
-    const queries = [
-      "socket parser",
-      "open buffer",
-      "health metric options",
-      "makeRetry",
-      "trace config notes",
-      "queue limit",
-      "render stream close",
-      "router_cache",
-      "token 42",
-      "config name",
-    ];
+    const queries = SEARCH_QUERIES;
     for (const q of queries) runQuery(index, q, { limit: 10 });
     const samples: number[] = [];
     for (let r = 0; r < 20; r++) for (const q of queries) samples.push(time(() => runQuery(index, q, { limit: 10 })));

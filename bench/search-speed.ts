@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { runQuery } from "../agents/search/query.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { generateWorkspace } from "./generate.js";
+import { SEARCH_QUERIES } from "./lib/search-queries.js";
 import { percentileOf } from "../protocol/percentile.js";
 import { summarize, time, timeAsync } from "./stats.js";
 import { parseArgs } from "../tools/aip/command.js";
@@ -27,16 +28,7 @@ interface SearchModules {
 
 /** The benchmark's queries: identifiers, words, and the phrasings a developer types (synonyms widen these). */
 const QUERIES = [
-  "socket parser",
-  "open buffer",
-  "health metric options",
-  "makeRetry",
-  "trace config notes",
-  "queue limit",
-  "render stream close",
-  "router_cache",
-  "token 42",
-  "config name",
+  ...SEARCH_QUERIES,
   "remove the item from the queue",
   "create a bounded queue with a capacity",
   "compute the weighted score of values",

@@ -1,7 +1,7 @@
 /** The structured outline of a module: doc comment, imports, exports, functions, classes, types, consts. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { docCommentBefore, docSummary, moduleDocComment, docText } from "../lib/code/comments.js";
-import { isFunction, sliceFunction } from "../lib/code/cursor.js";
+import { isFunction, isKeyedClassMember, sliceFunction } from "../lib/code/cursor.js";
 import { boundIdentifiers, textOf, typeText } from "../lib/code/names.js";
 import type { Node, ParsedFile } from "../lib/code/parse.js";
 import { signatureOf, type SignatureInfo } from "../lib/code/signature.js";
@@ -70,14 +70,7 @@ function docOf(file: ParsedFile, node: Node, outer: Node): string {
 
 function memberOf(m: TSESTree.ClassElement, file: ParsedFile): MemberEntry | undefined {
   const src = file.source;
-  if (
-    m.type !== "MethodDefinition" &&
-    m.type !== "PropertyDefinition" &&
-    m.type !== "TSAbstractMethodDefinition" &&
-    m.type !== "TSAbstractPropertyDefinition" &&
-    m.type !== "AccessorProperty"
-  )
-    return undefined;
+  if (!isKeyedClassMember(m)) return undefined;
   const key = m.key;
   const name =
     key.type === "Identifier"

@@ -1,5 +1,6 @@
 /** Running an agent executable for the conformance kit: one-shot runs and socket-mode servers. */
 import { spawn, type ChildProcess } from "node:child_process";
+import { execa } from "execa";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,41 +14,30 @@ export interface OneShotResult {
   timedOut: boolean;
 }
 
-/** Run `exe args` with `stdin` written and closed; collect stdout/stderr; kill after `timeoutMs`. */
-export function runOnce(
+/** Run `exe args` with `stdin` written and closed; collect stdout/stderr as written; kill after `timeoutMs`. */
+export async function runOnce(
   exe: string,
   args: string[],
   stdin: string | Buffer,
   timeoutMs = 15_000,
 ): Promise<OneShotResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(exe, args, { stdio: ["pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, timeoutMs);
-    child.stdout.on("data", (c: Buffer) => out.push(c));
-    child.stderr.on("data", (c: Buffer) => err.push(c));
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({
-        code,
-        signal,
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        timedOut,
-      });
-    });
-    child.stdin.on("error", () => undefined); // the agent may exit before reading everything
-    child.stdin.end(stdin);
+  const r = await execa(exe, args, {
+    input: stdin,
+    timeout: timeoutMs,
+    killSignal: "SIGKILL",
+    reject: false,
+    stripFinalNewline: false,
+    maxBuffer: 64 << 20,
   });
+  // A program that cannot be started at all is the caller's error, as spawn's was.
+  if (r.exitCode === undefined && r.signal === undefined && !r.timedOut && r.cause instanceof Error) throw r.cause;
+  return {
+    code: r.exitCode ?? null,
+    signal: (r.signal as NodeJS.Signals | undefined) ?? null,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    timedOut: r.timedOut,
+  };
 }
 
 /** A short private directory for sockets (Unix socket paths are limited to 107 bytes). */

@@ -69,6 +69,24 @@ export function isClass(node: Node): node is ClassNode {
   return node.type === "ClassDeclaration" || node.type === "ClassExpression";
 }
 
+/** A class element that has a key and a value: a method, property or accessor, abstract or not. */
+export type KeyedClassMember =
+  | TSESTree.MethodDefinition
+  | TSESTree.PropertyDefinition
+  | TSESTree.TSAbstractMethodDefinition
+  | TSESTree.TSAbstractPropertyDefinition
+  | TSESTree.AccessorProperty;
+
+export function isKeyedClassMember(m: TSESTree.ClassElement): m is KeyedClassMember {
+  return (
+    m.type === "MethodDefinition" ||
+    m.type === "PropertyDefinition" ||
+    m.type === "TSAbstractMethodDefinition" ||
+    m.type === "TSAbstractPropertyDefinition" ||
+    m.type === "AccessorProperty"
+  );
+}
+
 export interface FunctionSlice {
   name: string;
   kind: "function" | "method" | "getter" | "setter" | "constructor" | "arrow" | "function-expression";

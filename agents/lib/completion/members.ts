@@ -1,6 +1,6 @@
 /** Member completion: what `receiver.` offers, from what this file (and local namespace imports) define. */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import { isClass, isFunction, type ClassNode } from "../code/cursor.js";
+import { isClass, isFunction, isKeyedClassMember, type ClassNode } from "../code/cursor.js";
 import { boundIdentifiers, textOf, typeText } from "../code/names.js";
 import type { Node, Program } from "../code/parse.js";
 
@@ -138,14 +138,7 @@ export function classMembers(
         }
         continue;
       }
-      if (
-        m.type !== "MethodDefinition" &&
-        m.type !== "PropertyDefinition" &&
-        m.type !== "TSAbstractMethodDefinition" &&
-        m.type !== "TSAbstractPropertyDefinition" &&
-        m.type !== "AccessorProperty"
-      )
-        continue;
+      if (!isKeyedClassMember(m)) continue;
       if ((m.static === true) !== isStatic) continue;
       const name = keyName(m.key, m.computed, source);
       if (!name || seen.has(name)) continue;
