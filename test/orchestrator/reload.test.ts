@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -104,4 +104,102 @@ describe("aip reload (embedded): a new orchestrator on the same socket, the agen
     await until(() => !pidAlive(h.pid) && !pidAlive(h.agents.dummy.pid), 20_000, "orchestrator and agent gone");
     expect(existsSync(sock)).toBe(false);
   }, 30_000);
+});
+
+/**
+ * The hand-over's order (docs/reliability.md, reload): the old orchestrator accepts and answers until the
+ * successor has said it is ready, however long the successor takes. Here the successor stops itself
+ * (SIGSTOP, from a preload that acts only in a process handed the listening socket) before it runs
+ * anything: it holds the inherited socket but accepts nothing. Every new connection must still be
+ * answered, by the old orchestrator; after SIGCONT the successor serves and the old one exits.
+ */
+describe("aip reload: the old orchestrator serves until the successor is ready", () => {
+  const t = tempDir("aiprs-");
+  const sock = join(t.dir, "aip.sock");
+  const logFile = join(t.dir, "aip.log");
+  const pidFile = join(t.dir, "successor.pid");
+  const hook = join(t.dir, "stop-successor.mjs");
+  const pids = new Set<number>();
+  let up: ChildProcess;
+  const livez = async (timeoutMs = 10_000): Promise<number> =>
+    (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs, agent: false })).body) as { pid: number }).pid;
+  const stopped = (pid: number): boolean => {
+    try {
+      // /proc/PID/stat: "PID (comm) STATE …"; T is stopped.
+      return /^\d+ \(.*\) T /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+    } catch {
+      return false;
+    }
+  };
+
+  beforeAll(async () => {
+    writeFileSync(
+      hook,
+      `import { writeFileSync } from "node:fs";
+if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PID_FILE) {
+  writeFileSync(process.env.AIP_TEST_SUCCESSOR_PID_FILE, String(process.pid));
+  process.kill(process.pid, "SIGSTOP");
+}
+`,
+    );
+    const config = writeDummyConfig(t.dir, { vetting: "off", limits: { shutdown_grace_ms: 3000 } });
+    up = spawn(process.execPath, ["--import", hook, AIP, "up", "--config", config, "--log", logFile], {
+      stdio: "ignore",
+      env: { ...process.env, AIP_TEST_SUCCESSOR_PID_FILE: pidFile },
+    });
+    pids.add(up.pid!);
+    await waitForSocket(sock, 30_000, () => up.exitCode === null);
+    await until(
+      async () => {
+        const h = JSON.parse((await httpRequest(sock, { path: "/healthz", timeoutMs: 10_000, agent: false })).body) as {
+          agents: { dummy: { pid: number; status: string } };
+        };
+        pids.add(h.agents.dummy.pid);
+        return h.agents.dummy.status === "healthy";
+      },
+      30_000,
+      "dummy healthy",
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const pid of pids) {
+      if (!pidAlive(pid)) continue;
+      process.kill(pid, "SIGCONT");
+      process.kill(pid, "SIGKILL");
+    }
+    t.cleanup();
+  });
+
+  it("while the successor holds the socket but does not run, every new connection is answered by the old one", async () => {
+    const old = up.pid!;
+    process.kill(old, "SIGHUP");
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0, 30_000, "the successor started");
+    const successor = Number(readFileSync(pidFile, "utf8"));
+    pids.add(successor);
+    await until(() => stopped(successor), 10_000, "the successor stopped");
+    // 40 clients on fresh connections, each invoking and asking who answers: all must be the old one.
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const r = await httpRequest(sock, {
+          body: JSON.stringify({ action: "echo", context: {}, constraints: {} }),
+          timeoutMs: 10_000,
+          agent: false,
+        });
+        return { status: r.status, pid: await livez() };
+      }),
+    );
+    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+    expect(new Set(answers.map((a) => a.pid))).toEqual(new Set([old]));
+    expect(jsonLines(readFileSync(logFile, "utf8")).some((l) => l.event === "reload_handed_over")).toBe(false);
+    process.kill(successor, "SIGCONT");
+    await until(async () => (await livez().catch(() => old)) === successor, 30_000, "the successor serving");
+    await until(() => !pidAlive(old), 20_000, "the old orchestrator gone");
+    const r = await httpRequest(sock, {
+      body: JSON.stringify({ action: "echo", context: {}, constraints: {} }),
+      timeoutMs: 10_000,
+      agent: false,
+    });
+    expect(r.status).toBe(200);
+  }, 60_000);
 });

@@ -47,6 +47,14 @@ export interface FaultResult extends Tally {
   warmup: { sent: number; answered: number; late: number };
   /** Fault → the orchestrator reports the agent (or itself) serving again. */
   recovered_ms: number;
+  /** From the harness's call to inject the fault until it struck (the reload's SIGHUP waits for a /healthz read). */
+  inject_delay_ms: number;
+  /**
+   * Of the measured requests, those sent before the fault struck that were late or lost: what the load
+   * itself did, with no fault yet (one reload run at a load average of ~10: 1,571 late, max 27.7 s
+   * unread, most of them sent before the SIGHUP).
+   */
+  before_fault: { sent: number; late: number; lost: number };
   /** Fault → the last request that did not succeed was answered (0: clients saw no failure). */
   errors_until_ms: number;
   /**
@@ -61,7 +69,11 @@ const results: FaultResult[] = [];
 /** Run load, inject the fault, wait for recovery and a steady state after it, stop, count. */
 async function underLoad(
   fault: string,
-  inject: (a: RealAgency, agentPid: number) => Promise<number | void>,
+  /**
+   * Strikes the fault; returns the moment service should come back (default: the fault itself) or, for a
+   * fault that strikes later than it is called (the reload's SIGHUP waits for a /healthz read), when it struck.
+   */
+  inject: (a: RealAgency, agentPid: number) => Promise<number | { struckAt: number } | void>,
   recovered: (a: RealAgency, before: number) => Promise<boolean>,
   limits: Record<string, unknown> = {},
   options: { activation?: boolean } = {},
@@ -87,8 +99,12 @@ async function underLoad(
   await until(() => load.successes() >= STEADY / 2, 120_000, "warm-up");
   const window = Date.now();
   await until(() => load.successes() >= STEADY, 60_000, "steady load before the fault");
-  const t0 = Date.now();
-  const backFrom = (await inject(agency, before)) ?? t0;
+  const called = Date.now();
+  const injected = await inject(agency, before);
+  // The fault's moment: for the reload, the SIGHUP, which follows a /healthz read that a loaded orchestrator
+  // answered after up to 37.8 s in one run (counted from the call, that wait made "back after" 41.8 s).
+  const t0 = typeof injected === "object" ? injected.struckAt : called;
+  const backFrom = typeof injected === "number" ? injected : t0;
   const a = agency;
   await until(() => recovered(a, before).catch(() => false), 60_000, `recovery from ${fault}`).catch(
     async (err: Error) => {
@@ -117,6 +133,13 @@ async function underLoad(
     ...tally(measured, read),
     warmup: { sent: warm.sent, answered: warm.answered, late: warm.lost },
     recovered_ms: recoveredMs,
+    inject_delay_ms: t0 - called,
+    before_fault: (({ sent, late, lost }) => ({ sent, late, lost }))(
+      tally(
+        measured.filter((o) => o.sentAt < t0),
+        read,
+      ),
+    ),
     errors_until_ms: failedAfter.length ? Math.max(...failedAfter.map((o) => o.doneAt)) - t0 : 0,
     first_success_ms:
       Math.min(...outcomes.filter((o) => o.kind === "success" && o.doneAt >= backFrom).map((o) => o.doneAt)) - backFrom,
@@ -275,7 +298,9 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
         const r = await underLoad(
           "orchestrator-reload",
           async (a) => {
-            successor = await a.reload();
+            const r = await a.reload();
+            successor = r.pid;
+            return { struckAt: r.signalledAt };
           },
           async (a) => (await a.health()).pid === successor,
         );

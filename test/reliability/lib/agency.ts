@@ -23,8 +23,11 @@ export interface RealAgency {
   start(): Promise<void>;
   /** SIGTERM and wait for the exit (graceful: in-flight requests get shutdown_grace_ms). */
   terminate(): Promise<void>;
-  /** Reload (SIGHUP, as `aip reload`): a new orchestrator on the same socket, the agents kept; resolves with its pid once it serves. */
-  reload(): Promise<number>;
+  /**
+   * Reload (SIGHUP, as `aip reload`): a new orchestrator on the same socket, the agents kept; resolves with
+   * its pid once it serves, and when the SIGHUP was sent (after a /healthz read, which can wait under load).
+   */
+  reload(): Promise<{ pid: number; signalledAt: number }>;
   health(): Promise<{ pid: number; agents: Record<string, AgentHealth> }>;
   /** Adopt the orchestrator now serving the socket (after an `aip reload` run outside this harness) for cleanup. */
   adoptServing(): Promise<void>;
@@ -127,12 +130,13 @@ export async function startRealAgency(
       for (const end = Date.now() + 60_000; old === 0 && Date.now() < end;) old = await pidNow(0);
       if (old === 0) throw new Error("no /healthz answer in 60 s before the reload");
       process.kill(old, "SIGHUP");
-      const end = Date.now() + 120_000;
+      const signalledAt = Date.now();
+      const end = signalledAt + 120_000;
       for (;;) {
         const pid = await pidNow(old);
         if (pid !== old) {
           successors.add(pid);
-          return pid;
+          return { pid, signalledAt };
         }
         if (Date.now() > end) throw new Error(`no new orchestrator 120 s after SIGHUP to ${old}`);
         await new Promise((r) => setTimeout(r, 50));
