@@ -3,6 +3,7 @@
 #   docker build -t agency .                          # CPU llama.cpp binary only
 #   docker build --build-arg LLAMA_GPU=cuda -t agency:cuda .
 #   docker run --rm -p 127.0.0.1:9464:9464 agency     # aip up (embedded); probes on :9464
+#   podman build --format docker -t agency .          # podman/buildah: the OCI format drops HEALTHCHECK
 ARG NODE_IMAGE=node:20.20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build

@@ -1,4 +1,5 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { validate as lintDockerfile } from "dockerfile-utils";
 import { load, loadAll } from "js-yaml";
@@ -120,6 +121,17 @@ describe("Dockerfile", () => {
     const include = (JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] })
       .include;
     for (const dir of include) expect(text, dir).toContain(`COPY ${dir} ./${dir}`);
+  });
+
+  it("tools/container/build-local-base.sh: valid sh, executable, stands in for the Dockerfile's NODE_IMAGE with its node user", () => {
+    const script = join(ROOT, "tools/container/build-local-base.sh");
+    execFileSync("sh", ["-n", script]);
+    expect(statSync(script).mode & 0o111).not.toBe(0);
+    const body = readFileSync(script, "utf8");
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(text)![1]!;
+    expect(body).toContain(`IMAGE=\${IMAGE:-localhost/${base}}`);
+    expect(body).toContain("useradd --uid 1000 --gid node");
+    expect(body).toContain("/usr/local/bin/node");
   });
 
   it("the production config has every production agent and not the echo test agent", () => {

@@ -119,6 +119,11 @@ const EXAMPLES: { file: string; start: string; how: string }[] = [
     how: "no container registry is reachable here: the Dockerfile and the kustomization are checked by test/deploy/kubernetes.test.ts",
   },
   {
+    file: "docs/operations.md",
+    start: "sudo tools/container/build-local-base.sh",
+    how: "needs root, podman and debootstrap (minutes; run by hand, figures in the docs): test/deploy/kubernetes.test.ts checks the script's syntax and that it stands in for the Dockerfile's base",
+  },
+  {
     file: "docs/reliability.md",
     start: "npm run test:reliability",
     how: "here: both scripts exist (running them from a test would run the test suite inside itself)",
