@@ -22,6 +22,10 @@ export interface ParseCacheOptions {
 /** Buffers sent without a file_path share one slot: an editor sending the same buffer again gets the incremental path. */
 const ANONYMOUS = "\0anonymous";
 
+function keyOf(dialect: Dialect, filePath: string | undefined): string {
+  return `${dialect.language}:${dialect.jsx ? 1 : 0}:${filePath ?? ANONYMOUS}`;
+}
+
 export class ParseCache {
   private readonly entries = new Map<string, ParsedFile>();
   private readonly maxEntries: number;
@@ -46,7 +50,7 @@ export class ParseCache {
    * `ancestorsAt` (which settles the statement it enters) or call `settle` first.
    */
   getLazy(source: string, dialect: Dialect, filePath?: string, label = filePath): ParsedFile {
-    const key = `${dialect.language}:${dialect.jsx ? 1 : 0}:${filePath ?? ANONYMOUS}`;
+    const key = keyOf(dialect, filePath);
     const cached = this.entries.get(key);
     // The entry keeps its source anyway: comparing it (memcmp) is cheaper than hashing the new one.
     if (cached && cached.source === source) {
@@ -71,6 +75,30 @@ export class ParseCache {
     this.entries.set(key, parsed);
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     return parsed;
+  }
+
+  /**
+   * True when `source` is parsed without a full parse: the cached content, or an incremental re-parse of
+   * it (kept, so the next `get` is a hit). False when only a full parse would do; nothing is parsed
+   * in full here (a caller with something better to wait for need not pay for one), and the cached
+   * tree stays for the next try: a re-parse that gives up leaves it as it was (incremental.ts changes
+   * the old tree only once the new part is accepted).
+   */
+  tryCheap(source: string, dialect: Dialect, filePath?: string, label = filePath): boolean {
+    const key = keyOf(dialect, filePath);
+    const cached = this.entries.get(key);
+    if (!cached || !this.incremental) return false;
+    if (cached.source === source) return true;
+    this.entries.delete(key); // handed over, as in getLazy
+    const parsed = reparseChanged(cached, source, label);
+    if (!parsed) {
+      this.entries.set(key, cached);
+      return false;
+    }
+    this.counts.incremental++;
+    if (parsed.via === "nested") this.counts.nested++;
+    this.entries.set(key, parsed);
+    return true;
   }
 
   stats(): ParseCacheStats {

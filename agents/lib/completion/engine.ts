@@ -103,21 +103,33 @@ export class TypedEngine {
     return w;
   }
 
-  /** Ask for completions; resolves within `budgetMs` with an answer or the reason there is none. */
+  /**
+   * Ask for completions; resolves within `budgetMs` with an answer or the reason there is none. With
+   * `extend`, a request still unanswered after `budgetMs` waits on until `extend.untilMs` (from the
+   * start) when `extend.worthIt()` says so at that moment (the answer the caller has instead is costly).
+   */
   async complete(
     req: { root: string; path: string; text: string; offset: number; limit: number; details?: number },
     budgetMs: number,
     log?: Logger,
+    extend?: { untilMs: number; worthIt: () => boolean },
   ): Promise<TypedResult> {
     if (log) this.log = log;
     const worker = this.start();
     const id = this.nextId++;
     const reply = new Promise<FromWorker & { kind: "answer" }>((resolve) => this.pending.set(id, resolve));
-    worker.postMessage({ kind: "complete", id, ...req, deadline: Date.now() + budgetMs } satisfies ToWorker);
+    const limitMs = Math.max(budgetMs, extend?.untilMs ?? 0);
+    worker.postMessage({ kind: "complete", id, ...req, deadline: Date.now() + limitMs } satisfies ToWorker);
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, budgetMs, undefined)));
-    const r = await Promise.race([reply, timeout]);
+    const wait = (ms: number) => new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+    let r = await Promise.race([reply, wait(budgetMs)]);
     clearTimeout(timer);
+    if (!r && extend && limitMs > budgetMs && extend.worthIt()) {
+      const more = limitMs - budgetMs;
+      budgetMs = limitMs;
+      r = await Promise.race([reply, wait(more)]);
+      clearTimeout(timer);
+    }
     const fallback = this.last.workspaces.find((w) => w.root === req.root)?.fallback ?? [];
     if (!r) {
       this.pending.delete(id);

@@ -68,14 +68,29 @@ export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine
     let engineReason = "no workspace_root and file_path: the checker needs a workspace";
     let fallbacks: string[] = [];
     if (typed && loc.root !== undefined && loc.absPath !== undefined && /\.[cm]?[jt]sx?$/.test(loc.absPath)) {
+      const room = ctx.remainingMs() - Math.max(SYNTACTIC_RESERVE_MS, SYNTACTIC_RESERVE_SHARE * ctx.remainingMs());
+      const identifier = constraints.typed_wait_ms === undefined && !prefixAt(source, offset).afterDot;
       const budget = Math.min(
-        constraints.typed_wait_ms ??
-          (prefixAt(source, offset).afterDot ? TYPED_LIMITS.budgetMs : TYPED_LIMITS.identifierBudgetMs),
-        ctx.remainingMs() - Math.max(SYNTACTIC_RESERVE_MS, SYNTACTIC_RESERVE_SHARE * ctx.remainingMs()),
+        constraints.typed_wait_ms ?? (identifier ? TYPED_LIMITS.identifierBudgetMs : TYPED_LIMITS.budgetMs),
+        room,
       );
+      // At an identifier the syntactic answer is as good, unless it needs a full parse of the buffer (a
+      // large file's costs more than the checker's rebuild): then the checker gets the usual budget.
+      const absPath = loc.absPath;
+      const extend = identifier
+        ? {
+            untilMs: Math.min(TYPED_LIMITS.budgetMs, room),
+            worthIt: () => !cache.tryCheap(source, dialectOf(language, absPath), absPath, loc.displayPath ?? filePath),
+          }
+        : undefined;
       const r =
         budget > 0
-          ? await typed.complete({ root: loc.root, path: loc.absPath, text: source, offset, limit }, budget, ctx.log)
+          ? await typed.complete(
+              { root: loc.root, path: absPath, text: source, offset, limit },
+              budget,
+              ctx.log,
+              extend,
+            )
           : { reason: "no time left for the checker", fallback: [] };
       ctx.timer.mark("typed");
       fallbacks = r.fallback;

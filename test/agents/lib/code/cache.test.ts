@@ -34,6 +34,29 @@ describe("ParseCache", () => {
     expect(inc).toBe(shape(edited));
   });
 
+  it("tryCheap: an incremental re-parse or nothing; a try that needs a full parse keeps the cached tree for the next", () => {
+    const cache = new ParseCache();
+    const src = generateSource(300);
+    expect(cache.tryCheap(src, TS, "f.ts")).toBe(false); // nothing cached: only a full parse would do
+    expect(cache.stats()).toMatchObject({ full: 0, incremental: 0 });
+    cache.get(src, TS, "f.ts");
+    const edited = src.replace("total += v * weight;", "total += v * weight * 2;");
+    expect(cache.tryCheap(edited, TS, "f.ts")).toBe(true);
+    expect(cache.stats()).toMatchObject({ full: 1, incremental: 1 });
+    expect(shape(edited, cache)).toBe(shape(edited)); // the next get is that tree
+    expect(cache.stats()).toMatchObject({ full: 1, hits: 1 });
+    // An opened block comment that a later `*/` closes: the region does not stand alone.
+    const at = edited.indexOf("total += v * weight * 2;");
+    const opened = edited.slice(0, at) + "/* " + edited.slice(at) + "\n/* end */\n";
+    expect(cache.tryCheap(opened, TS, "f.ts")).toBe(false);
+    expect(cache.stats()).toMatchObject({ full: 1 });
+    // The tree is still the last good one: the next small edit is incremental again, and right.
+    const again = edited.replace("total += v * weight * 2;", "total += v * weight * 3;");
+    expect(cache.tryCheap(again, TS, "f.ts")).toBe(true);
+    expect(shape(again, cache)).toBe(shape(again));
+    expect(cache.stats()).toMatchObject({ full: 1, incremental: 2 });
+  });
+
   /** Hand-written code with what a nested re-parse must get right: async, generators, arrows, directives, no semicolons. */
   const MIXED = [
     "/** Module. */",
