@@ -1,6 +1,7 @@
 /** Registration: the checked-in manifest, compared with what the agent itself prints (`--manifest`, run sandboxed). */
 import { execa } from "execa";
 import { commandPaths, findSandbox, sandboxArgs, type SandboxLayout } from "./vet/sandbox.js";
+import { treeCpuMs, WALL_FACTOR } from "./vet/dynamic.js";
 import { isDeepStrictEqual } from "node:util";
 import { readManifestFile } from "../protocol/manifest.js";
 import type { AgentManifest } from "../protocol/schemas.js";
@@ -47,32 +48,33 @@ export async function printedManifest(
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const argv = [...command, "--manifest"];
   const sandbox = await findSandbox();
-  let run;
+  // The limit is the run's CPU time, as in vetting (vet/dynamic.ts), so that a busy host does not turn
+  // a slow start into a mismatch; a run that waits idle is stopped after WALL_FACTOR times it.
+  const common = { reject: false, timeout: timeoutMs * WALL_FACTOR, env, extendEnv: false, stdin: "ignore" } as const;
+  let child;
   if (typeof sandbox !== "string") {
     const layout = { ...opts.layout, keep: commandPaths(command, opts.configEnv) };
-    run = await execa(sandbox.bwrap, sandboxArgs(layout, argv), {
-      reject: false,
-      timeout: timeoutMs,
-      env,
-      extendEnv: false,
-      stdin: "ignore",
-    });
+    child = execa(sandbox.bwrap, sandboxArgs(layout, argv), common);
   } else if (opts.unsandboxed) {
-    run = await execa(argv[0]!, argv.slice(1), {
-      reject: false,
-      timeout: timeoutMs,
-      env,
-      extendEnv: false,
-      stdin: "ignore",
-      cwd: opts.layout.cwd,
-    });
+    child = execa(argv[0]!, argv.slice(1), { ...common, cwd: opts.layout.cwd });
   } else {
     throw new Error(`--manifest not run: ${sandbox}`);
   }
+  let overCpu = false;
+  const poll = setInterval(() => {
+    if (child.pid !== undefined && treeCpuMs(child.pid) > timeoutMs) {
+      overCpu = true;
+      child.kill("SIGKILL");
+    }
+  }, 100);
+  const run = await child.finally(() => clearInterval(poll));
   if (run.exitCode !== 0 || run.failed) {
-    throw new Error(
-      `--manifest failed: ${run.timedOut ? `no answer within ${timeoutMs} ms` : `exit ${run.exitCode ?? run.signal}`} ${String(run.stderr).slice(0, 200)}`.trim(),
-    );
+    const why = overCpu
+      ? `no answer within ${timeoutMs} ms of CPU time`
+      : run.timedOut
+        ? `no answer within ${timeoutMs * WALL_FACTOR} ms`
+        : `exit ${run.exitCode ?? run.signal}`;
+    throw new Error(`--manifest failed: ${why} ${String(run.stderr).slice(0, 200)}`.trim());
   }
   try {
     return JSON.parse(String(run.stdout));
