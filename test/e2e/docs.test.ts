@@ -504,6 +504,10 @@ describe("every example in README.md and docs/", () => {
         await waitForSocket(socket, 10_000);
         const echo = await invokeHttp(socket, { action: "echo", context: { source_code: "a\nb" }, constraints: {} });
         expect(echo.json).toMatchObject({ status: "success", payload: { context_lines: 2 } });
+        // The banner's own example, run as printed: it names an action this config serves.
+        const tryLine = /try: (curl .*)$/m.exec(out)?.[1];
+        expect(tryLine).toContain(socket);
+        expect(JSON.parse(await sh(tryLine!))).toMatchObject({ status: "success" });
         // The first health probe after start tells a degraded agent apart: wait for `settled`.
         let h: Record<string, any> = {};
         for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {

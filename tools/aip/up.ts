@@ -181,7 +181,15 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       statusTimer.unref();
     }
     // With logs on stdout the banner goes to stderr, keeping stdout pure JSON Lines.
-    const banner = `agency ready on ${sock} (${config.mode}; ${ready})\n  try: curl --unix-socket ${sock} http://aip/v1/invoke -d '{"action":"echo","context":{"source_code":"a\\nb"},"constraints":{}}'\n`;
+    // The example names an action this config serves: echo where the test agent runs, else summarize.
+    const actions = new Set(orchestrator.agents.flatMap((a) => a.manifest.capabilities));
+    const example = actions.has("echo") ? "echo" : actions.has("summarize") ? "summarize" : undefined;
+    const source = example === "summarize" ? "export const a = 1;" : "a\\nb";
+    const banner =
+      `agency ready on ${sock} (${config.mode}; ${ready})\n` +
+      (example
+        ? `  try: curl --unix-socket ${sock} http://aip/v1/invoke -d '{"action":"${example}","context":{"source_code":"${source}"},"constraints":{}}'\n`
+        : `  try: curl --unix-socket ${sock} http://aip/v1/agents\n`);
     (logFile ? process.stdout : process.stderr).write(banner);
     await done;
     return EXIT.ok;
