@@ -217,18 +217,30 @@ describe("complete-lite, typed engine", () => {
   });
 });
 
+/** A one-file workspace (ES2022 lib, no @types) with its language service loaded; `a.ts` holds `source`. */
+async function withService(
+  source: string,
+  run: (svc: WorkspaceService, path: string) => void | Promise<void>,
+): Promise<void> {
+  const ws = workspace({
+    "tsconfig.json": JSON.stringify({
+      compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
+    }),
+    "src/a.ts": source,
+  });
+  const svc = new WorkspaceService(ws.dir);
+  try {
+    await svc.loaded;
+    await run(svc, join(ws.dir, "src/a.ts"));
+  } finally {
+    svc.dispose();
+    ws.cleanup();
+  }
+}
+
 describe("typed engine in process: when a keystroke reuses the last collection", () => {
   it("a word extended, or a blank, operator or newline after it, reuses the names in scope; a brace or a dot collects again", async () => {
-    const ws = workspace({
-      "tsconfig.json": JSON.stringify({
-        compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
-      }),
-      "src/a.ts": "export const limit = 1;\n",
-    });
-    const svc = new WorkspaceService(ws.dir);
-    try {
-      await svc.loaded;
-      const path = join(ws.dir, "src/a.ts");
+    await withService("export const limit = 1;\n", (svc, path) => {
       const base = "export const limit = 1;\nexport function f(lengthy: number) {\n  return ";
       const tail = "\n}\n";
       const at = (typed: string) => {
@@ -260,23 +272,11 @@ describe("typed engine in process: when a keystroke reuses the last collection",
       // A new declaration's name: nothing in scope completes it.
       expect(at("lengthy;\n  const l").items).toEqual([]);
       expect(at("lengthy;\n  function le").items).toEqual([]);
-    } finally {
-      svc.dispose();
-      ws.cleanup();
-    }
+    });
   }, 60_000);
 
   it("a type position's names are not reused after `=` or `;`: the value position collects again", async () => {
-    const ws = workspace({
-      "tsconfig.json": JSON.stringify({
-        compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
-      }),
-      "src/a.ts": "export interface Shape { n: number }\nexport const shapeCount = 1;\n",
-    });
-    const svc = new WorkspaceService(ws.dir);
-    try {
-      await svc.loaded;
-      const path = join(ws.dir, "src/a.ts");
+    await withService("export interface Shape { n: number }\nexport const shapeCount = 1;\n", (svc, path) => {
       const base =
         "export interface Shape { n: number }\nexport const shapeCount = 1;\nexport function f(shaped: number) {\n  let s: ";
       const tail = "\n}\n";
@@ -287,9 +287,6 @@ describe("typed engine in process: when a keystroke reuses the last collection",
       const value = at("Shape = ");
       expect(value.reused).toBe(false);
       expect(value.items.map((i) => i.label)).toEqual(expect.arrayContaining(["shaped", "shapeCount"]));
-    } finally {
-      svc.dispose();
-      ws.cleanup();
-    }
+    });
   }, 60_000);
 });
