@@ -257,3 +257,42 @@ describe("listenBacklog", () => {
     expect(r).toEqual({ held: 600, refused: [] });
   });
 });
+
+describe("close: the keep-alive linger", () => {
+  /** One HTTP/1.1 keep-alive request for the socket, as raw bytes. */
+  const raw = (body: string) =>
+    `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  it("a request read in the drain's last moment (a starved process reading what waited) is answered before its connection goes", async () => {
+    // Each answer takes 30 ms, as an agent's would: in flight when the linger ends.
+    const s = await start({
+      keepAliveLingerMs: 50,
+      invoke: async (req) => {
+        await new Promise((r) => setTimeout(r, 30));
+        return successResponse({ echo: req }, "t");
+      },
+    });
+    const sock = connect(s.socketPath);
+    await new Promise<void>((r) => sock.once("connect", () => r()));
+    let received = "";
+    sock.on("data", (d: Buffer) => (received += d.toString()));
+    const closed = new Promise<void>((r) => sock.once("close", () => r()));
+    sock.on("error", () => undefined);
+    const body = JSON.stringify({ action: "echo", context: { source_code: "a" }, constraints: {} });
+    sock.write(raw(body));
+    for (let i = 0; i < 200 && !received.includes('"status":"success"'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(received).toContain('"status":"success"');
+    const closing = s.close(3000);
+    // The next request reaches the kernel while the process is starved past the whole linger.
+    setTimeout(() => {
+      sock.write(raw(body));
+      const end = Date.now() + 150;
+      while (Date.now() < end); // the event loop is held: nothing is read meanwhile
+    }, 5);
+    await closing;
+    await closed;
+    expect(received.split('"status":"success"').length - 1).toBe(2);
+    expect(received).toMatch(/connection: close/i);
+  });
+});
