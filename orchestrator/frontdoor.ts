@@ -168,7 +168,8 @@ export function listenFrontDoor(
     keepAliveLingerMs: KEEPALIVE_LINGER_MS,
     invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection),
     routes: routes(o),
-    onEvent: (e) => o.log.warn({ ...e }, e.event),
+    // A drain's count of the connections it closed is news, not trouble: info.
+    onEvent: (e) => (e.event === "drain_closed" ? o.log.info({ ...e }, e.event) : o.log.warn({ ...e }, e.event)),
   });
 }
 

@@ -37,6 +37,8 @@ export type { RouteContext, RouteHandler, RouteResponse } from "./http.js";
 export type ServerEvent =
   | { event: "client_error"; message: string; code?: string; suppressed?: number }
   | { event: "connection_dropped"; connections: number }
+  /** At the end of a drain: connections still open were closed, `unflushed` of them with answer bytes unsent. */
+  | { event: "drain_closed"; connections: number; unflushed: number }
   | { event: "handler_error"; trace_id: string; error: unknown };
 
 export interface AipServerOptions {
@@ -360,13 +362,19 @@ export class AipServer {
     await this.lingerKeepAlive(graceMs);
     // Give the last answers a moment to be written before connections are torn down.
     await new Promise((resolve) => setImmediate(resolve));
+    let unflushed = 0;
+    const open = this.sockets.size;
     for (const socket of this.sockets) {
       if (socket.writableLength === 0) socket.destroy();
       else {
+        unflushed++;
         socket.end();
         setTimeout(() => socket.destroy(), 1000).unref();
       }
     }
+    // A request sent on one of these after the linger is refused unread (the client sees the close):
+    // the count says how many connections a drain cut, for a fault run to compare with its clients'.
+    if (open > 0) this.options.onEvent?.({ event: "drain_closed", connections: open, unflushed });
     this.http.close();
     await closed;
   }

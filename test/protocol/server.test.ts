@@ -4,7 +4,7 @@ import { lstatSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
-import { AipServer, type AipServerOptions } from "../../protocol/server.js";
+import { AipServer, type AipServerOptions, type ServerEvent } from "../../protocol/server.js";
 import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
 import { DIST, tempDir } from "../helpers.js";
 
@@ -265,8 +265,10 @@ describe("close: the keep-alive linger", () => {
 
   it("a request read in the drain's last moment (a starved process reading what waited) is answered before its connection goes", async () => {
     // Each answer takes 30 ms, as an agent's would: in flight when the linger ends.
+    const events: ServerEvent[] = [];
     const s = await start({
       keepAliveLingerMs: 50,
+      onEvent: (e) => events.push(e),
       invoke: async (req) => {
         await new Promise((r) => setTimeout(r, 30));
         return successResponse({ echo: req }, "t");
@@ -294,5 +296,26 @@ describe("close: the keep-alive linger", () => {
     await closed;
     expect(received.split('"status":"success"').length - 1).toBe(2);
     expect(received).toMatch(/connection: close/i);
+    // Whatever the drain closed at its end had its answer written first.
+    for (const e of events) if (e.event === "drain_closed") expect(e.unflushed).toBe(0);
+  });
+
+  it("connections still open at the drain's end are closed and counted (drain_closed)", async () => {
+    const events: ServerEvent[] = [];
+    const s = await start({ keepAliveLingerMs: 30, onEvent: (e) => events.push(e) });
+    const socks = [connect(s.socketPath), connect(s.socketPath)];
+    await Promise.all(socks.map((k) => new Promise<void>((r) => k.once("connect", () => r()))));
+    for (const k of socks) k.on("error", () => undefined);
+    // Both accepted before the drain: wait until the server holds them (a request answered on each).
+    for (const k of socks) {
+      const answered = new Promise<void>((r) => k.once("data", () => r()));
+      k.write(raw(JSON.stringify({ action: "echo", context: {}, constraints: {} })));
+      await answered;
+    }
+    await s.close(1000);
+    expect(events.filter((e) => e.event === "drain_closed")).toEqual([
+      { event: "drain_closed", connections: 2, unflushed: 0 },
+    ]);
+    for (const k of socks) k.destroy();
   });
 });
