@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -163,13 +163,29 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
   }, 60_000);
 
   afterAll(async () => {
+    // The orchestrators stop their agents (the warm standby too) on SIGTERM; what is left is killed,
+    // and so is any process still running from this test's directory (a standby a SIGKILL orphaned).
     for (const pid of pids) {
       if (!pidAlive(pid)) continue;
       process.kill(pid, "SIGCONT");
-      process.kill(pid, "SIGKILL");
+      process.kill(pid, "SIGTERM");
     }
+    await until(() => [...pids].every((pid) => !pidAlive(pid)), 20_000, "orchestrators and agents gone").catch(
+      () => undefined,
+    );
+    const stray = readdirSync("/proc")
+      .filter((e) => /^\d+$/.test(e))
+      .filter((e) => {
+        try {
+          return readFileSync(`/proc/${e}/cmdline`, "utf8").includes(t.dir);
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    for (const pid of [...pids, ...stray]) if (pidAlive(pid)) process.kill(pid, "SIGKILL");
     t.cleanup();
-  });
+  }, 30_000);
 
   it("while the successor holds the socket but does not run, every new connection is answered by the old one", async () => {
     const old = up.pid!;
