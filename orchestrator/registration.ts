@@ -1,7 +1,7 @@
 /** Registration: the checked-in manifest, compared with what the agent itself prints (`--manifest`, run sandboxed). */
 import { execa } from "execa";
 import { commandPaths, findSandbox, sandboxArgs, type SandboxLayout } from "./vet/sandbox.js";
-import { treeCpuMs, WALL_FACTOR } from "./vet/dynamic.js";
+import { limitCpu, WALL_FACTOR } from "./vet/dynamic.js";
 import { isDeepStrictEqual } from "node:util";
 import { readManifestFile } from "../protocol/manifest.js";
 import type { AgentManifest } from "../protocol/schemas.js";
@@ -48,9 +48,10 @@ export async function printedManifest(
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const argv = [...command, "--manifest"];
   const sandbox = await findSandbox();
-  // The limit is the run's CPU time, as in vetting (vet/dynamic.ts), so that a busy host does not turn
-  // a slow start into a mismatch; a run that waits idle is stopped after WALL_FACTOR times it.
-  const common = { reject: false, timeout: timeoutMs * WALL_FACTOR, env, extendEnv: false, stdin: "ignore" } as const;
+  // The limit is the run's CPU time, as in vetting (vet/dynamic.ts limitCpu), so that a busy host does
+  // not turn a slow start into a mismatch; a run that waits idle is stopped after WALL_FACTOR times it.
+  // Its own process group, so that a kill takes bwrap's sandbox with it.
+  const common = { reject: false, env, extendEnv: false, stdin: "ignore", detached: true } as const;
   let child;
   if (typeof sandbox !== "string") {
     const layout = { ...opts.layout, keep: commandPaths(command, opts.configEnv) };
@@ -60,20 +61,16 @@ export async function printedManifest(
   } else {
     throw new Error(`--manifest not run: ${sandbox}`);
   }
-  let overCpu = false;
-  const poll = setInterval(() => {
-    if (child.pid !== undefined && treeCpuMs(child.pid) > timeoutMs) {
-      overCpu = true;
-      child.kill("SIGKILL");
-    }
-  }, 100);
-  const run = await child.finally(() => clearInterval(poll));
+  let over: "cpu" | "wall" | undefined;
+  const watch = child.pid === undefined ? undefined : limitCpu(child.pid, timeoutMs, (why) => (over = why));
+  const run = await child.finally(() => watch?.stop());
   if (run.exitCode !== 0 || run.failed) {
-    const why = overCpu
-      ? `no answer within ${timeoutMs} ms of CPU time`
-      : run.timedOut
-        ? `no answer within ${timeoutMs * WALL_FACTOR} ms`
-        : `exit ${run.exitCode ?? run.signal}`;
+    const why =
+      over === "cpu"
+        ? `no answer within ${timeoutMs} ms of CPU time`
+        : over === "wall"
+          ? `no answer within ${timeoutMs * WALL_FACTOR} ms`
+          : `exit ${run.exitCode ?? run.signal}`;
     throw new Error(`--manifest failed: ${why} ${String(run.stderr).slice(0, 200)}`.trim());
   }
   try {

@@ -137,6 +137,30 @@ function tree(table: Map<number, ProcEntry>, pid: number): number[] {
   return out;
 }
 
+/**
+ * Limit a running process tree to `limitMs` of CPU time (so that a verdict does not flip with the
+ * machine's load) and WALL_FACTOR times that of wall-clock time (an idle hang): past either the run is
+ * killed whole (killRun) and `over` is told which. `cpuMs()` is the most CPU time seen; `stop()` ends
+ * the watch.
+ */
+export function limitCpu(
+  pid: number,
+  limitMs: number,
+  over: (why: "cpu" | "wall") => void,
+): { stop(): void; cpuMs(): number } {
+  const started = performance.now();
+  let cpuMs = 0;
+  const timer = setInterval(() => {
+    cpuMs = Math.max(cpuMs, treeCpuMs(pid));
+    const why = cpuMs > limitMs ? "cpu" : performance.now() - started > limitMs * WALL_FACTOR ? "wall" : undefined;
+    if (why === undefined) return;
+    clearInterval(timer);
+    killRun(pid);
+    over(why);
+  }, CPU_POLL_MS);
+  return { stop: () => clearInterval(timer), cpuMs: () => cpuMs };
+}
+
 /** Run `exe probe.args` under strace in the sandbox; never rejects for the agent's behaviour, only if bwrap cannot be spawned. */
 export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise<ProbeRun> {
   const { layout, bwrap } = opts.sandbox;
@@ -176,21 +200,10 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
     const [stdin, stdout, stderr] = [child.stdin!, child.stdout!, child.stderr!];
     const out = capture(stdout);
     const err = capture(stderr);
-    // The limit is CPU time, so that a verdict does not flip with the machine's load; an idle run
-    // (a hang) is stopped after WALL_FACTOR times the limit in wall-clock time.
     let timedOut = false;
-    let cpuMs = 0;
-    const timer = setInterval(() => {
-      if (child.pid === undefined) return;
-      cpuMs = Math.max(cpuMs, treeCpuMs(child.pid));
-      if (cpuMs > opts.timeoutMs || performance.now() - started > opts.timeoutMs * WALL_FACTOR) {
-        timedOut = true;
-        clearInterval(timer);
-        killRun(child.pid);
-      }
-    }, CPU_POLL_MS);
+    const watch = child.pid === undefined ? undefined : limitCpu(child.pid, opts.timeoutMs, () => (timedOut = true));
     child.on("error", (e) => {
-      clearInterval(timer);
+      watch?.stop();
       if (child.pid !== undefined) active.delete(child.pid);
       cleanup();
       reject(e);
@@ -202,7 +215,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
       }
     });
     child.on("close", (code, signal) => {
-      clearInterval(timer);
+      watch?.stop();
       if (child.pid !== undefined) active.delete(child.pid);
       let text = "";
       let tampered = false;
@@ -225,7 +238,7 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
         stderr: err(),
         timedOut,
         limitMs: opts.timeoutMs,
-        cpuMs,
+        cpuMs: watch?.cpuMs() ?? 0,
         durationMs: performance.now() - started,
         events: parseStrace(text, scratch.cwd),
         scratch,

@@ -60,13 +60,7 @@ export class ParseCache {
       return cached;
     }
     let parsed: ParsedFile | undefined;
-    if (cached && this.incremental) {
-      // The old tree is handed over (its nodes move); drop it first so nobody sees it half-shifted.
-      this.entries.delete(key);
-      parsed = reparseChanged(cached, source, label);
-      if (parsed) this.counts.incremental++;
-      if (parsed?.via === "nested") this.counts.nested++;
-    }
+    if (cached && this.incremental) parsed = this.reparse(key, cached, source, label);
     if (!parsed) {
       parsed = parseFile(source, dialect, label);
       this.counts.full++;
@@ -89,16 +83,19 @@ export class ParseCache {
     const cached = this.entries.get(key);
     if (!cached || !this.incremental) return false;
     if (cached.source === source) return true;
-    this.entries.delete(key); // handed over, as in getLazy
+    const parsed = this.reparse(key, cached, source, label);
+    this.entries.set(key, parsed ?? cached);
+    return parsed !== undefined;
+  }
+
+  /** The incremental re-parse of `cached` into `source`, counted; undefined when a full parse must decide. */
+  private reparse(key: string, cached: ParsedFile, source: string, label: string | undefined): ParsedFile | undefined {
+    // The old tree is handed over (its nodes move); drop it first so nobody sees it half-shifted.
+    this.entries.delete(key);
     const parsed = reparseChanged(cached, source, label);
-    if (!parsed) {
-      this.entries.set(key, cached);
-      return false;
-    }
-    this.counts.incremental++;
-    if (parsed.via === "nested") this.counts.nested++;
-    this.entries.set(key, parsed);
-    return true;
+    if (parsed) this.counts.incremental++;
+    if (parsed?.via === "nested") this.counts.nested++;
+    return parsed;
   }
 
   stats(): ParseCacheStats {
