@@ -127,6 +127,8 @@ export interface Tally {
   /** Longest such wait between sending and the server reading the request, ms. */
   late_max_unread_ms: number;
   lost: number;
+  /** Of the lost, those a server logged as read (answered after the client gave up, past the deadline). */
+  lost_read: number;
   lost_causes: string[];
 }
 
@@ -148,6 +150,7 @@ export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tall
     late: 0,
     late_max_unread_ms: 0,
     lost: 0,
+    lost_read: 0,
     lost_causes: [],
   };
   for (const o of outcomes) {
@@ -168,8 +171,16 @@ export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tall
     }
     if (o.kind === "lost") {
       t.lost++;
+      // Whether a server read it (and when, and how long it took) is what tells a lost request's story.
+      const seen = read?.get(o.trace);
+      if (seen) t.lost_read++;
+      const story = seen
+        ? `read ${Math.round(seen.receivedAt - o.sentAt)} ms after it was sent, answered in ${Math.round(seen.totalMs)} ms`
+        : "never read";
       if (t.lost_causes.length < 5)
-        t.lost_causes.push(`${o.trace} (sent ${o.sentAt}, gave up after ${o.doneAt - o.sentAt} ms): ${o.code}`);
+        t.lost_causes.push(
+          `${o.trace} (sent ${o.sentAt}, gave up after ${o.doneAt - o.sentAt} ms, ${story}): ${o.code}`,
+        );
       continue;
     }
     t.answered++;
