@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { adminSocketFor } from "../../../orchestrator/config.js";
 import { httpRequest, waitForSocket } from "../../../protocol/client.js";
 import { DIST, pidAlive, tempDir, writeDummyConfig } from "../../helpers.js";
 
@@ -64,7 +65,9 @@ export async function startRealAgency(
   /** Orchestrators started by a reload: no child of ours, ended by pid. */
   const successors = new Set<number>();
   const health = async (): Promise<{ pid: number; agents: Record<string, AgentHealth> }> => {
-    const h = JSON.parse((await httpRequest(socket, { path: "/healthz", timeoutMs: 5000 })).body) as {
+    // Read on the admin socket: on the front door it queues behind 200 clients' reconnects, which under load
+    // kept one reload run's reads waiting over 60 s (docs/reliability.md).
+    const h = JSON.parse((await httpRequest(adminSocketFor(socket), { path: "/healthz", timeoutMs: 5000 })).body) as {
       pid: number;
       agents: Record<string, AgentHealth>;
     };
