@@ -61,6 +61,8 @@ export class HttpFraming {
   private readonly failedBodies = new WeakSet<ServerResponse>();
   /** Each connection's signal, aborted when it closes (see accept). */
   private readonly closed = new WeakMap<Socket, AbortSignal>();
+  /** Waiting for a connection's answers to be finished (`answered`). */
+  private readonly answeredWaiters = new WeakMap<Socket, (() => void)[]>();
 
   constructor(private readonly host: HttpHost) {
     const limits = host.limits;
@@ -107,12 +109,30 @@ export class HttpFraming {
     this.http.close();
   }
 
+  /** Whether a request read on this connection is still being answered (its body read, or its answer made). */
+  answering(socket: Socket): boolean {
+    return (this.responding.get(socket)?.size ?? 0) > 0;
+  }
+
+  /** Resolves once no request read on this connection is being answered (each finished or torn down). */
+  answered(socket: Socket): Promise<void> {
+    if (!this.answering(socket)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = this.answeredWaiters.get(socket);
+      if (waiting) waiting.push(resolve);
+      else this.answeredWaiters.set(socket, [resolve]);
+    });
+  }
+
   /** Remember the responses still being produced on a connection, until each is finished or torn down. */
   private track(socket: Socket, res: ServerResponse): void {
     let open = this.responding.get(socket);
     if (!open) this.responding.set(socket, (open = new Set()));
     open.add(res);
-    res.once("close", () => open.delete(res));
+    res.once("close", () => {
+      open.delete(res);
+      if (open.size === 0) for (const wake of this.answeredWaiters.get(socket)?.splice(0) ?? []) wake();
+    });
   }
 
   private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {

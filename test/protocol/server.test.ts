@@ -300,6 +300,41 @@ describe("close: the keep-alive linger", () => {
     for (const e of events) if (e.event === "drain_closed") expect(e.unflushed).toBe(0);
   });
 
+  it("a connection whose request is read but not yet answered at the drain's end is answered, not cut", async () => {
+    const events: ServerEvent[] = [];
+    const s = await start({ keepAliveLingerMs: 0, onEvent: (e) => events.push(e) });
+    const idle = connect(s.socketPath);
+    const busy = connect(s.socketPath);
+    for (const k of [idle, busy]) k.on("error", () => undefined);
+    await Promise.all([idle, busy].map((k) => new Promise<void>((r) => k.once("connect", () => r()))));
+    // The idle one is held by the server: one request answered on it.
+    const first = new Promise<void>((r) => idle.once("data", () => r()));
+    idle.write(raw(JSON.stringify({ action: "echo", context: {}, constraints: {} })));
+    await first;
+    // The busy one's request is read (its head: the server's 100 Continue says so) and its body still arriving.
+    const body = JSON.stringify({ action: "echo", context: { source_code: "late body" }, constraints: {} });
+    let received = "";
+    busy.on("data", (d: Buffer) => (received += d.toString()));
+    const continued = new Promise<void>((r) => busy.once("data", () => r()));
+    busy.write(
+      `POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await continued;
+    expect(received).toMatch(/^HTTP\/1\.1 100 Continue/);
+    const busyClosed = new Promise<void>((r) => busy.once("close", () => r()));
+    const closing = s.close(3000);
+    // The drain's end closes the idle connection; only then does the rest of the busy one's body come.
+    await new Promise<void>((r) => idle.once("close", () => r()));
+    busy.write(body.slice(10));
+    await closing;
+    await busyClosed;
+    expect(received).toContain('"source_code":"late body"');
+    expect(received).toMatch(/connection: close/i);
+    expect(events.filter((e) => e.event === "drain_closed")).toEqual([
+      { event: "drain_closed", connections: 1, unflushed: 0, answering: 1 },
+    ]);
+  });
+
   it("connections still open at the drain's end are closed and counted (drain_closed)", async () => {
     const events: ServerEvent[] = [];
     const s = await start({ keepAliveLingerMs: 30, onEvent: (e) => events.push(e) });

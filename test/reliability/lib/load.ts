@@ -120,12 +120,19 @@ export interface Tally {
   /** Sent on a connection the server closed before reading the request (not in `read`). */
   closed_unread: number;
   /**
-   * The client's budget ran out, but the server answered within the deadline counted from when it read
-   * the request: the request waited unread in the socket (a CPU-starved process), see `read`.
+   * The client's budget ran out, but the server read the request and answered it: the request waited
+   * unread in the socket (a CPU-starved process), see `read`. Answers past their deadline are counted
+   * apart within (`late_past_deadline`).
    */
   late: number;
   /** Longest such wait between sending and the server reading the request, ms. */
   late_max_unread_ms: number;
+  /**
+   * Of the late, those the server answered more than 50 ms past their deadline counted from reading them
+   * (its deadline timer fired late: the process got no CPU), and the largest such overrun, ms.
+   */
+  late_past_deadline: number;
+  deadline_overrun_max_ms: number;
   lost: number;
   /** Of the lost, those a server logged as read (answered after the client gave up, past the deadline). */
   lost_read: number;
@@ -149,6 +156,8 @@ export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tall
     closed_unread: 0,
     late: 0,
     late_max_unread_ms: 0,
+    late_past_deadline: 0,
+    deadline_overrun_max_ms: 0,
     lost: 0,
     lost_read: 0,
     lost_causes: [],
@@ -164,9 +173,14 @@ export function tally(outcomes: Outcome[], read?: Map<string, ReadRecord>): Tall
       continue;
     }
     const r = o.kind === "lost" ? read?.get(o.trace) : undefined;
-    if (r && r.totalMs <= DEADLINE_MS + 50 && o.code?.includes("timeout")) {
+    if (r && o.code?.includes("timeout")) {
       t.late++;
       t.late_max_unread_ms = Math.max(t.late_max_unread_ms, Math.round(r.receivedAt - o.sentAt));
+      // Answered, but past its deadline: the deadline's timer fired late in a starved process.
+      if (r.totalMs > DEADLINE_MS + 50) {
+        t.late_past_deadline++;
+        t.deadline_overrun_max_ms = Math.max(t.deadline_overrun_max_ms, Math.round(r.totalMs - DEADLINE_MS));
+      }
       continue;
     }
     if (o.kind === "lost") {
