@@ -166,7 +166,7 @@ export function listenFrontDoor(
     limits: serverLimits(o),
     // A restart or reload leaves no client's request unread (docs/reliability.md: restarts and reloads).
     keepAliveLingerMs: KEEPALIVE_LINGER_MS,
-    invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection),
+    invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection, ctx.text),
     routes: routes(o),
     // A drain's count of the connections it closed is news, not trouble: info.
     onEvent: (e) => (e.event === "drain_closed" ? o.log.info({ ...e }, e.event) : o.log.warn({ ...e }, e.event)),

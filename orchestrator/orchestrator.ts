@@ -157,9 +157,9 @@ export class Orchestrator {
     supersede: (request, traceId, cancel) => this.latest.supersede(request, traceId, cancel),
   };
 
-  /** Answer one decoded request from a client; `connection` scopes latest-wins to that client. */
-  handle(value: unknown, signal: AbortSignal, connection = 0): Promise<AipResponse> {
-    return forward(scopeToConnection(value, connection), signal, this.forwardDeps, connection);
+  /** Answer one decoded request (`text`: its JSON, forwarded spliced); `connection` scopes latest-wins. */
+  handle(value: unknown, signal: AbortSignal, connection = 0, text?: string): Promise<AipResponse> {
+    return forward(scopeToConnection(value, connection), signal, this.forwardDeps, connection, text);
   }
 
   /** Health-check every agent now (SIGUSR1, admin route); unresponsive agents are killed and restarted. */

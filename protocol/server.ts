@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { AipError } from "./errors.js";
 import { errorResponse } from "./envelope.js";
 import { HttpFraming, type RouteHandler } from "./http.js";
-import { decodeJson } from "./json.js";
+import { decodeJsonText } from "./json.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { serveNdjson } from "./ndjson.js";
 import type { AipResponse } from "./schemas.js";
@@ -27,6 +27,8 @@ export interface InvokeContext {
    * Latest-wins is scoped by it, so two clients never cancel each other (docs/agents.md "Latest wins").
    */
   connection: number;
+  /** The JSON text the request was decoded from: what forwarding it unchanged sends on (orchestrator/forward.ts). */
+  text: string;
 }
 
 /** Answers one decoded JSON request. Throwing is allowed: the server turns it into an AIP-1 error. */
@@ -285,14 +287,15 @@ export class AipServer {
     connection: number,
   ): Promise<AipResponse> {
     let value: unknown;
+    let text: string;
     try {
-      value = decodeJson(bytes, this.limits.maxJsonDepth);
+      ({ value, text } = decodeJsonText(bytes, this.limits.maxJsonDepth));
     } catch (err) {
       return errorResponse(err, newTraceId());
     }
     this.inflightCount++;
     try {
-      return await this.options.invoke(value, { signal, framing, connection });
+      return await this.options.invoke(value, { signal, framing, connection, text });
     } catch (err) {
       const traceId = traceIdOf(value) ?? newTraceId();
       if (!(err instanceof AipError)) this.emit({ event: "handler_error", trace_id: traceId, error: err });
