@@ -13,7 +13,8 @@ import {
 } from "../protocol/schemas.js";
 import { AGENT_LIMITS } from "../protocol/limits.js";
 import { isValidTraceId, newTraceId } from "../protocol/trace.js";
-import { spliceJsonObject } from "../protocol/json.js";
+import { spliceJsonObject, type JsonSource } from "../protocol/json.js";
+export type { JsonSource };
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
 import { Cancellation } from "./cancel.js";
@@ -99,16 +100,17 @@ function expire(cancel: Cancellation, agent: AgentRecord, timeoutMs: number): vo
 
 /**
  * Answer one decoded request. `connection` is the client connection it came on: pool slots are shared
- * fairly between connections. `text` is the JSON `value` was decoded from, when `value`'s members are
- * those of the text but for a scoped `constraints.client_id` (orchestrator.ts handle): the agent is then
- * sent the client's bytes, spliced (encodeForAgent).
+ * fairly between connections. `source` is the JSON `value` was decoded from, when `value`'s members are
+ * those of the text but for a scoped `constraints.client_id` (orchestrator.ts handle), or a part of them
+ * (the skeleton a decode worker made, protocol/decode-worker.ts): the agent is then sent the client's
+ * bytes, spliced (encodeForAgent).
  */
 export async function forward(
   value: unknown,
   clientSignal: AbortSignal,
   deps: ForwardDeps,
   connection?: number,
-  text?: string,
+  source?: JsonSource,
 ): Promise<AipResponse> {
   const t0 = performance.now();
   const timings: Record<string, number> = {};
@@ -121,7 +123,7 @@ export async function forward(
     agent = deps.select(request, traceId);
     // The fast path of validation returns the request itself; zod's copy (a fault it repairs, a cursor
     // with other keys) is re-encoded as it was checked.
-    if (request !== value) text = undefined;
+    if (request !== value) source = undefined;
   } catch (err) {
     timings.route = ms(t0);
     const action = (value as { action?: unknown } | null)?.action;
@@ -145,7 +147,7 @@ export async function forward(
     agent.beginRequest();
     const tAgent = performance.now();
     try {
-      const response = await call(agent, request, traceId, deadline, cancel, text);
+      const response = await call(agent, request, traceId, deadline, cancel, source);
       timings.agent = ms(tAgent);
       agent.pool.record(timings.agent);
       if (response.status === "error" && AGENT_FAULTS.has(response.error.type))
@@ -209,25 +211,31 @@ function finish(
 
 /**
  * The request as the agent gets it: the decoded request is this request's own, so it is completed in
- * place (its trace id, the budget left as `timeout_ms`). With `text`, the JSON the request was decoded
+ * place (its trace id, the budget left as `timeout_ms`). With `source`, the JSON the request was decoded
  * from (unchanged but for these and a scoped `client_id`), the client's bytes are forwarded with these
  * members spliced in (protocol/json.ts spliceJsonObject) instead of re-encoding the whole request: a
  * 1 MiB request is not written out again on the event loop, and numbers are forwarded as they came.
  */
-export function encodeForAgent(request: AipRequest, traceId: string, deadline: number, text?: string): string {
+export function encodeForAgent(request: AipRequest, traceId: string, deadline: number, source?: JsonSource): string {
   request.trace_id = traceId;
   const constraints = request.constraints;
   constraints.timeout_ms = Math.max(1, deadline - Date.now());
   const own: Record<string, string> = { timeout_ms: String(constraints.timeout_ms) };
   // Scoped to the connection when it has a document_id (supersede.ts); a string is never longer re-encoded.
   if (typeof constraints.client_id === "string") own.client_id = JSON.stringify(constraints.client_id);
+  const text = source?.text;
   const out =
     text === undefined
       ? JSON.stringify(request)
-      : spliceJsonObject(text, {
-          trace_id: JSON.stringify(traceId),
-          constraints: (at) => (at === undefined ? JSON.stringify(constraints) : spliceJsonObject(text, own, at)),
-        });
+      : spliceJsonObject(
+          text,
+          {
+            trace_id: JSON.stringify(traceId),
+            constraints: (at) => (at === undefined ? JSON.stringify(constraints) : spliceJsonObject(text, own, at)),
+          },
+          undefined,
+          source?.members,
+        );
   // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
   // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
   // A UTF-16 unit is at most 3 bytes of UTF-8: a text that short needs no count.
@@ -255,15 +263,15 @@ async function call(
   traceId: string,
   deadline: number,
   cancel: Cancellation,
-  text: string | undefined,
+  source: JsonSource | undefined,
 ): Promise<AipResponse> {
   let reply;
   try {
     try {
-      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline, text), cancel);
+      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline, source), cancel);
     } catch (err) {
       if (cancel.aborted || !neverReachedAgent(err)) throw err;
-      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline, text), cancel);
+      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline, source), cancel);
     }
   } catch (err) {
     if (cancel.reason) throw cancel.reason;

@@ -58,12 +58,17 @@ export function decodeJson(bytes: Uint8Array, maxDepth: number): unknown {
   return decodeJsonText(bytes, maxDepth).value;
 }
 
+/** The text of UTF-8 bytes (already checked) as JSON reads it: without a byte order mark, which is not part of the JSON. */
+export function jsonTextOf(bytes: Uint8Array): string {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** `decodeJson`, keeping the text: a request forwarded unchanged is forwarded as it came (`spliceJsonObject`). */
 export function decodeJsonText(bytes: Uint8Array, maxDepth: number): DecodedJson {
   // Validate first (simdutf, no copy), then decode: faster than a fatal TextDecoder on large requests.
   if (!isUtf8(bytes)) throw new AipError("AIP_ERR_INVALID_JSON", "Request is not valid UTF-8");
-  let text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a byte order mark is not part of the JSON
+  const text = jsonTextOf(bytes);
   if (isBlank(text)) throw new AipError("AIP_ERR_INVALID_JSON", "Request is empty: expected one JSON object");
   if (jsonDepthExceeds(text, maxDepth)) {
     throw new AipError("AIP_ERR_INVALID_JSON", `JSON nesting is deeper than the limit of ${maxDepth}`, {
@@ -117,7 +122,7 @@ function valueEnd(text: string, i: number): number {
   return j === i ? notJson(i) : j;
 }
 
-interface Member {
+export interface JsonMember {
   /** The key, decoded (escapes such as `\u005f` resolved: it is the key JSON.parse saw). */
   key: string;
   /** Where the member's key starts and its value starts and ends. */
@@ -126,10 +131,10 @@ interface Member {
   end: number;
 }
 
-/** The members of the JSON object whose `{` is at `open`, in order, duplicate keys included. */
-function membersOf(text: string, open: number): { members: Member[]; close: number } {
+/** The members of the JSON object whose `{` is at `open` (in text JSON.parse accepted), in order, duplicate keys included. */
+export function jsonObjectMembers(text: string, open: number): { members: JsonMember[]; close: number } {
   if (text.charCodeAt(open) !== 0x7b) notJson(open);
-  const members: Member[] = [];
+  const members: JsonMember[] = [];
   let i = skipBlank(text, open + 1);
   if (text.charCodeAt(i) === 0x7d) return { members, close: i };
   for (;;) {
@@ -162,12 +167,17 @@ export type SpliceValue = string | undefined | ((valueStart: number | undefined)
  * decoding or re-encoding the rest: every member with such a key is dropped (duplicates too; JSON.parse
  * keeps the last one, which a function in `set` is given), each new value is appended, and every other
  * member is copied as it came, byte for byte, in order. `open` is where the object's `{` is (by default
- * the text's first non-blank character). What a decoded-and-re-encoded request cost on the event loop
+ * the text's first non-blank character); `members`, its members where already known (a decode worker
+ * found them, protocol/decode-worker.ts), saves scanning the text again. What a decoded-and-re-encoded request cost on the event loop
  * (a 1 MiB source, numbers that grow when written out again) is a scan that skips strings whole
  * (docs/performance.md, The hostile neighbour).
  */
-export function spliceJsonObject(text: string, set: Record<string, SpliceValue>, open = skipBlank(text, 0)): string {
-  const { members } = membersOf(text, open);
+export function spliceJsonObject(
+  text: string,
+  set: Record<string, SpliceValue>,
+  open = skipBlank(text, 0),
+  members: readonly JsonMember[] = jsonObjectMembers(text, open).members,
+): string {
   const last = new Map<string, number>();
   let out = "{";
   for (const m of members) {
@@ -180,4 +190,13 @@ export function spliceJsonObject(text: string, set: Record<string, SpliceValue>,
     if (value !== undefined) out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${value}`;
   }
   return `${out}}`;
+}
+
+/**
+ * A request's JSON text as forwarding needs it: the text, and the top-level members of its object where
+ * they are already known (`spliceJsonObject`).
+ */
+export interface JsonSource {
+  text: string;
+  members?: readonly JsonMember[];
 }

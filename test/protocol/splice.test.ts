@@ -44,7 +44,7 @@ function bothWays(text: string, trace = "t-1"): { spliced: string; reencoded: st
   const deadline = Date.now() + 60_000;
   const a = validateRequest(decodeJsonText(Buffer.from(text), 64).value);
   const b = validateRequest(JSON.parse(text));
-  const spliced = encodeForAgent(a, trace, deadline, text);
+  const spliced = encodeForAgent(a, trace, deadline, { text });
   const reencoded = encodeForAgent(b, trace, deadline);
   return { spliced, reencoded };
 }
@@ -125,11 +125,11 @@ describe("encodeForAgent: the client's bytes, the orchestrator's fields spliced 
     const text = '{"action":"echo","context":{},"constraints":{"document_id":"d","client_id":"ed\\u0069tor"}}';
     const request = validateRequest(JSON.parse(text));
     request.constraints.client_id = "c7~editor";
-    const out = JSON.parse(encodeForAgent(request, "t", Date.now() + 1000, text));
+    const out = JSON.parse(encodeForAgent(request, "t", Date.now() + 1000, { text }));
     expect(out.constraints).toMatchObject({ document_id: "d", client_id: "c7~editor" });
     // A client_id that is not a string is never scoped: forwarded as it came.
     const odd = '{"action":"echo","context":{},"constraints":{"client_id":[1e20]}}';
-    expect(encodeForAgent(validateRequest(JSON.parse(odd)), "t", Date.now() + 1000, odd)).toContain(
+    expect(encodeForAgent(validateRequest(JSON.parse(odd)), "t", Date.now() + 1000, { text: odd })).toContain(
       '"client_id":[1e20]',
     );
   });
@@ -148,7 +148,7 @@ describe("encodeForAgent: the client's bytes, the orchestrator's fields spliced 
       "[]",
       `[${Array(64_000).fill("1e20").join(",")}]`,
     );
-    const spliced = encodeForAgent(validateRequest(JSON.parse(text)), "t", Date.now() + 1000, text);
+    const spliced = encodeForAgent(validateRequest(JSON.parse(text)), "t", Date.now() + 1000, { text });
     expect(spliced.length).toBeLessThan(text.length + 100);
     expect(spliced).toContain(`[${Array(64_000).fill("1e20").join(",")}]`);
     // Re-encoded, the same request is over the agents' limit: the client's 413, as before.
@@ -172,7 +172,7 @@ describe("encodeForAgent: the client's bytes, the orchestrator's fields spliced 
     expect(Buffer.byteLength(text)).toBe(DEFAULT_LIMITS.maxBodyBytes);
     const trace = "x".repeat(128);
     const request = validateRequest(decodeJsonText(Buffer.from(text), 64).value);
-    const out = encodeForAgent(request, trace, Date.now() + 3_600_000, text);
+    const out = encodeForAgent(request, trace, Date.now() + 3_600_000, { text });
     expect(Buffer.byteLength(out)).toBeGreaterThan(DEFAULT_LIMITS.maxBodyBytes);
     expect(Buffer.byteLength(out)).toBeLessThanOrEqual(AGENT_LIMITS.maxBodyBytes);
     expect(JSON.parse(out)).toMatchObject({
