@@ -121,9 +121,9 @@ export async function forward(
     request = validateRequest(value);
     traceId = request.trace_id ?? traceId;
     agent = deps.select(request, traceId);
-    // The fast path of validation returns the request itself; zod's copy (a fault it repairs, a cursor
-    // with other keys) is re-encoded as it was checked.
-    if (request !== value) source = undefined;
+    // The fast path of validation returns the request itself; zod's copy (a cursor with other keys) is
+    // re-encoded as it was checked, unless the text already is that copy (a decode worker's skeleton).
+    if (request !== value && !source?.validated) source = undefined;
   } catch (err) {
     timings.route = ms(t0);
     const action = (value as { action?: unknown } | null)?.action;

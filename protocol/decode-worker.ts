@@ -130,7 +130,8 @@ export class DecodeWorker {
       });
     }
     if (reply?.kind === "skeleton") {
-      return { value: reply.skeleton, source: { text: reply.text ?? jsonTextOf(bytes), members: reply.members } };
+      const text = reply.text ?? jsonTextOf(bytes);
+      return { value: reply.skeleton, source: { text, members: reply.members, validated: true } };
     }
     const whole = decodeJsonText(bytes, this.maxDepth);
     return { value: whole.value, source: { text: whole.text } };

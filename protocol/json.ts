@@ -199,4 +199,10 @@ export function spliceJsonObject(
 export interface JsonSource {
   text: string;
   members?: readonly JsonMember[];
+  /**
+   * The text is the request as validation returns it (a decode worker validated the whole request and
+   * re-encoded validation's copy if it made one): what is forwarded, whatever validating a skeleton of
+   * it returns.
+   */
+  validated?: boolean;
 }

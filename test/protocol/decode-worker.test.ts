@@ -56,7 +56,10 @@ describe("decoding in a worker", () => {
     const { value, source } = await worker.decode(Buffer.from(text));
     expect(value).toEqual({ action: "echo", constraints: {}, context: { source_code: "", language: "ts" } });
     expect(source.text).toBe(text);
-    expect(source).toHaveProperty("members");
+    expect(source).toMatchObject({
+      validated: true,
+      members: [{ key: "action" }, { key: "context" }, { key: "constraints" }],
+    });
   });
 
   it("every fault gets the error the whole request gets", async () => {
