@@ -13,6 +13,8 @@ import {
 } from "../protocol/schemas.js";
 import { AGENT_LIMITS } from "../protocol/limits.js";
 import { isValidTraceId, newTraceId } from "../protocol/trace.js";
+import { spliceJsonObject, type JsonSource } from "../protocol/json.js";
+export type { JsonSource };
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
 import { Cancellation } from "./cancel.js";
@@ -98,13 +100,17 @@ function expire(cancel: Cancellation, agent: AgentRecord, timeoutMs: number): vo
 
 /**
  * Answer one decoded request. `connection` is the client connection it came on: pool slots are shared
- * fairly between connections.
+ * fairly between connections. `source` is the JSON `value` was decoded from, when `value`'s members are
+ * those of the text but for a scoped `constraints.client_id` (orchestrator.ts handle), or a part of them
+ * (the skeleton a decode worker made, protocol/decode-worker.ts): the agent is then sent the client's
+ * bytes, spliced (encodeForAgent).
  */
 export async function forward(
   value: unknown,
   clientSignal: AbortSignal,
   deps: ForwardDeps,
   connection?: number,
+  source?: JsonSource,
 ): Promise<AipResponse> {
   const t0 = performance.now();
   const timings: Record<string, number> = {};
@@ -115,6 +121,9 @@ export async function forward(
     request = validateRequest(value);
     traceId = request.trace_id ?? traceId;
     agent = deps.select(request, traceId);
+    // The fast path of validation returns the request itself; zod's copy (a cursor with other keys) is
+    // re-encoded as it was checked, unless the text already is that copy (a decode worker's skeleton).
+    if (request !== value && !source?.validated) source = undefined;
   } catch (err) {
     timings.route = ms(t0);
     const action = (value as { action?: unknown } | null)?.action;
@@ -138,7 +147,7 @@ export async function forward(
     agent.beginRequest();
     const tAgent = performance.now();
     try {
-      const response = await call(agent, request, traceId, deadline, cancel);
+      const response = await call(agent, request, traceId, deadline, cancel, source);
       timings.agent = ms(tAgent);
       agent.pool.record(timings.agent);
       if (response.status === "error" && AGENT_FAULTS.has(response.error.type))
@@ -202,30 +211,49 @@ function finish(
 
 /**
  * The request as the agent gets it: the decoded request is this request's own, so it is completed in
- * place (its trace id, the budget left as `timeout_ms`) rather than copied.
+ * place (its trace id, the budget left as `timeout_ms`). With `source`, the JSON the request was decoded
+ * from (unchanged but for these and a scoped `client_id`), the client's bytes are forwarded with these
+ * members spliced in (protocol/json.ts spliceJsonObject) instead of re-encoding the whole request: a
+ * 1 MiB request is not written out again on the event loop, and numbers are forwarded as they came.
  */
-function encodeForAgent(request: AipRequest, traceId: string, deadline: number): string {
+export function encodeForAgent(request: AipRequest, traceId: string, deadline: number, source?: JsonSource): string {
   request.trace_id = traceId;
-  request.constraints.timeout_ms = Math.max(1, deadline - Date.now());
-  const text = JSON.stringify(request);
+  const constraints = request.constraints;
+  constraints.timeout_ms = Math.max(1, deadline - Date.now());
+  const own: Record<string, string> = { timeout_ms: String(constraints.timeout_ms) };
+  // Scoped to the connection when it has a document_id (supersede.ts); a string is never longer re-encoded.
+  if (typeof constraints.client_id === "string") own.client_id = JSON.stringify(constraints.client_id);
+  const text = source?.text;
+  const out =
+    text === undefined
+      ? JSON.stringify(request)
+      : spliceJsonObject(
+          text,
+          {
+            trace_id: JSON.stringify(traceId),
+            constraints: (at) => (at === undefined ? JSON.stringify(constraints) : spliceJsonObject(text, own, at)),
+          },
+          undefined,
+          source?.members,
+        );
   // Re-encoding can lengthen the request (numbers such as 1e20 are written out); agents accept the
   // front door's limit plus FORWARD_HEADROOM_BYTES. Beyond that it is the request's size, not the agent.
   // A UTF-16 unit is at most 3 bytes of UTF-8: a text that short needs no count.
   // And each is at least 1 byte: a text longer than the limit is over it without a count either.
   const limit = AGENT_LIMITS.maxBodyBytes;
-  if (text.length * 3 <= limit) return text;
-  const bytes = text.length > limit ? text.length : Buffer.byteLength(text);
+  if (out.length * 3 <= limit) return out;
+  const bytes = out.length > limit ? out.length : Buffer.byteLength(out);
   if (bytes > limit) {
     throw new AipError(
       "AIP_ERR_PAYLOAD_TOO_LARGE",
-      `The request re-encoded for the agent is ${text.length > limit ? "at least " : ""}${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
+      `The request re-encoded for the agent is ${out.length > limit ? "at least " : ""}${bytes} bytes, over the agents' limit of ${AGENT_LIMITS.maxBodyBytes} (numbers are written out in full: 1e20 takes 21 digits)`,
       {
         suggestion: "Send less, or write numbers in their plain form",
         extensions: { limit: AGENT_LIMITS.maxBodyBytes, bytes },
       },
     );
   }
-  return text;
+  return out;
 }
 
 /** Send to the agent (one retry if the request never reached it) and check its answer. */
@@ -235,14 +263,15 @@ async function call(
   traceId: string,
   deadline: number,
   cancel: Cancellation,
+  source: JsonSource | undefined,
 ): Promise<AipResponse> {
   let reply;
   try {
     try {
-      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline), cancel);
+      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline, source), cancel);
     } catch (err) {
       if (cancel.aborted || !neverReachedAgent(err)) throw err;
-      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline), cancel);
+      reply = await agent.pool.send(encodeForAgent(request, traceId, deadline, source), cancel);
     }
   } catch (err) {
     if (cancel.reason) throw cancel.reason;

@@ -9,6 +9,7 @@ import { AipError } from "../protocol/errors.js";
 import { openApiDocument, schemaDocument } from "../protocol/published.js";
 import { formatIssues } from "../protocol/schemas.js";
 import { AipServer, type RouteHandler } from "../protocol/server.js";
+import { TURN_BIG_BYTES } from "../protocol/turns.js";
 import type { Orchestrator } from "./orchestrator.js";
 import { agentList } from "./status.js";
 
@@ -166,7 +167,10 @@ export function listenFrontDoor(
     limits: serverLimits(o),
     // A restart or reload leaves no client's request unread (docs/reliability.md: restarts and reloads).
     keepAliveLingerMs: KEEPALIVE_LINGER_MS,
-    invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection),
+    invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection, ctx.source),
+    // A large request is decoded in a worker thread; the event loop routes its skeleton and forwards its
+    // bytes (protocol/decode-worker.ts): the same size from which it waits for its own fair turn.
+    decodeWorkerBytes: TURN_BIG_BYTES,
     routes: routes(o),
     // A drain's count of the connections it closed is news, not trouble: info.
     onEvent: (e) => (e.event === "drain_closed" ? o.log.info({ ...e }, e.event) : o.log.warn({ ...e }, e.event)),

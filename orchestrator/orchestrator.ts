@@ -5,7 +5,7 @@ import type { AipRequest, AipResponse } from "../protocol/schemas.js";
 import type { AgentRecord } from "./agent.js";
 import { CanaryController } from "./canary/controller.js";
 import type { AgencyConfig } from "./config.js";
-import { forward, type ForwardDeps } from "./forward.js";
+import { forward, type ForwardDeps, type JsonSource } from "./forward.js";
 import { RequestOutcomes } from "./outcomes.js";
 import { HealthMonitor } from "./health-monitor.js";
 import { CpuLoadSampler, type LoadSampler } from "./load.js";
@@ -157,9 +157,9 @@ export class Orchestrator {
     supersede: (request, traceId, cancel) => this.latest.supersede(request, traceId, cancel),
   };
 
-  /** Answer one decoded request from a client; `connection` scopes latest-wins to that client. */
-  handle(value: unknown, signal: AbortSignal, connection = 0): Promise<AipResponse> {
-    return forward(scopeToConnection(value, connection), signal, this.forwardDeps, connection);
+  /** Answer one decoded request (`source`: its JSON, forwarded spliced); `connection` scopes latest-wins. */
+  handle(value: unknown, signal: AbortSignal, connection = 0, source?: JsonSource): Promise<AipResponse> {
+    return forward(scopeToConnection(value, connection), signal, this.forwardDeps, connection, source);
   }
 
   /** Health-check every agent now (SIGUSR1, admin route); unresponsive agents are killed and restarted. */

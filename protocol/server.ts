@@ -8,7 +8,8 @@ import { dirname, join } from "node:path";
 import { AipError } from "./errors.js";
 import { errorResponse } from "./envelope.js";
 import { HttpFraming, type RouteHandler } from "./http.js";
-import { decodeJson } from "./json.js";
+import { DecodeWorker, type DecodedRequest } from "./decode-worker.js";
+import { decodeJsonText, type JsonSource } from "./json.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { serveNdjson } from "./ndjson.js";
 import type { AipResponse } from "./schemas.js";
@@ -27,6 +28,8 @@ export interface InvokeContext {
    * Latest-wins is scoped by it, so two clients never cancel each other (docs/agents.md "Latest wins").
    */
   connection: number;
+  /** The JSON the request was decoded from: what forwarding it unchanged sends on (orchestrator/forward.ts). */
+  source: JsonSource;
 }
 
 /** Answers one decoded JSON request. Throwing is allowed: the server turns it into an AIP-1 error. */
@@ -62,6 +65,12 @@ export interface AipServerOptions {
    */
   keepAliveLingerMs?: number;
   onEvent?: (event: ServerEvent) => void;
+  /**
+   * Requests of at least this many bytes are decoded in a worker thread, and `invoke` gets their
+   * skeleton (protocol/decode-worker.ts) and their JSON in `source`: only for a server that forwards
+   * requests rather than reading them whole (the orchestrator). Unset: every request decoded whole here.
+   */
+  decodeWorkerBytes?: number;
 }
 
 /** Temporary socket names bound by this process (see start()). */
@@ -103,10 +112,14 @@ export class AipServer {
   private readonly clientErrors = new RateLimit(CLIENT_ERROR_EVENTS_PER_S);
   /** Whose request runs next on this thread: fair turns between connections (protocol/turns.ts). */
   private readonly turns = new FairTurns();
+  /** Large requests decoded off the event loop (`decodeWorkerBytes`). */
+  private readonly decoder: DecodeWorker | undefined;
 
   private constructor(private readonly options: AipServerOptions) {
     this.socketPath = options.socketPath;
     this.limits = resolveLimits(options.limits);
+    if (options.decodeWorkerBytes !== undefined)
+      this.decoder = new DecodeWorker(options.decodeWorkerBytes, this.limits.maxJsonDepth);
     this.http = new HttpFraming({
       limits: this.limits,
       routes: options.routes ?? {},
@@ -285,14 +298,17 @@ export class AipServer {
     connection: number,
   ): Promise<AipResponse> {
     let value: unknown;
-    try {
-      value = decodeJson(bytes, this.limits.maxJsonDepth);
-    } catch (err) {
-      return errorResponse(err, newTraceId());
-    }
+    let source: JsonSource;
     this.inflightCount++;
     try {
-      return await this.options.invoke(value, { signal, framing, connection });
+      try {
+        if (this.decoder && bytes.length >= this.decoder.minBytes)
+          ({ value, source } = await this.decoder.decode(bytes));
+        else ({ value, source } = this.decodeHere(bytes));
+      } catch (err) {
+        return errorResponse(err, newTraceId());
+      }
+      return await this.options.invoke(value, { signal, framing, connection, source });
     } catch (err) {
       const traceId = traceIdOf(value) ?? newTraceId();
       if (!(err instanceof AipError)) this.emit({ event: "handler_error", trace_id: traceId, error: err });
@@ -301,6 +317,11 @@ export class AipServer {
       this.inflightCount--;
       if (this.inflightCount === 0) for (const w of this.idleWaiters.splice(0)) w();
     }
+  }
+
+  private decodeHere(bytes: Buffer): DecodedRequest {
+    const { value, text } = decodeJsonText(bytes, this.limits.maxJsonDepth);
+    return { value, source: { text } };
   }
 
   /** Stop accepting, let in-flight requests finish within `graceMs`, close connections, remove the socket file. */
@@ -393,6 +414,7 @@ export class AipServer {
       for (const socket of answering) if (!socket.destroyed) this.release(socket);
     }
     this.http.close();
+    this.decoder?.close();
     await closed;
   }
 

@@ -43,15 +43,38 @@ const optPositiveInt = (v: unknown, max = Number.MAX_SAFE_INTEGER): boolean =>
   v === undefined || (Number.isInteger(v) && (v as number) > 0 && (v as number) <= max);
 
 /**
+ * A cursor zod's CursorSchema accepts unchanged: `line` and `column` and nothing else (zod drops other
+ * keys, so such a cursor goes through zod), or none.
+ */
+function plainCursor(c: unknown): boolean {
+  if (c === undefined) return true;
+  if (!isObject(c)) return false;
+  let keys = 0;
+  for (const k in c) {
+    if (k !== "line" && k !== "column") return false;
+    keys++;
+  }
+  const { line, column } = c;
+  return (
+    keys === 2 &&
+    Number.isSafeInteger(line) &&
+    (line as number) >= 1 &&
+    Number.isSafeInteger(column) &&
+    (column as number) >= 0
+  );
+}
+
+/**
  * The common request checked field by field against RequestSchema (protocol/schemas.ts), without zod:
- * true when zod would accept it unchanged. Anything else (a cursor, which zod copies; any fault) goes
- * through zod, which says exactly what is wrong (docs/performance.md).
+ * true when zod would accept it unchanged. Anything else (a cursor with other keys, which zod drops;
+ * any fault) goes through zod, which says exactly what is wrong (docs/performance.md). The request
+ * returned as it is can be forwarded as its client sent it (orchestrator/forward.ts encodeForAgent).
  */
 function isPlainRequest(v: Record<string, unknown>): boolean {
   const { action, context: cx, constraints: cs } = v;
   if (typeof action !== "string" || action === "" || !isObject(cx) || !isObject(cs)) return false;
   if (v.trace_id !== undefined && !isValidTraceId(v.trace_id)) return false;
-  if (cx.cursor !== undefined || !optString(cx.language) || !optString(cx.file_path)) return false;
+  if (!plainCursor(cx.cursor) || !optString(cx.language) || !optString(cx.file_path)) return false;
   if (!optString(cx.workspace_root) || (cx.source_code !== undefined && typeof cx.source_code !== "string"))
     return false;
   if (!optPositiveInt(cs.timeout_ms, 3_600_000) || !optPositiveInt(cs.max_tokens)) return false;

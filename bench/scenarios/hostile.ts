@@ -15,7 +15,7 @@ import { processStats } from "../../orchestrator/procstat.js";
 import { memoryBytes } from "../../protocol/schemas.js";
 import { httpKeepAlive } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
-import { AIP, DIST, ROOT, benchDir, rssMiB, startProc, waitHealthy } from "../lib/procs.js";
+import { DIST, ROOT, benchDir, rssMiB, startProc, waitHealthy } from "../lib/procs.js";
 import { ABUSES, type Abuse } from "../lib/neighbour.js";
 import { echoBody, interleave, ratio, table, type Scenario } from "../lib/scenario.js";
 
@@ -23,6 +23,15 @@ const WELL_BEHAVED = 4;
 const AGENTS = ["dummy", "summarize", "search"] as const;
 const MiB = 1024 * 1024;
 const NEIGHBOUR = join(DIST, "bench/lib/neighbour.js");
+
+/** One `aip up` under test: the build in dist/, or the baseline build (AIP_BENCH_BASELINE). */
+interface Agency {
+  label: string;
+  socket: string;
+  /** The orchestrator's and each agent's pid at start. */
+  pids: Record<string, number>;
+  stop(): Promise<void>;
+}
 
 interface Health {
   pid: number;
@@ -71,7 +80,6 @@ export const hostile: Scenario = {
     const rounds = ctx.quick ? 1 : 3;
     const durationMs = ctx.quick ? 3000 : 8000;
     const dir = benchDir();
-    const socket = join(dir, "h.sock");
     const workspace = join(dir, "ws");
     mkdirSync(join(workspace, "src"), { recursive: true });
     for (let i = 0; i < 200; i++)
@@ -79,43 +87,58 @@ export const hostile: Scenario = {
         join(workspace, "src", `m${i}.ts`),
         `/** Module ${i}: adaptive pool helpers. */\nexport function pool${i}(n: number): number {\n  return n * ${i};\n}\n`,
       );
-    const config = join(dir, "hostile.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        socket,
-        agent_socket_dir: join(dir, "agents"),
-        mode: "embedded",
-        vetting: "off",
-        agents: AGENTS.map((name) => ({
-          name,
-          command: [join(DIST, `agents/${name}/main.js`)],
-          manifest: join(ROOT, `manifests/${name}.json`),
-        })),
-        limits: { health_interval_ms: 60_000 },
-      }),
-    );
+    // AIP_BENCH_BASELINE=DIST: another build's dist/ (e.g. the previous commit's) measured in the same run,
+    // interleaved, as "baseline alone" and "baseline with neighbour" (same neighbour, same workspace).
+    const baselineDist = process.env.AIP_BENCH_BASELINE;
     // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's V8 CPU profile there (bench/lib/profile-summary.ts reads it).
     const prof = process.env.AIP_BENCH_CPU_PROF;
-    const agency = await startProc(
-      process.execPath,
-      [
-        ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
-        AIP,
-        "up",
-        "--config",
+    const startAgency = async (label: string, dist: string): Promise<Agency> => {
+      const socket = join(dir, `${label}.sock`);
+      const config = join(dir, `${label}.json`);
+      writeFileSync(
         config,
-        "--log",
-        join(dir, "hostile.log"),
-      ],
-      socket,
-      {},
-      true,
-    );
+        JSON.stringify({
+          socket,
+          agent_socket_dir: join(dir, `${label}-agents`),
+          mode: "embedded",
+          vetting: "off",
+          agents: AGENTS.map((name) => ({
+            name,
+            command: [join(dist, `agents/${name}/main.js`)],
+            manifest: join(ROOT, `manifests/${name}.json`),
+          })),
+          limits: { health_interval_ms: 60_000 },
+        }),
+      );
+      const proc = await startProc(
+        process.execPath,
+        [
+          ...(prof && dist === DIST ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+          join(dist, "scripts/aip.js"),
+          "up",
+          "--config",
+          config,
+          "--log",
+          join(dir, `${label}.log`),
+        ],
+        socket,
+        {},
+        true,
+      );
+      try {
+        const health = (await waitHealthy(socket, 60_000)) as unknown as Health;
+        const pids: Record<string, number> = { orchestrator: health.pid };
+        for (const name of AGENTS) if (health.agents[name]?.pid) pids[name] = health.agents[name].pid;
+        return { label, socket, pids, stop: () => proc.stop() };
+      } catch (err) {
+        await proc.stop();
+        throw err;
+      }
+    };
+    const agencies: Agency[] = [];
     try {
-      const health = (await waitHealthy(socket, 60_000)) as unknown as Health;
-      const pids: Record<string, number> = { orchestrator: health.pid };
-      for (const name of AGENTS) if (health.agents[name]?.pid) pids[name] = health.agents[name].pid;
+      agencies.push(await startAgency("h", DIST));
+      if (baselineDist) agencies.push(await startAgency("baseline", baselineDist));
       const limits: Record<string, number> = { orchestrator: 256 };
       for (const name of AGENTS)
         limits[name] =
@@ -129,10 +152,13 @@ export const hostile: Scenario = {
       const peak: Record<string, number> = {};
       const sent: Record<string, number>[] = [];
       const abuses = chosenAbuses();
+      /** A process's key in the RSS and CPU tables: the baseline build's are prefixed. */
+      const key = (a: Agency, name: string): string => (a.label === "h" ? name : `${a.label} ${name}`);
       /** CPU seconds each process spent in each measured round (where the machine's two cores went). */
       const cpu: { contender: string; load_1m: number; seconds: Record<string, number> }[] = [];
-      const measure = async (name: string, withAbuses: Abuse[] | undefined) => {
-        const n = withAbuses ? await startNeighbour(socket, workspace, withAbuses) : undefined;
+      const measure = async (name: string, agency: Agency, withAbuses: Abuse[] | undefined) => {
+        const n = withAbuses ? await startNeighbour(agency.socket, workspace, withAbuses) : undefined;
+        const pids = Object.fromEntries(Object.entries(agency.pids).map(([k, pid]) => [key(agency, k), pid]));
         const procs: Record<string, number> = { ...pids, ...(n ? { neighbour: n.pid } : {}) };
         const cpuNow = (): Record<string, number> => ({
           ...Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, processStats(pid)?.cpuSeconds ?? 0])),
@@ -142,7 +168,7 @@ export const hostile: Scenario = {
         const sampler = setInterval(() => {
           for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, rssMiB(pid));
         }, 100);
-        const client = httpKeepAlive(socket, WELL_BEHAVED);
+        const client = httpKeepAlive(agency.socket, WELL_BEHAVED);
         try {
           return await closedLoop(client, WELL_BEHAVED, durationMs, () => echoBody());
         } finally {
@@ -159,49 +185,57 @@ export const hostile: Scenario = {
           if (n) sent.push(await n.stop());
         }
       };
-      const cmp = await interleave(
-        "[hostile] 4 echo clients",
-        [
-          { name: "alone", measure: () => measure("alone", undefined) },
-          { name: "with neighbour", measure: () => measure("with neighbour", abuses) },
+      const contenders = agencies.flatMap((a) => {
+        const prefix = a.label === "h" ? "" : `${a.label} `;
+        return [
+          { name: `${prefix}alone`, measure: () => measure(`${prefix}alone`, a, undefined) },
+          { name: `${prefix}with neighbour`, measure: () => measure(`${prefix}with neighbour`, a, abuses) },
           ...(process.env.AIP_HOSTILE_BREAKDOWN === "1"
-            ? abuses.map((a) => ({ name: `only ${a}`, measure: () => measure(`only ${a}`, [a]) }))
+            ? abuses.map((x) => ({ name: `${prefix}only ${x}`, measure: () => measure(`${prefix}only ${x}`, a, [x]) }))
             : []),
-        ],
-        rounds,
-        ctx.progress,
-      );
-      const alone = cmp.median.alone!;
+        ];
+      });
+      const cmp = await interleave("[hostile] 4 echo clients", contenders, rounds, ctx.progress);
       const failures = Object.values(cmp.rounds)
         .flat()
         .reduce((a, r) => a + r.errors, 0);
-      const after = (await waitHealthy(socket, 60_000)) as unknown as Health;
-      const restarts = Object.entries(after.agents)
-        .filter(([name, a]) => a.pid !== pids[name])
-        .map(([name]) => name);
+      const restarts: string[] = [];
+      for (const a of agencies) {
+        const after = (await waitHealthy(a.socket, 60_000)) as unknown as Health;
+        for (const [name, agent] of Object.entries(after.agents))
+          if (agent.pid !== a.pids[name]) restarts.push(key(a, name));
+      }
+      /** A row's p99 against its own build's "alone". */
+      const aloneOf = (name: string): string => (name.startsWith("baseline ") ? "baseline alone" : "alone");
       const rows = Object.entries(cmp.median).map(([name, m]) => [
         name,
         m.rps,
         m.p50_ms,
         m.p95_ms,
         m.p99_ms,
-        name === "alone" ? 1 : ratio(m.p99_ms, alone.p99_ms),
+        name === aloneOf(name) ? 1 : ratio(m.p99_ms, cmp.median[aloneOf(name)]!.p99_ms),
         cmp.rounds[name]!.reduce((n, r) => n + r.errors, 0),
       ]);
-      const rssRows = Object.keys(pids).map((name) => [
-        name,
-        peak[name] ?? null,
-        limits[name] ?? null,
-        (peak[name] ?? 0) <= (limits[name] ?? Infinity) ? "yes" : "NO",
-      ]);
+      const rssRows = agencies.flatMap((a) =>
+        Object.keys(a.pids).map((name) => [
+          key(a, name),
+          peak[key(a, name)] ?? null,
+          limits[name] ?? null,
+          (peak[key(a, name)] ?? 0) <= (limits[name] ?? Infinity) ? "yes" : "NO",
+        ]),
+      );
       const cpuProcs = [...new Set(cpu.flatMap((c) => Object.keys(c.seconds)))];
       const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
       const cpuRows = Object.keys(cmp.median).map((name) => {
         const mine = cpu.filter((c) => c.contender === name);
-        return [name, med(mine.map((c) => c.load_1m)), ...cpuProcs.map((p) => med(mine.map((c) => c.seconds[p] ?? 0)))];
+        return [
+          name,
+          med(mine.map((c) => c.load_1m)),
+          ...cpuProcs.map((p) => (mine.some((c) => p in c.seconds) ? med(mine.map((c) => c.seconds[p] ?? 0)) : null)),
+        ];
       });
       const markdown = [
-        `${WELL_BEHAVED} keep-alive clients send echo in a closed loop for ${durationMs} ms, alone and while one neighbour abuses every limit at once (see bench/scenarios/hostile.ts); ${rounds} interleaved rounds, medians. \`aip up\` with dummy, summarize and search. Well-behaved failures in all rounds: ${failures}. Agents restarted: ${restarts.length ? restarts.join(", ") : "none"}. Neighbour requests per round: ${JSON.stringify(sent)}.`,
+        `${WELL_BEHAVED} keep-alive clients send echo in a closed loop for ${durationMs} ms, alone and while one neighbour abuses every limit at once (see bench/scenarios/hostile.ts); ${rounds} interleaved rounds, medians. \`aip up\` with dummy, summarize and search${baselineDist ? `; "baseline" rows: the same with the build in ${baselineDist}, in the same rounds` : ""}. Well-behaved failures in all rounds: ${failures}. Agents restarted: ${restarts.length ? restarts.join(", ") : "none"}. Neighbour requests per round: ${JSON.stringify(sent)}.`,
         "",
         table(["well-behaved clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "p99 vs alone", "failures"], rows),
         "",
@@ -212,7 +246,14 @@ export const hostile: Scenario = {
         table(["well-behaved clients", "load avg", ...cpuProcs], cpuRows),
       ].join("\n");
       return {
-        parameters: { rounds, duration_ms: durationMs, well_behaved: WELL_BEHAVED, agents: AGENTS, abuses },
+        parameters: {
+          rounds,
+          duration_ms: durationMs,
+          well_behaved: WELL_BEHAVED,
+          agents: AGENTS,
+          abuses,
+          ...(baselineDist ? { baseline: baselineDist } : {}),
+        },
         results: {
           ...cmp,
           peak_rss_mib: peak,
@@ -225,7 +266,7 @@ export const hostile: Scenario = {
         markdown,
       };
     } finally {
-      await agency.stop();
+      await Promise.all(agencies.map((a) => a.stop()));
     }
   },
 };

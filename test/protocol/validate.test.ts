@@ -24,6 +24,15 @@ describe("request validation", () => {
       { ...base, trace_id: "bad id" },
       { ...base, action: "" },
       { ...base, context: { ...base.context, cursor: { line: 1, column: 0, extra: 1 } } },
+      { ...base, context: { ...base.context, cursor: { line: 1, column: 0 } } },
+      { ...base, context: { ...base.context, cursor: { column: 7, line: 2 ** 53 - 1 } } },
+      { ...base, context: { ...base.context, cursor: { line: 2 ** 53, column: 0 } } },
+      { ...base, context: { ...base.context, cursor: { line: 0, column: 0 } } },
+      { ...base, context: { ...base.context, cursor: { line: 1, column: -1 } } },
+      { ...base, context: { ...base.context, cursor: { line: 1.5, column: 0 } } },
+      { ...base, context: { ...base.context, cursor: { line: 1 } } },
+      { ...base, context: { ...base.context, cursor: null } },
+      { ...base, context: { ...base.context, cursor: [1, 0] } },
       { ...base, context: { language: "" } },
       { ...base, context: { source_code: 3 } },
       { ...base, constraints: { timeout_ms: 3_600_000, max_tokens: 5, languages: ["ts"], allow_truncation: true } },
@@ -40,6 +49,18 @@ describe("request validation", () => {
       if (zod.success) expect(validateRequest(v)).toEqual(zod.data);
       else expect(codeOf(() => validateRequest(v)).code).toBe("AIP_ERR_INVALID_FIELD");
     }
+  });
+
+  it("returns a request with a plain cursor as it is (forwarded as its client sent it), one with other keys as zod's copy", () => {
+    const plain = {
+      action: "complete",
+      context: { source_code: "a.", cursor: { line: 1, column: 2 } },
+      constraints: {},
+    };
+    expect(validateRequest(plain)).toBe(plain);
+    const extra = { ...plain, context: { ...plain.context, cursor: { line: 1, column: 2, offset: 2 } } };
+    expect(validateRequest(extra)).not.toBe(extra);
+    expect(validateRequest(extra).context.cursor).toEqual({ line: 1, column: 2 });
   });
 
   it("accepts a minimal request and keeps unknown constraint keys", () => {

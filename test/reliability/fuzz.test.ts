@@ -228,7 +228,7 @@ describe.sequential("fuzz: bad input", () => {
   );
 
   it(
-    "at the limit (front door): a line of exactly maxLineBytes is served; numbers that grow are the client's 413",
+    "at the limit (front door): a line of exactly maxLineBytes is served; numbers that grow on re-encoding pass as they came",
     { timeout: 120_000 },
     async () => {
       const shell = JSON.stringify({
@@ -246,7 +246,7 @@ describe.sequential("fuzz: bad input", () => {
         `[${Array(64_000).fill("1e20").join(",")}]`,
       );
       const answers = await ndjsonExchange(agency.socket, `${grows}\n`.repeat(8), { timeoutMs: 30_000 });
-      expect(answers.map((a) => JSON.parse(a).error?.type)).toEqual(Array(8).fill("AIP_ERR_PAYLOAD_TOO_LARGE"));
+      expect(answers.map((a) => JSON.parse(a).status)).toEqual(Array(8).fill("success"));
       // The agent's circuit did not count them.
       expect((await agency.health()).agents.dummy!.status).toBe("healthy");
       counted.hostile += 9;
