@@ -17,6 +17,7 @@ import { decodeJson } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
 import { newTraceId } from "./trace.js";
+import { serveFast, type FastConnection, type FastHost } from "./http-fast.js";
 
 export interface RouteResponse {
   status: number;
@@ -61,9 +62,26 @@ export class HttpFraming {
   private readonly failedBodies = new WeakSet<ServerResponse>();
   /** Each connection's signal, aborted when it closes (see accept). */
   private readonly closed = new WeakMap<Socket, AbortSignal>();
+  /** What the fast path needs: the same answer, limits and drain as node:http's requests get. */
+  private readonly fast: FastHost;
+  private readonly fastConnections = new WeakMap<Socket, FastConnection>();
 
   constructor(private readonly host: HttpHost) {
     const limits = host.limits;
+    this.fast = {
+      maxBodyBytes: limits.maxBodyBytes,
+      idleTimeoutMs: limits.idleTimeoutMs,
+      answer: (body, signal, socket) => host.answer(body, signal, socket),
+      draining: () => host.draining(),
+      handlerError: (err) => host.handlerError("", err),
+      handOver: (socket, rest) => {
+        this.handedOver++;
+        socket.pause();
+        if (rest !== undefined) socket.unshift(rest);
+        this.http.emit("connection", socket);
+        socket.resume();
+      },
+    };
     this.http = createHttpServer(
       {
         keepAliveTimeout: limits.idleTimeoutMs,
@@ -100,7 +118,20 @@ export class HttpFraming {
     setMaxListeners(0, controller.signal);
     this.closed.set(socket, controller.signal);
     socket.once("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
-    this.http.emit("connection", socket);
+    // The common request is read without node:http until the connection sends something else (http-fast.ts).
+    this.fastConnections.set(socket, serveFast(socket, controller.signal, this.fast));
+  }
+
+  /** A request on this connection is being answered by the fast path (its idle timeout is then lifted). */
+  answering(socket: Socket): boolean {
+    return this.fastConnections.get(socket)?.answering ?? false;
+  }
+
+  /** Connections given to node:http after (or instead of) the fast path, since start. */
+  private handedOver = 0;
+
+  get handedOverCount(): number {
+    return this.handedOver;
   }
 
   close(): void {
