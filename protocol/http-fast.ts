@@ -151,11 +151,13 @@ export function answerBytes(response: AipResponse, close: boolean, keepAliveSeco
 /**
  * Serve a connection's simple invokes until something else comes; then `host.handOver` it. Requests are
  * answered one at a time, in order; bytes that arrive meanwhile wait (at most READ_AHEAD_MAX_BYTES, then
- * reading pauses). A client that half-closes is answered as `node:http` answers it: the connection ends.
+ * reading pauses; reading also pauses while the client leaves answers unread). A client that half-closes is answered as `node:http` answers it: the connection ends.
  */
 export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): FastConnection {
   let pending: Buffer | undefined;
   let busy = false;
+  /** Reading stopped until the client reads the answers written (see `next`). */
+  let waitingDrain = false;
   let done = false;
   const state: FastConnection = {
     get answering() {
@@ -188,18 +190,36 @@ export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): 
           socket.end();
           return;
         }
-        if (pending !== undefined) {
-          const next = pending;
-          pending = undefined;
-          if (socket.isPaused()) socket.resume();
-          take(next);
-        }
+        next();
       },
       (err: unknown) => {
         host.handlerError(err);
         socket.destroy();
       },
     );
+  };
+
+  /**
+   * After an answer: the next request, unless the client is not reading its answers (the socket's
+   * write buffer is over its high-water mark): then reading stops until they drain, as node:http
+   * stops, so a client that never reads holds one answer's worth of memory, not one per request.
+   */
+  const next = (): void => {
+    if (done) return;
+    if (socket.writableNeedDrain) {
+      waitingDrain = true;
+      socket.pause();
+      socket.once("drain", () => {
+        waitingDrain = false;
+        next();
+      });
+      return;
+    }
+    if (socket.isPaused()) socket.resume();
+    if (pending === undefined) return;
+    const buf = pending;
+    pending = undefined;
+    take(buf);
   };
 
   const take = (buf: Buffer): void => {
@@ -212,7 +232,7 @@ export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): 
   };
 
   function onData(chunk: Buffer): void {
-    if (busy) {
+    if (busy || waitingDrain) {
       pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
       if (pending.length > READ_AHEAD_MAX_BYTES) socket.pause();
       return;

@@ -303,6 +303,37 @@ describe("the fast path on a server", () => {
     expect(s.httpHandedOver).toBe(0);
   });
 
+  it("a client that does not read its answers is not read either: one answer's worth of memory, then all answered once it reads", async () => {
+    let invoked = 0;
+    const big = "x".repeat(512 * 1024);
+    const s = await start({
+      invoke: async () => {
+        invoked++;
+        return successResponse({ big }, "t");
+      },
+    });
+    const c = await connected(s.socketPath);
+    c.pause();
+    // One request at a time, each after the server had time to answer the one before.
+    for (let i = 0; i < 10; i++) {
+      c.write(request());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(invoked).toBeLessThanOrEqual(3);
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    c.on("data", (d: Buffer) => {
+      chunks.push(d);
+      bytes += d.length;
+    });
+    c.resume();
+    for (let i = 0; i < 500 && bytes < 10 * big.length; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    c.destroy();
+    expect(parseResponses(Buffer.concat(chunks)).map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(invoked).toBe(10);
+  });
+
   it("a request over the body limit still gets node:http's 413", async () => {
     const s = await start({ limits: { maxBodyBytes: 10 } });
     const r = await rawExchange(s.socketPath, Buffer.from(request()), 5000, { end: false });
