@@ -37,3 +37,35 @@ export class Cancellation {
     this.waiter = undefined;
   }
 }
+
+/** The cancellations following each client signal, behind the one listener that signal gets. */
+const following = new WeakMap<AbortSignal, Set<Cancellation>>();
+
+/**
+ * Abort `cancel` with AIP_ERR_CANCELLED when `signal` aborts (the client went away), until `unfollow`.
+ * A connection's signal serves all of its requests (protocol/http.ts): it gets one EventTarget listener,
+ * and each request only joins a set (an `addEventListener` and `removeEventListener` per request cost
+ * microseconds, docs/performance.md).
+ */
+export function follow(signal: AbortSignal, cancel: Cancellation, reason: () => Error): void {
+  if (signal.aborted) return cancel.abort(reason());
+  let set = following.get(signal);
+  if (set === undefined) {
+    const members = (set = new Set());
+    following.set(signal, members);
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const c of members) c.abort(reason());
+        members.clear();
+      },
+      { once: true },
+    );
+  }
+  set.add(cancel);
+}
+
+/** Stop following: `cancel` is finished. */
+export function unfollow(signal: AbortSignal, cancel: Cancellation): void {
+  following.get(signal)?.delete(cancel);
+}

@@ -17,7 +17,7 @@ import { spliceJsonObject, type JsonSource } from "../protocol/json.js";
 export type { JsonSource };
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
-import { Cancellation } from "./cancel.js";
+import { Cancellation, follow, unfollow } from "./cancel.js";
 import { neverReachedAgent } from "./pool/transport.js";
 
 export interface RequestOutcome {
@@ -89,6 +89,8 @@ const ms = (since: number): number => Math.round((performance.now() - since) * 1
 /** Failures that are the agent's fault and count towards opening its circuit. */
 const AGENT_FAULTS = new Set(["AIP_ERR_AGENT_CRASHED", "AIP_ERR_BAD_AGENT_RESPONSE"]);
 
+const clientGone = (): Error => new AipError("AIP_ERR_CANCELLED", "Client closed the connection");
+
 /** The deadline passed: the request is aborted with AIP_ERR_TIMEOUT (a timer's callback, no closure per request). */
 function expire(cancel: Cancellation, agent: AgentRecord, timeoutMs: number): void {
   cancel.abort(
@@ -134,9 +136,7 @@ export async function forward(
   const timeoutMs = request.constraints.timeout_ms ?? agent.manifest.timeouts_ms.default;
   const deadline = Date.now() + timeoutMs;
   const cancel = new Cancellation();
-  const onClientAbort = (): void => cancel.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
-  if (clientSignal.aborted) onClientAbort();
-  else clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  follow(clientSignal, cancel, clientGone);
   const timer = setTimeout(expire, timeoutMs, cancel, agent, timeoutMs);
   const unclaim = deps.supersede?.(request, traceId, cancel);
   const tQueue = performance.now();
@@ -167,7 +167,7 @@ export async function forward(
     release?.();
     unclaim?.();
     clearTimeout(timer);
-    clientSignal.removeEventListener("abort", onClientAbort);
+    unfollow(clientSignal, cancel);
   }
 }
 

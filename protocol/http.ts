@@ -17,6 +17,7 @@ import { decodeJson } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
 import { newTraceId } from "./trace.js";
+import { serveFast, type FastConnection, type FastHost } from "./http-fast.js";
 
 export interface RouteResponse {
   status: number;
@@ -63,9 +64,27 @@ export class HttpFraming {
   private readonly closed = new WeakMap<Socket, AbortSignal>();
   /** Waiting for a connection's answers to be finished (`answered`). */
   private readonly answeredWaiters = new WeakMap<Socket, (() => void)[]>();
+  /** What the fast path needs: the same answer, limits and drain as node:http's requests get. */
+  private readonly fast: FastHost;
+  private readonly fastConnections = new WeakMap<Socket, FastConnection>();
 
   constructor(private readonly host: HttpHost) {
     const limits = host.limits;
+    this.fast = {
+      maxBodyBytes: limits.maxBodyBytes,
+      idleTimeoutMs: limits.idleTimeoutMs,
+      answer: (body, signal, socket) => host.answer(body, signal, socket),
+      draining: () => host.draining(),
+      handlerError: (err) => host.handlerError("", err),
+      answered: (socket) => this.wakeAnswered(socket),
+      handOver: (socket, rest) => {
+        this.handedOver++;
+        socket.pause();
+        if (rest !== undefined) socket.unshift(rest);
+        this.http.emit("connection", socket);
+        socket.resume();
+      },
+    };
     this.http = createHttpServer(
       {
         keepAliveTimeout: limits.idleTimeoutMs,
@@ -102,16 +121,32 @@ export class HttpFraming {
     setMaxListeners(0, controller.signal);
     this.closed.set(socket, controller.signal);
     socket.once("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
-    this.http.emit("connection", socket);
+    // The common request is read without node:http until the connection sends something else (http-fast.ts).
+    this.fastConnections.set(socket, serveFast(socket, controller.signal, this.fast));
+  }
+
+  /** Connections given to node:http after (or instead of) the fast path, since start. */
+  private handedOver = 0;
+
+  get handedOverCount(): number {
+    return this.handedOver;
   }
 
   close(): void {
     this.http.close();
   }
 
-  /** Whether a request read on this connection is still being answered (its body read, or its answer made). */
+  /**
+   * Whether a request read on this connection is still being answered (its body read, or its answer
+   * made), by the fast path or by node:http: its idle timeout is then lifted, and a drain waits for it.
+   */
   answering(socket: Socket): boolean {
-    return (this.responding.get(socket)?.size ?? 0) > 0;
+    return (this.fastConnections.get(socket)?.answering ?? false) || (this.responding.get(socket)?.size ?? 0) > 0;
+  }
+
+  /** The connection answered what it read: wake those waiting for that (`answered`). */
+  private wakeAnswered(socket: Socket): void {
+    if (!this.answering(socket)) for (const wake of this.answeredWaiters.get(socket)?.splice(0) ?? []) wake();
   }
 
   /** Resolves once no request read on this connection is being answered (each finished or torn down). */
@@ -131,7 +166,7 @@ export class HttpFraming {
     open.add(res);
     res.once("close", () => {
       open.delete(res);
-      if (open.size === 0) for (const wake of this.answeredWaiters.get(socket)?.splice(0) ?? []) wake();
+      this.wakeAnswered(socket);
     });
   }
 

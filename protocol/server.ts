@@ -167,6 +167,11 @@ export class AipServer {
     return this.sockets.size;
   }
 
+  /** HTTP connections given to node:http: they sent something other than the common request (protocol/http-fast.ts). */
+  get httpHandedOver(): number {
+    return this.http.handedOverCount;
+  }
+
   /** Requests waiting for their connection's turn on the event loop (protocol/turns.ts). */
   get turnStats(): TurnStats {
     return this.turns.stats();
@@ -240,8 +245,11 @@ export class AipServer {
       for (const wake of this.socketWaiters.splice(0)) wake();
     });
     socket.on("error", () => socket.destroy());
-    socket.setTimeout(this.limits.idleTimeoutMs, () => {
-      if (!socket.destroyed) socket.destroy();
+    // Idle for idleTimeoutMs: closed, unless the HTTP fast path is answering a request on it (the timer
+    // starts again with the answer's write).
+    socket.setTimeout(this.limits.idleTimeoutMs);
+    socket.on("timeout", () => {
+      if (!socket.destroyed && !this.http.answering(socket)) socket.destroy();
     });
     let head: Buffer[] = [];
     const sniff = (chunk: Buffer): void => {

@@ -1,5 +1,6 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { Cancellation } from "../../orchestrator/cancel.js";
+import { Cancellation, follow, unfollow } from "../../orchestrator/cancel.js";
 
 describe("Cancellation", () => {
   it("tells the current waiter once, with the first reason; later aborts change nothing", () => {
@@ -25,5 +26,23 @@ describe("Cancellation", () => {
     c.abort(new Error("superseded"));
     expect(seen).toEqual([]);
     expect(c.reason?.message).toBe("superseded");
+  });
+});
+
+describe("follow: the requests of one client connection", () => {
+  it("every cancellation still following is aborted when the signal aborts, through one listener", () => {
+    const controller = new AbortController();
+    const [a, b, c] = [new Cancellation(), new Cancellation(), new Cancellation()];
+    for (const x of [a, b, c]) follow(controller.signal, x, () => new Error("client left"));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    unfollow(controller.signal, b);
+    controller.abort();
+    expect([a, b, c].map((x) => x.reason?.message)).toEqual(["client left", undefined, "client left"]);
+  });
+
+  it("a cancellation following a signal already aborted is aborted at once", () => {
+    const d = new Cancellation();
+    follow(AbortSignal.abort(), d, () => new Error("gone before"));
+    expect(d.reason?.message).toBe("gone before");
   });
 });
