@@ -446,7 +446,8 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     phrasings_mrr10: mean([...split.dev!, ...split.holdout!]),
     phrasings_dev: { queries: split.dev!.length, mrr10: mean(split.dev!) },
     phrasings_holdout: { queries: split.holdout!.length, mrr10: mean(split.holdout!) },
-    jsdoc_misses: jsdocMisses.slice(0, 40),
+    // EVAL_ALL_MISSES=1: every JSDoc miss (to compare two rankings), not just the first 40.
+    jsdoc_misses: process.env.EVAL_ALL_MISSES === "1" ? jsdocMisses : jsdocMisses.slice(0, 40),
     // Holdout misses are listed only with EVAL_SHOW_HOLDOUT=1, so tuning never sees them.
     phrasing_misses: phrMisses,
   };
