@@ -61,6 +61,14 @@ describe("tokenize", () => {
       "without:0.5",
       "trim:0.5",
       "clear:0.5",
+      // remove is also in the unregister group (a word in two groups meets both).
+      "unregist:0.5",
+      "unsubscrib:0.5",
+      "detach:0.5",
+    ]);
+    expect(groups("unregister every hook").slice(0, 2)).toEqual([
+      ["unregist:1", "unsubscrib:0.5", "detach:0.5", "remov:0.5"],
+      ["every:1", "all:0.5", "each:0.5"],
     ]);
     // "buffer" stems to "buf" (-er, then the doubled f), which is also its usual abbreviation.
     expect(groups("parse parse buffer").slice(0, 2)).toEqual([["pars:2", "read:1", "decod:1"], ["buf:1"]]);
@@ -102,9 +110,20 @@ describe("tokenize", () => {
       { term: "^merg", weight: 2 },
       { term: "^combin", weight: 1 },
     ]);
-    expect(lead("is this error an HTTP error")?.terms.map((t) => t.term)).toEqual(["^is", "^has", "^can", "^should"]);
+    expect(lead("is this error an HTTP error")?.terms.map((t) => t.term)).toEqual([
+      "^is",
+      "^has",
+      "^can",
+      "^should",
+      "^support",
+    ]);
     expect(lead("check whether a value is a plain object")?.terms.map((t) => t.term)).toContain("^is");
     expect(lead("the")).toBeUndefined();
+    // An open question's word is neither a query word nor a lead; alone, it is still searched for.
+    expect(queryGroups("which function is the cursor in").map((g) => g.terms[0]!.term)).toEqual(["function", "cursor"]);
+    expect(lead("where is the config read")).toBeUndefined();
+    expect(queryGroups("how many threads").map((g) => g.terms[0]!.term)).toEqual(["size", "thread"]);
+    expect(queryGroups("where").map((g) => g.terms[0]!.term)).toEqual(["wher"]);
     expect(processTerm("^Is")).toBe("^is");
     expect(processTerm("^merges")).toBe("^merg");
   });
