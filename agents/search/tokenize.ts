@@ -136,7 +136,7 @@ function undouble(w: string): string {
 /**
  * A light stemmer (lower-case input) so that word forms meet: plurals and third persons (`hooks`,
  * `queries`, `matches`), -ing and -ed (`merging`, `merged`, `running`), -ation (`validation` meets
- * `validate`), the agent noun -er of words of six letters or more (`caller` meets `call`, `parser`
+ * `validate`), adverbs in -ly (`recursively` meets `recursive`), the agent noun -er of words of six letters or more (`caller` meets `call`, `parser`
  * meets `parse`; `header` meets `head` too) and a final silent e (`merge`, `parse`, `value`). Short words are left alone, and
  * `-ss`, `-us`, `-is` are not plurals (`process`, `status`, `analysis`). Constant work per suffix.
  */
@@ -152,6 +152,9 @@ export function stem(word: string): string {
   )
     w = w.slice(0, -2);
   else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1);
+  // An adverb meets its adjective (`recursively`, `concurrently`, `locally`, `obviously`): -ly after e, t, l
+  // or s in a word of seven letters or more, so that `multiply`, `assembly`, `apply` and `reply` stay.
+  if (w.length >= 7 && w.endsWith("ly") && "etls".includes(w[w.length - 3]!)) w = w.slice(0, -2);
   if (w.endsWith("ing") && w.length >= 6) w = undouble(w.slice(0, -3));
   else if (w.endsWith("ied") && w.length >= 5) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith("ed") && w.length >= 5) w = undouble(w.slice(0, -2));
@@ -201,7 +204,7 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["serial", "sequential", "sequentially", "sequence", "one after another", "one by one"],
   ["error", "exception", "failure", "fail"],
   ["size", "length", "count", "bytes", "how many", "how big"],
-  ["depth", "deep", "nesting", "recursive", "recursively"],
+  ["depth", "deep", "nesting", "recursive"],
   ["common", "shared"],
   ["check", "validate", "verify", "guard", "assert"],
   ["options", "config", "configuration", "preferences", "opts"],
