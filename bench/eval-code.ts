@@ -327,8 +327,11 @@ interface Phrasing {
   project: string;
   file: string;
   symbol: string;
-  /** "dev": looked at while tuning the ranking; "holdout": only scored (docs/agents.md "Evaluation"). */
-  split: "dev" | "holdout";
+  /**
+   * "dev": looked at while tuning the ranking; "holdout": only scored (docs/agents.md "Evaluation");
+   * "fresh": bench/search-phrasings-fresh.json, written before the ranking changes it is reported with.
+   */
+  split: "dev" | "holdout" | "fresh";
 }
 
 interface JsdocQuery {
@@ -436,6 +439,18 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     if (r < 1 && (q.split === "dev" || showHoldout))
       phrMisses.push(`${q.split} ${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
   }
+  // A fresh holdout (bench/search-phrasings-fresh.json), written from the sources before the ranking
+  // changes it is reported with and scored once; reported apart from dev and holdout.
+  const freshFile = join(ROOT, "bench/search-phrasings-fresh.json");
+  const fresh: number[] = [];
+  if (existsSync(freshFile))
+    for (const q of JSON.parse(readFileSync(freshFile, "utf8")) as Phrasing[]) {
+      const root = q.project === "agency" ? ROOT : join(CORPUS, q.project);
+      const r = await rr(root, q.query, q.file, [q.symbol]);
+      fresh.push(r);
+      if (r < 1 && showHoldout)
+        phrMisses.push(`fresh ${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
+    }
   return {
     jsdoc_queries: all.length,
     jsdoc_mrr10: mean(all),
@@ -446,7 +461,9 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     phrasings_mrr10: mean([...split.dev!, ...split.holdout!]),
     phrasings_dev: { queries: split.dev!.length, mrr10: mean(split.dev!) },
     phrasings_holdout: { queries: split.holdout!.length, mrr10: mean(split.holdout!) },
-    jsdoc_misses: jsdocMisses.slice(0, 40),
+    phrasings_fresh: { queries: fresh.length, mrr10: mean(fresh), top1: fresh.filter((r) => r === 1).length },
+    // EVAL_ALL_MISSES=1: every JSDoc miss (to compare two rankings), not just the first 40.
+    jsdoc_misses: process.env.EVAL_ALL_MISSES === "1" ? jsdocMisses : jsdocMisses.slice(0, 40),
     // Holdout misses are listed only with EVAL_SHOW_HOLDOUT=1, so tuning never sees them.
     phrasing_misses: phrMisses,
   };

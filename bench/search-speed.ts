@@ -8,7 +8,7 @@
  * writes bench/results/<date>-search-speed[-<tag>].json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { runQuery } from "../agents/search/query.js";
@@ -81,12 +81,31 @@ try {
   }
   const before: number[] = [];
   const after: number[] = [];
+  // CPU time of this process per query (user + system, µs → ms): unlike wall time, not inflated when the
+  // host preempts the process, which sets the wall-clock p95 of such short queries on a shared machine.
+  const cpuBefore: number[] = [];
+  const cpuAfter: number[] = [];
+  const cpu = (fn: () => void): number => {
+    const c = process.cpuUsage();
+    fn();
+    const d = process.cpuUsage(c);
+    return (d.user + d.system) / 1000;
+  };
   for (let r = 0; r < 30; r++)
     for (const q of queries) {
       before.push(time(() => old.runQuery(oldIndex, q, { limit: 10 })));
       after.push(time(() => runQuery(newIndex, q, { limit: 10 })));
+      // Which side goes first alternates by round, so that what the other side left behind hits both alike.
+      if (r % 2 === 0) {
+        cpuBefore.push(cpu(() => old.runQuery(oldIndex, q, { limit: 10 })));
+        cpuAfter.push(cpu(() => runQuery(newIndex, q, { limit: 10 })));
+      } else {
+        cpuAfter.push(cpu(() => runQuery(newIndex, q, { limit: 10 })));
+        cpuBefore.push(cpu(() => old.runQuery(oldIndex, q, { limit: 10 })));
+      }
     }
   const ratio = (p: number): number => Math.round((percentileOf(after, p) / percentileOf(before, p)) * 100) / 100;
+  const sum = (a: number[]): number => a.reduce((x, y) => x + y, 0);
   const results = {
     date: new Date().toISOString(),
     command: `node dist/bench/search-speed.js ${process.argv.slice(2).join(" ")} (old-dist: git archive <commit> | tar -x, npx tsc -p tsconfig.build.json)`,
@@ -99,6 +118,9 @@ try {
     queries: queries.length,
     query_ms: { old: summarize(before), new: summarize(after) },
     ratio_new_over_old: { p50: ratio(50), p95: ratio(95) },
+    load_average: loadavg().map((l) => Math.round(l * 100) / 100),
+    cpu_ms_total: { old: Math.round(sum(cpuBefore)), new: Math.round(sum(cpuAfter)) },
+    cpu_ratio_new_over_old: Math.round((sum(cpuAfter) / sum(cpuBefore)) * 100) / 100,
   };
   const out = join(ROOT, "bench/results", `${results.date.slice(0, 10)}-search-speed${tag}.json`);
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);

@@ -57,6 +57,12 @@ export interface Bm25QueryGroup {
 export interface Bm25SearchOptions {
   /** Boost per field name; a missing field counts 1. */
   boost?: Readonly<Record<string, number>>;
+  /**
+   * How much a group matched in a field counts among a document's matched groups (0-1 per field name; a
+   * missing field counts 1): a group counts the most of the fields it was found in. All 1 (the default) is
+   * MiniSearch's coordination, one per group.
+   */
+  coordination?: Readonly<Record<string, number>>;
   limit: number;
   filter?: (id: number) => boolean;
 }
@@ -100,7 +106,9 @@ export class Bm25Index {
   /** k·(1 - b + b·len_f / avglen_f) per slot and field, recomputed on the first query after a change. */
   private kNorm = new Float64Array(0);
   private normsStale = true;
-  private matched = new Uint16Array(0);
+  private matched = new Float64Array(0);
+  /** The current group's coordination credit for the document (the most of the fields it matched in). */
+  private credit = new Float64Array(0);
   private lastTerm = new Int32Array(0);
   private stamp = new Uint32Array(0);
   private query = 0;
@@ -228,6 +236,7 @@ export class Bm25Index {
     const k1 = k + 1;
     const nf = this.nf;
     const boosts = this.config.fields.map((f) => options.boost?.[f] ?? 1);
+    const coord = this.config.fields.map((f) => options.coordination?.[f] ?? 1);
     if (groups.length === 0 || this.live === 0 || options.limit <= 0) return [];
     const q = ++this.query;
     if (q === 0xffffffff) {
@@ -258,25 +267,33 @@ export class Bm25Index {
           const slot = slots[i]!;
           if (this.alive[slot] === 0) continue;
           let s = 0;
+          let c = 0;
           for (let f = 0; f < nf; f++) {
             const t = tf[i * nf + f]!;
             if (t === 0) continue;
             s += idf[f]! * (d + (t * k1) / (t + kNorm[slot * nf + f]!));
+            if (coord[f]! > c) c = coord[f]!;
           }
+          c *= counts;
           if (this.stamp[slot] !== stamp) {
             this.stamp[slot] = stamp;
             this.score[slot] = 0;
             this.best[slot] = s;
-            this.matched[slot] = counts;
+            this.matched[slot] = 0;
+            this.credit[slot] = c;
             this.lastTerm[slot] = groupNo;
             touched.push(slot);
           } else if (this.lastTerm[slot] !== groupNo) {
             // The first posting of this group for the document: the previous group's best is final.
             this.score[slot] = this.score[slot]! + this.best[slot]!;
+            this.matched[slot] = this.matched[slot]! + this.credit[slot]!;
             this.best[slot] = s;
+            this.credit[slot] = c;
             this.lastTerm[slot] = groupNo;
-            this.matched[slot] = this.matched[slot]! + counts;
-          } else if (s > this.best[slot]!) this.best[slot] = s;
+          } else {
+            if (s > this.best[slot]!) this.best[slot] = s;
+            if (c > this.credit[slot]!) this.credit[slot] = c;
+          }
         }
       }
     }
@@ -284,7 +301,7 @@ export class Bm25Index {
     const top: Bm25Hit[] = [];
     const better = (a: Bm25Hit, s: number, id: number): boolean => s > a.score || (s === a.score && id < a.id);
     for (const slot of touched) {
-      const score = (this.score[slot]! + this.best[slot]!) * this.matched[slot]!;
+      const score = (this.score[slot]! + this.best[slot]!) * (this.matched[slot]! + this.credit[slot]!);
       if (score === 0) continue; // matched only groups that do not count
       const id = this.ids[slot]!;
       if (top.length === options.limit && !better(top[top.length - 1]!, score, id)) continue;
@@ -317,6 +334,7 @@ export class Bm25Index {
     this.score = grow(this.score, n);
     this.best = grow(this.best, n);
     this.matched = grow(this.matched, n);
+    this.credit = grow(this.credit, n);
     this.lastTerm = grow(this.lastTerm, n);
     this.stamp = grow(this.stamp, n);
   }
@@ -365,7 +383,8 @@ export class Bm25Index {
     this.score = new Float64Array(ids.length);
     this.best = new Float64Array(ids.length);
     this.normsStale = true;
-    this.matched = new Uint16Array(ids.length);
+    this.matched = new Float64Array(ids.length);
+    this.credit = new Float64Array(ids.length);
     this.lastTerm = new Int32Array(ids.length);
     this.stamp = new Uint32Array(ids.length);
     this.query = 0;

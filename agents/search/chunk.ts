@@ -27,6 +27,9 @@ export interface Chunk {
 /** Declaration lines a head takes after the first one, for a signature that wraps. */
 const MAX_SIGNATURE_LINES = 4;
 
+/** Lines a wrapped method signature may take (one parameter a line) before its `) {`. */
+const MAX_WRAPPED_LINES = 12;
+
 const MAX_CHUNK_LINES = 60;
 
 const TOP_DEF =
@@ -127,6 +130,33 @@ function commentMarks(lines: string[]): CommentMarks {
   return { opens: lastLineWith(lines, "/**"), closes: lastLineWith(lines, "*/"), slashRun };
 }
 
+/** A method's parameters closing on its line: `name(a, b) {`, `name(): T {`, or a signature ending the line (`name(): T`). */
+const SIGNATURE_CLOSES = /\)\s*(:[^=]*)?\{?\s*$/;
+/** A return type that is a function type, then the body: `name(fn: F): () => void {` (not an arrow callback's `=> {`). */
+const FUNCTION_TYPE_RETURN = /\)\s*:.*\{\s*$/;
+const ARROW_BODY = /=>\s*\{\s*$/;
+/** The closing line of a wrapped method signature: `): () => void {`, `) {`. */
+const WRAPPED_CLOSE = /^\s*\)\s*(:.*)?\{\s*$/;
+
+/**
+ * Whether line `i`, which starts like a method (`name(` / `name<T>(` indented), is a method's
+ * declaration: its parameters close on the line (a return type may follow, a function type too), or the
+ * line ends with `(` and the signature wraps (as formatters wrap long ones), closing with `) … {` within
+ * `MAX_WRAPPED_LINES` lines. A call (`foo(`, `);`) or a callback (`it("x", () => {`) is not one.
+ */
+function methodSignature(lines: string[], i: number): boolean {
+  const line = lines[i]!;
+  if (SIGNATURE_CLOSES.test(line)) return true;
+  if (FUNCTION_TYPE_RETURN.test(line)) return !ARROW_BODY.test(line);
+  if (!line.trimEnd().endsWith("(")) return false;
+  for (let j = i + 1; j < lines.length && j <= i + MAX_WRAPPED_LINES; j++) {
+    const l = lines[j]!;
+    if (WRAPPED_CLOSE.test(l)) return !ARROW_BODY.test(l);
+    if (l.trimStart().startsWith(")") || l.includes(";") || l.trimEnd().endsWith("{")) return false;
+  }
+  return false;
+}
+
 /** Where each definition starts (0-based lines), with its doc comment pulled in. */
 function definitionStarts(lines: string[], markdown: boolean): Start[] {
   const starts: Start[] = [];
@@ -164,7 +194,7 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
       };
     else {
       const m = METHOD_DEF.exec(line);
-      if (m && !NOT_METHODS.has(m[1]!) && /\)\s*(:[^=]*)?\{?\s*$/.test(line))
+      if (m && !NOT_METHODS.has(m[1]!) && methodSignature(lines, i))
         def = { line: i, def: i, symbol: m[1]!, kind: "method" };
       else if (i > 0 && (doc = docStart(i, lines, marks)).jsdoc) {
         // A member under a doc comment (an option of an options type, a field, a method signature, an
@@ -286,6 +316,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     kind: Chunk["kind"],
     def?: number,
     exported?: boolean,
+    overloads: number[] = [],
   ): void => {
     for (let a = from; a <= to; a += MAX_CHUNK_LINES) {
       const b = Math.min(to, a + MAX_CHUNK_LINES - 1);
@@ -298,7 +329,9 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         ...(a === from && symbol !== undefined ? { symbol } : {}),
         kind: a === from ? kind : "text",
         text: body,
-        ...(a === from && def !== undefined && !markdown ? { head: headOf(from, def, b) } : {}),
+        ...(a === from && def !== undefined && !markdown
+          ? { head: [headOf(from, def, b), ...overloads.map((o) => headOf(o, o, to))].join("\n") }
+          : {}),
         ...(a === from && exported !== undefined ? { exported } : {}),
       });
     }
@@ -316,12 +349,25 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
         documented && moduleName !== undefined ? "module" : "text",
       );
     }
+    // Overloads: the signatures of a function and its implementation that follow it are one definition,
+    // whose description is the first one's doc comment and whose head holds every declaration.
+    let last = k;
+    while (
+      st.kind === "function" &&
+      last + 1 < starts.length &&
+      starts[last + 1]!.symbol === st.symbol &&
+      starts[last + 1]!.kind === "function" &&
+      starts[last + 1]!.line > starts[last]!.line
+    )
+      last++;
     // The next definition that starts below this one (a scan, not a copy of the rest: linear over a file).
-    let nx = k + 1;
-    while (nx < starts.length && starts[nx]!.line <= st.line) nx++;
+    let nx = last + 1;
+    while (nx < starts.length && starts[nx]!.line <= starts[last]!.line) nx++;
     const next = starts[nx];
     const end = next ? next.line - 1 : lines.length - 1;
-    push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st));
+    const overloads = starts.slice(k + 1, last + 1).map((o) => o.def);
+    push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st), overloads);
+    k = last;
     prev = end + 1;
   }
   if (starts.length === 0) push(0, lines.length - 1, undefined, "text");

@@ -1,7 +1,7 @@
 /** Running a query against a workspace index: filters (languages, path globs), definition boost, snippets. */
 import { extname } from "node:path";
 import picomatch from "picomatch";
-import { FIELD_BOOST, type Doc, type WorkspaceIndex } from "./workspace-index.js";
+import { FIELD_BOOST, FIELD_COORDINATION, type Doc, type WorkspaceIndex } from "./workspace-index.js";
 import { processTerm, queryGroups, tokenize } from "./tokenize.js";
 
 export { INTERNAL_WEIGHT, PROSE_WEIGHT, TEST_WEIGHT, isTestPath, pathWeight } from "./weights.js";
@@ -95,6 +95,7 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   // Each query word with its code synonyms (tokenize.ts); prose and tests are fetched deeper and weighed down below.
   const results = index.search.searchGroups(queryGroups(query), {
     boost: FIELD_BOOST,
+    coordination: FIELD_COORDINATION,
     limit: options.limit * OVERFETCH,
     ...(globMatch || extSet
       ? {

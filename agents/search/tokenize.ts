@@ -136,7 +136,7 @@ function undouble(w: string): string {
 /**
  * A light stemmer (lower-case input) so that word forms meet: plurals and third persons (`hooks`,
  * `queries`, `matches`), -ing and -ed (`merging`, `merged`, `running`), -ation (`validation` meets
- * `validate`), the agent noun -er of words of six letters or more (`caller` meets `call`, `parser`
+ * `validate`), adverbs in -ly (`recursively` meets `recursive`), the agent noun -er of words of six letters or more (`caller` meets `call`, `parser`
  * meets `parse`; `header` meets `head` too) and a final silent e (`merge`, `parse`, `value`). Short words are left alone, and
  * `-ss`, `-us`, `-is` are not plurals (`process`, `status`, `analysis`). Constant work per suffix.
  */
@@ -152,6 +152,9 @@ export function stem(word: string): string {
   )
     w = w.slice(0, -2);
   else if (w.endsWith("s") && !w.endsWith("ss") && !w.endsWith("us") && !w.endsWith("is")) w = w.slice(0, -1);
+  // An adverb meets its adjective (`recursively`, `concurrently`, `locally`, `obviously`): -ly after e, t, l
+  // or s in a word of seven letters or more, so that `multiply`, `assembly`, `apply` and `reply` stay.
+  if (w.length >= 7 && w.endsWith("ly") && "etls".includes(w[w.length - 3]!)) w = w.slice(0, -2);
   if (w.endsWith("ing") && w.length >= 6) w = undouble(w.slice(0, -3));
   else if (w.endsWith("ied") && w.length >= 5) w = `${w.slice(0, -3)}y`;
   else if (w.endsWith("ed") && w.length >= 5) w = undouble(w.slice(0, -2));
@@ -201,7 +204,7 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["serial", "sequential", "sequentially", "sequence", "one after another", "one by one"],
   ["error", "exception", "failure", "fail"],
   ["size", "length", "count", "bytes", "how many", "how big"],
-  ["depth", "deep", "nesting"],
+  ["depth", "deep", "nesting", "recursive"],
   ["common", "shared"],
   ["check", "validate", "verify", "guard", "assert"],
   ["options", "config", "configuration", "preferences", "opts"],
@@ -235,7 +238,14 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["destination", "dest", "dst", "target"],
   ["previous", "prev"],
   ["current", "cur", "curr"],
-  ["position", "pos", "offset", "index"],
+  ["position", "pos", "offset", "index", "cursor", "caret"],
+  ["all", "every", "each"],
+  ["contains", "inside", "within", "includes"],
+  ["register", "subscribe", "attach"],
+  ["unregister", "unsubscribe", "detach", "remove"],
+  ["cancel", "abort"],
+  ["reject", "throw", "raise"],
+  ["support", "supported", "available"],
 ];
 
 /** A synonym counts this share of the query word it stands for (the word itself counts 1). */
@@ -274,7 +284,15 @@ const PHRASES: { terms: string[]; group: string[] }[] = SYNONYMS.flatMap((group)
  * a query asks for a predicate, whose name starts with one of `PREDICATE_LEADS`.
  */
 const QUESTION_WORDS = new Set(["is", "are", "does", "do", "has", "have", "can", "should", "whether"]);
-export const PREDICATE_LEADS = ["is", "has", "can", "should"];
+export const PREDICATE_LEADS = ["is", "has", "can", "should", "supports"];
+/**
+ * Words that open an open question ("how deep do brackets nest", "which function is the cursor in"):
+ * they say what kind of answer is wanted, not what it is about, so they are no query word and no lead
+ * (unless the query has nothing else). "how many"/"how big" stay phrases of the synonym table.
+ */
+const WH_WORDS = new Set(["how", "what", "which", "where", "when", "why", "who", "whose"]);
+const WH_TERMS = new Set([...WH_WORDS].map((w) => processTerm(w)).filter((t) => t !== null));
+
 /**
  * The weight of a query's first word as the first word of a name (its synonyms at `SYNONYM_WEIGHT` of
  * it); the lead group does not count as a matched word.
@@ -311,6 +329,7 @@ export function queryGroups(query: string, synonyms = true): QueryGroup[] {
       i += phrase.terms.length - 1;
       continue;
     }
+    if (WH_TERMS.has(seq[i]!) && seq.some((t) => !WH_TERMS.has(t))) continue;
     counts.set(seq[i]!, (counts.get(seq[i]!) ?? 0) + 1);
   }
   for (const [term, n] of counts)
@@ -327,10 +346,11 @@ export function queryGroups(query: string, synonyms = true): QueryGroup[] {
     synonyms &&
     groups.length > 0 &&
     first !== undefined &&
+    !WH_WORDS.has(first) &&
     (QUESTION_WORDS.has(first) || processTerm(first) !== null)
   ) {
     const lead = QUESTION_WORDS.has(first)
-      ? PREDICATE_LEADS.map((w) => ({ term: LEAD + w, weight: LEAD_WEIGHT }))
+      ? PREDICATE_LEADS.map((w) => ({ term: LEAD + stem(w), weight: LEAD_WEIGHT }))
       : [
           { term: LEAD + stem(first), weight: LEAD_WEIGHT },
           ...(SYNONYMS_BY_TERM.get(stem(first)) ?? []).map((s) => ({
@@ -338,7 +358,7 @@ export function queryGroups(query: string, synonyms = true): QueryGroup[] {
             weight: LEAD_WEIGHT * SYNONYM_WEIGHT,
           })),
           ...(SYNONYMS_BY_TERM.get(stem(first))?.includes("check") || stem(first) === "check"
-            ? PREDICATE_LEADS.map((w) => ({ term: LEAD + w, weight: LEAD_WEIGHT * SYNONYM_WEIGHT }))
+            ? PREDICATE_LEADS.map((w) => ({ term: LEAD + stem(w), weight: LEAD_WEIGHT * SYNONYM_WEIGHT }))
             : []),
         ];
     groups.push({ terms: lead, coordinate: false });

@@ -73,6 +73,20 @@ export const FIELD_BOOST = {
   text: 1,
 };
 
+/**
+ * How much a query word found in each field counts among a chunk's matched words (`Bm25SearchOptions.
+ * coordination`, docs/agents.md "search"): found in the declaration (the name, or the head: description
+ * and signature) it counts 1; found only in the path or only in the body, it counts that field's boost
+ * relative to the name's (1.5/4, 1/4). A chunk is multiplied by its matched words, so the helper whose
+ * body mentions every word of the query no longer outranks the function whose declaration says it.
+ */
+export const FIELD_COORDINATION = {
+  symbol: 1,
+  head: 1,
+  path: FIELD_BOOST.path / FIELD_BOOST.symbol,
+  text: FIELD_BOOST.text / FIELD_BOOST.symbol,
+};
+
 /** Definitions whose names start with a verb by convention: their first word is marked as the lead. */
 const LEAD_KINDS = new Set<Chunk["kind"]>(["function", "method", "const"]);
 

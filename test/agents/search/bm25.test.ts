@@ -129,4 +129,27 @@ describe("Bm25Index", () => {
     expect(() => index.add(3, ["again"])).toThrow(/duplicate document id 3/);
     expect(index.search("absent", { limit: 3 })).toEqual([]);
   });
+
+  it("coordination per field: a word found only in a field of weight w counts w among the matched words", () => {
+    const index = new Bm25Index({
+      fields: ["name", "body"],
+      tokenize: (t) => t.split(" ").filter(Boolean),
+      processTerm: (t) => t.toLowerCase() || null,
+    });
+    index.add(1, ["merge headers", ""]); // both words in the name
+    index.add(2, ["merge", "headers"]); // one word only in the body
+    index.add(3, ["other", "merge headers"]); // both only in the body
+    index.add(4, ["merge", "merge headers"]); // merge in both fields: the name's credit counts
+    const groups = [{ terms: [{ term: "merge", weight: 1 }] }, { terms: [{ term: "headers", weight: 1 }] }];
+    const plain = index.searchGroups(groups, { limit: 10 });
+    const weighed = index.searchGroups(groups, { limit: 10, coordination: { name: 1, body: 0.25 } });
+    const score = (hits: { id: number; score: number }[], id: number): number => hits.find((h) => h.id === id)!.score;
+    // All 1 (the default) is one per group: each document matched both words.
+    expect(index.searchGroups(groups, { limit: 10, coordination: { name: 1, body: 1 } })).toEqual(plain);
+    expect(score(weighed, 1)).toBeCloseTo(score(plain, 1), 9); // 2 → 2
+    expect(score(weighed, 2)).toBeCloseTo((score(plain, 2) / 2) * 1.25, 9); // 2 → 1 + 0.25
+    expect(score(weighed, 3)).toBeCloseTo((score(plain, 3) / 2) * 0.5, 9); // 2 → 0.25 + 0.25
+    expect(score(weighed, 4)).toBeCloseTo((score(plain, 4) / 2) * 1.25, 9);
+    expect(weighed[0]!.id).toBe(1);
+  });
 });

@@ -145,6 +145,65 @@ describe("chunkFile: exports", () => {
   });
 });
 
+describe("chunkFile: methods and overloads", () => {
+  it("a method whose signature wraps, or whose return type is a function type, is its own definition; calls and callbacks are not", () => {
+    const src = [
+      "export class Hooks {",
+      "  /** Register a handler. */",
+      "  hook<NameT extends string>(",
+      "    name: NameT,",
+      "    options?: HookOptions,",
+      "  ): () => void {",
+      "    register(",
+      "      name,",
+      "    );",
+      "    return () => {};",
+      "  }",
+      "",
+      "  /** Spy on every call before it runs. */",
+      "  beforeEach(fn: (event: string) => void): () => void {",
+      "    items.forEach((x): void => {",
+      '    describe("x", () => {',
+      "    });",
+      "    return () => {};",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(summary(src)).toEqual([
+      ["class", "Hooks", 1, 1, true],
+      ["method", "hook", 2, 12, undefined],
+      ["method", "beforeEach", 13, 20, undefined],
+    ]);
+    expect(chunkFile(src, false)[1]!.head).toBe(
+      "Register a handler.\n  hook<NameT extends string>(\n    name: NameT,\n    options?: HookOptions,\n  ): () => void {",
+    );
+  });
+
+  it("overload signatures and the implementation are one definition: the first one's doc comment, every declaration in the head", () => {
+    const src = [
+      "/** Convert to train case. */",
+      'export function trainCase(): "";',
+      "export function trainCase<T extends string>(str: T): string;",
+      "export function trainCase<T extends string>(str?: T, opts?: Options) {",
+      '  return words(str).join("-");',
+      "}",
+      "export function other() {}",
+    ].join("\n");
+    expect(summary(src)).toEqual([
+      ["function", "trainCase", 1, 6, true],
+      ["function", "other", 7, 7, true],
+    ]);
+    expect(chunkFile(src, false)[0]!.head).toBe(
+      [
+        "Convert to train case.",
+        'export function trainCase(): "";',
+        "export function trainCase<T extends string>(str: T): string;",
+        "export function trainCase<T extends string>(str?: T, opts?: Options) {",
+      ].join("\n"),
+    );
+  });
+});
+
 describe("chunkFile: hostile input stays linear", () => {
   it("200,000 `//` lines, a 200,000-line doc comment, and definitions under each", () => {
     // Each definition finds its comment in constant time (computed once per file); correctness asserted here,

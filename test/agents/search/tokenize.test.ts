@@ -61,6 +61,14 @@ describe("tokenize", () => {
       "without:0.5",
       "trim:0.5",
       "clear:0.5",
+      // remove is also in the unregister group (a word in two groups meets both).
+      "unregist:0.5",
+      "unsubscrib:0.5",
+      "detach:0.5",
+    ]);
+    expect(groups("unregister every hook").slice(0, 2)).toEqual([
+      ["unregist:1", "unsubscrib:0.5", "detach:0.5", "remov:0.5"],
+      ["every:1", "all:0.5", "each:0.5"],
     ]);
     // "buffer" stems to "buf" (-er, then the doubled f), which is also its usual abbreviation.
     expect(groups("parse parse buffer").slice(0, 2)).toEqual([["pars:2", "read:1", "decod:1"], ["buf:1"]]);
@@ -87,7 +95,8 @@ describe("tokenize", () => {
   it("a phrase of the synonym table stands for its group's first word", () => {
     const groups = (q: string): string[][] => queryGroups(q).map((g) => g.terms.map((t) => `${t.term}:${t.weight}`));
     expect(groups("run all hooks at the same time").slice(0, 1)).toEqual([
-      ["parallel:1", "concurrent:0.5", "concurrently:0.5", "simultaneous:0.5"],
+      // "concurrently" stems to "concurrent": one term.
+      ["parallel:1", "concurrent:0.5", "simultaneous:0.5"],
     ]);
     expect(groups("call them one after another")[0]![0]).toBe("serial:1");
     // The phrase's own words are not searched for.
@@ -102,9 +111,20 @@ describe("tokenize", () => {
       { term: "^merg", weight: 2 },
       { term: "^combin", weight: 1 },
     ]);
-    expect(lead("is this error an HTTP error")?.terms.map((t) => t.term)).toEqual(["^is", "^has", "^can", "^should"]);
+    expect(lead("is this error an HTTP error")?.terms.map((t) => t.term)).toEqual([
+      "^is",
+      "^has",
+      "^can",
+      "^should",
+      "^support",
+    ]);
     expect(lead("check whether a value is a plain object")?.terms.map((t) => t.term)).toContain("^is");
     expect(lead("the")).toBeUndefined();
+    // An open question's word is neither a query word nor a lead; alone, it is still searched for.
+    expect(queryGroups("which function is the cursor in").map((g) => g.terms[0]!.term)).toEqual(["function", "cursor"]);
+    expect(lead("where is the config read")).toBeUndefined();
+    expect(queryGroups("how many threads").map((g) => g.terms[0]!.term)).toEqual(["size", "thread"]);
+    expect(queryGroups("where").map((g) => g.terms[0]!.term)).toEqual(["wher"]);
     expect(processTerm("^Is")).toBe("^is");
     expect(processTerm("^merges")).toBe("^merg");
   });
@@ -126,6 +146,11 @@ describe("tokenize", () => {
     same("match", "matches", "matched");
     same("validate", "validates", "validation");
     same("query", "queries");
+    same("recursive", "recursively");
+    same("concurrent", "concurrently");
+    same("local", "locally");
+    same("obvious", "obviously");
+    for (const w of ["multiply", "assembly", "apply", "reply", "only"]) expect(stem(w)).toBe(w);
     for (const w of ["process", "status", "analysis", "pass", "use", "bus"]) expect(stem(w)).toBe(w);
     expect(stem("user")).not.toBe(stem("use")); // four letters: not an agent noun
   });
