@@ -335,6 +335,48 @@ describe("close: the keep-alive linger", () => {
     ]);
   });
 
+  it("a request the HTTP fast path is answering at the drain's end is answered, not cut", async () => {
+    const events: ServerEvent[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const inFlight = new Promise<void>((r) => (started = r));
+    const s = await start({
+      keepAliveLingerMs: 0,
+      onEvent: (e) => events.push(e),
+      invoke: async (req) => {
+        if ((req as { context?: { source_code?: string } }).context?.source_code === "slow") {
+          started();
+          await released;
+        }
+        return successResponse({ echo: req }, "t");
+      },
+    });
+    const idle = connect(s.socketPath);
+    const busy = connect(s.socketPath);
+    for (const k of [idle, busy]) k.on("error", () => undefined);
+    await Promise.all([idle, busy].map((k) => new Promise<void>((r) => k.once("connect", () => r()))));
+    const first = new Promise<void>((r) => idle.once("data", () => r()));
+    idle.write(raw(JSON.stringify({ action: "echo", context: {}, constraints: {} })));
+    await first;
+    let received = "";
+    busy.on("data", (d: Buffer) => (received += d.toString()));
+    busy.write(raw(JSON.stringify({ action: "echo", context: { source_code: "slow" }, constraints: {} })));
+    await inFlight;
+    const busyClosed = new Promise<void>((r) => busy.once("close", () => r()));
+    const closing = s.close(3000);
+    await new Promise<void>((r) => idle.once("close", () => r()));
+    release();
+    await closing;
+    await busyClosed;
+    expect(received).toContain('"source_code":"slow"');
+    expect(received).toMatch(/connection: close/i);
+    expect(s.httpHandedOver).toBe(0);
+    expect(events.filter((e) => e.event === "drain_closed")).toEqual([
+      { event: "drain_closed", connections: 1, unflushed: 0, answering: 1 },
+    ]);
+  });
+
   it("connections still open at the drain's end are closed and counted (drain_closed)", async () => {
     const events: ServerEvent[] = [];
     const s = await start({ keepAliveLingerMs: 30, onEvent: (e) => events.push(e) });
