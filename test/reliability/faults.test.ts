@@ -118,7 +118,7 @@ async function underLoad(
   );
   const recoveredMs = Date.now() - t0;
   const mark = load.successes();
-  await until(() => load.successes() >= mark + STEADY, 60_000, "steady load after recovery");
+  await until(() => load.successes() >= mark + STEADY, 120_000, "steady load after recovery");
   const outcomes = await load.stop();
   // A request the orchestrator read is logged (event "request", its trace_id, its timings) whatever became of it.
   const readLog = (): Map<string, ReadRecord> => {
