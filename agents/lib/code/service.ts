@@ -15,7 +15,15 @@ import { createRequire } from "node:module";
 import { basename, dirname, sep } from "node:path";
 import type * as TS from "typescript";
 import { loadProject, type WorkspaceProject } from "./project.js";
-import { changeRange, forgetIds, shadowOf, staleReason, type ProgramFile, type Shadow } from "./stale.js";
+import {
+  changeRange,
+  forgetIds,
+  oldFileReason,
+  shadowOf,
+  staleReason,
+  type ProgramFile,
+  type Shadow,
+} from "./stale.js";
 import { containedPath, openContained, readContained } from "./workspace.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS & {
@@ -461,6 +469,8 @@ export class WorkspaceService {
     if (!program || !old || this.state !== "ready") return { reason: "no program holds the file yet" };
     if (this.staleAnswersNow >= SERVICE_LIMITS.maxStaleAnswers)
       return { reason: `${SERVICE_LIMITS.maxStaleAnswers} answers from this program already` };
+    const never = oldFileReason(old);
+    if (never) return { reason: never };
     const shadow = shadowOf(this.shadows.get(path), old, text, program.getCompilerOptions());
     this.shadows.set(path, shadow);
     const reason = staleReason(program, old, shadow.file);

@@ -195,16 +195,24 @@ function imported(program: TS.Program): Set<string> {
   return set;
 }
 
+/** Why no newer text of `old` can be asked of its program's checker, whatever the edit; else undefined. */
+export function oldFileReason(old: ProgramFile): string | undefined {
+  if (ts.isSourceFileJS(old) || old.isDeclarationFile) return "a JavaScript or declaration file";
+  if (!ts.isExternalModule(old)) return "a script: its declarations are global";
+  if (old.moduleAugmentations.length > 0 || old.ambientModuleNames.length > 0)
+    return "declares global or module augmentations";
+  return undefined;
+}
+
 /**
  * Why `file` (a newer text of `old`, from shadowOf) cannot be asked of `program`'s checker, or
  * undefined when it can: the answer is then the one a program built from it would give.
  */
 export function staleReason(program: TS.Program, old: ProgramFile, file: ProgramFile): string | undefined {
-  if (ts.isSourceFileJS(old) || old.isDeclarationFile) return "a JavaScript or declaration file";
-  if (!ts.isExternalModule(old) || !ts.isExternalModule(file)) return "a script: its declarations are global";
+  const before = oldFileReason(old);
+  if (before) return before;
+  if (!ts.isExternalModule(file)) return "a script: its declarations are global";
   if (
-    old.moduleAugmentations.length > 0 ||
-    old.ambientModuleNames.length > 0 ||
     file.statements.some((s) => ts.isModuleDeclaration(s) && (ts.isAmbientModule(s) || ts.isGlobalScopeAugmentation(s)))
   )
     return "declares global or module augmentations";

@@ -6,7 +6,7 @@ import { httpRequest, invokeHttp } from "../../../../protocol/client.js";
 import { serve, type Served } from "../../../../tools/conformance/process.js";
 import { tempDir } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
-import { WorkspaceService } from "../../../../agents/lib/code/service.js";
+import { SERVICE_LIMITS, WorkspaceService } from "../../../../agents/lib/code/service.js";
 import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
 
 const SHAPES = `export interface Named {
@@ -375,5 +375,22 @@ describe("typed engine in process: answers from the last program's checker (stal
       },
       { "b.ts": 'import { make } from "./a.js";\nexport const made = make();\n', "shapes.ts": SHAPES },
     );
+  }, 60_000);
+
+  it("answers from one program at most SERVICE_LIMITS.maxStaleAnswers times, then builds a new one", async () => {
+    const text = (i: number) => `export function f(n: number): number {\n  const v${i} = n;\n  return n;\n}\n`;
+    await withService(text(0), (svc, path) => {
+      for (let i = 1; i <= SERVICE_LIMITS.maxStaleAnswers; i++) {
+        svc.update(path, text(i));
+        expect(svc.stale(path, text(i))).toHaveProperty("program");
+        svc.tidy();
+      }
+      svc.update(path, text(0));
+      expect(svc.stale(path, text(0))).toEqual({ reason: expect.stringContaining("answers from this program") });
+      const { rebuilds } = svc.stats();
+      svc.program();
+      expect(svc.stats().rebuilds).toBe(rebuilds + 1);
+      expect(svc.stale(path, text(0))).toHaveProperty("program");
+    });
   }, 60_000);
 });
