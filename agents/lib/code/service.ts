@@ -467,6 +467,8 @@ export class WorkspaceService {
     const program = this.current;
     const old = program?.getSourceFile(path) as ProgramFile | undefined;
     if (!program || !old || this.state !== "ready") return { reason: "no program holds the file yet" };
+    // The program's own text (the buffer went back to it): its file answers, exactly.
+    if (old.text === text) return { program, file: old, host: this.host(program) };
     if (this.staleAnswersNow >= SERVICE_LIMITS.maxStaleAnswers)
       return { reason: `${SERVICE_LIMITS.maxStaleAnswers} answers from this program already` };
     const never = oldFileReason(old);
