@@ -14,10 +14,22 @@ import { TYPED_LINES, WARMUP_LINE, writeWorkspace } from "./scenarios/typed-comp
 
 interface Engine {
   name: string;
-  svc: { loaded: Promise<void>; dispose(): void };
-  complete: (text: string, offset: number) => { reused?: boolean };
+  svc: {
+    loaded: Promise<void>;
+    dispose(): void;
+    stats(): { rebuilds?: number; stale_answers?: number };
+    /** What the worker does after posting an answer (builds before stale.ts have none). */
+    tidy?(): void;
+  };
+  complete: (text: string, offset: number) => { reused?: boolean; stale?: boolean };
   ms: number[];
+  /** CPU time of each keystroke (this process: user + system), less disturbed by the machine's load than wall time. */
+  cpuMs: number[];
   collections: number;
+  /** CPU time of the work after each answer (svc.tidy), off the answer's path: the worker does it once the answer is posted. */
+  afterMs: number[];
+  /** Collections answered by the last program's checker without a rebuild (stale.ts; builds before it have none). */
+  stale: number;
 }
 
 async function engine(name: string, dist: string, root: string): Promise<Engine> {
@@ -25,12 +37,23 @@ async function engine(name: string, dist: string, root: string): Promise<Engine>
     WorkspaceService: new (root: string) => Engine["svc"];
   };
   const { typedCompletions } = (await import(join(dist, "agents/lib/completion/typed.js"))) as {
-    typedCompletions: (svc: unknown, path: string, text: string, offset: number, limit: number) => { reused?: boolean };
+    typedCompletions: Engine["complete"] extends (...a: never[]) => infer R
+      ? (svc: unknown, path: string, text: string, offset: number, limit: number) => R
+      : never;
   };
   const svc = new WorkspaceService(root);
   await svc.loaded;
   const path = join(root, "src/big.ts");
-  return { name, svc, complete: (t, o) => typedCompletions(svc, path, t, o, 20), ms: [], collections: 0 };
+  return {
+    name,
+    svc,
+    complete: (t, o) => typedCompletions(svc, path, t, o, 20),
+    ms: [],
+    cpuMs: [],
+    afterMs: [],
+    collections: 0,
+    stale: 0,
+  };
 }
 
 const here = resolve(new URL("..", import.meta.url).pathname);
@@ -40,10 +63,12 @@ const real = realpathSync(root);
 const engines = [await engine("this build", here, real)];
 if (process.argv[2]) engines.push(await engine(process.argv[2], resolve(process.argv[2]), real));
 const cursor = big.indexOf("  // the cursor types here");
+const rebuildsBefore = new Map<Engine, number | undefined>();
 for (const [lines, measured] of [
   [[WARMUP_LINE], false],
   [TYPED_LINES, true],
 ] as const) {
+  if (measured) for (const e of engines) rebuildsBefore.set(e, e.svc.stats().rebuilds);
   let text = big;
   let at = cursor;
   for (const l of lines)
@@ -51,22 +76,43 @@ for (const [lines, measured] of [
       text = text.slice(0, at) + ch + text.slice(at);
       at++;
       for (const e of engines) {
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
         const r = e.complete(text, at);
-        if (!measured) continue;
+        if (!measured) {
+          e.svc.tidy?.();
+          continue;
+        }
         e.ms.push(performance.now() - t0);
+        const c = process.cpuUsage(c0);
+        e.cpuMs.push((c.user + c.system) / 1000);
+        const a0 = process.cpuUsage();
+        e.svc.tidy?.();
+        const a = process.cpuUsage(a0);
+        e.afterMs.push((a.user + a.system) / 1000);
         if (!r.reused) e.collections++;
+        if (r.stale) e.stale++;
       }
     }
 }
 const out = engines.map((e) => {
   const sorted = [...e.ms].sort((a, b) => a - b);
+  const cpu = [...e.cpuMs].sort((a, b) => a - b);
+  const before = rebuildsBefore.get(e);
   return {
     engine: e.name,
     keystrokes: e.ms.length,
     collections: e.collections,
+    stale_answers: e.stale,
+    // A build that does not count its programs rebuilds one per collection (its service syncs on each).
+    program_rebuilds: before === undefined ? e.collections : e.svc.stats().rebuilds! - before,
     p50_ms: Math.round(percentile(sorted, 50) * 10) / 10,
     p95_ms: Math.round(percentile(sorted, 95) * 10) / 10,
+    max_ms: Math.round((sorted.at(-1) ?? 0) * 10) / 10,
+    cpu_p50_ms: Math.round(percentile(cpu, 50) * 10) / 10,
+    cpu_p95_ms: Math.round(percentile(cpu, 95) * 10) / 10,
+    cpu_max_ms: Math.round((cpu.at(-1) ?? 0) * 10) / 10,
+    after_answer_cpu_max_ms: Math.round(Math.max(0, ...e.afterMs) * 10) / 10,
     total_ms: Math.round(e.ms.reduce((a, b) => a + b, 0)),
   };
 });

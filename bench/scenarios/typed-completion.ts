@@ -5,9 +5,9 @@
  * latency on a 2,000-line file with imports after a warm-up line, and the agent's RSS with the
  * workspace open.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { invokeHttp } from "../../protocol/client.js";
+import { httpRequest, invokeHttp } from "../../protocol/client.js";
 import { benchDir, DIST, rssMiB, startProc } from "../lib/procs.js";
 import { table, type Scenario } from "../lib/scenario.js";
 import { percentile } from "../../protocol/percentile.js";
@@ -139,8 +139,18 @@ export const typedCompletion: Scenario = {
         }
         return out;
       };
+      /** The workspace's program rebuilds and answers from an older program (builds before stale.ts: null). */
+      const counts = async () => {
+        const health = JSON.parse((await httpRequest(socket, { path: "/healthz" })).body) as {
+          typed?: { workspaces?: { root: string; rebuilds?: number; stale_answers?: number }[] };
+        };
+        const ws = health.typed?.workspaces?.find((w) => w.root === root || w.root === realpathSync(root));
+        return { rebuilds: ws?.rebuilds ?? null, stale: ws?.stale_answers ?? null };
+      };
       await type([WARMUP_LINE]);
+      const before = await counts();
       const keys = await type(TYPED_LINES);
+      const after = await counts();
       const rss = agent.child.pid !== undefined ? rssMiB(agent.child.pid) : null;
       const sorted = keys.map((k) => k.ms).sort((a, b) => a - b);
       const typedShare = Math.round((100 * keys.filter((k) => k.engine === "typed").length) / keys.length);
@@ -153,6 +163,8 @@ export const typedCompletion: Scenario = {
         keystroke_p95_ms: Math.round(percentile(sorted, 95) * 10) / 10,
         keystroke_max_ms: Math.round((sorted.at(-1) ?? 0) * 10) / 10,
         typed_share_pct: typedShare,
+        program_rebuilds: after.rebuilds !== null && before.rebuilds !== null ? after.rebuilds - before.rebuilds : null,
+        stale_answers: after.stale !== null && before.stale !== null ? after.stale - before.stale : null,
         rss_mib: rss,
         /** The ten slowest keystrokes: the line up to the cursor, the engine that answered, ms. */
         slowest: [...keys]
@@ -171,6 +183,7 @@ export const typedCompletion: Scenario = {
             "keystroke p50 ms",
             "keystroke p95 ms",
             "typed answers %",
+            "program rebuilds",
             "agent RSS MiB",
           ],
           [
@@ -180,6 +193,7 @@ export const typedCompletion: Scenario = {
               results.keystroke_p50_ms,
               results.keystroke_p95_ms,
               typedShare,
+              results.program_rebuilds ?? "n/a",
               rss,
             ],
           ],

@@ -15,6 +15,15 @@ import { createRequire } from "node:module";
 import { basename, dirname, sep } from "node:path";
 import type * as TS from "typescript";
 import { loadProject, type WorkspaceProject } from "./project.js";
+import {
+  changeRange,
+  forgetIds,
+  oldFileReason,
+  shadowOf,
+  staleReason,
+  type ProgramFile,
+  type Shadow,
+} from "./stale.js";
 import { containedPath, openContained, readContained } from "./workspace.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS & {
@@ -41,6 +50,11 @@ export const SERVICE_LIMITS = {
   maxBytes: 256 * 1024 * 1024,
   /** Rounds of "build, fetch what was missing" before the service is declared ready with what it has. */
   maxRounds: 40,
+  /**
+   * Answers one program's checker gives about newer texts (stale.ts) before a new program is built: each
+   * leaves what the checker computed for that text in memory until then.
+   */
+  maxStaleAnswers: 64,
 };
 
 /** A buffer's text at one version, which can say what changed since an older version (incremental reparse). */
@@ -64,16 +78,6 @@ class TextSnapshot implements TS.IScriptSnapshot {
   }
 }
 
-/** The one edited span between two texts (common prefix and suffix). */
-export function changeRange(before: string, after: string): TS.TextChangeRange {
-  const max = Math.min(before.length, after.length);
-  let p = 0;
-  while (p < max && before.charCodeAt(p) === after.charCodeAt(p)) p++;
-  let s = 0;
-  while (s < max - p && before.charCodeAt(before.length - 1 - s) === after.charCodeAt(after.length - 1 - s)) s++;
-  return ts.createTextChangeRange(ts.createTextSpan(p, before.length - s - p), after.length - s - p);
-}
-
 interface Doc {
   version: number;
   snapshot: TextSnapshot;
@@ -90,6 +94,17 @@ export interface ServiceStats {
   rounds: number;
   load_ms?: number;
   fallback: string[];
+  /** Programs built since the service was ready (each a new type checker), and answers from an older one (stale.ts). */
+  rebuilds: number;
+  stale_answers: number;
+}
+
+/** A newer text of a file, to be asked of the last program's checker (stale.ts). */
+export interface StaleView {
+  program: TS.Program;
+  file: TS.SourceFile;
+  /** The service's host, with the auto-import candidates of that program. */
+  host: TS.LanguageServiceHost;
 }
 
 /** The language service of one workspace. */
@@ -134,6 +149,8 @@ export class WorkspaceService {
       rounds: this.rounds,
       ...(this.loadMs !== undefined ? { load_ms: this.loadMs } : {}),
       fallback: this.fallback,
+      rebuilds: this.rebuilds,
+      stale_answers: this.staleAnswers,
     };
   }
 
@@ -219,7 +236,8 @@ export class WorkspaceService {
     return this.libFiles.get(path);
   }
 
-  private host(): TS.LanguageServiceHost {
+  /** The host; `program`: the program auto-import candidates are taken from (default: the service's, brought up to date). */
+  private host(program?: TS.Program): TS.LanguageServiceHost {
     return {
       getCompilationSettings: () => this.project!.options,
       getProjectVersion: () => String(this.projectVersion),
@@ -262,7 +280,7 @@ export class WorkspaceService {
       realpath: (p) => p,
       useCaseSensitiveFileNames: () => true,
       // Not in the public host type: TypeScript's own server implements it the same way.
-      getCachedExportInfoMap: () => this.exportInfoMap(),
+      getCachedExportInfoMap: () => this.exportInfoMap(program ?? this.service!.getProgram()!),
       // The import path of each auto-import candidate, kept as TypeScript's server keeps it (it depends on
       // the two files' paths and the options only): a new service drops it.
       getModuleSpecifierCache: () =>
@@ -281,10 +299,9 @@ export class WorkspaceService {
    * program's structure changed or a changed file may change what others can import (TypeScript's
    * `onFileChanged` decides; edits inside the importing file keep it).
    */
-  private exportInfoMap(): ExportInfoMap {
-    const program = this.service!.getProgram()!;
+  private exportInfoMap(program: TS.Program): ExportInfoMap {
     const map = (this.exportMap ??= ts.createCacheableExportInfoMap({
-      getCurrentProgram: () => this.service!.getProgram()!,
+      getCurrentProgram: () => this.exportMapProgram!,
       getPackageJsonAutoImportProvider: () => undefined,
       getGlobalTypingsCacheLocation: () => undefined,
     } as never) as ExportInfoMap);
@@ -300,7 +317,7 @@ export class WorkspaceService {
           if (!before || !now || map.onFileChanged(before, now, false)) break;
         }
     }
-    this.changedForExportMap.clear();
+    if (old !== program) this.changedForExportMap.clear();
     this.exportMapProgram = program;
     return map;
   }
@@ -358,7 +375,8 @@ export class WorkspaceService {
     this.specifierCache = undefined;
     this.exportMapProgram = undefined;
     this.projectVersion++;
-    this.service.getProgram();
+    this.current = this.service.getProgram();
+    this.staleAnswersNow = 0;
     return this.fetchWanted();
   }
 
@@ -430,10 +448,68 @@ export class WorkspaceService {
     }
   }
 
+  /** The program the checker answers from, brought up to date with the buffers fed (a rebuild when they changed). */
+  program(): TS.Program {
+    const program = this.languageService.getProgram()!;
+    if (program !== this.current) {
+      this.current = program;
+      this.rebuilds++;
+      this.staleAnswersNow = 0;
+    }
+    return program;
+  }
+
+  /**
+   * `text` of `path` as the last program's checker can answer about it without a rebuild (stale.ts),
+   * or why it cannot. Counts the answer: past SERVICE_LIMITS.maxStaleAnswers a new program is needed.
+   */
+  stale(path: string, text: string): StaleView | { reason: string } {
+    const program = this.current;
+    const old = program?.getSourceFile(path) as ProgramFile | undefined;
+    if (!program || !old || this.state !== "ready") return { reason: "no program holds the file yet" };
+    // The program's own text (the buffer went back to it): its file answers, exactly.
+    if (old.text === text) return { program, file: old, host: this.host(program) };
+    if (this.staleAnswersNow >= SERVICE_LIMITS.maxStaleAnswers)
+      return { reason: `${SERVICE_LIMITS.maxStaleAnswers} answers from this program already` };
+    const never = oldFileReason(old);
+    if (never) return { reason: never };
+    const shadow = shadowOf(this.shadows.get(path), old, text, program.getCompilerOptions());
+    this.shadows.set(path, shadow);
+    const reason = staleReason(program, old, shadow.file);
+    if (reason) return { reason };
+    this.staleAnswersNow++;
+    this.staleAnswers++;
+    shadow.seen = true;
+    return { program, file: shadow.file, host: this.host(program) };
+  }
+
+  /**
+   * After an answer (off its path): take the checker's ids off the shadow files it was asked about, so
+   * the next keystroke's incremental parse reuses clean nodes (stale.ts, forgetIds).
+   */
+  tidy(): void {
+    for (const shadow of this.shadows.values())
+      if (shadow.seen) {
+        forgetIds(shadow.file);
+        shadow.seen = false;
+      }
+  }
+
+  /** The last program built (none before the service is ready). */
+  private current: TS.Program | undefined;
+  private rebuilds = 0;
+  private staleAnswers = 0;
+  /** Answers from `current` about newer texts. */
+  private staleAnswersNow = 0;
+  /** Per file, its text parsed apart from any program, for stale answers (the next one parses incrementally from it). */
+  private readonly shadows = new Map<string, Shadow>();
+
   /** Release the service and everything it holds. */
   dispose(): void {
     this.service?.dispose();
     this.service = undefined;
+    this.current = undefined;
+    this.shadows.clear();
     this.files.clear();
     this.dirs.clear();
     this.bytes = 0;

@@ -172,6 +172,8 @@ export class TypedEngine {
           bytes: w.bytes,
           ...(w.load_ms !== undefined ? { load_ms: w.load_ms } : {}),
           fallback: w.fallback,
+          rebuilds: w.rebuilds,
+          stale_answers: w.stale_answers,
         })),
       },
     };

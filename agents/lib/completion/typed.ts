@@ -7,7 +7,7 @@
  */
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
-import type { WorkspaceService } from "../code/service.js";
+import type { StaleView, WorkspaceService } from "../code/service.js";
 import { MEMBER_WEIGHTS, memberFacts, priorPoints, workspaceUses, type MemberFacts } from "./member-rank.js";
 import { matchScore } from "./rank.js";
 
@@ -223,7 +223,7 @@ function tierBonus(sortText: string): number {
   return deprecated ? base - 20 : base;
 }
 
-const PREFERENCES: TS.UserPreferences = {
+export const PREFERENCES: TS.UserPreferences = {
   includeCompletionsWithInsertText: true,
   includeAutomaticOptionalChainCompletions: true,
   includeCompletionsWithClassMemberSnippets: false,
@@ -272,6 +272,8 @@ interface Collected {
   incomplete: boolean;
   /** The checker offered values here (a variable, a parameter, a function): not a type position. */
   values: boolean;
+  /** Answered by the last program's checker about this newer text, without a rebuild (stale.ts). */
+  stale: boolean;
 }
 
 /**
@@ -286,20 +288,94 @@ let last: Collected | undefined;
 /** The last identifier list: after a member list, a `(`, `)`, `;` or newline goes back to its names. */
 let lastNames: Collected | undefined;
 
+/** TypeScript's completion service (services/completions.ts), asked with a program and file of our choosing. */
+const completions = (
+  ts as unknown as {
+    Completions: {
+      getCompletionsAtPosition(
+        host: TS.LanguageServiceHost,
+        program: TS.Program,
+        log: (message: string) => void,
+        file: TS.SourceFile,
+        position: number,
+        preferences: TS.UserPreferences,
+        triggerCharacter: undefined,
+        completionKind: undefined,
+        cancellationToken: unknown,
+        formatContext: undefined,
+        includeSymbol: boolean,
+      ): TS.CompletionInfo | undefined;
+      getCompletionEntryDetails(
+        program: TS.Program,
+        log: (message: string) => void,
+        file: TS.SourceFile,
+        position: number,
+        entry: { name: string },
+        host: TS.LanguageServiceHost,
+        formatContext: undefined,
+        preferences: TS.UserPreferences,
+        cancellationToken: unknown,
+      ): TS.CompletionEntryDetails | undefined;
+    };
+  }
+).Completions;
+const NEVER_CANCELLED = { isCancellationRequested: () => false, throwIfCancellationRequested: () => undefined };
+const noLog = (): void => undefined;
+
+export type Checker = (StaleView & { stale: true }) | { program: TS.Program; file: TS.SourceFile; stale: false };
+
+/**
+ * The checker for `text` of `path`: the last program's, about this text parsed on its own, when that
+ * gives a new program's answer (service.ts `stale`, stale.ts); else the language service's, brought up
+ * to date (a new program: 17-74 ms on a 2,000-line file).
+ */
+function checkerFor(svc: WorkspaceService, path: string, text: string): Checker {
+  svc.update(path, text);
+  const view = svc.stale(path, text);
+  if ("program" in view) return { ...view, stale: true };
+  const program = svc.program();
+  return { program, file: program.getSourceFile(path)!, stale: false };
+}
+
+export function completionsAt(
+  svc: WorkspaceService,
+  at: Checker,
+  path: string,
+  offset: number,
+  preferences: TS.UserPreferences,
+): TS.CompletionInfo | undefined {
+  if (!at.stale) return svc.languageService.getCompletionsAtPosition(path, offset, preferences);
+  const res = completions.getCompletionsAtPosition(
+    at.host,
+    at.program,
+    noLog,
+    at.file,
+    offset,
+    preferences,
+    undefined,
+    undefined,
+    NEVER_CANCELLED,
+    undefined,
+    false,
+  );
+  // The old program still holds this file's old text as a module of its own: a new program would not
+  // offer its exports as auto-imports into itself.
+  if (res) res.entries = res.entries.filter((e) => (e.data as { fileName?: string } | undefined)?.fileName !== path);
+  return res;
+}
+
 function collect(svc: WorkspaceService, path: string, text: string, offset: number): Collected {
   const { prefix, start, afterDot } = prefixAt(text, offset);
-  svc.update(path, text);
-  const ls = svc.languageService;
-  const res = ls.getCompletionsAtPosition(path, offset, {
+  const at = checkerFor(svc, path, text);
+  const res = completionsAt(svc, at, path, offset, {
     ...PREFERENCES,
     // Auto-import candidates once something is typed (TypeScript's own editors do the same).
     includeCompletionsForModuleExports: prefix.length > 0,
   });
   const member = afterDot || (res?.isMemberCompletion ?? false);
   const receiver = member ? receiverName(text, start) : undefined;
-  const program = ls.getProgram();
-  const sf = program?.getSourceFile(path);
-  const facts = member && program && sf ? memberFacts(program, sf, offset) : undefined;
+  const { program, file: sf } = at;
+  const facts = member ? memberFacts(program, sf, offset) : undefined;
   const entries = !res || (afterDot && !res.isMemberCompletion) ? [] : res.entries;
   return {
     path,
@@ -309,13 +385,14 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     prefix,
     context: member ? "member" : "identifier",
     ...(receiver !== undefined ? { receiver } : {}),
-    excluded: sf ? declaredHere(sf, offset, member, receiver) : new Set<string>(),
+    excluded: declaredHere(sf, offset, member, receiver),
     usage: usageOf(text, offset, start),
     ...(facts ? { facts } : {}),
     // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
     entries,
     incomplete: res?.isIncomplete ?? false,
     values: entries.some((e) => VALUE_KINDS.has(e.kind)),
+    stale: at.stale,
   };
 }
 
@@ -396,7 +473,7 @@ export function typedCompletions(
   limit: number,
   /** How many of the first items get their signature (TypedItem.signature): the model's prompt context. */
   details = 0,
-): TypedAnswer & { reused: boolean } {
+): TypedAnswer & { reused: boolean; stale?: boolean } {
   const { prefix, start } = prefixAt(text, offset);
   if (declarationName(text, start)) return { items: [], context: "identifier", offered: 0, reused: true };
   let c: Collected;
@@ -457,18 +534,33 @@ export function typedCompletions(
   }
   scored.sort((a, b) => b.key - a.key || (a.item.label < b.item.label ? -1 : a.item.label > b.item.label ? 1 : 0));
   const items = scored.slice(0, limit).map((s) => s.item);
-  for (const item of items.slice(0, details)) {
-    if (item.auto_import) continue;
-    const d = svc.languageService.getCompletionEntryDetails(
-      path,
-      offset,
-      item.label,
-      undefined,
-      undefined,
-      PREFERENCES,
-      undefined,
-    );
-    if (d) item.signature = ts.displayPartsToString(d.displayParts).replace(/\s+/g, " ").slice(0, 200);
+  const wanted = items.slice(0, details).filter((item) => !item.auto_import);
+  if (wanted.length > 0) {
+    const at = checkerFor(svc, path, text);
+    for (const item of wanted) {
+      const d = at.stale
+        ? completions.getCompletionEntryDetails(
+            at.program,
+            noLog,
+            at.file,
+            offset,
+            { name: item.label },
+            at.host,
+            undefined,
+            PREFERENCES,
+            NEVER_CANCELLED,
+          )
+        : svc.languageService.getCompletionEntryDetails(
+            path,
+            offset,
+            item.label,
+            undefined,
+            undefined,
+            PREFERENCES,
+            undefined,
+          );
+      if (d) item.signature = ts.displayPartsToString(d.displayParts).replace(/\s+/g, " ").slice(0, 200);
+    }
   }
-  return { items, context: c.context, offered: c.entries.length, reused };
+  return { items, context: c.context, offered: c.entries.length, reused, ...(reused ? {} : { stale: c.stale }) };
 }

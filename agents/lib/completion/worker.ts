@@ -66,6 +66,7 @@ port.on("message", (msg: ToWorker) => {
     } catch (err) {
       post({ kind: "answer", id: msg.id, status: "failed", reason: (err as Error).message });
     }
+    svc.tidy();
     svc.refreshInBackground();
     post(stats());
   })();

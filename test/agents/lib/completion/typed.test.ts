@@ -6,7 +6,7 @@ import { httpRequest, invokeHttp } from "../../../../protocol/client.js";
 import { serve, type Served } from "../../../../tools/conformance/process.js";
 import { tempDir } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
-import { WorkspaceService } from "../../../../agents/lib/code/service.js";
+import { SERVICE_LIMITS, WorkspaceService } from "../../../../agents/lib/code/service.js";
 import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
 
 const SHAPES = `export interface Named {
@@ -217,16 +217,21 @@ describe("complete-lite, typed engine", () => {
   });
 });
 
-/** A one-file workspace (ES2022 lib, no @types) with its language service loaded; `a.ts` holds `source`. */
+/**
+ * A workspace (ES2022 lib, no @types) with its language service loaded: `src/a.ts` holds `source`,
+ * `others` more files under `src/`.
+ */
 async function withService(
   source: string,
   run: (svc: WorkspaceService, path: string) => void | Promise<void>,
+  others: Record<string, string> = {},
 ): Promise<void> {
   const ws = workspace({
     "tsconfig.json": JSON.stringify({
       compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"], types: [] },
     }),
     "src/a.ts": source,
+    ...Object.fromEntries(Object.entries(others).map(([name, text]) => [`src/${name}`, text])),
   });
   const svc = new WorkspaceService(ws.dir);
   try {
@@ -287,6 +292,108 @@ describe("typed engine in process: when a keystroke reuses the last collection",
       const value = at("Shape = ");
       expect(value.reused).toBe(false);
       expect(value.items.map((i) => i.label)).toEqual(expect.arrayContaining(["shaped", "shapeCount"]));
+    });
+  }, 60_000);
+});
+
+describe("typed engine in process: answers from the last program's checker (stale.ts)", () => {
+  const labels = (r: { items: { label: string }[] }) => r.items.map((i) => i.label);
+
+  it("members after `.` come from the last program, without a rebuild, even where another file imports the file", async () => {
+    const base =
+      'import { Circle } from "./shapes.js";\nexport function f(n: number): number {\n  const c = new Circle();\n  ';
+    const tail = "\n  return n;\n}\n";
+    await withService(
+      base + tail,
+      (svc, path) => {
+        const at = (typed: string) => typedCompletions(svc, path, base + typed + tail, base.length + typed.length, 50);
+        at("c"); // the program is built for this text
+        const before = svc.stats();
+        const member = at("c.");
+        expect(member.reused).toBe(false);
+        expect(member.stale).toBe(true);
+        expect(member.context).toBe("member");
+        expect(labels(member)).toEqual(expect.arrayContaining(["radius", "area", "diameter", "name", "rename"]));
+        expect(labels(member)).not.toContain("hidden"); // protected
+        expect(labels(member)).not.toContain("n"); // never identifiers after a dot
+        expect(svc.stats().rebuilds).toBe(before.rebuilds);
+        expect(svc.stats().stale_answers).toBe(before.stale_answers + 1);
+        // A word's first character: the names in scope, and auto-import candidates, from the same program.
+        const word = at("c.area();\n  B");
+        expect(word.stale).toBe(true);
+        expect(word.items.find((i) => i.label === "Box")).toMatchObject({ auto_import: true, source: "./shapes.js" });
+        expect(labels(at("c.area();\n  n"))).toContain("n");
+        expect(svc.stats().rebuilds).toBe(before.rebuilds);
+      },
+      { "shapes.ts": SHAPES, "b.ts": 'import { f } from "./a.js";\nexport const g = f(1);\n' },
+    );
+  }, 60_000);
+
+  it("a receiver whose declaration changed in the file is typed from the new text", async () => {
+    const base = 'import { Box, Circle } from "./shapes.js";\nexport function f(): void {\n  const x = new ';
+    const tail = "\n}\n";
+    await withService(
+      base + "Circle();\n  x" + tail,
+      (svc, path) => {
+        const at = (typed: string) => typedCompletions(svc, path, base + typed + tail, base.length + typed.length, 50);
+        expect(labels(at("Circle();\n  x."))).toContain("radius");
+        const boxed = at("Box(1);\n  x.");
+        expect(boxed.stale).toBe(true);
+        expect(labels(boxed)).toEqual(expect.arrayContaining(["map", "value"]));
+        expect(labels(boxed)).not.toContain("radius");
+      },
+      { "shapes.ts": SHAPES },
+    );
+  }, 60_000);
+
+  it("is not asked when the receiver's type comes through a file that imports this one, or when the imports change", async () => {
+    // b.ts types `made` from a.ts's `make`, whose return type is inferred from its body: an edit of that
+    // body changes the receiver's type, which only a new program sees.
+    const head = 'import { made } from "./b.js";\nexport function make() {\n  return { ';
+    const mid = ": 1 };\n}\nexport function use(): void {\n  ";
+    const tail = "\n}\n";
+    await withService(
+      head + "first" + mid + "made" + tail,
+      (svc, path) => {
+        const at = (field: string, typed: string) => {
+          const text = head + field + mid + typed + tail;
+          return typedCompletions(svc, path, text, text.length - tail.length, 50);
+        };
+        const first = at("first", "made.");
+        expect(labels(first)).toContain("first");
+        const rebuilds = svc.stats().rebuilds;
+        const second = at("second", "made.");
+        expect(second.stale).toBe(false);
+        expect(svc.stats().rebuilds).toBe(rebuilds + 1);
+        expect(labels(second)).toContain("second");
+        expect(labels(second)).not.toContain("first");
+        // A new import: the old program never resolved it.
+        const text = 'import { Circle } from "./shapes.js";\n' + head + "second" + mid + "new Circle().";
+        const circle = typedCompletions(svc, path, text + tail, text.length, 50);
+        expect(circle.stale).toBe(false);
+        expect(labels(circle)).toContain("radius");
+      },
+      { "b.ts": 'import { make } from "./a.js";\nexport const made = make();\n', "shapes.ts": SHAPES },
+    );
+  }, 60_000);
+
+  it("answers from one program at most SERVICE_LIMITS.maxStaleAnswers times, then builds a new one", async () => {
+    const text = (i: number) => `export function f(n: number): number {\n  const v${i} = n;\n  return n;\n}\n`;
+    await withService(text(0), (svc, path) => {
+      for (let i = 1; i <= SERVICE_LIMITS.maxStaleAnswers; i++) {
+        svc.update(path, text(i));
+        expect(svc.stale(path, text(i))).toHaveProperty("program");
+        svc.tidy();
+      }
+      svc.update(path, text(999));
+      expect(svc.stale(path, text(999))).toEqual({ reason: expect.stringContaining("answers from this program") });
+      // The program's own text needs no new program: its file answers.
+      expect(svc.stale(path, text(0))).toHaveProperty("file.text", text(0));
+      const { rebuilds } = svc.stats();
+      svc.program();
+      expect(svc.stats().rebuilds).toBe(rebuilds + 1);
+      svc.update(path, text(1000));
+      expect(svc.stale(path, text(1000))).toHaveProperty("program");
     });
   }, 60_000);
 });
