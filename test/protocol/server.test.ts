@@ -300,17 +300,22 @@ describe("close: the keep-alive linger", () => {
     for (const e of events) if (e.event === "drain_closed") expect(e.unflushed).toBe(0);
   });
 
-  it("a connection whose request is read but not yet answered at the drain's end is answered, not cut", async () => {
-    const events: ServerEvent[] = [];
-    const s = await start({ keepAliveLingerMs: 0, onEvent: (e) => events.push(e) });
+  /** Two connections to `s`: `idle`, held by the server (one request answered on it), and `busy`, fresh. */
+  async function idleAndBusy(s: AipServer): Promise<{ idle: Socket; busy: Socket }> {
     const idle = connect(s.socketPath);
     const busy = connect(s.socketPath);
     for (const k of [idle, busy]) k.on("error", () => undefined);
     await Promise.all([idle, busy].map((k) => new Promise<void>((r) => k.once("connect", () => r()))));
-    // The idle one is held by the server: one request answered on it.
     const first = new Promise<void>((r) => idle.once("data", () => r()));
     idle.write(raw(JSON.stringify({ action: "echo", context: {}, constraints: {} })));
     await first;
+    return { idle, busy };
+  }
+
+  it("a connection whose request is read but not yet answered at the drain's end is answered, not cut", async () => {
+    const events: ServerEvent[] = [];
+    const s = await start({ keepAliveLingerMs: 0, onEvent: (e) => events.push(e) });
+    const { idle, busy } = await idleAndBusy(s);
     // The busy one's request is read (its head: the server's 100 Continue says so) and its body still arriving.
     const body = JSON.stringify({ action: "echo", context: { source_code: "late body" }, constraints: {} });
     let received = "";
@@ -352,13 +357,7 @@ describe("close: the keep-alive linger", () => {
         return successResponse({ echo: req }, "t");
       },
     });
-    const idle = connect(s.socketPath);
-    const busy = connect(s.socketPath);
-    for (const k of [idle, busy]) k.on("error", () => undefined);
-    await Promise.all([idle, busy].map((k) => new Promise<void>((r) => k.once("connect", () => r()))));
-    const first = new Promise<void>((r) => idle.once("data", () => r()));
-    idle.write(raw(JSON.stringify({ action: "echo", context: {}, constraints: {} })));
-    await first;
+    const { idle, busy } = await idleAndBusy(s);
     let received = "";
     busy.on("data", (d: Buffer) => (received += d.toString()));
     busy.write(raw(JSON.stringify({ action: "echo", context: { source_code: "slow" }, constraints: {} })));
