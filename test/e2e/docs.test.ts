@@ -135,6 +135,11 @@ const EXAMPLES: { file: string; start: string; how: string }[] = [
   },
   { file: "docs/performance.md", start: "apt-get install -y nginx haproxy", how: "here, with --dry-run" },
   { file: "docs/performance.md", start: "AIP_HOSTILE_ABUSES", how: "here, with --dry-run and the abuse names" },
+  {
+    file: "docs/performance.md",
+    start: "cp -a dist /tmp/base/dist",
+    how: "here, the bench line with --dry-run and the abuse names (the copy, a baseline build, is not made)",
+  },
 ];
 
 /** Run a shell script (bash, -euo pipefail) with `aip` on PATH as this checkout's CLI. */
@@ -454,6 +459,7 @@ describe("every example in README.md and docs/", () => {
       ...commands(block("docs/performance.md", "npm run bench ")),
       ...commands(block("docs/performance.md", "apt-get install -y nginx haproxy")).filter((l) => l.startsWith("npm")),
       ...commands(block("docs/performance.md", "AIP_HOSTILE_ABUSES")),
+      ...commands(block("docs/performance.md", "cp -a dist /tmp/base/dist")).filter((l) => !l.startsWith("cp ")),
     ].map((l) => l.replace(/\s+#.*$/, "").replace("--socket PATH", "--socket /tmp/x.sock"));
     expect(benchLines.length).toBeGreaterThanOrEqual(6);
     for (const line of benchLines) {
