@@ -3,14 +3,12 @@
  * as node:http answers it; everything else hands the connection to node:http with its bytes intact.
  */
 import { connect, type Socket } from "node:net";
-import { join } from "node:path";
 import { Pool } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { FAST_HEAD_MAX_BYTES, parseSimpleInvoke } from "../../protocol/http-fast.js";
-import { AipServer, type AipServerOptions } from "../../protocol/server.js";
 import { parseResponses, rawExchange } from "../reliability/lib/raw.js";
-import { tempDir } from "../helpers.js";
+import { serverFixture } from "./lib/servers.js";
 
 const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
 const BODY = '{"action":"echo","context":{},"constraints":{}}';
@@ -76,34 +74,19 @@ describe("parseSimpleInvoke: only the common request, whole", () => {
   });
 });
 
-let dir: string;
-let cleanup: () => void;
-const servers: AipServer[] = [];
 let signals: AbortSignal[] = [];
 
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
   signals = [];
 });
 
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close(100)));
-  cleanup();
-});
-
-async function start(overrides: Partial<AipServerOptions> = {}): Promise<AipServer> {
-  const s = await AipServer.listen({
-    socketPath: join(dir, "s.sock"),
-    invoke: async (req, ctx) => {
-      signals.push(ctx.signal);
-      return successResponse({ echo: req }, "t");
-    },
-    routes: { "GET /ping": async () => ({ status: 200, body: '{"pong":true}' }) },
-    ...overrides,
-  });
-  servers.push(s);
-  return s;
-}
+const { start } = serverFixture(() => ({
+  invoke: async (req, ctx) => {
+    signals.push(ctx.signal);
+    return successResponse({ echo: req }, "t");
+  },
+  routes: { "GET /ping": async () => ({ status: 200, body: '{"pong":true}' }) },
+}));
 
 /** The head's fields, lower-cased names, without Date (its value is the clock's). */
 function headFields(raw: Buffer): { status: string; fields: Record<string, string> } {

@@ -3,42 +3,25 @@
  * or at requestReceiveTimeoutMs (408), and the connection is closed; none is held until the idle timeout.
  */
 import { connect } from "node:net";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
-import { AipServer, type AipServerOptions } from "../../protocol/server.js";
 import { isEnvelope, parseResponses, rawExchange } from "../reliability/lib/raw.js";
-import { tempDir } from "../helpers.js";
+import { serverFixture } from "./lib/servers.js";
 
-let dir: string;
-let cleanup: () => void;
-const servers: AipServer[] = [];
 let invoked = 0;
 
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
   invoked = 0;
 });
 
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close(100)));
-  cleanup();
-});
-
 /** The idle timeout is far beyond the test's wait: an answer can only come from the fix, not from it. */
-async function start(overrides: Partial<AipServerOptions> = {}): Promise<AipServer> {
-  const s = await AipServer.listen({
-    socketPath: join(dir, "s.sock"),
-    invoke: async (req) => {
-      invoked++;
-      return successResponse({ echo: req }, "t");
-    },
-    limits: { idleTimeoutMs: 120_000, headersTimeoutMs: 400, requestReceiveTimeoutMs: 400 },
-    ...overrides,
-  });
-  servers.push(s);
-  return s;
-}
+const { start } = serverFixture(() => ({
+  invoke: async (req) => {
+    invoked++;
+    return successResponse({ echo: req }, "t");
+  },
+  limits: { idleTimeoutMs: 120_000, headersTimeoutMs: 400, requestReceiveTimeoutMs: 400 },
+}));
 
 const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
 const chunked = (body: string): Buffer => Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\n${body}`);

@@ -2,34 +2,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { lstatSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
-import { AipServer, type AipServerOptions, type ServerEvent } from "../../protocol/server.js";
+import { AipServer, type ServerEvent } from "../../protocol/server.js";
 import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
-import { DIST, tempDir } from "../helpers.js";
+import { DIST } from "../helpers.js";
+import { serverFixture } from "./lib/servers.js";
 
-let dir: string;
-let cleanup: () => void;
-const servers: AipServer[] = [];
-
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
-});
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close(100)));
-  cleanup();
-});
-
-async function start(overrides: Partial<AipServerOptions> = {}): Promise<AipServer> {
-  const s = await AipServer.listen({
-    socketPath: join(dir, "s.sock"),
-    invoke: async (req) => successResponse({ echo: req }, "t"),
-    ...overrides,
-  });
-  servers.push(s);
-  return s;
-}
+const fixture = serverFixture();
+const start = fixture.start;
 
 describe("socket file", () => {
   it("is 0660 with the configured group", async () => {
@@ -41,11 +22,14 @@ describe("socket file", () => {
   });
 
   it("refuses a path that is not a socket, and one that is too long", async () => {
-    const path = join(dir, "s.sock");
+    const path = join(fixture.dir, "s.sock");
     writeFileSync(path, "not a socket");
     await expect(start()).rejects.toThrow(/exists and is not a socket/);
     await expect(
-      AipServer.listen({ socketPath: join(dir, "x".repeat(120)), invoke: async () => successResponse({}, "t") }),
+      AipServer.listen({
+        socketPath: join(fixture.dir, "x".repeat(120)),
+        invoke: async () => successResponse({}, "t"),
+      }),
     ).rejects.toThrow(/limit is 107/);
   });
 
@@ -241,7 +225,7 @@ describe("listenBacklog", () => {
   }
 
   it("the kernel holds listenBacklog connections for a server that is not accepting, then refuses at once", async () => {
-    const small = join(dir, "small.sock");
+    const small = join(fixture.dir, "small.sock");
     await stoppedServer(small, 8);
     const r = await held(small, 40);
     // Linux queues backlog + 1 on a Unix socket.
@@ -251,7 +235,7 @@ describe("listenBacklog", () => {
   });
 
   it("by default holds every one of 600 connections (Node's own default, 511, would refuse some)", async () => {
-    const big = join(dir, "big.sock");
+    const big = join(fixture.dir, "big.sock");
     await stoppedServer(big, undefined);
     const r = await held(big, 600);
     expect(r).toEqual({ held: 600, refused: [] });
