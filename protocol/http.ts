@@ -138,10 +138,19 @@ export class HttpFraming {
 
   /**
    * Whether a request read on this connection is still being answered (its body read, or its answer
-   * made), by the fast path or by node:http: its idle timeout is then lifted, and a drain waits for it.
+   * made), by the fast path or by node:http: a drain waits for it.
    */
   answering(socket: Socket): boolean {
     return (this.fastConnections.get(socket)?.answering ?? false) || (this.responding.get(socket)?.size ?? 0) > 0;
+  }
+
+  /**
+   * The fast path is working out an answer on this connection (its idle timeout is then lifted, as
+   * node:http's is while it answers). Narrower than `answering`: an answer written but not yet taken by
+   * a client that does not read is not working, and the idle timeout still closes that connection.
+   */
+  computing(socket: Socket): boolean {
+    return this.fastConnections.get(socket)?.answering ?? false;
   }
 
   /** The connection answered what it read: wake those waiting for that (`answered`). */

@@ -249,7 +249,7 @@ export class AipServer {
     // starts again with the answer's write).
     socket.setTimeout(this.limits.idleTimeoutMs);
     socket.on("timeout", () => {
-      if (!socket.destroyed && !this.http.answering(socket)) socket.destroy();
+      if (!socket.destroyed && !this.http.computing(socket)) socket.destroy();
     });
     let head: Buffer[] = [];
     const sniff = (chunk: Buffer): void => {
