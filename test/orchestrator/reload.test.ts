@@ -142,7 +142,13 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
 }
 `,
     );
-    const config = writeDummyConfig(t.dir, { vetting: "off", limits: { shutdown_grace_ms: 3000 } });
+    // The old orchestrator gives a successor 2 × start_timeout_ms to say it is ready, counted from its spawn,
+    // and this one is held stopped while 40 clients are answered: on a starved CI machine that took more
+    // than the default's 30 s, the successor was stopped by its predecessor and never served.
+    const config = writeDummyConfig(t.dir, {
+      vetting: "off",
+      limits: { shutdown_grace_ms: 3000, start_timeout_ms: 90_000 },
+    });
     up = spawn(process.execPath, ["--import", hook, AIP, "up", "--config", config, "--log", logFile], {
       stdio: "ignore",
       env: { ...process.env, AIP_TEST_SUCCESSOR_PID_FILE: pidFile },
@@ -209,7 +215,15 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
     expect(new Set(answers.map((a) => a.pid))).toEqual(new Set([old]));
     expect(jsonLines(readFileSync(logFile, "utf8")).some((l) => l.event === "reload_handed_over")).toBe(false);
     process.kill(successor, "SIGCONT");
-    await until(async () => (await livez().catch(() => old)) === successor, 30_000, "the successor serving");
+    await until(
+      async () => {
+        const failed = jsonLines(readFileSync(logFile, "utf8")).find((l) => l.event === "reload_failed");
+        if (failed) throw new Error(`the reload failed: ${String(failed.err)}`);
+        return (await livez().catch(() => old)) === successor;
+      },
+      60_000,
+      "the successor serving",
+    );
     await until(() => !pidAlive(old), 20_000, "the old orchestrator gone");
     const r = await httpRequest(sock, {
       body: JSON.stringify({ action: "echo", context: {}, constraints: {} }),
@@ -217,5 +231,5 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
       agent: false,
     });
     expect(r.status).toBe(200);
-  }, 60_000);
+  }, 150_000);
 });
