@@ -82,6 +82,8 @@ export async function startRealAgency(
         return await health();
       } catch (err) {
         if (Date.now() > end) throw new Error(`no /healthz answer in ${withinMs} ms: ${(err as Error).message}`);
+        // A refused or reset read fails at once: poll, as `until` does, rather than spin.
+        await new Promise((r) => setTimeout(r, 20));
       }
     }
   };
