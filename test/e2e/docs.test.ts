@@ -342,13 +342,13 @@ describe("every example in README.md and docs/", () => {
 
     it("summarize protocol/paths.ts names its exports", async () => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"summarize"`);
-      expect(a).toMatchObject({ status: "success", agent: "summarize" });
+      expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success", agent: "summarize" });
       expect(JSON.stringify(a.payload)).toContain("isInside");
     });
 
     it("testgen isInside writes a test importing it, with the payload keys the docs show", async () => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"testgen"`);
-      expect(a).toMatchObject({ status: "success", agent: "testgen" });
+      expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success", agent: "testgen" });
       expect(JSON.stringify(a.payload)).toMatch(/import \{[^}]*isInside/);
       // The documented shape (jsonc: comments and "…" dropped) has the keys of the real answer.
       const shown = JSON.parse(
@@ -365,7 +365,7 @@ describe("every example in README.md and docs/", () => {
 
     it("complete after `this.` offers the class's members", async () => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"complete"`);
-      expect(a).toMatchObject({ status: "success" });
+      expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success" });
       const labels = (a.payload.items as { label: string }[]).map((i) => i.label);
       expect(labels).toEqual(expect.arrayContaining(["n", "f"]));
     });
