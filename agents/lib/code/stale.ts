@@ -145,7 +145,7 @@ interface BoundFile extends TS.SourceFile {
 
 /** True when [start, end) lies inside `body`'s braces (a closed block). */
 function insideBody(file: TS.SourceFile, body: TS.Block | undefined, start: number, end: number): boolean {
-  return !!body && body.getStart(file) < start && end < body.end && file.text.charCodeAt(body.end - 1) === 125 /* } */;
+  return !!body && body.getStart(file) < start && end < body.end && file.text.charCodeAt(body.end - 1) === 125; /* } */
 }
 
 /**
