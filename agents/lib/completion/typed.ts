@@ -598,7 +598,7 @@ export function typedCompletions(
   }
   const { usage, receiver, excluded } = c;
   const member = c.context === "member";
-  const scored: { item: TypedItem; key: number }[] = [];
+  const scored: { e: TS.CompletionEntry; autoImport: boolean; key: number }[] = [];
   const seen = new Set<string>();
   for (const e of c.entries) {
     if (e.kind === ts.ScriptElementKind.warning) continue; // JavaScript's "names in this file": not from the checker
@@ -627,9 +627,14 @@ export function typedCompletions(
           (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
           (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0) +
           (member ? memberBonus(svc, c, e.name, 0, 0, Infinity) : 0);
+    scored.push({ e, autoImport, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
+  }
+  scored.sort((a, b) => b.key - a.key || (a.e.name < b.e.name ? -1 : a.e.name > b.e.name ? 1 : 0));
+  // Items only for the entries kept (hundreds are scored per keystroke).
+  const items = scored.slice(0, limit).map(({ e, autoImport }): TypedItem => {
     const kind = KINDS[e.kind] ?? "text";
     const moduleSpecifier = (e.data as { moduleSpecifier?: string } | undefined)?.moduleSpecifier ?? e.source;
-    const item: TypedItem = {
+    return {
       label: e.name,
       kind,
       insert_text: e.insertText ?? (member && kind === "method" ? `${e.name}($0)` : e.name),
@@ -638,10 +643,7 @@ export function typedCompletions(
         : `${e.kind}${e.kindModifiers ? ` (${e.kindModifiers})` : ""}`,
       ...(autoImport ? { auto_import: true as const, source: moduleSpecifier ?? "" } : {}),
     };
-    scored.push({ item, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
-  }
-  scored.sort((a, b) => b.key - a.key || (a.item.label < b.item.label ? -1 : a.item.label > b.item.label ? 1 : 0));
-  const items = scored.slice(0, limit).map((s) => s.item);
+  });
   const wanted = items.slice(0, details).filter((item) => !item.auto_import);
   if (wanted.length > 0) {
     const at = checkerFor(svc, path, text);
