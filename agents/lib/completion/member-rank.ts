@@ -157,15 +157,31 @@ function typedUses(
     if (d) byDecl.set(d, ts.symbolName(p));
   }
   const names = new Set(byDecl.values());
-  const found: TS.PropertyAccessExpression[] = [];
+  const at = access.name.pos;
+  // The nearest top-level statements first, until none left can hold a nearer access than the
+  // TYPED_USES_LIMIT nearest found (a 2,000-line file is not walked whole). Ties keep document order.
+  const found: { n: TS.PropertyAccessExpression; d: number; order: number }[] = [];
+  let order = 0;
   const visit = (n: TS.Node): void => {
-    if (ts.isPropertyAccessExpression(n) && n !== access && names.has(n.name.text)) found.push(n);
+    if (ts.isPropertyAccessExpression(n) && n !== access && names.has(n.name.text))
+      found.push({ n, d: Math.abs(n.pos - at), order: order++ });
     n.forEachChild(visit);
   };
-  visit(sf);
-  const at = access.name.pos;
-  found.sort((a, b) => Math.abs(a.pos - at) - Math.abs(b.pos - at));
-  for (const n of found.slice(0, TYPED_USES_LIMIT)) {
+  const byDistance = (a: { d: number; order: number }, b: { d: number; order: number }): number =>
+    a.d - b.d || a.order - b.order;
+  const statements = [...sf.statements, sf.endOfFileToken].map((s, i) => ({
+    s,
+    d: at < s.pos ? s.pos - at : at > s.end ? at - s.end : 0,
+    order: i,
+  }));
+  statements.sort(byDistance);
+  for (const { s, d, order: i } of statements) {
+    if (found.length >= TYPED_USES_LIMIT && d > found.sort(byDistance)[TYPED_USES_LIMIT - 1]!.d) break;
+    order = i * 1e9;
+    visit(s);
+  }
+  found.sort(byDistance);
+  for (const { n } of found.slice(0, TYPED_USES_LIMIT)) {
     const d = checker.getSymbolAtLocation(n.name)?.declarations?.[0];
     const name = d && byDecl.get(d);
     if (name) out.set(name, (out.get(name) ?? 0) + 1);

@@ -10,6 +10,7 @@ import type * as TS from "typescript";
 import type { StaleView, WorkspaceService } from "../code/service.js";
 import { MEMBER_WEIGHTS, memberFacts, priorPoints, workspaceUses, type MemberFacts } from "./member-rank.js";
 import { matchScore } from "./rank.js";
+import { changeRange } from "../code/stale.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 
@@ -66,7 +67,7 @@ const KINDS: Record<string, string> = {
 };
 
 /** Identifier occurrences in a buffer: how often each name is used, after which receiver, and how near the cursor. */
-interface Usage {
+export interface Usage {
   count: Map<string, number>;
   /** `receiver.name` → count (the receiver's last identifier). */
   member: Map<string, number>;
@@ -92,25 +93,132 @@ function isDot(text: string, from: number, to: number): boolean {
   return dot;
 }
 
-function usageOf(text: string, offset: number, start: number): Usage {
-  const usage: Usage = { count: new Map(), member: new Map(), nearest: new Map() };
-  const re = /#?[A-Za-z_$][\w$]*/g;
-  let prev: string | undefined;
-  let prevEnd = -1;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    const name = m[0];
-    usage.count.set(name, (usage.count.get(name) ?? 0) + 1);
-    const d = Math.abs(m.index - offset);
-    if (d <= PROXIMITY_WINDOW && m.index !== start && d < (usage.nearest.get(name) ?? Infinity))
-      usage.nearest.set(name, d);
-    if (prev !== undefined && isDot(text, prevEnd, m.index)) {
-      const key = `${prev}.${name}`;
-      usage.member.set(key, (usage.member.get(key) ?? 0) + 1);
-    }
-    prev = name;
-    prevEnd = m.index + name.length;
+/**
+ * A buffer's identifier occurrences (`NAME_RE`'s matches, in order) and the counts made from them,
+ * kept from one collection to the next: a keystroke changes a few of them, and scanning a 2,000-line
+ * buffer again for each collection cost about as much as TypeScript's binding of it.
+ */
+interface Tokens {
+  path: string;
+  text: string;
+  names: string[];
+  at: number[];
+  count: Map<string, number>;
+  member: Map<string, number>;
+}
+
+const NAME_RE = /#?[A-Za-z_$][\w$]*/g;
+let tokens: Tokens | undefined;
+/** Names as separate strings, so that a kept occurrence does not keep an old buffer's text alive through a slice. */
+const interned = new Map<string, string>();
+function intern(name: string): string {
+  let v = interned.get(name);
+  if (v === undefined) {
+    if (interned.size > 100_000) interned.clear();
+    v = JSON.parse(JSON.stringify(name)) as string;
+    interned.set(v, v);
   }
-  return usage;
+  return v;
+}
+
+function add(map: Map<string, number>, key: string, by: number): void {
+  const n = (map.get(key) ?? 0) + by;
+  if (n === 0) map.delete(key);
+  else map.set(key, n);
+}
+
+/** Count the member access pairs `names[k - 1].names[k]` for k in [from, to). */
+function pairs(
+  t: { text: string; names: string[]; at: number[] },
+  from: number,
+  to: number,
+  into: Map<string, number>,
+  by: number,
+): void {
+  for (let k = Math.max(1, from); k < to; k++)
+    if (isDot(t.text, t.at[k - 1]! + t.names[k - 1]!.length, t.at[k]!))
+      add(into, `${t.names[k - 1]}.${t.names[k]}`, by);
+}
+
+/** Scan `text` from `from` (not inside a name): the occurrences, up to the first at or after `stopAfter` for which `stop` says the rest is known. */
+function scan(
+  text: string,
+  from: number,
+  stopAfter: number,
+  stop: (at: number) => boolean,
+): { names: string[]; at: number[]; stoppedAt?: number } {
+  const names: string[] = [];
+  const at: number[] = [];
+  NAME_RE.lastIndex = from;
+  for (let m = NAME_RE.exec(text); m; m = NAME_RE.exec(text)) {
+    if (m.index >= stopAfter && stop(m.index)) return { names, at, stoppedAt: m.index };
+    names.push(intern(m[0]));
+    at.push(m.index);
+  }
+  return { names, at };
+}
+
+/** The occurrences of `text` of `path`: updated from the last buffer's when it is the same file, else scanned whole. */
+function tokensOf(path: string, text: string): Tokens {
+  const old = tokens;
+  if (old?.path === path && old.text === text) return old;
+  if (old?.path === path) {
+    const { span, newLength } = changeRange(old.text, text);
+    const delta = newLength - span.length;
+    // Kept: the occurrences ending before the edit (the character after each is not part of a name, and unchanged).
+    let i0 = 0;
+    for (let lo = 0, hi = old.at.length; lo < hi;) {
+      const mid = (lo + hi) >> 1;
+      if (old.at[mid]! + old.names[mid]!.length < span.start) lo = i0 = mid + 1;
+      else hi = mid;
+    }
+    const from = i0 > 0 ? old.at[i0 - 1]! + old.names[i0 - 1]!.length : 0;
+    // Scanned again from there until a match starts where an old one (after the edit) started: the rest is the old one's, moved.
+    const oldIndex = (p: number): number => {
+      let lo = i0;
+      let hi = old.at.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (old.at[mid]! < p) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo < old.at.length && old.at[lo] === p ? lo : -1;
+    };
+    const fresh = scan(text, from, span.start + newLength, (p) => oldIndex(p - delta) >= 0);
+    const j = fresh.stoppedAt === undefined ? old.at.length : oldIndex(fresh.stoppedAt - delta);
+    // Counts: the old occurrences [i0, j) and their pairs out, the new ones and theirs in.
+    pairs(old, i0, Math.min(j + 1, old.at.length), old.member, -1);
+    for (let k = i0; k < j; k++) add(old.count, old.names[k]!, -1);
+    const names = old.names.slice(0, i0).concat(fresh.names, old.names.slice(j));
+    const at = old.at.slice(0, i0).concat(fresh.at);
+    for (let k = j; k < old.at.length; k++) at.push(old.at[k]! + delta);
+    for (const n of fresh.names) add(old.count, n, 1);
+    const next: Tokens = { path, text, names, at, count: old.count, member: old.member };
+    pairs(next, i0, Math.min(i0 + fresh.names.length + 1, names.length), next.member, 1);
+    return (tokens = next);
+  }
+  const { names, at } = scan(text, 0, Infinity, () => false);
+  const next: Tokens = { path, text, names, at, count: new Map(), member: new Map() };
+  for (const n of names) add(next.count, n, 1);
+  pairs(next, 0, names.length, next.member, 1);
+  return (tokens = next);
+}
+
+export function usageOf(path: string, text: string, offset: number, start: number): Usage {
+  const t = tokensOf(path, text);
+  const nearest = new Map<string, number>();
+  let lo = 0;
+  for (let hi = t.at.length; lo < hi;) {
+    const mid = (lo + hi) >> 1;
+    if (t.at[mid]! < offset - PROXIMITY_WINDOW) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let k = lo; k < t.at.length && t.at[k]! <= offset + PROXIMITY_WINDOW; k++) {
+    const d = Math.abs(t.at[k]! - offset);
+    if (t.at[k] !== start && d < (nearest.get(t.names[k]!) ?? Infinity)) nearest.set(t.names[k]!, d);
+  }
+  // Copies: the counts go on changing with the next buffer, a collection keeps its own.
+  return { count: new Map(t.count), member: new Map(t.member), nearest };
 }
 
 /** The innermost node containing `offset`. */
@@ -386,7 +494,7 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     context: member ? "member" : "identifier",
     ...(receiver !== undefined ? { receiver } : {}),
     excluded: declaredHere(sf, offset, member, receiver),
-    usage: usageOf(text, offset, start),
+    usage: usageOf(path, text, offset, start),
     ...(facts ? { facts } : {}),
     // After a `.` the checker's non-member answers (`f(x).` it cannot type) are not offered: never identifiers there.
     entries,
@@ -490,7 +598,7 @@ export function typedCompletions(
   }
   const { usage, receiver, excluded } = c;
   const member = c.context === "member";
-  const scored: { item: TypedItem; key: number }[] = [];
+  const scored: { e: TS.CompletionEntry; autoImport: boolean; key: number }[] = [];
   const seen = new Set<string>();
   for (const e of c.entries) {
     if (e.kind === ts.ScriptElementKind.warning) continue; // JavaScript's "names in this file": not from the checker
@@ -519,9 +627,14 @@ export function typedCompletions(
           (own > 0 ? 10 + 6 * Math.log2(1 + own) : 0) +
           (Number.isFinite(nearest) ? 12 / (1 + nearest / 2000) : 0) +
           (member ? memberBonus(svc, c, e.name, 0, 0, Infinity) : 0);
+    scored.push({ e, autoImport, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
+  }
+  scored.sort((a, b) => b.key - a.key || (a.e.name < b.e.name ? -1 : a.e.name > b.e.name ? 1 : 0));
+  // Items only for the entries kept (hundreds are scored per keystroke).
+  const items = scored.slice(0, limit).map(({ e, autoImport }): TypedItem => {
     const kind = KINDS[e.kind] ?? "text";
     const moduleSpecifier = (e.data as { moduleSpecifier?: string } | undefined)?.moduleSpecifier ?? e.source;
-    const item: TypedItem = {
+    return {
       label: e.name,
       kind,
       insert_text: e.insertText ?? (member && kind === "method" ? `${e.name}($0)` : e.name),
@@ -530,10 +643,7 @@ export function typedCompletions(
         : `${e.kind}${e.kindModifiers ? ` (${e.kindModifiers})` : ""}`,
       ...(autoImport ? { auto_import: true as const, source: moduleSpecifier ?? "" } : {}),
     };
-    scored.push({ item, key: match * 1000 + usageBonus + tierBonus(e.sortText) });
-  }
-  scored.sort((a, b) => b.key - a.key || (a.item.label < b.item.label ? -1 : a.item.label > b.item.label ? 1 : 0));
-  const items = scored.slice(0, limit).map((s) => s.item);
+  });
   const wanted = items.slice(0, details).filter((item) => !item.auto_import);
   if (wanted.length > 0) {
     const at = checkerFor(svc, path, text);

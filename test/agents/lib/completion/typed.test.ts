@@ -1,6 +1,7 @@
 /** complete-lite's typed engine through the real executable (dist/), on temp workspaces. */
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, invokeHttp } from "../../../../protocol/client.js";
 import { serve, type Served } from "../../../../tools/conformance/process.js";
@@ -375,6 +376,35 @@ describe("typed engine in process: answers from the last program's checker (stal
       },
       { "b.ts": 'import { make } from "./a.js";\nexport const made = make();\n', "shapes.ts": SHAPES },
     );
+  }, 60_000);
+
+  it("an edit inside a function's body binds that function alone, and the rest of the file sees its new type", async () => {
+    const text = (extra: string) =>
+      `export function make() {\n  return { alpha: 1${extra} };\n}\nexport function use(): number {\n  const v = make();\n  return v.alpha;\n}\n`;
+    await withService(text(""), (svc, path) => {
+      /** The members of `v` in use (not edited), as the view's checker types it. */
+      const members = (view: ReturnType<WorkspaceService["stale"]>) => {
+        if (!("program" in view)) throw new Error(view.reason);
+        const use = view.file.statements[1] as ts.FunctionDeclaration;
+        const v = (use.body!.statements[0] as ts.VariableStatement).declarationList.declarations[0]!.name;
+        return view.program
+          .getTypeChecker()
+          .getTypeAtLocation(v)
+          .getProperties()
+          .map((p) => p.name);
+      };
+      const first = svc.stale(path, text(", b: 1"));
+      expect(members(first)).toEqual(["alpha", "b"]);
+      // The next keystroke in make's body: the new shadow keeps the file's symbols (stale.ts bindEdited), and
+      // the checker sees them as new: make's inferred type changed.
+      const second = svc.stale(path, text(", be: 1"));
+      expect((second as { file: { locals?: unknown } }).file.locals).toBe(
+        (first as { file: { locals?: unknown } }).file.locals,
+      );
+      expect(members(second)).toEqual(["alpha", "be"]);
+      svc.tidy();
+      expect(members(svc.stale(path, text(", be: 1, gamma: 2")))).toEqual(["alpha", "be", "gamma"]);
+    });
   }, 60_000);
 
   it("answers from one program at most SERVICE_LIMITS.maxStaleAnswers times, then builds a new one", async () => {
