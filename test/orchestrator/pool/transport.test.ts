@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AipError } from "../../../protocol/errors.js";
 import { AipServer } from "../../../protocol/server.js";
-import { Cancellation } from "../../../orchestrator/cancel.js";
+import { Cancellation } from "../../../protocol/cancel.js";
 import {
   freshConnectionTransport,
   httpTransport,
