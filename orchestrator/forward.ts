@@ -17,7 +17,7 @@ import { spliceJsonObject, type JsonSource } from "../protocol/json.js";
 export type { JsonSource };
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
-import { Cancellation, follow, unfollow } from "./cancel.js";
+import { Cancellation, follow, unfollow } from "../protocol/cancel.js";
 import { neverReachedAgent } from "./pool/transport.js";
 
 export interface RequestOutcome {

@@ -44,6 +44,28 @@ export function createLogger(options: LoggerOptions): Logger {
 }
 
 /**
+ * Writes a logger's line built by hand, for the one line per request (docs/performance.md, "The request
+ * log line"): `{"level":…,"timestamp":…` then the logger's bindings, then `members` (the line's own
+ * members as JSON text, without braces, ending with `"msg":…`), to the logger's own destination: the
+ * line pino writes for `log[level](fields, msg)`, without pino's per-key serialisation. Returns false,
+ * writing nothing, when the level is off (or the logger has no destination).
+ */
+export type HandLine = (members: string) => boolean;
+
+export function handLine(log: Logger, level: "info" | "warn"): HandLine {
+  const internals = log as unknown as Record<symbol, unknown>;
+  const stream = internals[pino.symbols.streamSym] as DestinationStream | undefined;
+  const bindings = internals[pino.symbols.chindingsSym];
+  const head = `{"level":"${level}"`;
+  const tail = `${typeof bindings === "string" ? bindings : ""},`;
+  return (members) => {
+    if (stream === undefined || !log.isLevelEnabled(level)) return false;
+    stream.write(`${head}${isoTimestamp()}${tail}${members}}\n`);
+    return true;
+  };
+}
+
+/**
  * sd-daemon priorities (sd-daemon.h SD_CRIT … SD_DEBUG) for pino's level labels: journald strips a
  * leading `<N>` from each stdout line and files the entry at that priority (`journalctl -p err`).
  */

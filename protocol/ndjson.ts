@@ -26,7 +26,10 @@ const NEWLINE = 0x0a;
 const LINGER_MS = 2000;
 
 function isBlank(buf: Buffer): boolean {
-  for (const b of buf) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return false;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return false;
+  }
   return true;
 }
 
@@ -83,20 +86,27 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     flush();
   };
 
+  /** A request's answer is ready: written in its turn (one promise reaction per request, no chain). */
+  const settle = (slot: Slot, text: string): void => {
+    try {
+      slot.text = text;
+      inflight--;
+      flush();
+      schedulePump();
+    } catch {
+      socket.destroy();
+    }
+  };
+
   const dispatch = (line: Buffer): void => {
     if (isBlank(line)) return;
     const slot: Slot = { text: undefined };
     order.push(slot);
     inflight++;
-    handle(line, controller.signal)
-      .catch((err: unknown) => JSON.stringify(errorResponse(err, newTraceId())))
-      .then((text) => {
-        slot.text = text;
-        inflight--;
-        flush();
-        schedulePump();
-      })
-      .catch(() => socket.destroy());
+    handle(line, controller.signal).then(
+      (text) => settle(slot, text),
+      (err: unknown) => settle(slot, JSON.stringify(errorResponse(err, newTraceId()))),
+    );
   };
 
   const tooLarge = (): void => {

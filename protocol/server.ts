@@ -82,6 +82,8 @@ const CLIENT_ERROR_EVENTS_PER_S = 10;
 const cancelledResponse = (): AipResponse =>
   errorResponse(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"), newTraceId());
 
+const serialise = (response: AipResponse): string => JSON.stringify(response);
+
 function isHttpStart(byte: number): boolean {
   return byte >= 0x41 && byte <= 0x5a; // an uppercase letter: GET, POST, PUT, …
 }
@@ -288,15 +290,14 @@ export class AipServer {
     socket.once("end", onEarlyEnd);
   }
 
-  /** Decode and answer one request frame; never throws. */
-  private async answerFrame(
+  /** Decode and answer one request frame, serialised; never rejects. */
+  private answerFrame(
     bytes: Buffer,
     signal: AbortSignal,
     framing: "http" | "ndjson",
     connection: number,
   ): Promise<string> {
-    const response = await this.answer(bytes, signal, framing, connection);
-    return JSON.stringify(response);
+    return this.answer(bytes, signal, framing, connection).then(serialise);
   }
 
   private async answer(

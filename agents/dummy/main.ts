@@ -20,6 +20,13 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** `text.split("\n").length`, without making the array of lines. */
+function lineCount(text: string): number {
+  let n = 1;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) n++;
+  return n;
+}
+
 export const dummy: AgentDefinition = {
   manifest: bundledManifest("dummy", import.meta.url),
   help: `Answers the action "echo" with {received_action, context_lines, trace_id}; constraints.delay_ms
@@ -31,7 +38,7 @@ export const dummy: AgentDefinition = {
       if (delayMs !== undefined && delayMs > 0) await delay(Math.min(delayMs, 60_000), ctx.signal);
       return {
         received_action: request.action,
-        context_lines: typeof source === "string" && source.length > 0 ? source.split("\n").length : 0,
+        context_lines: typeof source === "string" && source.length > 0 ? lineCount(source) : 0,
         trace_id: ctx.traceId,
       };
     },

@@ -13,7 +13,7 @@
  *   AIP_ERR_SOCKET_BUSY too.
  */
 import { AipError } from "../../protocol/errors.js";
-import type { Cancellation } from "../cancel.js";
+import type { Cancellation } from "../../protocol/cancel.js";
 
 interface Waiter {
   readonly lane: Lane;

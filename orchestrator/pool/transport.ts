@@ -9,7 +9,7 @@
  * close is indistinguishable from a half-close, which by AIP-1 keeps the request running.
  */
 import { connect, type Socket } from "node:net";
-import type { Cancellation } from "../cancel.js";
+import type { Cancellation } from "../../protocol/cancel.js";
 
 export interface Transport {
   /** POST one request body to the agent's /v1/invoke; resolves with the answer's body. Rejects with the cause on failure. */
@@ -46,6 +46,16 @@ function failure(code: string, message: string): NodeJS.ErrnoException {
   const err: NodeJS.ErrnoException = new Error(message);
   err.code = code;
   return err;
+}
+
+/** The header name at `at` in `head` is `lower` (ASCII, case-insensitive; the length was checked). */
+function sameName(head: string, at: number, lower: string): boolean {
+  for (let i = 0; i < lower.length; i++) {
+    const c = head.charCodeAt(at + i);
+    const l = lower.charCodeAt(i);
+    if (c !== l && !(l >= 0x61 && l <= 0x7a && (c | 0x20) === l)) return false;
+  }
+  return true;
 }
 
 /** Where the reading of the current answer is. */
@@ -212,23 +222,26 @@ class AgentConnection {
     this.closeAfter = status[1] === "0";
     let at = head.indexOf("\r\n");
     while (at !== -1) {
-      const next = head.indexOf("\r\n", at + 2);
-      const line = head.slice(at + 2, next === -1 ? head.length : next);
+      const start = at + 2;
+      const next = head.indexOf("\r\n", start);
+      const end = next === -1 ? head.length : next;
       at = next;
-      const colon = line.indexOf(":");
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).toLowerCase();
-      if (name === "content-length") {
-        const value = line.slice(colon + 1).trim();
+      const colon = head.indexOf(":", start);
+      if (colon <= start || colon > end) continue;
+      // Only the framing headers are read: the others (Date, Content-Type, …) are not copied or lowered.
+      const nameLength = colon - start;
+      if (nameLength === 14 && sameName(head, start, "content-length")) {
+        const value = head.slice(colon + 1, end).trim();
         if (!/^\d{1,15}$/.test(value)) {
           this.broken(`bad Content-Length ${JSON.stringify(value)}`);
           return false;
         }
         length = Number(value);
-      } else if (name === "transfer-encoding") chunked = /(^|[\s,])chunked\s*$/i.test(line.slice(colon + 1));
-      else if (name === "connection") {
-        const value = line
-          .slice(colon + 1)
+      } else if (nameLength === 17 && sameName(head, start, "transfer-encoding"))
+        chunked = /(^|[\s,])chunked\s*$/i.test(head.slice(colon + 1, end));
+      else if (nameLength === 10 && sameName(head, start, "connection")) {
+        const value = head
+          .slice(colon + 1, end)
           .trim()
           .toLowerCase();
         if (value === "close") this.closeAfter = true;

@@ -1,5 +1,6 @@
 /** One request through an agent: validation, action routing, deadline, concurrency cap, envelope. */
 import { getHeapStatistics } from "node:v8";
+import { Cancellation, follow, unfollow } from "../../../protocol/cancel.js";
 import { AipError, problem } from "../../../protocol/errors.js";
 import { errorResponse, successResponse } from "../../../protocol/envelope.js";
 import type { Logger } from "../../../protocol/log.js";
@@ -52,6 +53,8 @@ export const SHED_HEAP_RATIO = 0.85;
 export const COLLECT_AFTER_RATIO = 0.5;
 /** At most one forced collection per this long. */
 const COLLECT_EVERY_MS = 1000;
+
+const clientGone = (): Error => new AipError("AIP_ERR_CANCELLED", "Client closed the connection");
 
 /** A RangeError from V8 running out of stack: deep recursion over deeply nested input. */
 export function isStackOverflow(err: unknown): boolean {
@@ -149,9 +152,10 @@ export class AgentInvoker {
       controller?.abort(reason);
       stop?.(reason);
     };
-    const onClientAbort = (): void => cancel(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
-    if (clientSignal?.aborted) onClientAbort();
-    else clientSignal?.addEventListener("abort", onClientAbort, { once: true });
+    // The client going away: the connection's signal has one listener for all its requests (protocol/cancel.ts).
+    const client = new Cancellation();
+    client.onAbort(cancel);
+    if (clientSignal) follow(clientSignal, client, clientGone);
     const warnings: Warnings = [];
     // The request's logger is made when a handler first logs: most requests never do.
     let requestLog: Logger | undefined;
@@ -235,7 +239,7 @@ export class AgentInvoker {
       if (!(err instanceof AipError)) logFor().error({ event: "handler_error", err }, "handler threw");
       return fail(err);
     } finally {
-      clientSignal?.removeEventListener("abort", onClientAbort);
+      if (clientSignal) unfollow(clientSignal, client);
     }
   }
 }

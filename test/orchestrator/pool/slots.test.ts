@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Cancellation } from "../../../orchestrator/cancel.js";
+import { Cancellation } from "../../../protocol/cancel.js";
 import { AipError } from "../../../protocol/errors.js";
 import { AgentPool } from "../../../orchestrator/pool/agent-pool.js";
 import { Slots } from "../../../orchestrator/pool/slots.js";

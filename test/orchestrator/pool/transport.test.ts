@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AipError } from "../../../protocol/errors.js";
 import { AipServer } from "../../../protocol/server.js";
-import { Cancellation } from "../../../orchestrator/cancel.js";
+import { Cancellation } from "../../../protocol/cancel.js";
 import {
   freshConnectionTransport,
   httpTransport,
@@ -148,6 +148,27 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
         trace_id: id,
         payload: { n: 1 },
       });
+    expect(conns.length).toBe(1);
+  });
+
+  it("framing headers are matched by name in any case; names that only look like them are not read", async () => {
+    let n = 0;
+    const { socket, conns } = await rawAgent((s, body) => {
+      const text = envelope(body);
+      const length = Buffer.byteLength(text);
+      if (n++ === 0)
+        // Near misses of the same length come after the real ones: read as framing, they would break the answer.
+        s.write(
+          `HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh: ${length}\r\nCONNECTION: Keep-Alive\r\n` +
+            `Content-Lengtx: 1\r\nContent\rLength: 2\r\nTransfer-Encodinh: chunked\r\nConnectio\r: close\r\n\r\n${text}`,
+        );
+      else
+        s.write(`HTTP/1.1 200 OK\r\nTRANSFER-ENCODING: chunked\r\n\r\n${length.toString(16)}\r\n${text}\r\n0\r\n\r\n`);
+    });
+    transport = httpTransport(socket, 2);
+    expect(JSON.parse(await transport.send(request("hn-1"), signal())).trace_id).toBe("hn-1");
+    expect(JSON.parse(await transport.send(request("hn-2"), signal())).trace_id).toBe("hn-2");
+    // Both answers kept the connection: no near miss was taken for Connection: close.
     expect(conns.length).toBe(1);
   });
 
