@@ -63,6 +63,25 @@ describe("search ranking", () => {
     );
     // The same two words in the other order: only the verb first tells "how do I log a request" apart.
     writeFileSync(join(ws.dir, "src/a-log.ts"), "export function requestLog(): string[] {\n  return [];\n}\n");
+    // Neither name nor body says "backoff"; the one call site does (the variable its result goes into).
+    writeFileSync(
+      join(ws.dir, "src/retry.ts"),
+      [
+        "function nextWait(attempt: number): number {",
+        "  return 2 ** attempt * 100;",
+        "}",
+        "",
+        "function pause(ms: number): number {",
+        "  return ms;",
+        "}",
+        "",
+        "export function retryLater(attempt: number): number {",
+        "  const backoffMs = nextWait(attempt);",
+        "  return pause(backoffMs);",
+        "}",
+        "",
+      ].join("\n"),
+    );
     mkdirSync(join(ws.dir, "test"));
     // A test repeats the symbol's words around every call: it must not outrank the definition.
     writeFileSync(
@@ -123,6 +142,12 @@ describe("search ranking", () => {
     expect(top("request log")).toBe("src/a-log.ts#requestLog");
     expect(top("how do I log a request")).toBe("src/hooks.ts#logRequest");
     expect(top("is there a way to log a request")).toBe("src/hooks.ts#logRequest");
+  });
+
+  it("a definition is found by the words of its call sites in the same file", () => {
+    // nextWait's result is assigned to backoffMs: "backoff" reaches nextWait, which never says it, as well as its caller.
+    expect(ranked("backoff")).toEqual(expect.arrayContaining(["src/retry.ts#retryLater", "src/retry.ts#nextWait"]));
+    expect(ranked("backoff")).not.toContain("src/retry.ts#pause");
   });
 
   it("identifier words split from snake_case and digits are searchable", () => {
