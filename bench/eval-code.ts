@@ -329,9 +329,10 @@ interface Phrasing {
   symbol: string;
   /**
    * "dev": looked at while tuning the ranking; "holdout": only scored (docs/agents.md "Evaluation");
-   * "fresh": bench/search-phrasings-fresh.json, written before the ranking changes it is reported with.
+   * "fresh": bench/search-phrasings-fresh.json, written before the ranking changes it is reported with;
+   * "fresh2": bench/search-phrasings-fresh2.json, likewise for the third round (its misses are never printed).
    */
-  split: "dev" | "holdout" | "fresh";
+  split: "dev" | "holdout" | "fresh" | "fresh2";
 }
 
 interface JsdocQuery {
@@ -451,6 +452,15 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
       if (r < 1 && showHoldout)
         phrMisses.push(`fresh ${q.project}: "${q.query}" -> ${q.file} ${q.symbol} rr=${r.toFixed(2)}`);
     }
+  // A second fresh holdout (bench/search-phrasings-fresh2.json), written before the third round of
+  // ranking changes and only scored: its misses are never printed, so no tuning sees them.
+  const fresh2File = join(ROOT, "bench/search-phrasings-fresh2.json");
+  const fresh2: number[] = [];
+  if (existsSync(fresh2File))
+    for (const q of JSON.parse(readFileSync(fresh2File, "utf8")) as Phrasing[]) {
+      const root = q.project === "agency" ? ROOT : join(CORPUS, q.project);
+      fresh2.push(await rr(root, q.query, q.file, [q.symbol]));
+    }
   return {
     jsdoc_queries: all.length,
     jsdoc_mrr10: mean(all),
@@ -462,6 +472,7 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     phrasings_dev: { queries: split.dev!.length, mrr10: mean(split.dev!) },
     phrasings_holdout: { queries: split.holdout!.length, mrr10: mean(split.holdout!) },
     phrasings_fresh: { queries: fresh.length, mrr10: mean(fresh), top1: fresh.filter((r) => r === 1).length },
+    phrasings_fresh2: { queries: fresh2.length, mrr10: mean(fresh2), top1: fresh2.filter((r) => r === 1).length },
     // EVAL_ALL_MISSES=1: every JSDoc miss (to compare two rankings), not just the first 40.
     jsdoc_misses: process.env.EVAL_ALL_MISSES === "1" ? jsdocMisses : jsdocMisses.slice(0, 40),
     // Holdout misses are listed only with EVAL_SHOW_HOLDOUT=1, so tuning never sees them.

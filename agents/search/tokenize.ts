@@ -246,16 +246,105 @@ export const SYNONYMS: readonly (readonly string[])[] = [
   ["cancel", "abort"],
   ["reject", "throw", "raise"],
   ["support", "supported", "available"],
+  // Common programming vocabulary and abbreviations (naming habits seen across codebases).
+  ["unique", "distinct", "dedupe", "deduplicate", "uniq"],
+  ["identifier", "id"],
+  ["generate", "produce"],
+  ["maximum", "max", "largest", "biggest", "most"],
+  ["minimum", "min", "smallest", "least"],
+  ["replace", "override", "overwrite", "substitute"],
+  ["property", "prop", "props", "field", "attribute", "attr"],
+  ["empty", "blank"],
+  ["url", "uri", "href", "link", "endpoint"],
+  ["date", "timestamp", "datetime"],
+  ["response", "res", "resp", "reply"],
+  ["request", "req"],
+  ["progress", "percent", "percentage"],
+  ["retry", "attempt"],
+  ["stop", "halt", "terminate", "kill", "quit"],
+  ["callback", "cb", "fn", "func"],
+  ["emit", "dispatch", "trigger", "fire", "notify"],
+  ["concat", "concatenate"],
+  ["regex", "regexp", "pattern"],
+  ["value", "val"],
+  ["element", "elem", "item", "entry"],
+  ["iterator", "iter"],
+  ["buffer", "buf"],
+  ["context", "ctx"],
+  ["library", "lib"],
+  ["package", "pkg"],
+  ["millisecond", "ms", "millis"],
+  ["second", "sec", "secs"],
+  ["statistics", "stats", "stat", "metrics"],
+  ["expression", "expr"],
+  ["description", "desc"],
+  ["information", "info", "details"],
+  ["reference", "ref"],
+  ["document", "doc"],
+  ["calculate", "compute", "calc"],
+  ["sort", "order", "rank"],
+  ["wrap", "wrapper", "decorate"],
+  ["ignore", "skip"],
+  ["close", "shutdown", "dispose", "destroy", "teardown"],
+  ["write", "save", "store", "persist"],
+  ["hash", "digest", "checksum"],
+  ["random", "rand", "randomize"],
+  ["escape", "sanitize", "quote"],
+  ["cache", "memo", "memoize"],
+  ["lock", "mutex"],
+  ["total", "sum"],
+  ["average", "mean", "avg"],
+  ["word", "token", "term"],
+  ["whitespace", "space", "blank"],
+  ["indent", "indentation"],
+  ["deprecated", "obsolete", "legacy"],
+  ["warn", "warning"],
+  ["separator", "delimiter", "sep", "delim"],
+  ["authentication", "auth", "authorization", "credentials"],
+  ["password", "passwd", "secret"],
+  ["connection", "conn"],
+  ["database", "db"],
+  ["process", "proc"],
+  ["command", "cmd"],
+  ["version", "ver"],
+  ["count", "counter", "tally"],
+  ["timeout", "timed out", "time out", "takes too long", "too long"],
 ];
 
 /** A synonym counts this share of the query word it stands for (the word itself counts 1). */
 export const SYNONYM_WEIGHT = 0.5;
 
-/** A query's terms: its tokens processed, stop words and one-letter tokens dropped. */
+/**
+ * Auxiliary verbs and subject pronouns of a question ("how deep do brackets nest", "can it stream"): they
+ * carry the question, not its subject, so a query does not search for them (the index keeps them).
+ */
+const QUERY_FILLER = new Set([
+  "do",
+  "does",
+  "did",
+  "can",
+  "could",
+  "should",
+  "would",
+  "will",
+  "shall",
+  "am",
+  "we",
+  "you",
+  "my",
+  "me",
+  "our",
+  "your",
+  "i",
+]);
+
+/** A query's terms: its tokens processed, stop words, question fillers and one-letter tokens dropped. */
 function queryTerms(text: string): string[] {
-  return tokenize(text)
-    .map((t) => processTerm(t))
-    .filter((t) => t !== null);
+  const terms = (tokens: string[]): string[] => tokens.map((t) => processTerm(t)).filter((t) => t !== null);
+  const all = tokenize(text);
+  const meant = terms(all.filter((t) => !QUERY_FILLER.has(t.toLowerCase())));
+  // A query of fillers alone ("do") is what it says.
+  return meant.length > 0 ? meant : terms(all);
 }
 
 const SYNONYMS_BY_TERM: Map<string, string[]> = (() => {
@@ -294,6 +383,55 @@ const WH_WORDS = new Set(["how", "what", "which", "where", "when", "why", "who",
 const WH_TERMS = new Set([...WH_WORDS].map((w) => processTerm(w)).filter((t) => t !== null));
 
 /**
+ * The words that frame a developer's question around what it asks ("how do I", "how can we", "how to",
+ * "where do I", "is there a way to", "I want to"): they are no query word. After a frame that ends in
+ * a subject or `to` ("how do I parse …"), the next word is the action asked for: the query's lead.
+ * "where is the config read" has a frame ("where is") but no lead: its next word names a thing.
+ */
+const FRAME_AUX = new Set(["do", "does", "did", "can", "could", "should", "would", "will", "shall", "is", "are", "am"]);
+const FRAME_SUBJECT = new Set(["i", "we", "you", "one", "to"]);
+const FRAME_OPENERS: readonly (readonly string[])[] = [
+  ["is", "there", "a", "way", "to"],
+  ["is", "it", "possible", "to"],
+  ["i", "want", "to"],
+  ["i", "need", "to"],
+  ["i", "would", "like", "to"],
+  ["we", "need", "to"],
+  ["help", "me"],
+  ["please"],
+];
+
+/**
+ * Split a query into its question frame and the rest (`rest`, the text searched for) and, when the frame
+ * ends in a subject or `to`, the word after it (`lead`). A query with no frame is all `rest`.
+ */
+export function questionFrame(query: string): { rest: string; lead?: string } {
+  const words: { w: string; end: number }[] = [];
+  const re = /[A-Za-z']+/g;
+  let m: RegExpExecArray | null;
+  // Only the first few words can be a frame.
+  while (words.length < 7 && (m = re.exec(query)) !== null) words.push({ w: m[0].toLowerCase(), end: re.lastIndex });
+  let n = 0;
+  let subject = false;
+  const opener = FRAME_OPENERS.find((o) => o.length <= words.length && o.every((w, k) => words[k]!.w === w));
+  if (opener) {
+    n = opener.length;
+    subject = true;
+  } else if (words.length > 0 && WH_WORDS.has(words[0]!.w)) {
+    n = 1;
+    if (n < words.length && FRAME_AUX.has(words[n]!.w)) n++;
+    if (n < words.length && FRAME_SUBJECT.has(words[n]!.w)) {
+      n++;
+      subject = true;
+    } else if (n === 1) return { rest: query }; // "how many", "which function …": no frame
+  } else return { rest: query };
+  if (n >= words.length) return { rest: query }; // nothing after the frame: the query is what it says
+  const rest = query.slice(words[n - 1]!.end);
+  const next = words[n]!.w;
+  return subject && processTerm(next) !== null ? { rest, lead: next } : { rest };
+}
+
+/**
  * The weight of a query's first word as the first word of a name (its synonyms at `SYNONYM_WEIGHT` of
  * it); the lead group does not count as a matched word.
  */
@@ -315,7 +453,8 @@ export interface QueryGroup {
  * question, and for a check ("check if", "validate") too, at `SYNONYM_WEIGHT`.
  */
 export function queryGroups(query: string, synonyms = true): QueryGroup[] {
-  const seq = queryTerms(query);
+  const frame = questionFrame(query);
+  const seq = queryTerms(frame.rest);
   const groups: QueryGroup[] = [];
   const counts = new Map<string, number>();
   for (let i = 0; i < seq.length; i++) {
@@ -341,7 +480,7 @@ export function queryGroups(query: string, synonyms = true): QueryGroup[] {
           .map((s) => ({ term: s, weight: n * SYNONYM_WEIGHT })),
       ],
     });
-  const first = tokenize(query)[0]?.toLowerCase();
+  const first = frame.lead ?? tokenize(query)[0]?.toLowerCase();
   if (
     synonyms &&
     groups.length > 0 &&

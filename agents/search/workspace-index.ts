@@ -64,13 +64,15 @@ export interface IndexOptions {
  * Fields and boosts (docs/agents.md "search"): a definition's name counts most, then its head (the first sentence
  * of its doc comment and its declaration: what the definition says it does, its parameters), then its
  * path, then the whole text. The head is also part of the text, so words a definition documents count in both.
+ * `uses`: the words of the definition's call sites in its own file (`callSiteWords`).
  */
-export const SEARCH_FIELDS = ["symbol", "head", "path", "text"] as const;
+export const SEARCH_FIELDS = ["symbol", "head", "path", "text", "uses"] as const;
 export const FIELD_BOOST = {
   symbol: 4,
   head: 3,
   path: 1.5,
   text: 1,
+  uses: 1.5,
 };
 
 /**
@@ -85,7 +87,63 @@ export const FIELD_COORDINATION = {
   head: 1,
   path: FIELD_BOOST.path / FIELD_BOOST.symbol,
   text: FIELD_BOOST.text / FIELD_BOOST.symbol,
+  /** Found only where the definition is called: evidence of what it is for, weaker than its own words. */
+  uses: 0.5,
 };
+
+/** Lines longer than this are not scanned for call sites (minified or generated code). */
+const MAX_CALL_SITE_LINE = 1000;
+
+function isNameChar(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || c === 36 || c === 35;
+}
+
+/**
+ * The words of the places a file calls its own definitions (docs/agents.md "search"): for each call
+ * `name(` of a definition of the same file, the name of the definition the call is made in and the
+ * variable or member its result is assigned to (`const retryDelay = this.#calculateDelay()` gives
+ * `#calculateDelay` the calling method's name and retryDelay). How a definition is used says what it is for
+ * in words its own text may not use. Constructions (`new X(`) are left out. One pass over each line, no
+ * backtracking.
+ */
+export function callSiteWords(chunks: readonly Chunk[]): Map<string, string[]> {
+  const names = new Set<string>();
+  for (const c of chunks)
+    if (c.symbol !== undefined && c.kind !== "heading" && c.kind !== "module") names.add(c.symbol);
+  const out = new Map<string, string[]>();
+  if (names.size === 0) return out;
+  let owner: string | undefined;
+  for (const c of chunks) {
+    if (c.symbol !== undefined) owner = c.symbol;
+    for (const line of c.text.split("\n")) {
+      if (line.length > MAX_CALL_SITE_LINE) continue;
+      const t = line.trim();
+      if (t.startsWith("*") || t.startsWith("/") || t.startsWith("import ")) continue;
+      const lhs = /^(?:(?:const|let|var)\s+)?([A-Za-z_$][\w$.]*)\s*[:=][^=>]/.exec(t)?.[1];
+      let i = 0;
+      while (i < t.length) {
+        if (!isNameChar(t.charCodeAt(i))) {
+          i++;
+          continue;
+        }
+        let j = i + 1;
+        while (j < t.length && isNameChar(t.charCodeAt(j))) j++;
+        const name = t.slice(i, j);
+        let k = j;
+        while (k < t.length && t[k] === " ") k++;
+        // A construction (`new X(`) is left out: the factory that builds a class is not what the class is for.
+        if (t[k] === "(" && names.has(name) && name !== owner && !(i >= 4 && t.slice(i - 4, i) === "new ")) {
+          const words = out.get(name) ?? [];
+          if (owner !== undefined) words.push(owner);
+          if (lhs !== undefined && lhs !== name) words.push(lhs);
+          out.set(name, words);
+        }
+        i = j;
+      }
+    }
+  }
+  return out;
+}
 
 /** Definitions whose names start with a verb by convention: their first word is marked as the lead. */
 const LEAD_KINDS = new Set<Chunk["kind"]>(["function", "method", "const"]);
@@ -224,7 +282,15 @@ export class WorkspaceIndex {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
     }
-    for (const d of docs) this.search.add(d.id, [symbolField(d.symbol, d.kind), d.head ?? "", d.path, d.text]);
+    const uses = callSiteWords(chunks);
+    for (const d of docs)
+      this.search.add(d.id, [
+        symbolField(d.symbol, d.kind),
+        d.head ?? "",
+        d.path,
+        d.text,
+        d.symbol !== undefined && d.kind !== "heading" ? (uses.get(d.symbol) ?? []).join(" ") : "",
+      ]);
     return true;
   }
 }

@@ -1,6 +1,7 @@
 /** Chunking for search (docs/agents.md "search"): each definition with its own doc comment as its description. */
 import { describe, expect, it } from "vitest";
 import { chunkFile, descriptionOf } from "../../../agents/search/chunk.js";
+import { callSiteWords } from "../../../agents/search/workspace-index.js";
 
 const summary = (src: string) =>
   chunkFile(src, false, "m").map((c) => [c.kind, c.symbol, c.line_start, c.line_end, c.exported]);
@@ -225,5 +226,40 @@ describe("chunkFile: hostile input stays linear", () => {
     const defs = chunkFile(many, false);
     expect(defs.length).toBe(20_000);
     expect(defs[19_999]).toMatchObject({ symbol: "f19999", line_start: 20_000, line_end: 20_000 });
+  });
+});
+
+describe("callSiteWords", () => {
+  it("gives a definition the name of each definition calling it and the variable its result is assigned to", () => {
+    const chunks = chunkFile(
+      [
+        "function nextWait(n: number): number {",
+        "  return n;",
+        "}",
+        "",
+        "class Client {",
+        "  #delay(): number {",
+        "    return 1;",
+        "  }",
+        "",
+        "  retry(): number {",
+        "    const backoffMs = nextWait(this.#delay());",
+        "    this.lastWait = nextWait (2);",
+        "    return backoffMs;",
+        "  }",
+        "}",
+        "",
+      ].join("\n"),
+      false,
+    );
+    const uses = callSiteWords(chunks);
+    expect(uses.get("nextWait")).toEqual(["retry", "backoffMs", "retry", "this.lastWait"]);
+    expect(uses.get("#delay")).toEqual(["retry", "backoffMs"]);
+    // A definition never called in its file, or calling itself, has no call-site words.
+    expect(uses.get("retry")).toBeUndefined();
+    // A minified line is not scanned.
+    expect(
+      callSiteWords(chunkFile(`function f() {}\nconst x = ${"f(".repeat(600)}\n`, false)).get("f"),
+    ).toBeUndefined();
   });
 });

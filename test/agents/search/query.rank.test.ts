@@ -61,6 +61,27 @@ describe("search ranking", () => {
         "",
       ].join("\n"),
     );
+    // The same two words in the other order: only the verb first tells "how do I log a request" apart.
+    writeFileSync(join(ws.dir, "src/a-log.ts"), "export function requestLog(): string[] {\n  return [];\n}\n");
+    // Neither name nor body says "backoff"; the one call site does (the variable its result goes into).
+    writeFileSync(
+      join(ws.dir, "src/retry.ts"),
+      [
+        "function nextWait(attempt: number): number {",
+        "  return 2 ** attempt * 100;",
+        "}",
+        "",
+        "function pause(ms: number): number {",
+        "  return ms;",
+        "}",
+        "",
+        "export function retryLater(attempt: number): number {",
+        "  const backoffMs = nextWait(attempt);",
+        "  return pause(backoffMs);",
+        "}",
+        "",
+      ].join("\n"),
+    );
     mkdirSync(join(ws.dir, "test"));
     // A test repeats the symbol's words around every call: it must not outrank the definition.
     writeFileSync(
@@ -114,6 +135,19 @@ describe("search ranking", () => {
   it("the definition ranks above a test file that calls it over and over", () => {
     expect(ranked("merge headers")[0]).toBe("src/hooks.ts#mergeHeaders");
     expect(ranked("merge headers")).toContain("test/hooks.test.ts#");
+  });
+
+  it("a developer's question: the frame is skipped and its verb leads ('how do I …')", () => {
+    // requestLog and logRequest hold the same words; the verb after "how do I" picks the one named for it.
+    expect(top("request log")).toBe("src/a-log.ts#requestLog");
+    expect(top("how do I log a request")).toBe("src/hooks.ts#logRequest");
+    expect(top("is there a way to log a request")).toBe("src/hooks.ts#logRequest");
+  });
+
+  it("a definition is found by the words of its call sites in the same file", () => {
+    // nextWait's result is assigned to backoffMs: "backoff" reaches nextWait, which never says it, as well as its caller.
+    expect(ranked("backoff")).toEqual(expect.arrayContaining(["src/retry.ts#retryLater", "src/retry.ts#nextWait"]));
+    expect(ranked("backoff")).not.toContain("src/retry.ts#pause");
   });
 
   it("identifier words split from snake_case and digits are searchable", () => {

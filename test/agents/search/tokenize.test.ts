@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { chunkFile } from "../../../agents/search/chunk.js";
-import { processTerm, queryGroups, splitIdentifier, stem, tokenize } from "../../../agents/search/tokenize.js";
+import {
+  processTerm,
+  queryGroups,
+  questionFrame,
+  splitIdentifier,
+  stem,
+  tokenize,
+} from "../../../agents/search/tokenize.js";
 
 describe("tokenize", () => {
   it("splits camelCase, PascalCase acronyms, snake_case and digits, keeping the whole identifier", () => {
@@ -127,6 +134,41 @@ describe("tokenize", () => {
     expect(queryGroups("where").map((g) => g.terms[0]!.term)).toEqual(["wher"]);
     expect(processTerm("^Is")).toBe("^is");
     expect(processTerm("^merges")).toBe("^merg");
+  });
+
+  it("a question's frame is no query word; after 'how do I' / 'how to' / 'is there a way to' the next word is the lead", () => {
+    const lead = (q: string) => queryGroups(q).find((g) => g.coordinate === false)?.terms[0]?.term;
+    const words = (q: string) =>
+      queryGroups(q)
+        .filter((g) => g.coordinate !== false)
+        .map((g) => g.terms[0]!.term);
+    expect(questionFrame("how do I parse a date")).toEqual({ rest: " parse a date", lead: "parse" });
+    expect(lead("how do I parse a date")).toBe("^pars");
+    expect(words("how do I parse a date")).toEqual(["pars", "date"]);
+    expect(lead("how can we merge two header objects")).toBe("^merg");
+    expect(lead("how to flatten nested hooks")).toBe("^flatten");
+    expect(lead("is there a way to copy an object")).toBe("^copy");
+    expect(words("is there a way to copy an object")).toEqual(["copy", "object"]);
+    // A frame without a subject: no lead ("where is the config read" names a thing next).
+    expect(questionFrame("where is the config read")).toEqual({ rest: " the config read" });
+    expect(lead("where is the config read")).toBeUndefined();
+    // No frame: "how many" and "which function" are questions about their words; a bare frame is searched as is.
+    expect(questionFrame("how many threads")).toEqual({ rest: "how many threads" });
+    expect(questionFrame("how do I")).toEqual({ rest: "how do I" });
+    // Auxiliaries and pronouns are not searched for; alone, they are.
+    expect(words("how deep do brackets nest")).toEqual(["deep", "bracket", "nest"]);
+    expect(words("do")).toEqual(["do"]);
+  });
+
+  it("common programming vocabulary and abbreviations widen a query word", () => {
+    const alternatives = (q: string) => queryGroups(q)[0]!.terms.map((t) => t.term);
+    expect(alternatives("remove duplicates")).toEqual(expect.arrayContaining(["remov", "delet"]));
+    expect(alternatives("unique")).toEqual(expect.arrayContaining(["distinct", "dedup"]));
+    expect(alternatives("maximum")).toEqual(expect.arrayContaining(["max", "largest"]));
+    expect(alternatives("ctx")).toContain("context");
+    expect(alternatives("url")).toContain("uri");
+    // A phrase stands for its word: "takes too long" is a timeout.
+    expect(queryGroups("fail when the fetch takes too long").map((g) => g.terms[0]!.term)).toContain("timeout");
   });
 
   it("normalises terms: lower case, light stemming, stop words dropped", () => {
