@@ -276,8 +276,10 @@ export class FairTurns {
     let lowUsed = Infinity;
     let secondUsed = Infinity;
     for (const lane of this.lanes.values()) {
+      const recent = now - lane.at <= this.activeMs;
+      if (!recent && lane.queue.length === 0) continue;
       const used = this.usedAt(lane, now);
-      if (now - lane.at <= this.activeMs) {
+      if (recent) {
         if (used < lowUsed) {
           secondUsed = lowUsed;
           low = lane;
