@@ -379,6 +379,7 @@ export class AipServer {
     if ((this.options.fd === undefined || this.options.ownsFile) && !this.handedOver)
       await removeSocketFile(this.socketPath, this.ino);
     // Requests read and waiting for their turn are started (each turn starts some) and so counted in flight.
+    this.turns.openAll();
     while (this.turns.stats().queued > 0) await new Promise((resolve) => setImmediate(resolve));
     if (this.inflightCount > 0) {
       await new Promise<void>((resolve) => {

@@ -12,6 +12,22 @@
  * - A connection is charged the time its requests held the thread (decaying by half every
  *   `halfLifeMs`), so among waiting connections the cheap ones go first; an expensive or flooding
  *   connection gets what the others leave, not a turn per request.
+ * - While other connections have requests started and not yet answered (or waiting), a connection
+ *   may have at most its share of `sharedInflight` started and unanswered,
+ *   max(1, floor(sharedInflight / active connections)); its next request waits in its queue until one
+ *   of them is answered. What a request costs after its start (the agent's work, its answer read,
+ *   logged and written back) is not shared by turns: this keeps one pipelining connection from
+ *   having 64 requests' worth of that work ahead of another connection's one. Alone, a connection
+ *   pipelines as far as the framing lets it (NDJSON: `maxPipelined`).
+ * - Pacing: while another connection has run a request in the last `activeMs`, a connection charged
+ *   more than `lead` times the least charged of those others (plus one slice) starts its waiting
+ *   requests at most one per `paceMs` (several flooding connections pace each other too). A
+ *   flooding connection's next request is always waiting at the server, while a client that waits
+ *   for each answer sends its next one a round trip later;
+ *   without pacing the flood takes every moment in between (measured: 1,700 flood requests a second
+ *   against 125 for 4 such clients together), and the thread, busy all the time, is scheduled by the
+ *   kernel like any CPU-bound process, late. Paced, a flood costs at most one request per `paceMs`
+ *   while others are served, and all it can use once they have been quiet for `activeMs`.
  */
 import { performance } from "node:perf_hooks";
 
@@ -21,6 +37,14 @@ export const TURN_SLICE_MS = 2;
 export const TURN_BIG_BYTES = 64 * 1024;
 /** Time charged to a connection halves this often: what counts is its recent use. */
 export const TURN_HALF_LIFE_MS = 1000;
+/** Requests started and unanswered shared between the active connections (each gets at least one). */
+export const TURN_SHARED_INFLIGHT = 4;
+/** A connection that ran a request this recently is served beside (pacing). */
+export const TURN_ACTIVE_MS = 100;
+/** Charged more than this many times the least charged other active connection: paced. */
+export const TURN_LEAD = 2;
+/** A paced connection starts at most one waiting request this often. */
+export const TURN_PACE_MS = 5;
 
 interface Job {
   start(): void;
@@ -34,6 +58,12 @@ interface Lane {
   used: number;
   at: number;
   readonly queue: Job[];
+  /** Requests started and not yet answered. */
+  inflight: number;
+  /** The connection closed: the lane is forgotten once its started requests are answered. */
+  closed: boolean;
+  /** When it last started a request (pacing). */
+  startedAt: number;
 }
 
 export interface TurnStats {
@@ -47,10 +77,18 @@ export interface TurnOptions {
   sliceMs?: number;
   bigBytes?: number;
   halfLifeMs?: number;
+  sharedInflight?: number;
+  activeMs?: number;
+  lead?: number;
+  paceMs?: number;
 }
 
 export class FairTurns {
   private readonly lanes = new Map<number, Lane>();
+  /** Lanes with requests started and unanswered, or waiting: those sharing `sharedInflight`. */
+  private readonly active = new Set<Lane>();
+  /** Shutting down (`openAll`): queued requests start without waiting for their connection's share. */
+  private uncapped = false;
   /** Connections that ran a request at once in the current turn of the event loop. */
   private readonly ranThisTurn = new Set<number>();
   private turnResetScheduled = false;
@@ -60,15 +98,41 @@ export class FairTurns {
   private readonly sliceMs: number;
   private readonly bigBytes: number;
   private readonly halfLifeMs: number;
+  private readonly sharedInflight: number;
+  private readonly activeMs: number;
+  private readonly lead: number;
+  private readonly paceMs: number;
 
   constructor(options: TurnOptions = {}) {
     this.sliceMs = options.sliceMs ?? TURN_SLICE_MS;
     this.bigBytes = options.bigBytes ?? TURN_BIG_BYTES;
     this.halfLifeMs = options.halfLifeMs ?? TURN_HALF_LIFE_MS;
+    this.sharedInflight = options.sharedInflight ?? TURN_SHARED_INFLIGHT;
+    this.activeMs = options.activeMs ?? TURN_ACTIVE_MS;
+    this.lead = options.lead ?? TURN_LEAD;
+    this.paceMs = options.paceMs ?? TURN_PACE_MS;
   }
 
   stats(): TurnStats {
     return { queued: this.queuedCount, deferred: this.deferredCount };
+  }
+
+  /** Shutting down: every waiting request starts on its turn, whatever its connection has in flight. */
+  openAll(): void {
+    this.uncapped = true;
+    if (this.queuedCount > 0) this.scheduleDrain();
+  }
+
+  /** The most requests one connection may have started and unanswered now. */
+  private share(): number {
+    const n = this.active.size;
+    return n <= 1 || this.uncapped ? Infinity : Math.max(1, Math.floor(this.sharedInflight / n));
+  }
+
+  /** Keep `active` up to date after a lane's queue or in-flight count changed. */
+  private touch(lane: Lane): void {
+    if (!lane.closed && (lane.inflight > 0 || lane.queue.length > 0)) this.active.add(lane);
+    else this.active.delete(lane);
   }
 
   /**
@@ -78,7 +142,7 @@ export class FairTurns {
   run<T>(connection: number, bytes: number, job: () => Promise<T>, cancelled: () => T): Promise<T> {
     const lane = this.lane(connection);
     const big = bytes >= this.bigBytes;
-    if (!big && lane.queue.length === 0 && !this.ranThisTurn.has(connection)) {
+    if (!big && lane.queue.length === 0 && !this.ranThisTurn.has(connection) && lane.inflight < this.share()) {
       this.ranThisTurn.add(connection);
       if (!this.turnResetScheduled) {
         this.turnResetScheduled = true;
@@ -97,6 +161,7 @@ export class FairTurns {
         cancel: () => resolve(cancelled()),
       });
       this.queuedCount++;
+      this.touch(lane);
       this.scheduleDrain();
     });
   }
@@ -106,24 +171,54 @@ export class FairTurns {
     const lane = this.lanes.get(connection);
     if (!lane) return;
     this.lanes.delete(connection);
+    lane.closed = true;
     this.queuedCount -= lane.queue.length;
+    this.touch(lane);
     for (const job of lane.queue.splice(0)) job.cancel();
   }
 
   private lane(connection: number): Lane {
     let lane = this.lanes.get(connection);
     if (!lane) {
-      lane = { connection, used: 0, at: performance.now(), queue: [] };
+      lane = {
+        connection,
+        used: 0,
+        at: performance.now(),
+        queue: [],
+        inflight: 0,
+        closed: false,
+        startedAt: -Infinity,
+      };
       this.lanes.set(connection, lane);
     }
     return lane;
   }
 
-  /** Run the job now, charging the time its synchronous part holds the thread to its connection. */
+  /**
+   * Run the job now, charging the time its synchronous part holds the thread to its connection, and
+   * counting it in the connection's requests in flight until it settles.
+   */
   private timed<T>(lane: Lane, job: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
+    lane.startedAt = t0;
+    lane.inflight++;
+    this.touch(lane);
+    let settled = false;
+    const done = (): void => {
+      if (settled) return;
+      settled = true;
+      lane.inflight--;
+      this.touch(lane);
+      // Its share is free again: a request it (or, with the active count down, another) queued may start.
+      if (this.queuedCount > 0) this.scheduleDrain();
+    };
     try {
-      return job();
+      const result = job();
+      result.then(done, done);
+      return result;
+    } catch (err) {
+      done();
+      throw err;
     } finally {
       const t1 = performance.now();
       lane.used = this.usedAt(lane, t1) + (t1 - t0);
@@ -148,27 +243,58 @@ export class FairTurns {
     this.drainScheduled = false;
     const start = performance.now();
     while (this.queuedCount > 0) {
-      const lane = this.cheapest(performance.now());
-      if (!lane) break;
+      const now = performance.now();
+      const next = this.cheapest(now);
+      // Every waiting connection has its share in flight: an answer schedules the next drain.
+      if (!next) return;
+      const { lane, wait } = next;
+      if (wait > 0) {
+        // Paced (it leads the others): its next request when its pace allows.
+        this.drainScheduled = true;
+        setTimeout(() => this.drain(), wait);
+        return;
+      }
       const job = lane.queue.shift()!;
       this.queuedCount--;
+      this.touch(lane);
       job.start();
       if (job.big || performance.now() - start >= this.sliceMs) break;
     }
     if (this.queuedCount > 0) this.scheduleDrain();
   }
 
-  private cheapest(now: number): Lane | undefined {
+  /**
+   * The least-charged connection with a request waiting and room in its share (none: wait for an
+   * answer), and how long its pace makes it wait (0: now).
+   */
+  private cheapest(now: number): { lane: Lane; wait: number } | undefined {
     let best: Lane | undefined;
     let bestUsed = Infinity;
+    const share = this.share();
+    // The two least charged connections that ran a request lately: the least charged other than `best`.
+    let low: Lane | undefined;
+    let lowUsed = Infinity;
+    let secondUsed = Infinity;
     for (const lane of this.lanes.values()) {
-      if (lane.queue.length === 0) continue;
+      const recent = now - lane.at <= this.activeMs;
+      if (!recent && lane.queue.length === 0) continue;
       const used = this.usedAt(lane, now);
+      if (recent) {
+        if (used < lowUsed) {
+          secondUsed = lowUsed;
+          low = lane;
+          lowUsed = used;
+        } else if (used < secondUsed) secondUsed = used;
+      }
+      if (lane.queue.length === 0 || lane.inflight >= share) continue;
       if (used < bestUsed) {
         best = lane;
         bestUsed = used;
       }
     }
-    return best;
+    if (!best || this.uncapped) return best && { lane: best, wait: 0 };
+    const others = low === best ? secondUsed : lowUsed;
+    if (others === Infinity || bestUsed <= this.lead * others + this.sliceMs) return { lane: best, wait: 0 };
+    return { lane: best, wait: Math.max(0, best.startedAt + this.paceMs - now) };
   }
 }

@@ -90,7 +90,7 @@ export const hostile: Scenario = {
     // AIP_BENCH_BASELINE=DIST: another build's dist/ (e.g. the previous commit's) measured in the same run,
     // interleaved, as "baseline alone" and "baseline with neighbour" (same neighbour, same workspace).
     const baselineDist = process.env.AIP_BENCH_BASELINE;
-    // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's V8 CPU profile there (bench/lib/profile-summary.ts reads it).
+    // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's and the agents' V8 CPU profiles there (bench/lib/profile-summary.ts reads it).
     const prof = process.env.AIP_BENCH_CPU_PROF;
     const startAgency = async (label: string, dist: string): Promise<Agency> => {
       const socket = join(dir, `${label}.sock`);
@@ -104,7 +104,11 @@ export const hostile: Scenario = {
           vetting: "off",
           agents: AGENTS.map((name) => ({
             name,
-            command: [join(dist, `agents/${name}/main.js`)],
+            // With AIP_BENCH_CPU_PROF, the agents of the build under test are profiled too (written at their exit).
+            command: [
+              ...(prof && dist === DIST ? [process.execPath, "--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+              join(dist, `agents/${name}/main.js`),
+            ],
             manifest: join(ROOT, `manifests/${name}.json`),
           })),
           limits: { health_interval_ms: 60_000 },
