@@ -10,6 +10,7 @@ import { probe } from "./health.js";
 import type { LoadSampler } from "./load.js";
 import type { Metrics } from "./metrics.js";
 import type { AgentProcesses } from "./processes.js";
+import { processStats } from "./procstat.js";
 import { applyResourceRule } from "./router.js";
 
 export interface HealthMonitorDeps {
@@ -21,11 +22,27 @@ export interface HealthMonitorDeps {
   agentLog: (name: string) => Logger;
 }
 
+/**
+ * A probe that fails while the agent's process used at least this share of a core since the previous probe
+ * meets a busy agent (a long synchronous step, such as testgen type-checking a large workspace), not a
+ * stuck one: a stopped or deadlocked process uses no CPU.
+ */
+export const BUSY_CPU_SHARE = 0.05;
+
+/** An agent's CPU time at its last periodic probe, and since when it has failed probes while busy. */
+interface CpuMark {
+  pid: number;
+  seconds: number;
+  at: number;
+  busySince: number | undefined;
+}
+
 export class HealthMonitor {
   private healthTimer: NodeJS.Timeout | undefined;
   private loadTimer: NodeJS.Timeout | undefined;
   private checking: Promise<unknown> | undefined;
   private readonly reprobing = new Set<AgentRecord>();
+  private readonly cpu = new Map<AgentRecord, CpuMark>();
   private stopped = false;
 
   constructor(private readonly deps: HealthMonitorDeps) {}
@@ -89,15 +106,28 @@ export class HealthMonitor {
   private async run(enforce: boolean): Promise<Record<string, unknown>[]> {
     const l = this.deps.config.limits;
     const probed = this.deps.agents.filter((a) => a.state === "healthy" || a.state === "unhealthy");
+    for (const a of this.cpu.keys()) if (!probed.includes(a)) this.cpu.delete(a);
     return Promise.all(
       probed.map(async (a) => {
+        const started = Date.now();
         const result = await probe(a.socketPath, l.health_timeout_ms);
+        // Waited out its timeout (not refused): the process may be busy rather than stuck.
+        const unanswered = !result.ok && Date.now() - started >= l.health_timeout_ms;
         const changed = a.recordProbe(result, enforce ? 1 : l.unhealthy_after);
         const log = this.deps.agentLog(a.name);
         if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
         if (a.state === "unhealthy") this.reprobe(a);
         let action = "none";
-        const stuck = l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after;
+        const busy = this.busy(a, unanswered);
+        const stuck =
+          l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after && !busy;
+        if (busy && a.health.consecutive_failures === l.restart_unhealthy_after) {
+          log.warn(
+            { event: "agent_busy", reason: result.error, spared_ms: a.manifest.timeouts_ms.default },
+            `${a.health.consecutive_failures} failed probes in a row while using CPU: busy, not stuck; ` +
+              `not restarted for up to ${a.manifest.timeouts_ms.default} ms (its manifest's default timeout)`,
+          );
+        }
         if ((enforce || stuck) && !result.ok) {
           const why = enforce
             ? `no answer to the health check within ${l.health_timeout_ms} ms`
@@ -117,6 +147,30 @@ export class HealthMonitor {
         return { agent: a.name, version: a.version, ok: result.ok, state: a.state, action, error: result.error };
       }),
     );
+  }
+
+  /**
+   * Whether a probe left unanswered met a busy agent: its process used at least `BUSY_CPU_SHARE` of a
+   * core since the previous probe, and has not been unresponsive for longer than its manifest's default
+   * timeout (no request of its own should hold it longer; past that it is a runaway, and restarted).
+   */
+  private busy(a: AgentRecord, unanswered: boolean): boolean {
+    const pid = a.pid;
+    const seconds = pid === null ? undefined : processStats(pid)?.cpuSeconds;
+    const now = Date.now();
+    const prev = this.cpu.get(a);
+    if (pid === null || seconds === undefined) {
+      this.cpu.delete(a);
+      return false;
+    }
+    const using =
+      unanswered &&
+      prev !== undefined &&
+      prev.pid === pid &&
+      (seconds - prev.seconds) * 1000 >= BUSY_CPU_SHARE * (now - prev.at);
+    const busySince = using ? (prev.busySince ?? prev.at) : undefined;
+    this.cpu.set(a, { pid, seconds, at: now, busySince });
+    return busySince !== undefined && now - busySince <= a.manifest.timeouts_ms.default;
   }
 
   /**

@@ -111,6 +111,41 @@ describe("failures", () => {
     expect((await call(echo())).status).toBe("success");
   });
 
+  // A long synchronous step (testgen type-checking a large workspace held its thread for 7 s at a load
+  // average of 8) leaves probes unanswered while the process uses CPU: busy, not stuck. It used to be
+  // killed mid-request after restart_unhealthy_after probes, and its caller got AIP_ERR_AGENT_CRASHED.
+  it("an agent busy in a long synchronous step is not restarted by the periodic checks, and answers", async () => {
+    agency = await startAgency([{ name: "busy", timeout_ms: 20_000 }], {
+      health_interval_ms: 100,
+      health_timeout_ms: 100,
+      restart_unhealthy_after: 2,
+      restart_initial_ms: 10,
+    });
+    const pid = agentOf("busy").pid!;
+    const answer = await call(echo({ constraints: { spin_ms: 2500 } }));
+    expect(answer, JSON.stringify(answer.error)).toMatchObject({ status: "success", payload: { pid } });
+    expect(agency.logs.events("agent_killed")).toEqual([]);
+    expect(agency.logs.events("agent_busy")[0]).toMatchObject({ agent_name: "busy", spared_ms: 20_000 });
+    await until(() => agentOf("busy").state === "healthy", 10_000, "healthy again");
+    expect(agentOf("busy").pid).toBe(pid);
+  });
+
+  it("a runaway: busy and unanswering past its manifest's default timeout, it is restarted", async () => {
+    agency = await startAgency([{ name: "runaway", timeout_ms: 1000 }], {
+      health_interval_ms: 100,
+      health_timeout_ms: 100,
+      restart_unhealthy_after: 2,
+      restart_initial_ms: 10,
+    });
+    const pid = agentOf("runaway").pid!;
+    const answer = await call(echo({ constraints: { spin_ms: 60_000 } }));
+    expect(answer.error?.type).toBe("AIP_ERR_TIMEOUT");
+    await until(() => agentOf("runaway").state === "healthy" && agentOf("runaway").pid !== pid, 20_000, "restarted");
+    expect(pidAlive(pid)).toBe(false);
+    expect(agency.logs.events("agent_busy")).toHaveLength(1);
+    expect(agency.logs.events("agent_killed")[0]?.msg).toContain("failed probes in a row");
+  });
+
   it("a slow agent: AIP_ERR_TIMEOUT at the deadline, the agent's signal fires, nothing leaks", async () => {
     agency = await startAgency([{ name: "slow", env: { FIXTURE_ABORT_LOG: "{dir}/aborts.log" } }]);
     const abortLog = join(agency.dir, "aborts.log");
