@@ -296,8 +296,26 @@ export function shadowOf(
   file.imports = [...old.imports.filter((i) => i.pos < 0), ...moduleReferences(file)];
   file.moduleAugmentations = [];
   file.ambientModuleNames = [];
-  if (!shadow || !range || !bindEdited(shadow.file, edited, file, range, options)) ts.bindSourceFile(file, options);
+  const alone = !!shadow && !!range && bindEdited(shadow.file, edited, file, range, options);
+  if (!alone) ts.bindSourceFile(file, options);
+  // The edit lay inside the body of a function whose type does not depend on it: what the file's
+  // other top-level statements mean is what it was for the last shadow.
+  lineages.set(file, alone && edited!.type ? (lineages.get(shadow!.file) ?? {}) : {});
   return { text, file, seen: false };
+}
+
+const lineages = new WeakMap<TS.SourceFile, object>();
+
+/**
+ * The lineage of a shadow file (shadowOf): the same object for successive shadows as long as each
+ * edit lay inside the body of one top-level function declaration with a declared return type, bound
+ * alone (bindEdited). Within a lineage, and with one program, a top-level statement node that the
+ * incremental parse reused means what it meant in the earlier shadow: it is the same node (an edit
+ * inside a statement makes a new one), bound as before, and the edited function's type did not
+ * change. Undefined for a file that is no shadow.
+ */
+export function lineageOf(file: TS.SourceFile): object | undefined {
+  return lineages.get(file);
 }
 
 /** The innermost node that contains [start, end]. */
