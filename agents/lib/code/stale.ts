@@ -57,12 +57,23 @@ interface ProgramInternals {
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS & Internals;
 
+const BLOCK = 256;
+
 /** The one edited span between two texts (common prefix and suffix). */
 export function changeRange(before: string, after: string): TS.TextChangeRange {
   const max = Math.min(before.length, after.length);
+  // Blocks compared natively first, then characters: a keystroke at the end of a 2,000-line buffer
+  // compared character by character took about 0.5 ms, and every collection asks two or three times.
   let p = 0;
+  while (p + BLOCK <= max && before.slice(p, p + BLOCK) === after.slice(p, p + BLOCK)) p += BLOCK;
   while (p < max && before.charCodeAt(p) === after.charCodeAt(p)) p++;
   let s = 0;
+  while (
+    s + BLOCK <= max - p &&
+    before.slice(before.length - s - BLOCK, before.length - s) ===
+      after.slice(after.length - s - BLOCK, after.length - s)
+  )
+    s += BLOCK;
   while (s < max - p && before.charCodeAt(before.length - 1 - s) === after.charCodeAt(after.length - 1 - s)) s++;
   return ts.createTextChangeRange(ts.createTextSpan(p, before.length - s - p), after.length - s - p);
 }
