@@ -4,7 +4,7 @@
  * the worker: per keystroke, whether the checker's program was rebuilt (a collection) or the last
  * answer reused, and the time. With OTHER_DIST (another build's dist/, e.g. of the previous commit),
  * both engines type the same keystrokes alternately on their own service, so load hits both alike;
- * the figures to compare are the ratios.
+ * the figures to compare are the ratios, and `answers_differing` counts the keystrokes whose items differ.
  */
 import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -21,7 +21,9 @@ interface Engine {
     /** What the worker does after posting an answer (builds before stale.ts have none). */
     tidy?(): void;
   };
-  complete: (text: string, offset: number) => { reused?: boolean; stale?: boolean };
+  complete: (text: string, offset: number) => { reused?: boolean; stale?: boolean; items?: unknown[] };
+  /** Each measured keystroke's items, to compare the engines' answers. */
+  answers: string[];
   ms: number[];
   /** CPU time of each keystroke (this process: user + system), less disturbed by the machine's load than wall time. */
   cpuMs: number[];
@@ -50,6 +52,7 @@ async function engine(name: string, dist: string, root: string): Promise<Engine>
     complete: (t, o) => typedCompletions(svc, path, t, o, 20),
     ms: [],
     cpuMs: [],
+    answers: [],
     afterMs: [],
     collections: 0,
     stale: 0,
@@ -90,6 +93,7 @@ for (const [lines, measured] of [
         e.svc.tidy?.();
         const a = process.cpuUsage(a0);
         e.afterMs.push((a.user + a.system) / 1000);
+        e.answers.push(JSON.stringify(r.items));
         if (!r.reused) e.collections++;
         if (r.stale) e.stale++;
       }
@@ -113,6 +117,10 @@ const out = engines.map((e) => {
     cpu_p95_ms: Math.round(percentile(cpu, 95) * 10) / 10,
     cpu_max_ms: Math.round((cpu.at(-1) ?? 0) * 10) / 10,
     after_answer_cpu_max_ms: Math.round(Math.max(0, ...e.afterMs) * 10) / 10,
+    // Keystrokes whose items differ from the other engine's (with OTHER_DIST).
+    ...(engines.length > 1
+      ? { answers_differing: e.answers.filter((a, i) => engines.some((o) => o.answers[i] !== a)).length }
+      : {}),
     total_ms: Math.round(e.ms.reduce((a, b) => a + b, 0)),
   };
 });

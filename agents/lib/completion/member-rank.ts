@@ -15,6 +15,7 @@
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
 import type { WorkspaceService } from "../code/service.js";
+import { lineageOf } from "../code/stale.js";
 import { NAMES, PAIRS } from "./prior.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS;
@@ -129,7 +130,7 @@ export function memberFacts(program: TS.Program, sf: TS.SourceFile, offset: numb
   }
   // A plain function or `{}`: what it inherits is all it has.
   if (own === 0) facts.inherited.clear();
-  typedUses(checker, sf, access, props, facts.typed);
+  typedUses(program, sf, access, props, facts.typed);
   const use = useAt(checker, access);
   if (use) {
     for (const p of props) {
@@ -140,17 +141,39 @@ export function memberFacts(program: TS.Program, sf: TS.SourceFile, offset: numb
   return facts;
 }
 
+/** What the property accesses of a top-level statement resolve to (a declaration or none), by statement node. */
+type Resolved = Map<TS.Node, Map<TS.PropertyAccessExpression, TS.Declaration | undefined>>;
+/** Per shadow lineage (stale.ts lineageOf) and program: the accesses resolved so far, kept while the statement is. */
+const resolvedUses = new WeakMap<object, { program: TS.Program; statements: Resolved }>();
+
+/** The resolutions kept for `sf`'s statements, or undefined when `sf` is no shadow (nothing is kept). */
+function keptResolutions(program: TS.Program, sf: TS.SourceFile): Resolved | undefined {
+  const lineage = lineageOf(sf);
+  if (!lineage) return undefined;
+  let kept = resolvedUses.get(lineage);
+  if (kept?.program !== program) resolvedUses.set(lineage, (kept = { program, statements: new Map() }));
+  // Statements an edit replaced are never asked again.
+  if (kept.statements.size > sf.statements.length + 64) {
+    const live = new Set<TS.Node>([...sf.statements, sf.endOfFileToken]);
+    for (const s of kept.statements.keys()) if (!live.has(s)) kept.statements.delete(s);
+  }
+  return kept.statements;
+}
+
 /**
  * Count the document's other `x.name` whose `name` the checker resolves to one of `props` (the same
- * declaration: the same member of the same type), the TYPED_USES_LIMIT nearest the cursor.
+ * declaration: the same member of the same type), the TYPED_USES_LIMIT nearest the cursor. In a
+ * shadow file, what an access of a statement no edit touched resolves to is kept from the last
+ * keystrokes (stale.ts lineageOf) instead of typing that statement again.
  */
 function typedUses(
-  checker: TS.TypeChecker,
+  program: TS.Program,
   sf: TS.SourceFile,
   access: TS.PropertyAccessExpression,
   props: TS.Symbol[],
   out: Map<string, number>,
 ): void {
+  const checker = program.getTypeChecker();
   const byDecl = new Map<TS.Declaration, string>();
   for (const p of props) {
     const d = p.declarations?.[0];
@@ -160,11 +183,12 @@ function typedUses(
   const at = access.name.pos;
   // The nearest top-level statements first, until none left can hold a nearer access than the
   // TYPED_USES_LIMIT nearest found (a 2,000-line file is not walked whole). Ties keep document order.
-  const found: { n: TS.PropertyAccessExpression; d: number; order: number }[] = [];
+  const found: { n: TS.PropertyAccessExpression; d: number; order: number; s: TS.Node }[] = [];
   let order = 0;
+  let statement: TS.Node = sf;
   const visit = (n: TS.Node): void => {
     if (ts.isPropertyAccessExpression(n) && n !== access && names.has(n.name.text))
-      found.push({ n, d: Math.abs(n.pos - at), order: order++ });
+      found.push({ n, d: Math.abs(n.pos - at), order: order++, s: statement });
     n.forEachChild(visit);
   };
   const byDistance = (a: { d: number; order: number }, b: { d: number; order: number }): number =>
@@ -178,11 +202,21 @@ function typedUses(
   for (const { s, d, order: i } of statements) {
     if (found.length >= TYPED_USES_LIMIT && d > found.sort(byDistance)[TYPED_USES_LIMIT - 1]!.d) break;
     order = i * 1e9;
+    statement = s;
     visit(s);
   }
   found.sort(byDistance);
-  for (const { n } of found.slice(0, TYPED_USES_LIMIT)) {
-    const d = checker.getSymbolAtLocation(n.name)?.declarations?.[0];
+  const kept = keptResolutions(program, sf);
+  for (const { n, s } of found.slice(0, TYPED_USES_LIMIT)) {
+    let resolved = kept?.get(s);
+    let d = resolved?.get(n);
+    if (d === undefined && !resolved?.has(n)) {
+      d = checker.getSymbolAtLocation(n.name)?.declarations?.[0];
+      if (kept) {
+        if (!resolved) kept.set(s, (resolved = new Map()));
+        resolved.set(n, d);
+      }
+    }
     const name = d && byDecl.get(d);
     if (name) out.set(name, (out.get(name) ?? 0) + 1);
   }

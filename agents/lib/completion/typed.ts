@@ -189,9 +189,17 @@ function tokensOf(path: string, text: string): Tokens {
     // Counts: the old occurrences [i0, j) and their pairs out, the new ones and theirs in.
     pairs(old, i0, Math.min(j + 1, old.at.length), old.member, -1);
     for (let k = i0; k < j; k++) add(old.count, old.names[k]!, -1);
-    const names = old.names.slice(0, i0).concat(fresh.names, old.names.slice(j));
-    const at = old.at.slice(0, i0).concat(fresh.at);
-    for (let k = j; k < old.at.length; k++) at.push(old.at[k]! + delta);
+    // In place (the last buffer's occurrences are not kept): copying arrays of tens of thousands of
+    // occurrences per collection cost more than the scan.
+    // (A large edit, a paste, is copied: spread into splice's arguments it could overflow the stack.)
+    const small = fresh.names.length <= 10_000;
+    const names = small ? old.names : old.names.slice(0, i0).concat(fresh.names, old.names.slice(j));
+    const at = small ? old.at : old.at.slice(0, i0).concat(fresh.at, old.at.slice(j));
+    if (small) {
+      names.splice(i0, j - i0, ...fresh.names);
+      at.splice(i0, j - i0, ...fresh.at);
+    }
+    if (delta !== 0) for (let k = i0 + fresh.at.length; k < at.length; k++) at[k]! += delta;
     for (const n of fresh.names) add(old.count, n, 1);
     const next: Tokens = { path, text, names, at, count: old.count, member: old.member };
     pairs(next, i0, Math.min(i0 + fresh.names.length + 1, names.length), next.member, 1);

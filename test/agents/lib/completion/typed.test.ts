@@ -9,6 +9,8 @@ import { tempDir } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
 import { SERVICE_LIMITS, WorkspaceService } from "../../../../agents/lib/code/service.js";
 import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
+import { memberFacts } from "../../../../agents/lib/completion/member-rank.js";
+import { lineageOf } from "../../../../agents/lib/code/stale.js";
 
 const SHAPES = `export interface Named {
   name: string;
@@ -404,6 +406,38 @@ describe("typed engine in process: answers from the last program's checker (stal
       expect(members(second)).toEqual(["alpha", "be"]);
       svc.tidy();
       expect(members(svc.stale(path, text(", be: 1, gamma: 2")))).toEqual(["alpha", "be", "gamma"]);
+    });
+  }, 60_000);
+
+  it("member facts keep what another statement's accesses resolve to while the edits stay in a body with a declared return type", async () => {
+    const text = (made: string, typed: string) =>
+      `export function make() {\n  return ${made};\n}\n` +
+      `export function use(): number {\n  const v = make();\n  return v.alpha + v.alpha;\n}\n` +
+      `export function typing(): number {\n  const w = make();\n  w.${typed}\n  return 0;\n}\n`;
+    await withService(text("{ alpha: 1 }", ""), (svc, path) => {
+      /** The view of `source` and the typed uses of each member at the cursor after `w.`. */
+      const ask = (source: string, typed: string) => {
+        const view = svc.stale(path, source);
+        if (!("program" in view)) throw new Error(view.reason);
+        const offset = source.indexOf("  w.") + 4 + typed.length;
+        const typedUses = Object.fromEntries(memberFacts(view.program, view.file, offset)!.typed);
+        svc.tidy();
+        return { lineage: lineageOf(view.file), typedUses };
+      };
+      const rebuilds = svc.stats().rebuilds;
+      const first = ask(text("{ alpha: 1 }", "a"), "a");
+      expect(first.lineage).toBeDefined();
+      expect(first.typedUses).toEqual({ alpha: 2 });
+      // An edit in typing's body (declared `: number`): the same lineage, `use` resolved as before.
+      const second = ask(text("{ alpha: 1 }", "al"), "al");
+      expect(second.lineage).toBe(first.lineage);
+      expect(second.typedUses).toEqual({ alpha: 2 });
+      // An edit in make's body (its type is inferred from it): `alpha` is now the type literal's, and
+      // `use`'s accesses must be resolved again to count.
+      const third = ask(text("{ alpha: 1 } as { alpha: number }", "al"), "al");
+      expect(third.lineage).not.toBe(first.lineage);
+      expect(third.typedUses).toEqual({ alpha: 2 });
+      expect(svc.stats().rebuilds).toBe(rebuilds);
     });
   }, 60_000);
 

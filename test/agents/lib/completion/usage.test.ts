@@ -28,6 +28,26 @@ describe("typed engine's usage counts", () => {
     }
   });
 
+  it("a paste of more names than are spliced in place, and edits around it, equal a whole scan", () => {
+    const scan = (path: string, text: string, offset: number) => {
+      usageOf("other.ts", "", 0, 0);
+      return JSON.stringify(sorted(usageOf(path, text, offset, offset)));
+    };
+    let text = "const a = b.c;\nfunction f() {\n  return a?.d;\n}\n";
+    usageOf("p.ts", text, 0, 0);
+    const paste = Array.from({ length: 12_000 }, (_, i) => `x${i % 50}.y${i % 7}`).join(" ");
+    for (const [at, insert] of [
+      [text.indexOf("return"), paste],
+      [5, "q"],
+      [text.length, "\nz.w"],
+    ] as const) {
+      text = text.slice(0, Math.min(at, text.length)) + insert + text.slice(Math.min(at, text.length));
+      const kept = JSON.stringify(sorted(usageOf("p.ts", text, 10, 10)));
+      expect(kept).toBe(scan("p.ts", text, 10));
+      usageOf("p.ts", text, 10, 10); // the next edit updates from this buffer
+    }
+  });
+
   it("counts names, member pairs after `.` and `?.`, and the nearest occurrence", () => {
     const text = "a.b; a?.b; c . d\nb";
     const u = usageOf("c.ts", text, text.length, text.length);
