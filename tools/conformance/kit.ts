@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { AGENT_LIMITS, DEFAULT_LIMITS } from "../../protocol/limits.js";
 import { ManifestSchema, ResponseSchema, formatIssues, type AgentManifest } from "../../protocol/schemas.js";
 import { httpRequest, ndjsonExchange, waitForSocket } from "../../protocol/client.js";
-import { runOnce, serve, socketDir, type Served } from "./process.js";
+import { ONE_SHOT_TIMEOUT_MS, runOnce, serve, socketDir, type Served } from "./process.js";
 
 export class CheckFailure extends Error {}
 
@@ -88,7 +88,7 @@ function good(ctx: KitContext, extra: Record<string, unknown> = {}): Record<stri
 
 async function oneShot(ctx: KitContext, input: string | Buffer): Promise<Envelope> {
   const r = await runOnce(ctx.exe, [], input);
-  expect(!r.timedOut, "one-shot run did not exit within 15 s");
+  expect(!r.timedOut, `one-shot run did not exit within ${ONE_SHOT_TIMEOUT_MS / 1000} s`);
   expect(r.stderr === "", `one-shot run wrote to stderr: ${JSON.stringify(r.stderr.slice(0, 300))}`);
   expect(r.code === 0, `one-shot run exited with ${r.code ?? r.signal} after writing a response`);
   const lines = r.stdout.split("\n").filter((l) => l.length > 0);

@@ -14,12 +14,19 @@ export interface OneShotResult {
   timedOut: boolean;
 }
 
+/**
+ * How long a one-shot run may take before it is killed and reported as not exiting: a hang detector, wide
+ * enough for an agent that loads a model on a busy host (agent-complete loading the tiny GGUF took over
+ * 15 s at a load average of 10).
+ */
+export const ONE_SHOT_TIMEOUT_MS = 30_000;
+
 /** Run `exe args` with `stdin` written and closed; collect stdout/stderr as written; kill after `timeoutMs`. */
 export async function runOnce(
   exe: string,
   args: string[],
   stdin: string | Buffer,
-  timeoutMs = 15_000,
+  timeoutMs = ONE_SHOT_TIMEOUT_MS,
 ): Promise<OneShotResult> {
   const r = await execa(exe, args, {
     input: stdin,
