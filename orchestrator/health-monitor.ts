@@ -29,7 +29,10 @@ export interface HealthMonitorDeps {
  */
 export const BUSY_CPU_SHARE = 0.05;
 
-/** An agent's CPU time at its last periodic probe, and since when it has failed probes while busy. */
+/**
+ * An agent's CPU time at its last periodic probe, and since when it has failed probes while busy: the
+ * start of the first probe it left unanswered while using CPU.
+ */
 interface CpuMark {
   pid: number;
   seconds: number;
@@ -118,7 +121,7 @@ export class HealthMonitor {
         if (changed) log.warn({ event: "health_changed", state: a.state, err: result.error }, `health: ${a.state}`);
         if (a.state === "unhealthy") this.reprobe(a);
         let action = "none";
-        const busy = this.busy(a, unanswered);
+        const busy = this.busy(a, unanswered, started);
         const stuck =
           l.restart_unhealthy_after > 0 && a.health.consecutive_failures >= l.restart_unhealthy_after && !busy;
         if (busy && a.health.consecutive_failures === l.restart_unhealthy_after) {
@@ -153,8 +156,13 @@ export class HealthMonitor {
    * Whether a probe left unanswered met a busy agent: its process used at least `BUSY_CPU_SHARE` of a
    * core since the previous probe, and has not been unresponsive for longer than its manifest's default
    * timeout (no request of its own should hold it longer; past that it is a runaway, and restarted).
+   *
+   * The spared time counts from the start of the first probe it left unanswered, plus one probe timeout:
+   * the request that keeps it busy reached it no earlier than that probe's window, so that request's own
+   * deadline (at most the default timeout) has passed, and its caller got `AIP_ERR_TIMEOUT`, before a
+   * restart can cut it off with `AIP_ERR_AGENT_CRASHED`.
    */
-  private busy(a: AgentRecord, unanswered: boolean): boolean {
+  private busy(a: AgentRecord, unanswered: boolean, probeStarted: number): boolean {
     const pid = a.pid;
     const seconds = pid === null ? undefined : processStats(pid)?.cpuSeconds;
     const now = Date.now();
@@ -168,9 +176,10 @@ export class HealthMonitor {
       prev !== undefined &&
       prev.pid === pid &&
       (seconds - prev.seconds) * 1000 >= BUSY_CPU_SHARE * (now - prev.at);
-    const busySince = using ? (prev.busySince ?? prev.at) : undefined;
+    const busySince = using ? (prev.busySince ?? probeStarted) : undefined;
     this.cpu.set(a, { pid, seconds, at: now, busySince });
-    return busySince !== undefined && now - busySince <= a.manifest.timeouts_ms.default;
+    const spared = a.manifest.timeouts_ms.default + this.deps.config.limits.health_timeout_ms;
+    return busySince !== undefined && now - busySince <= spared;
   }
 
   /**
