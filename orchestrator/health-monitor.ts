@@ -25,7 +25,8 @@ export interface HealthMonitorDeps {
 /**
  * A probe that fails while the agent's process used at least this share of a core since the previous probe
  * meets a busy agent (a long synchronous step, such as testgen type-checking a large workspace), not a
- * stuck one: a stopped or deadlocked process uses no CPU.
+ * stuck one: a stopped or deadlocked process uses no CPU. So does one found running or waiting for a core
+ * (state "R"): on a starved host a runnable process may get less than this share, and is not stuck.
  */
 export const BUSY_CPU_SHARE = 0.05;
 
@@ -164,7 +165,8 @@ export class HealthMonitor {
    */
   private busy(a: AgentRecord, unanswered: boolean, probeStarted: number): boolean {
     const pid = a.pid;
-    const seconds = pid === null ? undefined : processStats(pid)?.cpuSeconds;
+    const stats = pid === null ? null : processStats(pid);
+    const seconds = stats?.cpuSeconds;
     const now = Date.now();
     const prev = this.cpu.get(a);
     if (pid === null || seconds === undefined) {
@@ -175,7 +177,7 @@ export class HealthMonitor {
       unanswered &&
       prev !== undefined &&
       prev.pid === pid &&
-      (seconds - prev.seconds) * 1000 >= BUSY_CPU_SHARE * (now - prev.at);
+      ((seconds - prev.seconds) * 1000 >= BUSY_CPU_SHARE * (now - prev.at) || stats?.state === "R");
     const busySince = using ? (prev.busySince ?? probeStarted) : undefined;
     this.cpu.set(a, { pid, seconds, at: now, busySince });
     const spared = a.manifest.timeouts_ms.default + this.deps.config.limits.health_timeout_ms;

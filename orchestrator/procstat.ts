@@ -9,6 +9,11 @@ export interface ProcessStats {
   cpuSeconds: number;
   /** Resident set size, bytes. */
   rssBytes: number;
+  /**
+   * The main thread's state letter (proc(5)): "R" running or waiting for a core, "S" sleeping (an idle
+   * event loop), "D" in an uninterruptible wait, "T" stopped, "Z" a zombie.
+   */
+  state: string;
 }
 
 /** CPU time and RSS of `pid`; null when the process is gone (or /proc is not there). */
@@ -19,7 +24,7 @@ export function processStats(pid: number): ProcessStats | null {
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of proc(5))
     const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return { cpuSeconds: ticks / USER_HZ, rssBytes: rss ? Number(rss[1]) * 1024 : 0 };
+    return { cpuSeconds: ticks / USER_HZ, rssBytes: rss ? Number(rss[1]) * 1024 : 0, state: fields[0] ?? "" };
   } catch {
     return null;
   }
