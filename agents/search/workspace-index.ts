@@ -6,6 +6,7 @@ import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
 import { INTERNAL_WEIGHT, pathWeight } from "./weights.js";
+import { importedNames, moduleKey } from "./imports.js";
 import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
@@ -41,7 +42,17 @@ interface FileState {
   size: number;
   mtimeMs: number;
   ids: number[];
+  /** The keys (`callKey`) of the other files' definitions this file calls: its entries in `incoming`. */
+  calls?: string[];
 }
+
+/** The key of a definition as other files call it: its file's module key (`moduleKey`) and its name. */
+function callKey(key: string, name: string): string {
+  return `${key}#${name}`;
+}
+
+/** Definitions another file can import and call: top-level functions, consts and classes not marked internal. */
+const CALLABLE_KINDS = new Set<Chunk["kind"]>(["function", "const", "class"]);
 
 export interface RefreshStats {
   files: number;
@@ -64,7 +75,8 @@ export interface IndexOptions {
  * Fields and boosts (docs/agents.md "search"): a definition's name counts most, then its head (the first sentence
  * of its doc comment and its declaration: what the definition says it does, its parameters), then its
  * path, then the whole text. The head is also part of the text, so words a definition documents count in both.
- * `uses`: the words of the definition's call sites in its own file (`callSiteWords`).
+ * `uses`: the words of the definition's call sites (`callSiteWords`), in its own file and in the files that
+ * import it.
  */
 export const SEARCH_FIELDS = ["symbol", "head", "path", "text", "uses"] as const;
 export const FIELD_BOOST = {
@@ -110,6 +122,11 @@ export function callSiteWords(chunks: readonly Chunk[]): Map<string, string[]> {
   const names = new Set<string>();
   for (const c of chunks)
     if (c.symbol !== undefined && c.kind !== "heading" && c.kind !== "module") names.add(c.symbol);
+  return callSites(chunks, names);
+}
+
+/** The call-site words (`callSiteWords`) of the calls a file makes to each of `names`. */
+export function callSites(chunks: readonly Chunk[], names: ReadonlySet<string>): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (names.size === 0) return out;
   let owner: string | undefined;
@@ -178,6 +195,16 @@ export class WorkspaceIndex {
   readonly search: Bm25Index;
   readonly docs = new Map<number, Doc>();
   private readonly files = new Map<string, FileState>();
+  /** Per called definition (`callKey`), the call-site words of each other file calling it. */
+  private readonly incoming = new Map<string, Map<string, string[]>>();
+  /** Files by module key (`moduleKey`): where a `callKey` is defined. */
+  private readonly filesByKey = new Map<string, Set<string>>();
+  /** A definition's call-site words in its own file, by document id (kept to rebuild its `uses` field). */
+  private readonly ownUses = new Map<number, string[]>();
+  /** Documents of this refresh's new files, put in the BM25 index once every file's calls are known. */
+  private readonly pending: Doc[] = [];
+  /** Called definitions (`callKey`) whose callers changed in this refresh: their `uses` field is rebuilt. */
+  private readonly dirty = new Set<string>();
   private nextId = 1;
   lastRefresh = 0;
   builds = 0;
@@ -243,6 +270,7 @@ export class WorkspaceIndex {
         stats.removed++;
       }
     }
+    this.flush();
     this.builds++;
     this.lastRefresh = Date.now();
     stats.ms = Math.round(performance.now() - start);
@@ -255,8 +283,57 @@ export class WorkspaceIndex {
     for (const id of state.ids) {
       this.search.remove(id);
       this.docs.delete(id);
+      this.ownUses.delete(id);
     }
+    for (const key of state.calls ?? []) {
+      const callers = this.incoming.get(key);
+      callers?.delete(rel);
+      if (callers?.size === 0) this.incoming.delete(key);
+      this.dirty.add(key);
+    }
+    const byKey = this.filesByKey.get(moduleKey(rel));
+    byKey?.delete(rel);
+    if (byKey?.size === 0) this.filesByKey.delete(moduleKey(rel));
     this.files.delete(rel);
+  }
+
+  /**
+   * A definition's `uses` field: its call sites in its own file, then in each other file that imports and
+   * calls it (docs/agents.md "search").
+   */
+  private usesOf(d: Doc): string {
+    if (d.symbol === undefined || d.kind === "heading") return "";
+    const words = [...(this.ownUses.get(d.id) ?? [])];
+    if (CALLABLE_KINDS.has(d.kind) && d.exported !== false)
+      for (const w of this.incoming.get(callKey(moduleKey(d.path), d.symbol))?.values() ?? []) words.push(...w);
+    return words.join(" ");
+  }
+
+  private index(d: Doc): void {
+    this.search.add(d.id, [symbolField(d.symbol, d.kind), d.head ?? "", d.path, d.text, this.usesOf(d)]);
+  }
+
+  /**
+   * The end of a refresh: the definitions whose callers in other files changed are re-indexed with their
+   * new `uses` words, then this refresh's new documents are indexed (once, with every file's calls known).
+   */
+  private flush(): void {
+    const fresh = new Set(this.pending.map((d) => d.id));
+    for (const key of this.dirty) {
+      const at = key.lastIndexOf("#");
+      const name = key.slice(at + 1);
+      for (const rel of this.filesByKey.get(key.slice(0, at)) ?? []) {
+        for (const id of this.files.get(rel)?.ids ?? []) {
+          const d = this.docs.get(id);
+          if (!d || d.symbol !== name || fresh.has(id) || !CALLABLE_KINDS.has(d.kind)) continue;
+          this.search.remove(id);
+          this.index(d);
+        }
+      }
+    }
+    this.dirty.clear();
+    for (const d of this.pending) this.index(d);
+    this.pending.length = 0;
   }
 
   /** Index one file; false when it was skipped (too large, binary, unreadable). */
@@ -270,7 +347,12 @@ export class WorkspaceIndex {
       return false;
     }
     const ext = extname(f.rel).toLowerCase();
-    const chunks = chunkFile(text, ext === ".md" || ext === ".markdown" || ext === ".txt", basename(f.rel, ext));
+    const markdown = ext === ".md" || ext === ".markdown" || ext === ".txt";
+    const chunks = chunkFile(text, markdown, basename(f.rel, ext));
+    const key = moduleKey(f.rel);
+    let byKey = this.filesByKey.get(key);
+    if (!byKey) this.filesByKey.set(key, (byKey = new Set()));
+    byKey.add(f.rel);
     const weight = pathWeight(f.rel);
     const docs: Doc[] = chunks.map((c) => ({
       id: this.nextId++,
@@ -282,15 +364,33 @@ export class WorkspaceIndex {
       this.docs.set(d.id, d);
       state.ids.push(d.id);
     }
-    const uses = callSiteWords(chunks);
-    for (const d of docs)
-      this.search.add(d.id, [
-        symbolField(d.symbol, d.kind),
-        d.head ?? "",
-        d.path,
-        d.text,
-        d.symbol !== undefined && d.kind !== "heading" ? (uses.get(d.symbol) ?? []).join(" ") : "",
-      ]);
+    // Calls to this file's own definitions, and to the names it imports from other files (a local
+    // definition of the same name shadows an import).
+    const own = new Set<string>();
+    for (const c of chunks)
+      if (c.symbol !== undefined && c.kind !== "heading" && c.kind !== "module") own.add(c.symbol);
+    const imported = markdown ? new Map() : importedNames(f.rel, text.split("\n"));
+    for (const name of own) imported.delete(name);
+    const uses = callSites(chunks, new Set([...own, ...imported.keys()]));
+    for (const d of docs) {
+      const words = d.symbol !== undefined && own.has(d.symbol) ? uses.get(d.symbol) : undefined;
+      if (words !== undefined && d.kind !== "heading") this.ownUses.set(d.id, words);
+      this.pending.push(d);
+    }
+    const calls = new Map<string, string[]>();
+    for (const [local, target] of imported) {
+      const words = uses.get(local);
+      if (words === undefined || target.key === key) continue;
+      const k = callKey(target.key, target.name);
+      calls.set(k, [...(calls.get(k) ?? []), ...words]);
+    }
+    for (const [k, words] of calls) {
+      let callers = this.incoming.get(k);
+      if (!callers) this.incoming.set(k, (callers = new Map()));
+      callers.set(f.rel, words);
+      this.dirty.add(k);
+    }
+    if (calls.size > 0) state.calls = [...calls.keys()];
     return true;
   }
 }

@@ -1,0 +1,91 @@
+/**
+ * The names a file imports from other files of the workspace, for the cross-file `uses` words of the
+ * search index (docs/agents.md "search"). A relative specifier is reduced to a *module key* (the
+ * target's path without its extension and without a trailing `/index`), which a file's own key meets:
+ * `./retry-timing.js` from `source/core/Ky.ts` is `source/core/retry-timing`, the key of
+ * `source/core/retry-timing.ts`. No file system access and no resolution against the files present (unlike
+ * `agents/lib/code/resolve.ts`, which summarize uses): what a file imports does not depend on which files
+ * were indexed before it, so the incremental index stays correct whatever order files change in.
+ * Bare specifiers (packages, tsconfig `paths`) are left out.
+ */
+import { posix } from "node:path";
+
+export interface ImportedName {
+  /** The module key of the file imported from (`moduleKey`). */
+  key: string;
+  /** The exported name imported. */
+  name: string;
+}
+
+/** Extensions a module key drops. */
+const CODE_EXTENSIONS = [".d.ts", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+
+/** A file's module key: its path without a code extension and without a trailing `index` (`src/a/index.ts` → `src/a`). */
+export function moduleKey(path: string): string {
+  let p = path;
+  const ext = CODE_EXTENSIONS.find((e) => p.endsWith(e));
+  if (ext !== undefined) p = p.slice(0, -ext.length);
+  if (p === "index") return "";
+  if (p.endsWith("/index")) p = p.slice(0, -"/index".length);
+  return p;
+}
+
+/** The module key a relative specifier of file `from` names; undefined for a bare or escaping specifier. */
+export function specifierKey(from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith("./") && !specifier.startsWith("../") && specifier !== "." && specifier !== "..")
+    return undefined;
+  const joined = posix.normalize(posix.join(posix.dirname(from), specifier));
+  if (joined === ".." || joined.startsWith("../")) return undefined;
+  return moduleKey(joined === "." ? "" : joined);
+}
+
+/** Lines an import statement may span (one name a line, as formatters wrap long ones). */
+const MAX_IMPORT_LINES = 40;
+const FROM = /\bfrom\s*["']([^"'\n]+)["']/;
+const REQUIRE = /^(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*["']([^"'\n]+)["']\s*\)/;
+
+/** `a`, `a as b`, `type a` (left out), `a: b` (a destructured require): [imported, local], or undefined. */
+function binding(part: string, separator: "as" | ":"): [string, string] | undefined {
+  const t = part.trim();
+  if (t === "" || t.startsWith("type ")) return undefined;
+  const words = separator === "as" ? t.split(/\s+as\s+/) : t.split(/\s*:\s*/);
+  const imported = words[0]!.trim();
+  const local = (words[1] ?? imported).trim();
+  return /^[A-Za-z_$][\w$]*$/.test(imported) && /^[A-Za-z_$][\w$]*$/.test(local) ? [imported, local] : undefined;
+}
+
+/**
+ * The names file `rel` imports from relative specifiers, by local name: the named imports of
+ * `import { a, b as c } from "./x"` (a statement may wrap) and of a destructured
+ * `const { a, b: c } = require("./x")`. Type-only imports, default and namespace imports are left out
+ * (a default or namespaced call does not name the definition). One pass over the lines.
+ */
+export function importedNames(rel: string, lines: readonly string[]): Map<string, ImportedName> {
+  const out = new Map<string, ImportedName>();
+  const add = (clause: string, specifier: string, separator: "as" | ":"): void => {
+    const key = specifierKey(rel, specifier);
+    if (key === undefined) return;
+    for (const part of clause.split(",")) {
+      const b = binding(part, separator);
+      if (b) out.set(b[1], { key, name: b[0] });
+    }
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith("import ") && !line.startsWith("import type ")) {
+      let text = line;
+      let j = i;
+      while (!FROM.test(text) && !text.includes(";") && j + 1 < lines.length && j - i < MAX_IMPORT_LINES)
+        text += ` ${lines[++j]!}`;
+      i = j;
+      const from = FROM.exec(text);
+      const open = text.indexOf("{");
+      const close = text.indexOf("}");
+      if (from && open !== -1 && close > open && close < from.index) add(text.slice(open + 1, close), from[1]!, "as");
+    } else if (line.startsWith("const") || line.startsWith("let") || line.startsWith("var")) {
+      const r = REQUIRE.exec(line);
+      if (r) add(r[1]!, r[2]!, ":");
+    }
+  }
+  return out;
+}
