@@ -19,6 +19,7 @@ import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
 import { Cancellation, follow, unfollow } from "../protocol/cancel.js";
 import { neverReachedAgent } from "./pool/transport.js";
+import { Deadlines, type Expiring } from "../protocol/deadlines.js";
 
 export interface RequestOutcome {
   trace_id: string;
@@ -91,13 +92,28 @@ const AGENT_FAULTS = new Set(["AIP_ERR_AGENT_CRASHED", "AIP_ERR_BAD_AGENT_RESPON
 
 const clientGone = (): Error => new AipError("AIP_ERR_CANCELLED", "Client closed the connection");
 
-/** The deadline passed: the request is aborted with AIP_ERR_TIMEOUT (a timer's callback, no closure per request). */
-function expire(cancel: Cancellation, agent: AgentRecord, timeoutMs: number): void {
-  cancel.abort(
-    new AipError("AIP_ERR_TIMEOUT", `No answer from ${agent.name} within ${timeoutMs} ms`, {
-      extensions: { timeout_ms: timeoutMs },
-    }),
-  );
+/** Every forwarded request's deadline, behind one timer (protocol/deadlines.ts). */
+const deadlines = new Deadlines();
+
+/** A forwarded request's cancellation, aborted with AIP_ERR_TIMEOUT when its deadline passes. */
+class Forwarding extends Cancellation implements Expiring {
+  readonly expiresAt: number;
+
+  constructor(
+    private readonly agent: AgentRecord,
+    private readonly timeoutMs: number,
+  ) {
+    super();
+    this.expiresAt = performance.now() + timeoutMs;
+  }
+
+  expire(): void {
+    this.abort(
+      new AipError("AIP_ERR_TIMEOUT", `No answer from ${this.agent.name} within ${this.timeoutMs} ms`, {
+        extensions: { timeout_ms: this.timeoutMs },
+      }),
+    );
+  }
 }
 
 /**
@@ -135,9 +151,9 @@ export async function forward(
 
   const timeoutMs = request.constraints.timeout_ms ?? agent.manifest.timeouts_ms.default;
   const deadline = Date.now() + timeoutMs;
-  const cancel = new Cancellation();
+  const cancel = new Forwarding(agent, timeoutMs);
   follow(clientSignal, cancel, clientGone);
-  const timer = setTimeout(expire, timeoutMs, cancel, agent, timeoutMs);
+  deadlines.add(cancel);
   const unclaim = deps.supersede?.(request, traceId, cancel);
   const tQueue = performance.now();
   let release: (() => void) | undefined;
@@ -166,7 +182,7 @@ export async function forward(
   } finally {
     release?.();
     unclaim?.();
-    clearTimeout(timer);
+    deadlines.delete(cancel);
     unfollow(clientSignal, cancel);
   }
 }

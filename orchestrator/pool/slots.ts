@@ -14,6 +14,10 @@
  */
 import { AipError } from "../../protocol/errors.js";
 import type { Cancellation } from "../../protocol/cancel.js";
+import { Deadlines, type Expiring } from "../../protocol/deadlines.js";
+
+/** Every queued caller's deadline, behind one timer (protocol/deadlines.ts). */
+const waits = new Deadlines();
 
 interface Waiter {
   readonly lane: Lane;
@@ -101,14 +105,16 @@ export class Slots {
     }
     return new Promise((resolve, reject) => {
       const started = Date.now();
-      const waiter: Waiter = {
+      const waiter: Waiter & Expiring = {
         lane,
         resolve,
         reject,
         cleanup: () => {
-          clearTimeout(timer);
+          waits.delete(waiter);
           cancel?.clear();
         },
+        expiresAt: performance.now() + Math.max(0, deadline - started),
+        expire: () => leave(busy()),
       };
       const leave = (err: Error): void => {
         this.remove(waiter);
@@ -122,7 +128,7 @@ export class Slots {
             extensions: { pool_size: this.sizeValue },
           },
         );
-      const timer = setTimeout(() => leave(busy()), Math.max(0, deadline - Date.now()));
+      waits.add(waiter);
       // The deadline passing while queued is a busy pool, not a slow agent.
       cancel?.onAbort((reason) =>
         leave(reason instanceof AipError && reason.code === "AIP_ERR_TIMEOUT" ? busy() : reason),

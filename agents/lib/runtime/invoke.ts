@@ -1,7 +1,7 @@
 /** One request through an agent: validation, action routing, deadline, concurrency cap, envelope. */
 import { getHeapStatistics } from "node:v8";
 import { Cancellation, follow, unfollow } from "../../../protocol/cancel.js";
-import { AipError, problem } from "../../../protocol/errors.js";
+import { AipError, problem, type ErrorCode } from "../../../protocol/errors.js";
 import { errorResponse, successResponse } from "../../../protocol/envelope.js";
 import type { Logger } from "../../../protocol/log.js";
 import type { AipResponse } from "../../../protocol/schemas.js";
@@ -9,6 +9,7 @@ import { newTraceId } from "../../../protocol/trace.js";
 import { traceIdOf, validateRequest } from "../../../protocol/validate.js";
 import { StageTimer } from "./timer.js";
 import type { AgentDefinition, HandlerContext, Warnings } from "./types.js";
+import { Deadlines, type Expiring } from "../../../protocol/deadlines.js";
 
 /** The heap in use and its limit, in bytes (V8's; the limit follows --max-old-space-size). */
 export interface HeapProbe {
@@ -140,95 +141,46 @@ export class AgentInvoker {
       );
     }
     const timeoutMs = request.constraints.timeout_ms ?? this.def.manifest.timeouts_ms.default;
-    const deadline = Date.now() + timeoutMs;
-    // Cancellation (the deadline, the client going away): the handler's AbortSignal is made when it
-    // first reads `ctx.signal`, most never do (docs/performance.md, "The orchestrator hop").
-    let controller: AbortController | undefined;
-    let cancelledBy: Error | undefined;
-    let stop: ((reason: Error) => void) | undefined;
-    const cancel = (reason: Error): void => {
-      if (cancelledBy) return;
-      cancelledBy = reason;
-      controller?.abort(reason);
-      stop?.(reason);
-    };
+    const call = new Call(traceId, agent, timeoutMs, this.log, timer);
     // The client going away: the connection's signal has one listener for all its requests (protocol/cancel.ts).
-    const client = new Cancellation();
-    client.onAbort(cancel);
-    if (clientSignal) follow(clientSignal, client, clientGone);
-    const warnings: Warnings = [];
-    // The request's logger is made when a handler first logs: most requests never do.
-    let requestLog: Logger | undefined;
-    const logFor = (): Logger => (requestLog ??= this.log.child({ trace_id: traceId }));
-    const ctx: HandlerContext = {
-      traceId,
-      get signal() {
-        if (!controller) {
-          controller = new AbortController();
-          if (cancelledBy) controller.abort(cancelledBy);
-        }
-        return controller.signal;
-      },
-      deadline,
-      remainingMs: () => Math.max(0, deadline - Date.now()),
-      timer,
-      get log() {
-        return logFor();
-      },
-      warn: (code, detail, extensions) =>
-        warnings.push(problem(code, { detail, instance: traceId, ...(extensions ? { extensions } : {}) })),
-    };
+    if (clientSignal) follow(clientSignal, call, clientGone);
     timer.mark("accept");
     this.inflightCount++;
     try {
+      if (call.reason) {
+        // The client left before the handler started: it never runs.
+        this.inflightCount--;
+        throw call.reason;
+      }
+      // One promise per request: the handler's outcome, the deadline or a cancellation, whichever is first.
       const payload = await new Promise<unknown>((resolve, reject) => {
-        // One promise per request: the handler's outcome, the deadline or a cancellation, whichever is first.
-        const timeout = setTimeout(() => {
-          cancel(
-            new AipError("AIP_ERR_TIMEOUT", `Agent ${agent} did not answer within ${timeoutMs} ms`, {
-              extensions: { timeout_ms: timeoutMs },
-            }),
-          );
-        }, timeoutMs);
-        stop = (reason) => {
-          clearTimeout(timeout);
-          reject(reason);
-        };
-        if (cancelledBy) {
-          // The client left before the handler started: it never runs.
-          this.inflightCount--;
-          return stop(cancelledBy);
-        }
-        const done = (): void => {
-          clearTimeout(timeout);
-          stop = undefined;
-          this.inflightCount--;
-          if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
-        };
+        call.resolve = resolve;
+        call.reject = reject;
+        deadlines.add(call);
         let work: Promise<unknown>;
         try {
-          work = Promise.resolve(handler(request, ctx));
+          work = Promise.resolve(handler(request, call));
         } catch (err) {
           work = Promise.reject(err as Error);
         }
         // A late outcome after a timeout or a cancellation is already answered: resolve/reject are no-ops then.
         work.then(
           (value) => {
-            done();
+            this.done(call);
             resolve(value);
           },
           (err: unknown) => {
-            done();
+            this.done(call);
             reject(err as Error);
           },
         );
       });
       timer.mark("handler");
-      return successResponse(payload, traceId, { agent, version, timings_ms: timer.toJSON(), warnings });
+      return successResponse(payload, traceId, { agent, version, timings_ms: timer.toJSON(), warnings: call.warnings });
     } catch (err) {
       timer.mark("handler");
       if (isStackOverflow(err)) {
-        logFor().warn({ event: "stack_overflow", action: request.action }, "input nested too deeply: stack overflow");
+        call.log.warn({ event: "stack_overflow", action: request.action }, "input nested too deeply: stack overflow");
         return fail(
           new AipError(
             "AIP_ERR_TOO_COMPLEX",
@@ -236,11 +188,87 @@ export class AgentInvoker {
           ),
         );
       }
-      if (!(err instanceof AipError)) logFor().error({ event: "handler_error", err }, "handler threw");
+      if (!(err instanceof AipError)) call.log.error({ event: "handler_error", err }, "handler threw");
       return fail(err);
     } finally {
-      if (clientSignal) unfollow(clientSignal, client);
+      if (clientSignal) unfollow(clientSignal, call);
     }
+  }
+
+  /** The handler settled: it no longer counts against the concurrency cap, and its deadline is gone. */
+  private done(call: Call): void {
+    deadlines.delete(call);
+    this.inflightCount--;
+    if (this.heap.used() > COLLECT_AFTER_RATIO * this.heap.limit()) setImmediate(() => this.collect());
+  }
+}
+
+/** Every request's deadline in this process, behind one timer (protocol/deadlines.ts). */
+const deadlines = new Deadlines();
+
+/**
+ * One request's handler context and cancellation: its deadline (one shared timer, protocol/deadlines.ts),
+ * its client going away, and the AbortSignal a handler gets when it first reads `signal` (most never
+ * do). Methods rather than closures: nothing is allocated per request that the request does not use
+ * (docs/performance.md, "The orchestrator hop").
+ */
+class Call extends Cancellation implements HandlerContext, Expiring {
+  readonly deadline: number;
+  readonly expiresAt: number;
+  readonly warnings: Warnings = [];
+  resolve: ((value: unknown) => void) | undefined;
+  reject: ((reason: Error) => void) | undefined;
+  private controller: AbortController | undefined;
+  private requestLog: Logger | undefined;
+
+  constructor(
+    readonly traceId: string,
+    private readonly agent: string,
+    private readonly timeoutMs: number,
+    private readonly agentLog: Logger,
+    readonly timer: StageTimer,
+  ) {
+    super();
+    this.deadline = Date.now() + timeoutMs;
+    this.expiresAt = performance.now() + timeoutMs;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** The request's logger, made when a handler first logs: most requests never do. */
+  get log(): Logger {
+    return (this.requestLog ??= this.agentLog.child({ trace_id: this.traceId }));
+  }
+
+  remainingMs(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+
+  warn(code: ErrorCode, detail: string, extensions?: Record<string, unknown>): void {
+    this.warnings.push(problem(code, { detail, instance: this.traceId, ...(extensions ? { extensions } : {}) }));
+  }
+
+  expire(): void {
+    this.abort(
+      new AipError("AIP_ERR_TIMEOUT", `Agent ${this.agent} did not answer within ${this.timeoutMs} ms`, {
+        extensions: { timeout_ms: this.timeoutMs },
+      }),
+    );
+  }
+
+  /** The deadline passed or the client went away: the handler's signal fires and the request is answered. */
+  override abort(reason: Error): void {
+    if (this.aborted) return;
+    super.abort(reason);
+    deadlines.delete(this);
+    this.controller?.abort(reason);
+    this.reject?.(reason);
   }
 }
 

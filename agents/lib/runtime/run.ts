@@ -207,6 +207,8 @@ function logged(
   response: import("../../../protocol/schemas.js").AipResponse,
   framing: string,
 ): import("../../../protocol/schemas.js").AipResponse {
+  // A success is logged at debug, off by default: its fields are not even gathered then.
+  if (response.status === "success" && !log.isLevelEnabled("debug")) return response;
   const fields = {
     event: "request",
     trace_id: response.trace_id,
