@@ -386,11 +386,12 @@ function useAt(
   // The value the rest of the code sees: the member, or what calling it returns.
   const value: TS.Expression = called ?? access;
   const outer = value.parent;
-  const returns = (t: TS.Type): TS.Type[] =>
-    checker
-      .getNonNullableType(t)
-      .getCallSignatures()
-      .map((s) => checker.getReturnTypeOfSignature(s));
+  // `new x.|(…)` constructs: its member's construct signatures, not its call signatures (`new globalThis.Request(…)`).
+  const signatures = (t: TS.Type): readonly TS.Signature[] => {
+    const v = checker.getNonNullableType(t);
+    return called && ts.isNewExpression(called) ? v.getConstructSignatures() : v.getCallSignatures();
+  };
+  const returns = (t: TS.Type): TS.Type[] => signatures(t).map((s) => checker.getReturnTypeOfSignature(s));
   const valueTypes = (t: TS.Type): TS.Type[] => (called ? returns(t) : [t]);
   const scorers: ((t: TS.Type, p: TS.Symbol) => number)[] = [];
   if (called) {
@@ -402,7 +403,7 @@ function useAt(
     if (args && !args.includes(undefined))
       scorers.push((t) => {
         let best = W.violated;
-        for (const s of checker.getNonNullableType(t).getCallSignatures()) {
+        for (const s of signatures(t)) {
           const fit = accepts(checker, s, args as TS.Type[]);
           best = Math.max(best, fit === "yes" ? W.expected : fit === "types" ? W.mismatch : W.violated);
         }

@@ -194,6 +194,14 @@ export const x = s.|
     expect(got).not.toContain("push");
   });
 
+  it("constructed (`new o.|(1)`): a member with a construct signature that takes the arguments, not a function", () => {
+    const got = labels(
+      `declare const ns: { alpha: number; make(): number; Maker: new (n: number) => { n: number } };\nexport const m = new ns.|(1);\n`,
+      1,
+    );
+    expect(got).toEqual(["Maker"]);
+  });
+
   it("named like the variable it initializes: `const timeout = o.|` offers timeout before a member used once", () => {
     const decl = `declare const o: { alpha: number; beta: number; retries: number; timeout: number };\nexport const used = o.alpha;\n`;
     expect(labels(`${decl}export const timeout = o.|\n`, 1)).toEqual(["timeout"]);
