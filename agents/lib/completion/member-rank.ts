@@ -7,6 +7,8 @@
  *   callable, one read further (`x.|.name`) has that member, one assigned (`x.| = …`) is not a method,
  *   one in a condition is boolean, one in an argument, initializer or return is assignable to the type
  *   expected there, one compared with a value has that value's type;
+ * - the name the value goes to: the variable, property or parameter it initializes, the member it is
+ *   assigned to, the function it is returned from (`const index = xs.indexOf(…)`, `fetch: o.fetch`);
  * - usage: how often `.name` is used in the document (with the same receiver word, and on any receiver),
  *   how near the cursor, and in the workspace's other files;
  * - a prior: how much public code uses the name (prior.ts, learned from npm packages), for members
@@ -42,6 +44,8 @@ export const MEMBER_WEIGHTS = {
   pair: 20,
   /** The prior counts this much for members the workspace itself declares. */
   priorOwnScale: 0.3,
+  /** Named like where its value goes (`const index = xs.indexOf(…)`, `fetch: options.fetch`): the same words; a part as many words share. */
+  named: 16,
 };
 
 function table(cells: string): Map<string, number> {
@@ -138,6 +142,14 @@ export function memberFacts(program: TS.Program, sf: TS.SourceFile, offset: numb
       if (points !== 0) facts.fit.set(ts.symbolName(p), points);
     }
   }
+  const targets = targetNames(checker, access).map((t) => ({ words: words(t.name), weight: t.weight }));
+  if (targets.length > 0)
+    for (const p of props) {
+      const name = ts.symbolName(p);
+      const mine = words(name);
+      const points = W.named * Math.max(...targets.map((t) => t.weight * likeness(mine, t.words)));
+      if (points > 0) facts.fit.set(name, (facts.fit.get(name) ?? 0) + points);
+    }
   return facts;
 }
 
@@ -224,6 +236,124 @@ function typedUses(
 
 const W = MEMBER_WEIGHTS;
 
+/** A name's words, lower case: `#getResponseRequest` → get, response, request; `_deprecatedHooks` → deprecated, hooks. */
+export function words(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+/** Words that name the same thing: equal but for a plural `s`, or sharing their first five letters or more (`param`/`parameters`, `jitter`/`jittered`). */
+function sameWord(a: string, b: string): boolean {
+  const stem = (w: string): string => (w.length > 3 && w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w);
+  const x = stem(a);
+  const y = stem(b);
+  if (x === y) return true;
+  if (Math.min(x.length, y.length) < 5) return false;
+  let i = 0;
+  while (i < x.length && x[i] === y[i]) i++;
+  return i >= 5;
+}
+
+/**
+ * How alike two names' words are: 1 for the same words, else the share of words they have in common
+ * (Dice, words of one or two letters such as `of` left out), scaled down by a quarter.
+ */
+export function likeness(a: string[], b: string[]): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  if (a.join(" ") === b.join(" ")) return 1;
+  const x = a.filter((w) => w.length > 2);
+  const y = b.filter((w) => w.length > 2);
+  if (x.length === 0 || y.length === 0) return 0;
+  const shared = x.filter((w) => y.some((v) => sameWord(w, v))).length;
+  return (0.75 * 2 * Math.min(shared, y.length)) / (x.length + y.length);
+}
+
+/**
+ * The names the member's value goes to (what a developer names a thing after): the variable or property
+ * it initializes, the member or variable it is assigned to, the parameter it is passed as (and, through
+ * the call, where the call's value goes), the function it is returned from. The value may be called,
+ * awaited, asserted, defaulted (`??`, `||`, `&&`), compared or tested on its way (`const _tag = o.tag ? … : ""`).
+ */
+function targetNames(checker: TS.TypeChecker, access: TS.PropertyAccessExpression): { name: string; weight: number }[] {
+  const out: { name: string; weight: number }[] = [];
+  const push = (name: string | undefined, weight = 1): void => {
+    if (name) out.push({ name, weight });
+  };
+  const nameOf = (n: TS.Node): string | undefined =>
+    ts.isIdentifier(n) || ts.isPrivateIdentifier(n) || ts.isStringLiteral(n)
+      ? n.text
+      : ts.isPropertyAccessExpression(n)
+        ? n.name.text
+        : undefined;
+  let value: TS.Node = access;
+  for (let depth = 0; depth < 8; depth++) {
+    const p: TS.Node = value.parent;
+    if (!p) break;
+    if ((ts.isCallExpression(p) || ts.isNewExpression(p)) && p.expression === value) {
+      value = p;
+      continue;
+    }
+    if (
+      ts.isParenthesizedExpression(p) ||
+      ts.isAsExpression(p) ||
+      ts.isSatisfiesExpression(p) ||
+      ts.isTypeAssertionExpression(p) ||
+      ts.isNonNullExpression(p) ||
+      ts.isAwaitExpression(p) ||
+      ts.isConditionalExpression(p) ||
+      (ts.isBinaryExpression(p) && (andOr(p.operatorToken.kind) || isComparison(p.operatorToken.kind)))
+    ) {
+      value = p;
+      continue;
+    }
+    if (ts.isVariableDeclaration(p) && p.initializer === value) {
+      push(nameOf(p.name));
+    } else if (ts.isPropertyAssignment(p) && p.initializer === value) {
+      push(nameOf(p.name));
+    } else if (ts.isPropertyDeclaration(p) && p.initializer === value) {
+      push(nameOf(p.name));
+    } else if (ts.isBinaryExpression(p) && isAssignment(p.operatorToken.kind)) {
+      // `x = o.|`: named like x; `this.| = name` (value === access): named like the value.
+      push(nameOf(p.right === value ? p.left : p.right));
+    } else if ((ts.isCallExpression(p) || ts.isNewExpression(p)) && p.arguments?.includes(value as TS.Expression)) {
+      const i = p.arguments.indexOf(value as TS.Expression);
+      const params = checker.getResolvedSignature(p)?.getParameters() ?? [];
+      const param = params[Math.min(i, params.length - 1)];
+      // Parameter names are often generic (`input`, `value`, `init`): half.
+      if (param) push(ts.symbolName(param), 0.5);
+      // A call of one argument (`String(o.x)`, `clone(o.params)`) passes on what it is given: where its value goes counts too.
+      if (p.arguments.length !== 1) break;
+      value = p;
+      continue;
+    } else if (ts.isReturnStatement(p)) {
+      for (let f: TS.Node | undefined = p.parent; f; f = f.parent)
+        if (ts.isFunctionLike(f)) {
+          const n = (f as { name?: TS.Node }).name;
+          push(n && nameOf(n));
+          break;
+        }
+    }
+    break;
+  }
+  return out;
+}
+
+function isAssignment(kind: TS.SyntaxKind): boolean {
+  return kind >= ts.SyntaxKind.FirstAssignment && kind <= ts.SyntaxKind.LastAssignment;
+}
+
+function andOr(kind: TS.SyntaxKind): boolean {
+  return (
+    kind === ts.SyntaxKind.QuestionQuestionToken ||
+    kind === ts.SyntaxKind.BarBarToken ||
+    kind === ts.SyntaxKind.AmpersandAmpersandToken
+  );
+}
+
 const isMethod = (p: TS.Symbol): boolean => (p.flags & ts.SymbolFlags.Method) !== 0;
 
 /** A type that says nothing about what is expected (`any`, `unknown`, a type parameter, `{}`). */
@@ -256,11 +386,12 @@ function useAt(
   // The value the rest of the code sees: the member, or what calling it returns.
   const value: TS.Expression = called ?? access;
   const outer = value.parent;
-  const returns = (t: TS.Type): TS.Type[] =>
-    checker
-      .getNonNullableType(t)
-      .getCallSignatures()
-      .map((s) => checker.getReturnTypeOfSignature(s));
+  // `new x.|(…)` constructs: its member's construct signatures, not its call signatures (`new globalThis.Request(…)`).
+  const signatures = (t: TS.Type): readonly TS.Signature[] => {
+    const v = checker.getNonNullableType(t);
+    return called && ts.isNewExpression(called) ? v.getConstructSignatures() : v.getCallSignatures();
+  };
+  const returns = (t: TS.Type): TS.Type[] => signatures(t).map((s) => checker.getReturnTypeOfSignature(s));
   const valueTypes = (t: TS.Type): TS.Type[] => (called ? returns(t) : [t]);
   const scorers: ((t: TS.Type, p: TS.Symbol) => number)[] = [];
   if (called) {
@@ -272,7 +403,7 @@ function useAt(
     if (args && !args.includes(undefined))
       scorers.push((t) => {
         let best = W.violated;
-        for (const s of checker.getNonNullableType(t).getCallSignatures()) {
+        for (const s of signatures(t)) {
           const fit = accepts(checker, s, args as TS.Type[]);
           best = Math.max(best, fit === "yes" ? W.expected : fit === "types" ? W.mismatch : W.violated);
         }
@@ -363,8 +494,12 @@ function accepts(checker: TS.TypeChecker, sig: TS.Signature, args: TS.Type[]): "
   if (args.length < required || (!rest && args.length > params.length)) return "arity";
   const generic = (sig.typeParameters?.length ?? 0) > 0;
   for (let i = 0; i < args.length; i++) {
-    if (rest && i >= params.length - 1) return "yes"; // the rest parameter's element type: not checked
-    const pt = checker.getTypeOfSymbol(params[i]!);
+    let pt = checker.getTypeOfSymbol(params[Math.min(i, params.length - 1)]!);
+    if (rest && i >= params.length - 1) {
+      // The rest parameter's element type (`push(...items: T[])` does not take `push(index, 1)`).
+      if (!checker.isArrayType(pt)) return "yes";
+      pt = checker.getTypeArguments(pt as TS.TypeReference)[0] ?? pt;
+    }
     if (vague(checker, pt)) continue;
     if (generic ? !sameKind(args[i]!, pt) : !checker.isTypeAssignableTo(args[i]!, pt)) return "types";
   }

@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkspaceService } from "../../../../agents/lib/code/service.js";
-import { accessUsage, priorPoints } from "../../../../agents/lib/completion/member-rank.js";
+import { accessUsage, likeness, priorPoints, words } from "../../../../agents/lib/completion/member-rank.js";
 import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
 import { tempDir } from "../../../helpers.js";
 
@@ -184,6 +184,61 @@ export const x = s.|
     expect(got[0]).toBe("fetchUser");
   });
 
+  it("a call's rest arguments: `xs.|(index, 1)` on an array of functions is splice, not push (whose items are functions)", () => {
+    const got = labels(
+      `declare const hooks: Array<() => void>;\ndeclare const index: number;\nhooks.|(index, 1);\n`,
+      3,
+    );
+    // slice(index, 1) takes them too.
+    expect(got).toContain("splice");
+    expect(got).not.toContain("push");
+  });
+
+  it("constructed (`new o.|(1)`): a member with a construct signature that takes the arguments, not a function", () => {
+    const got = labels(
+      `declare const ns: { alpha: number; make(): number; Maker: new (n: number) => { n: number } };\nexport const m = new ns.|(1);\n`,
+      1,
+    );
+    expect(got).toEqual(["Maker"]);
+  });
+
+  it("named like the variable it initializes: `const timeout = o.|` offers timeout before a member used once", () => {
+    const decl = `declare const o: { alpha: number; beta: number; retries: number; timeout: number };\nexport const used = o.alpha;\n`;
+    expect(labels(`${decl}export const timeout = o.|\n`, 1)).toEqual(["timeout"]);
+    // Through a comparison and `?:` on its way.
+    expect(labels(`${decl}export const retries = o.| === 0 ? 1 : 2;\n`, 1)).toEqual(["retries"]);
+  });
+
+  it("named like the property it initializes, also through a call of one argument", () => {
+    const decl = `declare const o: { alpha: string; beta: string; method: string };\nexport const used = o.alpha;\n`;
+    expect(labels(`${decl}export const x = { method: o.| ?? "GET" };\n`, 1)).toEqual(["method"]);
+    expect(labels(`${decl}export const y = { method: String(o.|) };\n`, 1)).toEqual(["method"]);
+  });
+
+  it("named partly like the variable: `const index = xs.|(x)` is indexOf, before push", () => {
+    const got = labels(`declare const xs: string[];\nexport const index = xs.|("a");\n`, 3);
+    expect(got[0]).toBe("indexOf");
+  });
+
+  it("assigned a variable: `this.| = name` is the member called name; passed as a parameter: named like it", () => {
+    const got = labels(`export class P {
+  label = "";
+  name = "";
+  constructor(name: string) {
+    this.label = "";
+    this.| = name;
+  }
+}
+`);
+    expect(got[0]).toBe("name");
+    // padStart(maxLength: number, fillString?: string)
+    const arg = labels(
+      `declare const o: { alpha: number; maxLength: number };\nexport const s = "".padStart(o.|);\n`,
+      1,
+    );
+    expect(arg).toEqual(["maxLength"]);
+  });
+
   it("members of library types follow public usage: startsWith and includes before padEnd on a string", () => {
     const got = labels(`declare const s: string;\nexport const b = s.|\n`, 20);
     expect(got.indexOf("includes")).toBeGreaterThanOrEqual(0);
@@ -201,6 +256,19 @@ describe("member ranking signals", () => {
     expect(u.names.get("g")).toBe(1);
     expect(u.names.has("5")).toBe(false);
     expect(u.names.has("xs")).toBe(false);
+  });
+
+  it("names split into words, and how alike two names' words are", () => {
+    expect(words("#getResponseRequest")).toEqual(["get", "response", "request"]);
+    expect(words("_deprecatedHooks")).toEqual(["deprecated", "hooks"]);
+    expect(words("parseJSONBody")).toEqual(["parse", "json", "body"]);
+    expect(likeness(words("_filter"), words("filter"))).toBe(1);
+    // Plural and shared first letters; `of` left out.
+    expect(likeness(words("totalBytes"), words("byteLength"))).toBeGreaterThan(0);
+    expect(likeness(words("indexOf"), words("index"))).toBeGreaterThan(likeness(words("lastIndexOf"), words("index")));
+    expect(likeness(words("searchParameters"), words("searchParams"))).toBeGreaterThan(0.5);
+    // Four letters in common are not the same word (`call`, `callbacks`).
+    expect(likeness(words("callHook"), words("callbacks"))).toBe(0);
   });
 
   it("the prior knows public usage of library members and of global pairs", () => {
