@@ -107,7 +107,8 @@ describe("agent-complete-lite", () => {
         context: { workspace_root: w.dir, file_path: "sample.ts", cursor },
         constraints: {},
       });
-      expect(res.payload.receiver_kind).toBe("module");
+      // It failed once in a CI run at load 19 with no payload: the answer's error is what to read then.
+      expect(res.payload?.receiver_kind, JSON.stringify(res.error)).toBe("module");
       expect(labels(res).sort()).toEqual(["Loud", "name", "shout"]);
     } finally {
       w.cleanup();
