@@ -8,6 +8,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
 import { echoBody } from "./scenario.js";
 
@@ -26,7 +27,16 @@ export const ABUSES = [
   "deep_nesting",
   "file_churn",
 ] as const;
-export type Abuse = (typeof ABUSES)[number];
+/**
+ * Controls, never part of "every abuse": `cpu_burn` sends nothing and only takes CPU from the same two
+ * cores, a thread busy `BURN_BUSY_MS` of every `BURN_PERIOD_MS` (2/3 of a core: about what search,
+ * summarize and the neighbour's own process use together beside every abuse, docs/performance.md).
+ * The well-behaved clients' p99 beside it is what CPU competition alone costs them on this machine.
+ */
+export const CONTROLS = ["cpu_burn"] as const;
+export type Abuse = (typeof ABUSES)[number] | (typeof CONTROLS)[number];
+const BURN_BUSY_MS = 20;
+const BURN_PERIOD_MS = 30;
 
 /** Write bytes on a new connection; resolve when the server closes it (or after `capMs`). */
 function sendAndWaitClose(socket: string, bytes: string | Buffer, capMs: number): Promise<void> {
@@ -69,6 +79,29 @@ export function neighbour(
     );
   };
   const held: Socket[] = [];
+  const burners: Worker[] = [];
+  if (on.has("cpu_burn")) {
+    // AIP_HOSTILE_BURN_THREADS: how many such threads (default 1; every abuse at once keeps search,
+    // summarize and the neighbour busy beside the orchestrator and agent-dummy: 3 processes).
+    const threads = Math.max(1, Number(process.env.AIP_HOSTILE_BURN_THREADS ?? 1) || 1);
+    counts.cpu_burn = threads;
+    for (let i = 0; i < threads; i++)
+      burners.push(
+        new Worker(
+          `const { parentPort } = require("node:worker_threads");
+           let stop = false;
+           parentPort.once("message", () => { stop = true; });
+           const tick = () => {
+             if (stop) return parentPort.close();
+             const end = Date.now() + ${BURN_BUSY_MS};
+             while (Date.now() < end);
+             setTimeout(tick, ${BURN_PERIOD_MS - BURN_BUSY_MS});
+           };
+           tick();`,
+          { eval: true },
+        ),
+      );
+  }
   if (on.has("non_reading")) {
     // Clients that never read: 10 connections, each writing 300 KB of `{}` lines.
     counts.non_reading = 10;
@@ -130,7 +163,9 @@ export function neighbour(
   return {
     async stop() {
       running = false;
+      for (const b of burners) b.postMessage("stop");
       await Promise.all(loops);
+      await Promise.all(burners.map((b) => b.terminate()));
       for (const c of held) c.destroy();
       return counts;
     },

@@ -80,10 +80,10 @@ export async function startProc(
   };
 }
 
-/** agent-dummy --listen on its own socket. */
-export function startDummy(dir: string, name = "dummy"): Promise<Proc> {
+/** agent-dummy --listen on its own socket; `dist`: another build's dist/ (AIP_BENCH_BASELINE). */
+export function startDummy(dir: string, name = "dummy", dist = DIST): Promise<Proc> {
   const socket = join(dir, `${name}.sock`);
-  return startProc(DUMMY, ["--listen", socket], socket, { AIP_LOG_LEVEL: "warn" });
+  return startProc(join(dist, "agents/dummy/main.js"), ["--listen", socket], socket, { AIP_LOG_LEVEL: "warn" });
 }
 
 /** Write an agency config for agent-dummy; `mode: "systemd"` points it at an already running agent socket. */
@@ -124,13 +124,22 @@ export async function startAipUp(
   return proc;
 }
 
-/** The bench orchestrator (same composition as `aip up`) with a chosen pool: adaptive, fixed-N or fresh. */
-export async function startPoolOrchestrator(dir: string, pool: string, agentSocket: string): Promise<Proc> {
-  const config = writeConfig(dir, `orch-${pool}`, "systemd", agentSocket);
+/**
+ * The bench orchestrator (same composition as `aip up`) with a chosen pool: adaptive, fixed-N or fresh;
+ * `dist`: another build's dist/ (AIP_BENCH_BASELINE), its files named after `label`.
+ */
+export async function startPoolOrchestrator(
+  dir: string,
+  pool: string,
+  agentSocket: string,
+  dist = DIST,
+  label = pool,
+): Promise<Proc> {
+  const config = writeConfig(dir, `orch-${label}`, "systemd", agentSocket);
   const proc = await startProc(
-    BENCH_ORCHESTRATOR,
-    [config, pool, join(dir, `orch-${pool}.log`)],
-    join(dir, `orch-${pool}.sock`),
+    dist === DIST ? BENCH_ORCHESTRATOR : join(dist, "bench/lib/orchestrator-main.js"),
+    [config, pool, join(dir, `orch-${label}.log`)],
+    join(dir, `orch-${label}.sock`),
   );
   await waitHealthy(proc.socket);
   return proc;

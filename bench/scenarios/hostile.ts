@@ -16,7 +16,7 @@ import { memoryBytes } from "../../protocol/schemas.js";
 import { httpKeepAlive } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { DIST, ROOT, benchDir, rssMiB, startProc, waitHealthy } from "../lib/procs.js";
-import { ABUSES, type Abuse } from "../lib/neighbour.js";
+import { ABUSES, CONTROLS, type Abuse } from "../lib/neighbour.js";
 import { echoBody, interleave, ratio, table, type Scenario } from "../lib/scenario.js";
 
 const WELL_BEHAVED = 4;
@@ -40,14 +40,24 @@ interface Health {
 
 /**
  * The abuses to run (AIP_HOSTILE_ABUSES=a,b; default all) and whether to also measure each one alone
- * (AIP_HOSTILE_BREAKDOWN=1: which of them still hurts the well-behaved clients).
+ * (AIP_HOSTILE_BREAKDOWN=1: which of them still hurts the well-behaved clients; `alsoAlone`).
  */
 function chosenAbuses(): Abuse[] {
   const list = process.env.AIP_HOSTILE_ABUSES?.split(",").filter(Boolean) ?? [...ABUSES];
-  const unknown = list.filter((a) => !(ABUSES as readonly string[]).includes(a));
-  if (unknown.length)
-    throw new Error(`AIP_HOSTILE_ABUSES: unknown ${unknown.join(", ")} (known: ${ABUSES.join(", ")})`);
+  const known: readonly string[] = [...ABUSES, ...CONTROLS];
+  const unknown = list.filter((a) => !known.includes(a));
+  if (unknown.length) throw new Error(`AIP_HOSTILE_ABUSES: unknown ${unknown.join(", ")} (known: ${known.join(", ")})`);
   return list as Abuse[];
+}
+
+/**
+ * What is also measured on its own: with AIP_HOSTILE_BREAKDOWN=1 each abuse and the controls, with
+ * AIP_HOSTILE_CONTROL=1 only the controls (`cpu_burn`: CPU competition alone; AIP_HOSTILE_BURN_THREADS).
+ */
+function alsoAlone(abuses: Abuse[]): Abuse[] {
+  const controls = CONTROLS.filter((c) => !abuses.includes(c));
+  if (process.env.AIP_HOSTILE_BREAKDOWN === "1") return [...abuses, ...controls];
+  return process.env.AIP_HOSTILE_CONTROL === "1" ? controls : [];
 }
 
 /** Start the neighbour in its own process; `stop` ends it and returns what it sent. */
@@ -194,9 +204,10 @@ export const hostile: Scenario = {
         return [
           { name: `${prefix}alone`, measure: () => measure(`${prefix}alone`, a, undefined) },
           { name: `${prefix}with neighbour`, measure: () => measure(`${prefix}with neighbour`, a, abuses) },
-          ...(process.env.AIP_HOSTILE_BREAKDOWN === "1"
-            ? abuses.map((x) => ({ name: `${prefix}only ${x}`, measure: () => measure(`${prefix}only ${x}`, a, [x]) }))
-            : []),
+          ...alsoAlone(abuses).map((x) => ({
+            name: `${prefix}only ${x}`,
+            measure: () => measure(`${prefix}only ${x}`, a, [x]),
+          })),
         ];
       });
       const cmp = await interleave("[hostile] 4 echo clients", contenders, rounds, ctx.progress);

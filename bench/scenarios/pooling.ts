@@ -30,6 +30,10 @@ export const pooling: Scenario = {
     const durationMs = ctx.quick ? 1000 : 4000;
     const dir = benchDir();
     const agent = await startDummy(dir);
+    // AIP_BENCH_BASELINE=DIST: another build's dist/ (its agent-dummy and bench orchestrator) in the steady
+    // comparison, interleaved, as "baseline adaptive" and "baseline fixed-256".
+    const baselineDist = process.env.AIP_BENCH_BASELINE;
+    const baselineAgent = baselineDist ? await startDummy(dir, "dummy-baseline", baselineDist) : undefined;
     const orchestrators: Proc[] = [];
     try {
       for (const p of new Set([...POOLS, ...STEADY_POOLS]))
@@ -37,6 +41,14 @@ export const pooling: Scenario = {
       const all: Record<string, string> = Object.fromEntries(
         [...new Set([...POOLS, ...STEADY_POOLS])].map((p, i) => [p, orchestrators[i]!.socket]),
       );
+      const steadyPools = [...STEADY_POOLS];
+      if (baselineDist && baselineAgent)
+        for (const p of STEADY_POOLS) {
+          const o = await startPoolOrchestrator(dir, p, baselineAgent.socket, baselineDist, `baseline-${p}`);
+          orchestrators.push(o);
+          all[`baseline ${p}`] = o.socket;
+          steadyPools.push(`baseline ${p}`);
+        }
       const targets: Record<string, string> = Object.fromEntries(POOLS.map((p) => [p, all[p]!]));
       if (ctx.socket) targets.other = ctx.socket;
       const results: Record<number, Compared> = {};
@@ -69,7 +81,7 @@ export const pooling: Scenario = {
       const steadyMs = ctx.quick ? 1000 : STEADY_ROUND_MS;
       const steady = await interleave(
         `[pooling] steady ${STEADY_CLIENTS}`,
-        STEADY_POOLS.map((name) => ({
+        steadyPools.map((name) => ({
           name,
           measure: async () => {
             const client = httpKeepAlive(all[name]!, STEADY_CLIENTS);
@@ -86,21 +98,31 @@ export const pooling: Scenario = {
       );
       const fixedName = `fixed-${DUMMY_MAX_CONCURRENT}`;
       const fixedSteady = steady.median[fixedName]!;
-      const perRound = steady.rounds.adaptive!.map((a, i) => ratio(a.rps, steady.rounds[fixedName]![i]!.rps));
-      const known = perRound.filter((r): r is number => r !== null).sort((x, y) => x - y);
       const sum = (name: string): number => steady.rounds[name]!.reduce((n, r) => n + r.count, 0);
-      const steadyVerdict = {
-        per_round_ratio: perRound,
-        median_ratio: known.length ? known[Math.floor((known.length - 1) / 2)]! : null,
-        min_ratio: known[0] ?? null,
-        max_ratio: known[known.length - 1] ?? null,
-        rounds_at_least_0_9: known.filter((r) => r >= 0.9).length,
-        /** All adaptive requests answered over all fixed ones (the rounds have the same length). */
-        total_ratio: ratio(sum("adaptive"), sum(fixedName)),
+      /** Adaptive against fixed per round (each pair side by side), for one build ("" or "baseline "). */
+      const verdict = (prefix: string) => {
+        const perRound = steady.rounds[`${prefix}adaptive`]!.map((a, i) =>
+          ratio(a.rps, steady.rounds[`${prefix}${fixedName}`]![i]!.rps),
+        );
+        const known = perRound.filter((r): r is number => r !== null).sort((x, y) => x - y);
+        return {
+          per_round_ratio: perRound,
+          median_ratio: known.length ? known[Math.floor((known.length - 1) / 2)]! : null,
+          min_ratio: known[0] ?? null,
+          max_ratio: known[known.length - 1] ?? null,
+          rounds_at_least_0_9: known.filter((r) => r >= 0.9).length,
+          rounds: known.length,
+          /** All adaptive requests answered over all fixed ones (the rounds have the same length). */
+          total_ratio: ratio(sum(`${prefix}adaptive`), sum(`${prefix}${fixedName}`)),
+        };
       };
-      const steadyRows = STEADY_POOLS.map((name) => {
+      const steadyVerdict = verdict("");
+      const baselineVerdict = baselineDist ? verdict("baseline ") : undefined;
+      const perRound = steadyVerdict.per_round_ratio;
+      const steadyRows = steadyPools.map((name) => {
         const m = steady.median[name]!;
-        return [STEADY_CLIENTS, name, m.rps, ratio(m.rps, fixedSteady.rps), m.p50_ms, m.p95_ms, m.p99_ms, m.errors];
+        const fixed = name.startsWith("baseline ") ? steady.median[`baseline ${fixedName}`]! : fixedSteady;
+        return [STEADY_CLIENTS, name, m.rps, ratio(m.rps, fixed.rps), m.p50_ms, m.p95_ms, m.p99_ms, m.errors];
       });
       const markdown = [
         `Bursts: all clients send at once, wait for every answer, pause ${GAP_MS} ms, again; agent-dummy takes 5-60 ms (uniform) per request. Clients reach the orchestrator over keep-alive HTTP; the orchestrator reaches the one shared agent-dummy (max_concurrent 256) through an adaptive pool, a fixed pool of 10, or a new connection per call (no pool limit). ${rounds} interleaved rounds of ${durationMs} ms; medians.`,
@@ -111,7 +133,13 @@ export const pooling: Scenario = {
         "",
         table(["clients", "pool", "req/s", "req/s vs fixed", "p50 ms", "p95 ms", "p99 ms", "errors"], steadyRows),
         "",
-        `Per round, adaptive req/s / fixed req/s (each pair measured side by side): ${perRound.join(", ")}; median ${steadyVerdict.median_ratio}, range ${steadyVerdict.min_ratio}-${steadyVerdict.max_ratio}, ${steadyVerdict.rounds_at_least_0_9} of ${known.length} rounds >= 0.9; all requests answered, adaptive / fixed: ${steadyVerdict.total_ratio}.`,
+        `Per round, adaptive req/s / fixed req/s (each pair measured side by side): ${perRound.join(", ")}; median ${steadyVerdict.median_ratio}, range ${steadyVerdict.min_ratio}-${steadyVerdict.max_ratio}, ${steadyVerdict.rounds_at_least_0_9} of ${steadyVerdict.rounds} rounds >= 0.9; all requests answered, adaptive / fixed: ${steadyVerdict.total_ratio}.`,
+        ...(baselineVerdict
+          ? [
+              "",
+              `Baseline build (${baselineDist}), same rounds: adaptive / fixed per round ${baselineVerdict.per_round_ratio.join(", ")}; median ${baselineVerdict.median_ratio}; all requests answered, adaptive / fixed: ${baselineVerdict.total_ratio}.`,
+            ]
+          : []),
       ].join("\n");
       return {
         parameters: {
@@ -124,14 +152,21 @@ export const pooling: Scenario = {
           steady_clients: STEADY_CLIENTS,
           steady_rounds: steadyRounds,
           steady_round_ms: steadyMs,
-          steady_pools: STEADY_POOLS,
+          steady_pools: steadyPools,
+          ...(baselineDist ? { baseline: baselineDist } : {}),
         },
-        results: { ...results, steady, steady_verdict: steadyVerdict },
+        results: {
+          ...results,
+          steady,
+          steady_verdict: steadyVerdict,
+          ...(baselineVerdict ? { baseline_steady_verdict: baselineVerdict } : {}),
+        },
         markdown,
       };
     } finally {
       await Promise.all(orchestrators.map((o) => o.stop()));
       await agent.stop();
+      await baselineAgent?.stop();
     }
   },
 };

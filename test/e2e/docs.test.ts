@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ABUSES } from "../../bench/lib/neighbour.js";
+import { ABUSES, CONTROLS } from "../../bench/lib/neighbour.js";
 import { httpRequest, invokeHttp, waitForSocket } from "../../protocol/client.js";
 import { DUMMY, ROOT, jsonLines, pidAlive, tempDir } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
@@ -464,7 +464,7 @@ describe("every example in README.md and docs/", () => {
     expect(benchLines.length).toBeGreaterThanOrEqual(6);
     for (const line of benchLines) {
       const abuses = /AIP_HOSTILE_ABUSES=(\S+)/.exec(line)?.[1];
-      for (const a of abuses?.split(",") ?? []) expect(ABUSES, line).toContain(a);
+      for (const a of abuses?.split(",") ?? []) expect([...ABUSES, ...CONTROLS], line).toContain(a);
       // Only the scenario list is checked: --dry-run prints what would run and runs none.
       const run = line.replace(/npm run bench(?: --)?/, "node dist/bench/main.js");
       expect(run, line).toContain("node dist/bench/main.js");
