@@ -52,7 +52,9 @@ export function writeReport(dir: string, date: string, order: string[]): string 
   const names = new Set(order.map((n) => `${date}-${n}.json`));
   const files = readdirSync(dir)
     .filter((f) => names.has(f))
-    .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as ScenarioFile)
+    .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Partial<ScenarioFile>)
+    // A file of the same name written by another tool (a dated results file) is not a scenario's.
+    .filter((f): f is ScenarioFile => f.machine !== undefined && typeof f.markdown === "string")
     .sort((a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario));
   const lines = [
     `# agency benchmarks, ${date}`,
