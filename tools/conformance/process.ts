@@ -61,9 +61,24 @@ export interface Served {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * Servers started by `serve` and not yet exited. They are killed when this process exits: a caller that
+ * gave up on a start (a test hook's timeout on a starved host) never gets the `Served` to stop, and the
+ * agent would outlive it (seen after a CI run at a load average of 19).
+ */
+const running = new Set<ChildProcess>();
+let killOnExit = false;
+
 /** Start `exe --listen socketPath` and wait until the socket accepts connections. */
 export async function serve(exe: string, socketPath: string, timeoutMs = 15_000): Promise<Served> {
   const child = spawn(exe, ["--listen", socketPath], { stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  if (!killOnExit) {
+    killOnExit = true;
+    process.on("exit", () => {
+      for (const c of running) c.kill("SIGKILL");
+    });
+  }
   const err: Buffer[] = [];
   child.stdout!.resume(); // drain logs: a full pipe would block the agent
   child.stderr!.on("data", (c: Buffer) => err.push(c));
@@ -71,6 +86,7 @@ export async function serve(exe: string, socketPath: string, timeoutMs = 15_000)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on("exit", (code, signal) => {
       alive = false;
+      running.delete(child);
       resolve({ code, signal });
     });
   });
