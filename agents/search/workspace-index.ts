@@ -119,10 +119,15 @@ function isNameChar(c: number): boolean {
  * backtracking.
  */
 export function callSiteWords(chunks: readonly Chunk[]): Map<string, string[]> {
+  return callSites(chunks, definedNames(chunks));
+}
+
+/** The names a file's chunks define (not headings or the module chunk): what its own calls can name. */
+function definedNames(chunks: readonly Chunk[]): Set<string> {
   const names = new Set<string>();
   for (const c of chunks)
     if (c.symbol !== undefined && c.kind !== "heading" && c.kind !== "module") names.add(c.symbol);
-  return callSites(chunks, names);
+  return names;
 }
 
 /** The call-site words (`callSiteWords`) of the calls a file makes to each of `names`. */
@@ -366,9 +371,7 @@ export class WorkspaceIndex {
     }
     // Calls to this file's own definitions, and to the names it imports from other files (a local
     // definition of the same name shadows an import).
-    const own = new Set<string>();
-    for (const c of chunks)
-      if (c.symbol !== undefined && c.kind !== "heading" && c.kind !== "module") own.add(c.symbol);
+    const own = definedNames(chunks);
     const imported = markdown ? new Map() : importedNames(f.rel, text.split("\n"));
     for (const name of own) imported.delete(name);
     const uses = callSites(chunks, new Set([...own, ...imported.keys()]));
