@@ -19,6 +19,7 @@ import type * as TS from "typescript";
 import type { WorkspaceService } from "../code/service.js";
 import { lineageOf } from "../code/stale.js";
 import { NAMES, PAIRS } from "./prior.js";
+import { splitIdentifier } from "../code/identifier.js";
 
 const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 
@@ -238,12 +239,8 @@ const W = MEMBER_WEIGHTS;
 
 /** A name's words, lower case: `#getResponseRequest` → get, response, request; `_deprecatedHooks` → deprecated, hooks. */
 export function words(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0);
+  // The linear splitter: a regular expression for acronyms (`([A-Z]+)([A-Z][a-z])`) is quadratic on a long capital run.
+  return splitIdentifier(name).map((w) => w.toLowerCase());
 }
 
 /** Words that name the same thing: equal but for a plural `s`, or sharing their first five letters or more (`param`/`parameters`, `jitter`/`jittered`). */
