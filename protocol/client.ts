@@ -39,16 +39,29 @@ export function httpRequest(socketPath: string, options: HttpOptions = {}): Prom
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
-        );
+        res.on("end", () => {
+          settle();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") });
+        });
         res.on("error", reject);
       },
     );
+    let settled = false;
+    const settle = (): void => {
+      settled = true;
+    };
     req.setTimeout(options.timeoutMs ?? 30_000, () =>
-      req.destroy(new Error(`HTTP request timed out after ${options.timeoutMs ?? 30_000} ms`)),
+      // The verdict waits one turn of the event loop. After this process was starved past the timeout (a
+      // loaded orchestrator), timers run before the poll phase that reads an answer already waiting in the
+      // socket: deciding at once would call a prompt agent unresponsive (docs/operations.md, "Orchestrator").
+      setImmediate(() => {
+        if (!settled) req.destroy(new Error(`HTTP request timed out after ${options.timeoutMs ?? 30_000} ms`));
+      }),
     );
-    req.on("error", reject);
+    req.on("error", (err) => {
+      settle();
+      reject(err);
+    });
     if (body !== undefined) req.end(body);
     else req.end();
   });

@@ -102,6 +102,13 @@ async function underLoad(
   await until(() => load.successes() >= STEADY / 2, 120_000, "warm-up");
   const window = Date.now();
   await until(() => load.successes() >= STEADY, 60_000, "steady load before the fault");
+  // A restart before the fault (a probe taken for missed on a starved host) would make the fault strike a
+  // process that is gone (kill ESRCH): say what happened instead.
+  const early = readFileSync(agency.logFile, "utf8")
+    .split("\n")
+    .filter((l) => /"event":"(agent_killed|agent_exited|agent_restarting)"/.test(l));
+  if (early.length > 0)
+    throw new Error(`the agent was restarted before the fault: ${early.join(" | ").slice(0, 1500)}`);
   const called = Date.now();
   const injected = await inject(agency, before);
   // The fault's moment: for the reload, the SIGHUP, which follows a /healthz read that a loaded orchestrator
