@@ -1,10 +1,12 @@
 /** Health probes: GET /healthz on each agent's socket, on a fresh connection, with a deadline. */
-import { httpRequest } from "../protocol/client.js";
+import { httpRequest, RequestTimeoutError } from "../protocol/client.js";
 
 export interface ProbeResult {
   ok: boolean;
   report: Record<string, unknown> | null;
   error: string | null;
+  /** No answer within the timeout: the process may be slow (busy, just started, starved) rather than wrong. */
+  timedOut?: boolean;
 }
 
 /** One probe of an agent's /healthz; never throws. */
@@ -16,6 +18,11 @@ export async function probe(socketPath: string, timeoutMs: number): Promise<Prob
     if (res.status !== 200) return { ok: false, report, error: `healthz answered HTTP ${res.status}` };
     return { ok: true, report, error: null };
   } catch (err) {
-    return { ok: false, report: null, error: `healthz failed: ${(err as Error).message}` };
+    return {
+      ok: false,
+      report: null,
+      error: `healthz failed: ${(err as Error).message}`,
+      timedOut: err instanceof RequestTimeoutError,
+    };
   }
 }

@@ -73,7 +73,8 @@ export class AgentProcesses {
       shutdownGraceMs: l.shutdown_grace_ms,
       ready: async (socket) => {
         const result = await probe(socket, l.health_timeout_ms);
-        return socket === record.socketPath ? record.recordReadiness(result) : result.ok;
+        if (socket === record.socketPath) record.recordReadiness(result);
+        return result;
       },
       ...((l.warm_standby === "all" || (l.warm_standby === "light" && !record.heavy)) && record.role !== "retained"
         ? { standbySocketPath: standbyPath(record.socketPath) }

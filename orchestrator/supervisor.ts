@@ -10,6 +10,7 @@ import type { Readable } from "node:stream";
 import { waitForSocket } from "../protocol/client.js";
 import type { Logger } from "../protocol/log.js";
 import { processStats } from "./procstat.js";
+import type { ProbeResult } from "./health.js";
 
 export interface ChildHandle {
   pid: number | undefined;
@@ -116,18 +117,43 @@ export async function waitForStart(
       return;
     } catch (err) {
       if (!alive()) throw err;
-      const cpuMs = Math.round((pid === undefined ? 0 : (processStats(pid)?.cpuSeconds ?? 0)) * 1000);
-      const wallMs = Date.now() - started;
-      if (cpuMs >= timeoutMs)
-        throw new Error(
-          `${path} did not accept connections after ${cpuMs} ms of the agent's CPU time (start_timeout_ms ${timeoutMs}; ${wallMs} ms of wall time)`,
-        );
-      if (wallMs >= timeoutMs * START_WALL_FACTOR)
-        throw new Error(
-          `${path} did not accept connections within ${wallMs} ms (${START_WALL_FACTOR} × start_timeout_ms ${timeoutMs} of wall time; ${cpuMs} ms of the agent's CPU time)`,
-        );
+      const spent = startBudgetSpent(pid, started, timeoutMs);
+      if (spent) throw new Error(`${path} did not accept connections ${spent}`);
     }
   }
+}
+
+/**
+ * Wait until a started agent's /healthz answers 200. A probe that timed out is repeated while the agent is
+ * within its start budget, counted as waitForStart counts it: a process just started on a loaded host may
+ * answer its first request late, and that is not a failed start. Any other failure is the verdict at once.
+ */
+export async function waitForReady(
+  ready: (socketPath: string) => Promise<ProbeResult>,
+  path: string,
+  pid: number | undefined,
+  timeoutMs: number,
+  alive: () => boolean,
+): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const r = await ready(path);
+    if (r.ok) return;
+    const spent = r.timedOut && alive() ? startBudgetSpent(pid, started, timeoutMs) : "";
+    if (!r.timedOut || !alive() || spent)
+      throw new Error(`agent accepted connections but /healthz did not answer${spent ? ` ${spent}` : ""}: ${r.error}`);
+  }
+}
+
+/** Why a start that began at `started` has used up its budget (its own CPU time, or START_WALL_FACTOR × the timeout of wall time); "" while it has not. */
+function startBudgetSpent(pid: number | undefined, started: number, timeoutMs: number): string {
+  const cpuMs = Math.round((pid === undefined ? 0 : (processStats(pid)?.cpuSeconds ?? 0)) * 1000);
+  const wallMs = Date.now() - started;
+  if (cpuMs >= timeoutMs)
+    return `after ${cpuMs} ms of the agent's CPU time (start_timeout_ms ${timeoutMs}; ${wallMs} ms of wall time)`;
+  if (wallMs >= timeoutMs * START_WALL_FACTOR)
+    return `within ${wallMs} ms (${START_WALL_FACTOR} × start_timeout_ms ${timeoutMs} of wall time; ${cpuMs} ms of the agent's CPU time)`;
+  return "";
 }
 
 export interface SupervisorOptions {
@@ -145,7 +171,8 @@ export interface SupervisorOptions {
   crashLoopWindowMs: number;
   shutdownGraceMs: number;
   /** Readiness beyond "the socket accepts" (e.g. /healthz answers), probed on the given socket. */
-  ready: (socketPath: string) => Promise<boolean>;
+  /** One readiness probe of a process listening on `socketPath` (its /healthz). */
+  ready: (socketPath: string) => Promise<ProbeResult>;
   /**
    * Warm standby: a second process kept ready on this socket path; when the agent exits, the standby's
    * socket is renamed onto the agent's (an atomic rename), so it serves at once, and a new standby starts.
@@ -237,8 +264,7 @@ export class Supervisor {
     });
     try {
       await waitForStart(this.o.socketPath, child.pid, this.o.startTimeoutMs, () => !exited);
-      if (!(await this.o.ready(this.o.socketPath)))
-        throw new Error("agent accepted connections but /healthz did not answer");
+      await waitForReady(this.o.ready, this.o.socketPath, child.pid, this.o.startTimeoutMs, () => !exited);
     } catch (err) {
       if (!exited) child.kill("SIGKILL");
       throw new Error(
@@ -276,9 +302,9 @@ export class Supervisor {
       this.standbyTimer = setTimeout(() => this.startStandby(), this.o.restartInitialMs);
     });
     void waitForStart(path, child.pid, this.o.startTimeoutMs, () => !exited)
-      .then(() => this.o.ready(path))
-      .then((ok) => {
-        if (ok && this.standby === entry) {
+      .then(() => waitForReady(this.o.ready, path, child.pid, this.o.startTimeoutMs, () => !exited))
+      .then(() => {
+        if (this.standby === entry) {
           entry.ready = true;
           this.standbyFailures = 0;
           this.o.log.info({ event: "standby_ready", pid: child.pid }, "warm standby ready");

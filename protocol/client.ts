@@ -18,7 +18,10 @@ export interface HttpOptions {
   agent?: Agent | false;
 }
 
-/** One HTTP request over a Unix socket. Rejects on connection errors and on timeout. */
+/** The request got no answer within its timeout (as opposed to an answer, or a refused connection). */
+export class RequestTimeoutError extends Error {}
+
+/** One HTTP request over a Unix socket. Rejects on connection errors and on timeout (RequestTimeoutError). */
 export function httpRequest(socketPath: string, options: HttpOptions = {}): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const body = options.body;
@@ -55,7 +58,8 @@ export function httpRequest(socketPath: string, options: HttpOptions = {}): Prom
       // loaded orchestrator), timers run before the poll phase that reads an answer already waiting in the
       // socket: deciding at once would call a prompt agent unresponsive (docs/operations.md, "Orchestrator").
       setImmediate(() => {
-        if (!settled) req.destroy(new Error(`HTTP request timed out after ${options.timeoutMs ?? 30_000} ms`));
+        if (!settled)
+          req.destroy(new RequestTimeoutError(`HTTP request timed out after ${options.timeoutMs ?? 30_000} ms`));
       }),
     );
     req.on("error", (err) => {

@@ -41,4 +41,31 @@ describe("agent start timeout", () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(START_WALL_FACTOR * 800);
     expect(String(a.logs.events("start_failed")[0]!.err)).toMatch(/4 × start_timeout_ms 800 of wall time/);
   }, 60_000);
+
+  it("a first /healthz that answers after health_timeout_ms (a cold process on a busy host) is probed again, not killed", async () => {
+    agency = await startAgency([{ name: "cold", env: { FIXTURE_SLOW_FIRST_HEALTH_MS: "700" } }], {
+      ...limits,
+      start_timeout_ms: 5000,
+      health_timeout_ms: 200,
+    });
+    const a = agency;
+    await until(() => a.orchestrator.agents[0]!.state === "healthy", 20_000, "the cold agent healthy");
+    expect(a.logs.events("start_failed")).toEqual([]);
+    expect(a.orchestrator.agents[0]!.restarts).toBe(0);
+    expect((await invokeHttp(a.socket, echo())).json).toMatchObject({ status: "success" });
+  }, 60_000);
+
+  it("a /healthz that answers with a failure ends the start at once", async () => {
+    const t0 = Date.now();
+    agency = await startAgency([{ name: "sick", env: { FIXTURE_HEALTH_THROW: "1" } }], {
+      ...limits,
+      start_timeout_ms: 5000,
+    });
+    const a = agency;
+    await until(() => a.logs.events("start_failed").length > 0, 30_000, "start_failed");
+    expect(String(a.logs.events("start_failed")[0]!.err)).toMatch(
+      /\/healthz did not answer: healthz answered HTTP 500/,
+    );
+    expect(Date.now() - t0).toBeLessThan(START_WALL_FACTOR * 5000);
+  }, 60_000);
 });
