@@ -17,7 +17,7 @@ import { decodeJson } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
 import { newTraceId } from "./trace.js";
-import { serveFast, type FastConnection, type FastHost } from "./http-fast.js";
+import { answerBytes, serveFast, type FastConnection, type FastHost } from "./http-fast.js";
 
 export interface RouteResponse {
   status: number;
@@ -54,6 +54,34 @@ const PROBLEM_TYPE = "application/problem+json";
 /** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
 const LINGER_MS = 2000;
 
+/**
+ * The failure a malformed request is answered with, per parse error code: one AipError each, made once
+ * (a new Error per bad request was 2-3% of what such a connection cost, docs/performance.md).
+ */
+const malformed = new Map<string, AipError>();
+
+/** The answer to a request node:http failed with `err` (a parse error, its head too large, its time out). */
+function clientErrorAnswer(err: Readonly<NodeJS.ErrnoException>): { status: number; failure: AipError } {
+  const key = err.code ?? "";
+  const timeout = key === "ERR_HTTP_REQUEST_TIMEOUT";
+  let failure = malformed.get(key);
+  if (failure === undefined) {
+    const p =
+      key === "HPE_HEADER_OVERFLOW"
+        ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
+        : problem("AIP_ERR_INVALID_JSON", {
+            detail: timeout
+              ? "HTTP request did not arrive in time"
+              : `Malformed HTTP request (${err.code ?? "parse error"})`,
+            suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
+          });
+    failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
+    // Codes are node:http's and llhttp's own (a few dozen): the map stays small.
+    malformed.set(key, failure);
+  }
+  return { status: timeout ? 408 : failure.status, failure };
+}
+
 export class HttpFraming {
   private readonly http: HttpServer;
   /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
@@ -84,6 +112,18 @@ export class HttpFraming {
         this.http.emit("connection", socket);
         socket.resume();
       },
+      // The answer node:http's onClientError gives the same request (its body went bad before any of it
+      // was read), without handing the connection to node:http: a connection's whole cost, for a client
+      // that opens one per bad request, was mostly node:http's (docs/performance.md, "The hostile neighbour").
+      refuse: (socket, err) => {
+        host.clientError(err as NodeJS.ErrnoException);
+        if (!socket.writable) return void socket.destroy();
+        socket.end(answerBytes(errorResponse(clientErrorAnswer(err).failure, newTraceId()), true, undefined));
+        // What the client sends after it is read and dropped (so its end is seen); one that never ends
+        // its side is not waited for.
+        socket.resume();
+        setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      },
     };
     this.http = createHttpServer(
       {
@@ -111,8 +151,8 @@ export class HttpFraming {
     this.http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
   }
 
-  /** Serve HTTP on a connection whose first bytes were put back (unshifted) by the sniffer. */
-  accept(socket: Socket): void {
+  /** Serve HTTP on a connection: `first`, its first bytes as the sniffer read them, or put back (unshifted) on it. */
+  accept(socket: Socket, first?: Buffer): void {
     // One signal per connection, aborted when it closes: a request still being answered then is
     // cancelled, one already answered is not affected. HTTP/1.1 answers a connection's requests in
     // order, so this is the request's own signal without an AbortController per request
@@ -120,9 +160,14 @@ export class HttpFraming {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal);
     this.closed.set(socket, controller.signal);
-    socket.once("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
+    // Only a request being answered listens: a connection that closes idle (most do) needs no abort,
+    // nor its error (this listener runs before node:http's, so a response it still has is counted).
+    socket.once("close", () => {
+      if (this.fastConnections.get(socket)?.inFlight || (this.responding.get(socket)?.size ?? 0) > 0)
+        controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    });
     // The common request is read without node:http until the connection sends something else (http-fast.ts).
-    this.fastConnections.set(socket, serveFast(socket, controller.signal, this.fast));
+    this.fastConnections.set(socket, serveFast(socket, controller.signal, this.fast, first));
   }
 
   /** Connections given to node:http after (or instead of) the fast path, since start. */
@@ -187,16 +232,7 @@ export class HttpFraming {
     }
     const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
     const timeout = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
-    const p = tooLarge
-      ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
-      : problem("AIP_ERR_INVALID_JSON", {
-          detail: timeout
-            ? "HTTP request did not arrive in time"
-            : `Malformed HTTP request (${err.code ?? "parse error"})`,
-          suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
-        });
-    const status = timeout ? 408 : p.status;
-    const failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
+    const { status, failure } = clientErrorAnswer(err);
     const pending = [...(this.responding.get(socket) ?? [])];
     // The request whose body was being read when the bytes went bad (or its time ran out) is answered
     // itself, through its own response: after the answers of the requests read before it, in order.
