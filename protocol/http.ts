@@ -16,6 +16,7 @@ import { errorResponse, httpStatusOf } from "./envelope.js";
 import { decodeJson } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
+import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
 import { answerBytes, serveFast, type FastConnection, type FastHost } from "./http-fast.js";
 
@@ -53,6 +54,14 @@ const JSON_TYPE = "application/json";
 const PROBLEM_TYPE = "application/problem+json";
 /** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
 const LINGER_MS = 2000;
+
+/**
+ * Malformed requests answered at once in any one second; past that, each answer waits its turn, one
+ * every 1000 / REFUSALS_PER_S ms (`HttpFraming.pace`, docs/performance.md "The hostile neighbour").
+ */
+export const REFUSALS_PER_S = 50;
+/** At most this many answers wait; past that, answered at once (a waiting answer holds its connection). */
+export const REFUSALS_WAITING_MAX = 100;
 
 /**
  * The failure a malformed request is answered with, per parse error code: one AipError each, made once
@@ -117,12 +126,14 @@ export class HttpFraming {
       // that opens one per bad request, was mostly node:http's (docs/performance.md, "The hostile neighbour").
       refuse: (socket, err) => {
         host.clientError(err as NodeJS.ErrnoException);
-        if (!socket.writable) return void socket.destroy();
-        socket.end(answerBytes(errorResponse(clientErrorAnswer(err).failure, newTraceId()), true, undefined));
-        // What the client sends after it is read and dropped (so its end is seen); one that never ends
-        // its side is not waited for.
+        // What the client sends after it is read and dropped (so its end is seen, waiting or not).
         socket.resume();
-        setTimeout(() => socket.destroy(), LINGER_MS).unref();
+        this.pace(() => {
+          if (!socket.writable) return void socket.destroy();
+          socket.end(answerBytes(errorResponse(clientErrorAnswer(err).failure, newTraceId()), true, undefined));
+          // A client that never ends its side is not waited for.
+          setTimeout(() => socket.destroy(), LINGER_MS).unref();
+        });
       },
     };
     this.http = createHttpServer(
@@ -172,12 +183,41 @@ export class HttpFraming {
 
   /** Connections given to node:http after (or instead of) the fast path, since start. */
   private handedOver = 0;
+  /** Malformed requests answered at once this second (`pace`). */
+  private readonly refusalsNow = new RateLimit(REFUSALS_PER_S);
+  /** Answers to malformed requests waiting their turn, oldest first (`pace`). */
+  private readonly refusalsWaiting: (() => void)[] = [];
+  private refusalTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * Answer a malformed request now or, past REFUSALS_PER_S in a second, in its turn: one every
+   * 1000 / REFUSALS_PER_S ms, oldest first. A client that sends nothing but malformed requests, a new
+   * connection for each as soon as the last is answered (the hostile neighbour's bad chunk sizes), is
+   * then served at that rate rather than as fast as the front door can refuse them, and takes that much
+   * less of the thread the others' requests run on; a well-formed request never waits here, and a
+   * malformed one at most REFUSALS_WAITING_MAX turns (docs/performance.md, "The hostile neighbour").
+   */
+  private pace(answer: () => void): void {
+    if (this.refusalsWaiting.length === 0 && this.refusalsNow.take() !== undefined) return answer();
+    if (this.refusalsWaiting.length >= REFUSALS_WAITING_MAX) return answer();
+    this.refusalsWaiting.push(answer);
+    this.refusalTimer ??= setInterval(() => {
+      this.refusalsWaiting.shift()?.();
+      if (this.refusalsWaiting.length === 0) {
+        clearInterval(this.refusalTimer);
+        this.refusalTimer = undefined;
+      }
+    }, 1000 / REFUSALS_PER_S).unref();
+  }
 
   get handedOverCount(): number {
     return this.handedOver;
   }
 
   close(): void {
+    clearInterval(this.refusalTimer);
+    this.refusalTimer = undefined;
+    for (const answer of this.refusalsWaiting.splice(0)) answer();
     this.http.close();
   }
 
@@ -256,10 +296,11 @@ export class HttpFraming {
           `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     };
-    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
-    if (pending.length === 0) return send();
+    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close,
+    // in its turn (`pace`).
+    if (pending.length === 0) return this.pace(send);
     let left = pending.length;
-    for (const res of pending) res.once("close", () => --left === 0 && send());
+    for (const res of pending) res.once("close", () => --left === 0 && this.pace(send));
   }
 
   private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -8,6 +8,7 @@ import { Pool } from "undici";
 import { beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { FAST_HEAD_MAX_BYTES, parseSimpleInvoke } from "../../protocol/http-fast.js";
+import { REFUSALS_PER_S } from "../../protocol/http.js";
 import { parseResponses, rawExchange } from "../reliability/lib/raw.js";
 import { serverFixture } from "./lib/servers.js";
 import { tempDir } from "../helpers.js";
@@ -402,6 +403,30 @@ describe("the fast path on a server", () => {
     expect(events).toEqual(["client_error HPE_INVALID_CHUNK_SIZE"]);
     const ok = await rawExchange(s.socketPath, Buffer.from(request("Connection: close\r\n")), 5000);
     expect(parseResponses(ok.data).map((x) => x.status)).toEqual([200]);
+  });
+
+  it("malformed requests past REFUSALS_PER_S in a second are answered in turn; a good request meanwhile is not held", async () => {
+    const s = await start();
+    const bad = Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n`);
+    const n = REFUSALS_PER_S + 30;
+    const t0 = performance.now();
+    const refused = Array.from({ length: n }, () =>
+      rawExchange(s.socketPath, bad, 10_000, { end: false }).then((r) => ({ ...r, at: performance.now() - t0 })),
+    );
+    // Sent once the refusals have started waiting: the 30 past the budget take 30 turns of 20 ms.
+    await new Promise((r) => setTimeout(r, 100));
+    const good = await rawExchange(s.socketPath, Buffer.from(request("Connection: close\r\n")), 10_000).then((r) => ({
+      ...r,
+      at: performance.now() - t0,
+    }));
+    const out = await Promise.all(refused);
+    expect(out.map((r) => parseResponses(r.data).map((x) => x.status))).toEqual(Array(n).fill([400]));
+    expect(out.every((r) => r.closed)).toBe(true);
+    expect(parseResponses(good.data).map((x) => x.status)).toEqual([200]);
+    const last = Math.max(...out.map((r) => r.at));
+    expect(last).toBeGreaterThanOrEqual(((n - REFUSALS_PER_S - 1) * 1000) / REFUSALS_PER_S);
+    expect(good.at).toBeLessThan(last);
+    expect(s.httpHandedOver).toBe(0);
   });
 
   it("a request read by node:http whose client goes away is cancelled", async () => {
