@@ -1,7 +1,9 @@
 /**
  * The common HTTP request read without `node:http` (docs/performance.md, "The orchestrator hop"): a whole
  * `POST /v1/invoke HTTP/1.1` with a plain head and its Content-Length body, arrived in the connection's
- * bytes, answered with one write. Anything else on the connection — another route, chunked or missing
+ * bytes, answered with one write. One malformed request is answered here too, as `node:http` answers it
+ * (400, then the connection closed): a chunked body whose first chunk size does not start with a hex
+ * digit (docs/performance.md, "The hostile neighbour"). Anything else on the connection — another route, chunked or missing
  * framing, Expect, Upgrade, a head or body not yet whole, pipelined requests, bytes the strict grammar
  * below does not admit — hands the connection, with every byte not yet answered, to `node:http` for the
  * rest of its life (protocol/http.ts), which has the limits, timeouts and hostile-input answers. So this
@@ -35,6 +37,11 @@ export interface FastHost {
   answered(socket: Socket): void;
   /** Give the connection to `node:http`, `rest` (bytes read and not answered) first. */
   handOver(socket: Socket, rest: Buffer | undefined): void;
+  /**
+   * Answer a malformed request as `node:http`'s parse error `err` is answered (400, Connection: close),
+   * and close the connection; what the client sends after it is read and dropped.
+   */
+  refuse(socket: Socket, err: Readonly<NodeJS.ErrnoException>): void;
 }
 
 /** A connection the fast path serves. */
@@ -44,6 +51,8 @@ export interface FastConnection {
    * while it answers, too).
    */
   readonly answering: boolean;
+  /** A request's answer is being worked out, on a connection still served or one ending (its client half-closed). */
+  readonly inFlight: boolean;
 }
 
 /** A request the fast path read: where its body is, and whether the client asked to close after it. */
@@ -51,11 +60,26 @@ interface Parsed {
   bodyStart: number;
   bodyEnd: number;
   close: boolean;
+  /** A malformed request, answered as `node:http` answers this parse error of it, never invoked. */
+  refuse?: Readonly<NodeJS.ErrnoException>;
 }
 
+/** Hex digits: what a chunk size starts with (RFC 9112 7.1). */
+const HEXDIG = new Uint8Array(256);
+for (const c of "0123456789abcdefABCDEF") HEXDIG[c.charCodeAt(0)] = 1;
+
 /**
- * Parse one whole simple invoke at the start of `buf`; undefined when it is anything else (not whole,
- * not simple, or followed by more bytes), which `node:http` then reads.
+ * A whole head of a chunked invoke whose body's first byte cannot start a chunk size: `node:http`
+ * (llhttp) fails it with this error, and the server answers it 400 and closes (protocol/http.ts).
+ */
+export const BAD_CHUNK_SIZE: Readonly<NodeJS.ErrnoException> = Object.freeze(
+  Object.assign(new Error("Parse Error: Invalid character in chunk size"), { code: "HPE_INVALID_CHUNK_SIZE" }),
+);
+
+/**
+ * Parse one whole simple invoke at the start of `buf` (`refuse` set for a chunked one whose body starts
+ * with a byte no chunk size starts with: `BAD_CHUNK_SIZE`); undefined when it is anything else (not whole, not
+ * simple, or followed by more bytes), which `node:http` then reads.
  */
 export function parseSimpleInvoke(buf: Buffer, maxBodyBytes: number): Parsed | undefined {
   if (
@@ -66,12 +90,20 @@ export function parseSimpleInvoke(buf: Buffer, maxBodyBytes: number): Parsed | u
   const limit = Math.min(buf.length, FAST_HEAD_MAX_BYTES);
   let length = -1;
   let close = false;
+  let chunked = false;
   let at = INVOKE_LINE.length;
   for (;;) {
     if (at + 1 >= limit) return undefined;
     if (buf[at] === 0x0d) {
-      if (buf[at + 1] !== 0x0a || length < 0) return undefined;
+      if (buf[at + 1] !== 0x0a) return undefined;
       const bodyStart = at + 2;
+      // Chunked (alone, no Content-Length beside it): only a body that is bad from its first byte is
+      // answered here; a chunked body that may be good, or is not here yet, is node:http's.
+      if (chunked)
+        return length < 0 && bodyStart < buf.length && HEXDIG[buf[bodyStart]!] !== 1
+          ? { bodyStart, bodyEnd: bodyStart, close: true, refuse: BAD_CHUNK_SIZE }
+          : undefined;
+      if (length < 0) return undefined;
       // Exactly one request, whole: anything short or beyond it (pipelining) is node:http's.
       if (buf.length !== bodyStart + length) return undefined;
       return { bodyStart, bodyEnd: bodyStart + length, close };
@@ -104,8 +136,10 @@ export function parseSimpleInvoke(buf: Buffer, maxBodyBytes: number): Parsed | u
       const value = buf.toString("latin1", valueStart, valueEnd).toLowerCase();
       if (value === "close") close = true;
       else if (value !== "keep-alive") return undefined;
+    } else if (nameLength === 17 && sameName(buf, nameStart, "transfer-encoding")) {
+      if (chunked || valueEnd - valueStart !== 7 || !sameName(buf, valueStart, "chunked")) return undefined;
+      chunked = true;
     } else if (
-      (nameLength === 17 && sameName(buf, nameStart, "transfer-encoding")) ||
       (nameLength === 6 && sameName(buf, nameStart, "expect")) ||
       (nameLength === 7 && sameName(buf, nameStart, "upgrade"))
     ) {
@@ -154,8 +188,9 @@ export function answerBytes(response: AipResponse, close: boolean, keepAliveSeco
  * Serve a connection's simple invokes until something else comes; then `host.handOver` it. Requests are
  * answered one at a time, in order; bytes that arrive meanwhile wait (at most READ_AHEAD_MAX_BYTES, then
  * reading pauses; reading also pauses while the client leaves answers unread). A client that half-closes is answered as `node:http` answers it: the connection ends.
+ * `first`: the connection's first bytes, already read (the server's sniffer), taken before any others.
  */
-export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): FastConnection {
+export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost, first?: Buffer): FastConnection {
   let pending: Buffer | undefined;
   let busy = false;
   /** Reading stopped until the client reads the answers written (see `next`). */
@@ -164,6 +199,9 @@ export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): 
   const state: FastConnection = {
     get answering() {
       return busy && !done;
+    },
+    get inFlight() {
+      return busy;
     },
   };
   // node:http announces its keep-alive timeout, in whole seconds, when it has one.
@@ -233,6 +271,12 @@ export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): 
       pending = buf;
       return handOver();
     }
+    if (req.refuse !== undefined) {
+      done = true;
+      socket.off("data", onData);
+      socket.off("end", onEnd);
+      return host.refuse(socket, req.refuse);
+    }
     run(buf, req);
   };
 
@@ -255,5 +299,6 @@ export function serveFast(socket: Socket, signal: AbortSignal, host: FastHost): 
 
   socket.on("data", onData);
   socket.on("end", onEnd);
+  if (first !== undefined) onData(first);
   return state;
 }

@@ -16,8 +16,9 @@ import { errorResponse, httpStatusOf } from "./envelope.js";
 import { decodeJson } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
+import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
-import { serveFast, type FastConnection, type FastHost } from "./http-fast.js";
+import { answerBytes, serveFast, type FastConnection, type FastHost } from "./http-fast.js";
 
 export interface RouteResponse {
   status: number;
@@ -54,6 +55,42 @@ const PROBLEM_TYPE = "application/problem+json";
 /** How long a request over the body limit may go on sending (dropped) before it is answered 413 and closed. */
 const LINGER_MS = 2000;
 
+/**
+ * Malformed requests answered at once in any one second; past that, each answer waits its turn, one
+ * every 1000 / REFUSALS_PER_S ms (`HttpFraming.pace`, docs/performance.md "The hostile neighbour").
+ */
+export const REFUSALS_PER_S = 50;
+/** At most this many answers wait; past that, answered at once (a waiting answer holds its connection). */
+export const REFUSALS_WAITING_MAX = 100;
+
+/**
+ * The failure a malformed request is answered with, per parse error code: one AipError each, made once
+ * (a new Error per bad request was 2-3% of what such a connection cost, docs/performance.md).
+ */
+const malformed = new Map<string, AipError>();
+
+/** The answer to a request node:http failed with `err` (a parse error, its head too large, its time out). */
+function clientErrorAnswer(err: Readonly<NodeJS.ErrnoException>): { status: number; failure: AipError } {
+  const key = err.code ?? "";
+  const timeout = key === "ERR_HTTP_REQUEST_TIMEOUT";
+  let failure = malformed.get(key);
+  if (failure === undefined) {
+    const p =
+      key === "HPE_HEADER_OVERFLOW"
+        ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
+        : problem("AIP_ERR_INVALID_JSON", {
+            detail: timeout
+              ? "HTTP request did not arrive in time"
+              : `Malformed HTTP request (${err.code ?? "parse error"})`,
+            suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
+          });
+    failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
+    // Codes are node:http's and llhttp's own (a few dozen): the map stays small.
+    malformed.set(key, failure);
+  }
+  return { status: timeout ? 408 : failure.status, failure };
+}
+
 export class HttpFraming {
   private readonly http: HttpServer;
   /** HTTP responses not yet finished, per connection (a parse error must not cut them off). */
@@ -84,6 +121,20 @@ export class HttpFraming {
         this.http.emit("connection", socket);
         socket.resume();
       },
+      // The answer node:http's onClientError gives the same request (its body went bad before any of it
+      // was read), without handing the connection to node:http: a connection's whole cost, for a client
+      // that opens one per bad request, was mostly node:http's (docs/performance.md, "The hostile neighbour").
+      refuse: (socket, err) => {
+        host.clientError(err as NodeJS.ErrnoException);
+        // What the client sends after it is read and dropped (so its end is seen, waiting or not).
+        socket.resume();
+        this.pace(() => {
+          if (!socket.writable) return void socket.destroy();
+          socket.end(answerBytes(errorResponse(clientErrorAnswer(err).failure, newTraceId()), true, undefined));
+          // A client that never ends its side is not waited for.
+          setTimeout(() => socket.destroy(), LINGER_MS).unref();
+        });
+      },
     };
     this.http = createHttpServer(
       {
@@ -111,8 +162,8 @@ export class HttpFraming {
     this.http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
   }
 
-  /** Serve HTTP on a connection whose first bytes were put back (unshifted) by the sniffer. */
-  accept(socket: Socket): void {
+  /** Serve HTTP on a connection: `first`, its first bytes as the sniffer read them, or put back (unshifted) on it. */
+  accept(socket: Socket, first?: Buffer): void {
     // One signal per connection, aborted when it closes: a request still being answered then is
     // cancelled, one already answered is not affected. HTTP/1.1 answers a connection's requests in
     // order, so this is the request's own signal without an AbortController per request
@@ -120,19 +171,53 @@ export class HttpFraming {
     const controller = new AbortController();
     setMaxListeners(0, controller.signal);
     this.closed.set(socket, controller.signal);
-    socket.once("close", () => controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection")));
+    // Only a request being answered listens: a connection that closes idle (most do) needs no abort,
+    // nor its error (this listener runs before node:http's, so a response it still has is counted).
+    socket.once("close", () => {
+      if (this.fastConnections.get(socket)?.inFlight || (this.responding.get(socket)?.size ?? 0) > 0)
+        controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    });
     // The common request is read without node:http until the connection sends something else (http-fast.ts).
-    this.fastConnections.set(socket, serveFast(socket, controller.signal, this.fast));
+    this.fastConnections.set(socket, serveFast(socket, controller.signal, this.fast, first));
   }
 
   /** Connections given to node:http after (or instead of) the fast path, since start. */
   private handedOver = 0;
+  /** Malformed requests answered at once this second (`pace`). */
+  private readonly refusalsNow = new RateLimit(REFUSALS_PER_S);
+  /** Answers to malformed requests waiting their turn, oldest first (`pace`). */
+  private readonly refusalsWaiting: (() => void)[] = [];
+  private refusalTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * Answer a malformed request now or, past REFUSALS_PER_S in a second, in its turn: one every
+   * 1000 / REFUSALS_PER_S ms, oldest first. A client that sends nothing but malformed requests, a new
+   * connection for each as soon as the last is answered (the hostile neighbour's bad chunk sizes), is
+   * then served at that rate rather than as fast as the front door can refuse them, and takes that much
+   * less of the thread the others' requests run on; a well-formed request never waits here, and a
+   * malformed one at most REFUSALS_WAITING_MAX turns (docs/performance.md, "The hostile neighbour").
+   */
+  private pace(answer: () => void): void {
+    if (this.refusalsWaiting.length === 0 && this.refusalsNow.take() !== undefined) return answer();
+    if (this.refusalsWaiting.length >= REFUSALS_WAITING_MAX) return answer();
+    this.refusalsWaiting.push(answer);
+    this.refusalTimer ??= setInterval(() => {
+      this.refusalsWaiting.shift()?.();
+      if (this.refusalsWaiting.length === 0) {
+        clearInterval(this.refusalTimer);
+        this.refusalTimer = undefined;
+      }
+    }, 1000 / REFUSALS_PER_S).unref();
+  }
 
   get handedOverCount(): number {
     return this.handedOver;
   }
 
   close(): void {
+    clearInterval(this.refusalTimer);
+    this.refusalTimer = undefined;
+    for (const answer of this.refusalsWaiting.splice(0)) answer();
     this.http.close();
   }
 
@@ -187,16 +272,7 @@ export class HttpFraming {
     }
     const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
     const timeout = err.code === "ERR_HTTP_REQUEST_TIMEOUT";
-    const p = tooLarge
-      ? problem("AIP_ERR_PAYLOAD_TOO_LARGE", { detail: "HTTP request head is larger than 16 KiB" })
-      : problem("AIP_ERR_INVALID_JSON", {
-          detail: timeout
-            ? "HTTP request did not arrive in time"
-            : `Malformed HTTP request (${err.code ?? "parse error"})`,
-          suggestion: "Send HTTP/1.1 (POST /v1/invoke) or one JSON object per line",
-        });
-    const status = timeout ? 408 : p.status;
-    const failure = new AipError(p.type, p.detail, { suggestion: p.suggestion });
+    const { status, failure } = clientErrorAnswer(err);
     const pending = [...(this.responding.get(socket) ?? [])];
     // The request whose body was being read when the bytes went bad (or its time ran out) is answered
     // itself, through its own response: after the answers of the requests read before it, in order.
@@ -220,10 +296,11 @@ export class HttpFraming {
           `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     };
-    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close.
-    if (pending.length === 0) return send();
+    // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close,
+    // in its turn (`pace`).
+    if (pending.length === 0) return this.pace(send);
     let left = pending.length;
-    for (const res of pending) res.once("close", () => --left === 0 && send());
+    for (const res of pending) res.once("close", () => --left === 0 && this.pace(send));
   }
 
   private async onHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {

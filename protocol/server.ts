@@ -261,25 +261,27 @@ export class AipServer {
       if (first === -1 && joined.length < this.limits.maxLineBytes) return; // only whitespace so far
       socket.off("data", sniff);
       socket.off("end", onEarlyEnd);
-      socket.pause();
-      socket.unshift(joined);
       head = [];
       if (isHttpStart(first)) {
-        this.http.accept(socket);
-      } else {
-        const drain = serveNdjson(socket, this.limits, (bytes, signal) =>
-          this.turns.run(
-            connection,
-            bytes.length,
-            () => this.answerFrame(bytes, signal, "ndjson", connection),
-            () => JSON.stringify(cancelledResponse()),
-          ),
-        );
-        if (this.draining) drain();
-        else {
-          this.ndjsonDrains.add(drain);
-          socket.once("close", () => this.ndjsonDrains.delete(drain));
-        }
+        // The bytes are handed on as read, not put back on the socket to be read again (a pause, an
+        // unshift and a resume per connection).
+        this.http.accept(socket, joined);
+        return;
+      }
+      socket.pause();
+      socket.unshift(joined);
+      const drain = serveNdjson(socket, this.limits, (bytes, signal) =>
+        this.turns.run(
+          connection,
+          bytes.length,
+          () => this.answerFrame(bytes, signal, "ndjson", connection),
+          () => JSON.stringify(cancelledResponse()),
+        ),
+      );
+      if (this.draining) drain();
+      else {
+        this.ndjsonDrains.add(drain);
+        socket.once("close", () => this.ndjsonDrains.delete(drain));
       }
       socket.resume();
     };

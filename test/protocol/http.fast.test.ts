@@ -3,12 +3,15 @@
  * as node:http answers it; everything else hands the connection to node:http with its bytes intact.
  */
 import { connect, type Socket } from "node:net";
+import { join } from "node:path";
 import { Pool } from "undici";
 import { beforeEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { FAST_HEAD_MAX_BYTES, parseSimpleInvoke } from "../../protocol/http-fast.js";
+import { REFUSALS_PER_S } from "../../protocol/http.js";
 import { parseResponses, rawExchange } from "../reliability/lib/raw.js";
 import { serverFixture } from "./lib/servers.js";
+import { tempDir } from "../helpers.js";
 
 const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
 const BODY = '{"action":"echo","context":{},"constraints":{}}';
@@ -67,6 +70,64 @@ describe("parseSimpleInvoke: only the common request, whole", () => {
       expect(parse(text)).toBeUndefined();
     });
   }
+
+  it("refuses a chunked invoke whose body starts with a byte no chunk size starts with, as node:http does", () => {
+    const chunked = `${HEAD}Transfer-Encoding: chunked\r\n\r\n`;
+    for (const body of ["zz\r\n{}\r\n0\r\n\r\n", "-1\r\n", " 2\r\n", ";x\r\n", "\r\n"])
+      expect(parse(chunked + body)?.refuse?.code).toBe("HPE_INVALID_CHUNK_SIZE");
+    expect(parse(`${HEAD}transfer-encoding:  CHUNKED \r\n\r\nzz\r\n`)?.refuse?.code).toBe("HPE_INVALID_CHUNK_SIZE");
+    // A chunk size that may be good, a body not here yet, other codings, Content-Length beside: node:http's.
+    for (const text of [
+      `${chunked}2\r\n{}\r\n0\r\n\r\n`,
+      `${chunked}F\r\n`,
+      `${chunked}1000000000000000000\r\n`,
+      chunked,
+      `${HEAD}Transfer-Encoding: gzip, chunked\r\n\r\nzz\r\n`,
+      `${HEAD}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
+      `${HEAD}Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\nzz\r\n`,
+      `${HEAD}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
+      `${HEAD}Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\nzz\r\n`,
+    ])
+      expect(parse(text)).toBeUndefined();
+  });
+
+  it("refuses only what node:http fails as HPE_INVALID_CHUNK_SIZE: every first byte of a chunked body", async () => {
+    const { createServer } = await import("node:http");
+    const { dir, cleanup } = tempDir();
+    const failed = new Map<number, string | undefined>();
+    let byte = -1;
+    const server = createServer({ requireHostHeader: false }, (req, res) => {
+      req.resume();
+      req.once("end", () => res.end());
+    });
+    server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+      failed.set(byte, err.code);
+      socket.destroy();
+    });
+    await new Promise<void>((r) => server.listen(join(dir, "h.sock"), r));
+    try {
+      for (byte = 0; byte < 256; byte++) {
+        const text = Buffer.concat([
+          Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\n`),
+          Buffer.from([byte]),
+          Buffer.from("\r\n"),
+        ]);
+        const refused = parseSimpleInvoke(text, 1024 * 1024)?.refuse;
+        // A hex digit starts a chunk size: node:http then waits for the chunk, and so is not asked.
+        if (/[0-9a-f]/i.test(String.fromCharCode(byte))) {
+          expect(refused).toBeUndefined();
+          continue;
+        }
+        await rawExchange(join(dir, "h.sock"), text, 10_000, { end: false });
+        expect([byte, failed.get(byte)]).toEqual([byte, refused?.code]);
+      }
+      // Every byte but the 22 hex digits is refused, and node:http fails each of them the same way.
+      expect([...failed.values()].filter((code) => code === "HPE_INVALID_CHUNK_SIZE")).toHaveLength(256 - 22);
+    } finally {
+      server.close();
+      cleanup();
+    }
+  });
 
   it("leaves a body over the limit to node:http (its 413 and linger)", () => {
     expect(parse(request(), BODY.length - 1)).toBeUndefined();
@@ -315,6 +376,80 @@ describe("the fast path on a server", () => {
     c.destroy();
     expect(parseResponses(Buffer.concat(chunks)).map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(invoked).toBe(10);
+  });
+
+  it("a bad chunk size is answered 400 and closed without node:http; the next connection is served", async () => {
+    const events: string[] = [];
+    const s = await start({ onEvent: (e) => events.push(`${e.event} ${"code" in e ? e.code : ""}`) });
+    const bad = Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`);
+    const r = await rawExchange(s.socketPath, bad, 5000, { end: false });
+    const out = parseResponses(r.data);
+    expect(out.map((x) => x.status)).toEqual([400]);
+    expect(headFields(r.data)).toEqual({
+      status: "HTTP/1.1 400 Bad Request",
+      fields: {
+        "content-type": "application/problem+json",
+        "content-length": String(Buffer.byteLength(out[0]!.body)),
+        connection: "close",
+      },
+    });
+    expect(JSON.parse(out[0]!.body).error).toMatchObject({
+      type: "AIP_ERR_INVALID_JSON",
+      detail: "Malformed HTTP request (HPE_INVALID_CHUNK_SIZE)",
+    });
+    expect(r.closed).toBe(true);
+    expect(s.httpHandedOver).toBe(0);
+    expect(signals).toHaveLength(0);
+    expect(events).toEqual(["client_error HPE_INVALID_CHUNK_SIZE"]);
+    const ok = await rawExchange(s.socketPath, Buffer.from(request("Connection: close\r\n")), 5000);
+    expect(parseResponses(ok.data).map((x) => x.status)).toEqual([200]);
+  });
+
+  it("malformed requests past REFUSALS_PER_S in a second are answered in turn; a good request meanwhile is not held", async () => {
+    const s = await start();
+    const bad = Buffer.from(`${HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n`);
+    const n = REFUSALS_PER_S + 30;
+    const t0 = performance.now();
+    const refused = Array.from({ length: n }, () =>
+      rawExchange(s.socketPath, bad, 10_000, { end: false }).then((r) => ({ ...r, at: performance.now() - t0 })),
+    );
+    // Sent once the refusals have started waiting: the 30 past the budget take 30 turns of 20 ms.
+    await new Promise((r) => setTimeout(r, 100));
+    const good = await rawExchange(s.socketPath, Buffer.from(request("Connection: close\r\n")), 10_000).then((r) => ({
+      ...r,
+      at: performance.now() - t0,
+    }));
+    const out = await Promise.all(refused);
+    expect(out.map((r) => parseResponses(r.data).map((x) => x.status))).toEqual(Array(n).fill([400]));
+    expect(out.every((r) => r.closed)).toBe(true);
+    expect(parseResponses(good.data).map((x) => x.status)).toEqual([200]);
+    const last = Math.max(...out.map((r) => r.at));
+    expect(last).toBeGreaterThanOrEqual(((n - REFUSALS_PER_S - 1) * 1000) / REFUSALS_PER_S);
+    expect(good.at).toBeLessThan(last);
+    expect(s.httpHandedOver).toBe(0);
+  });
+
+  it("a request read by node:http whose client goes away is cancelled", async () => {
+    let entered: () => void = () => undefined;
+    const inside = new Promise<void>((r) => (entered = r));
+    const s = await start({
+      invoke: async (_req, ctx) => {
+        signals.push(ctx.signal);
+        entered();
+        await new Promise<void>((r) => ctx.signal.addEventListener("abort", () => r(), { once: true }));
+        return successResponse({}, "t");
+      },
+    });
+    const c = await connected(s.socketPath);
+    const closed = new Promise<void>((r) => c.once("close", () => r()));
+    c.write(`${HEAD}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`);
+    await inside;
+    expect(s.httpHandedOver).toBe(1);
+    c.destroy();
+    await closed;
+    for (let i = 0; i < 100 && !signals[0]!.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(signals[0]!.aborted).toBe(true);
+    expect(signals[0]!.reason).toMatchObject({ code: "AIP_ERR_CANCELLED" });
   });
 
   it("a request over the body limit still gets node:http's 413", async () => {
