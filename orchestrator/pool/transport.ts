@@ -431,6 +431,12 @@ const UNORDERED = '{"control":"unordered"}\n';
 class MuxConnection {
   readonly socket: Socket;
   private readonly calls = new Map<string, MuxCall>();
+  /**
+   * Cancelled calls whose answers (AIP_ERR_CANCELLED, or the answer already on its way) have not come
+   * yet, by trace id: the agent still counts them in flight, and a new call with the same trace id
+   * goes elsewhere, so that it is never given the old one's answer.
+   */
+  private readonly abandoned = new Map<string, number>();
   private out = UNORDERED;
   private flushScheduled = false;
   /** The start of an answer line whose newline has not arrived. */
@@ -469,7 +475,12 @@ class MuxConnection {
 
   /** Whether a request with this trace id can be written here now. */
   takes(traceId: string): boolean {
-    return !this.done && this.calls.size < MUX_MAX_INFLIGHT && !this.calls.has(traceId);
+    return (
+      !this.done &&
+      this.calls.size + this.abandoned.size < MUX_MAX_INFLIGHT &&
+      !this.calls.has(traceId) &&
+      !this.abandoned.has(traceId)
+    );
   }
 
   send(body: string, traceId: string, cancel: Cancellation): Promise<object> {
@@ -486,12 +497,15 @@ class MuxConnection {
   cancelled(call: MuxCall): void {
     if (this.calls.get(call.traceId) !== call) return;
     this.calls.delete(call.traceId);
+    this.abandoned.set(call.traceId, (this.abandoned.get(call.traceId) ?? 0) + 1);
     if (!this.done) this.write(`{"control":"cancel","trace_id":${JSON.stringify(call.traceId)}}`);
   }
 
   private write(line: string): void {
     this.out += line + "\n";
     if (this.flushScheduled) return;
+    // Alone on the connection (one client, or a quiet moment): nothing to gather, written at once.
+    if (this.calls.size <= 1) return this.flush();
     this.flushScheduled = true;
     setImmediate(this.flush);
   }
@@ -553,8 +567,13 @@ class MuxConnection {
     if (typeof json !== "object" || json === null || Array.isArray(json) || !isValidTraceId(traceId))
       return this.broken("broke the AIP-1 envelope: an answer without a valid trace_id to match it by", json);
     const call = this.calls.get(traceId);
-    // Not asked, or no longer: a cancelled call's answer, or an older agent's answer to a control line.
-    if (call === undefined) return;
+    if (call === undefined) {
+      // A cancelled call's answer, or an older agent's answer to a control line (not asked): dropped.
+      const left = this.abandoned.get(traceId);
+      if (left === 1) this.abandoned.delete(traceId);
+      else if (left !== undefined) this.abandoned.set(traceId, left - 1);
+      return;
+    }
     this.calls.delete(traceId);
     call.cancel.clear();
     call.resolve(json);

@@ -335,13 +335,19 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
     expect(server.connections).toBe(1);
   });
 
-  it("the calls of one event-loop turn are written together, after the unordered control line", async () => {
-    const { socket, reads } = await rawNdjsonAgent((s, line) => s.write(`${envelope(line)}\n`));
+  it("a call alone on its connection is written at once; the calls of one event-loop turn beside it, together", async () => {
+    const { socket, reads } = await rawNdjsonAgent((s, line) => {
+      const text = `${envelope(line)}\n`;
+      if ((JSON.parse(line) as { trace_id: string }).trace_id === "hold") setTimeout(() => s.write(text), 100);
+      else s.write(text);
+    });
     transport = ndjsonTransport(socket, 4);
+    const held = transport.send(request("hold"), traced("hold"));
+    while (reads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(reads[0]!.trim().split("\n")).toEqual(['{"control":"unordered"}', request("hold")]);
     await Promise.all(["w-1", "w-2", "w-3"].map((id) => transport!.send(request(id), traced(id))));
-    const lines = reads[0]!.trim().split("\n");
-    expect(lines[0]).toBe('{"control":"unordered"}');
-    expect(lines.slice(1).map((l) => (JSON.parse(l) as { trace_id: string }).trace_id)).toEqual(["w-1", "w-2", "w-3"]);
+    expect(reads[1]!.trim().split("\n")).toEqual(["w-1", "w-2", "w-3"].map((id) => request(id)));
+    await expect(held).resolves.toMatchObject({ trace_id: "hold" });
   });
 
   it("a cancelled call rejects with its reason, the agent's handler is cancelled by a control line, and the connection serves on", async () => {
@@ -406,6 +412,23 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
     ])) as { payload: { ms: number } }[];
     expect([a!.payload.ms, b!.payload.ms]).toEqual([80, 1]);
     expect(server.connections).toBe(2);
+  });
+
+  it("a call with the trace id of a cancelled call whose answer has not come goes on another connection, and gets its own answer", async () => {
+    let seen = 0;
+    const { socket, conns } = await rawNdjsonAgent((s, line) => {
+      const n = ++seen;
+      setTimeout(() => s.write(`${envelope(line, { n, connection: conns.indexOf(s) })}\n`), 60);
+    });
+    transport = ndjsonTransport(socket, 4);
+    const first = traced("again");
+    const cancelled = transport.send(request("again"), first).catch((e: unknown) => e);
+    while (seen === 0) await new Promise((r) => setTimeout(r, 5));
+    first.abort(new AipError("AIP_ERR_CANCELLED", "superseded"));
+    expect(await cancelled).toMatchObject({ code: "AIP_ERR_CANCELLED" });
+    const second = await transport.send(request("again"), traced("again"));
+    expect(second).toMatchObject({ trace_id: "again", payload: { n: 2, connection: 1 } });
+    expect(conns).toHaveLength(2);
   });
 
   it("an answer that cannot be matched (no trace id, not JSON) fails every call on the connection and closes it", async () => {
