@@ -16,8 +16,11 @@ import { errorResponse } from "./envelope.js";
 import type { Limits } from "./limits.js";
 import { isValidTraceId, newTraceId } from "./trace.js";
 
-/** Answers one framed request (raw bytes, without the newline) with a serialised response. */
-export type FrameHandler = (bytes: Buffer, signal: AbortSignal) => Promise<string>;
+/**
+ * Answers one framed request (raw bytes, without the newline) with a serialised response. `unordered`:
+ * the connection asked for its answers as they are ready (a control line), as a multiplexing client does.
+ */
+export type FrameHandler = (bytes: Buffer, signal: AbortSignal, unordered: boolean) => Promise<string>;
 
 interface Slot {
   text: string | undefined;
@@ -162,7 +165,7 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     const slot: Slot = { text: undefined };
     order.push(slot);
     inflight++;
-    handle(line, controller.signal).then(
+    handle(line, controller.signal, unordered).then(
       (text) => settle(slot, text),
       (err: unknown) => settle(slot, JSON.stringify(errorResponse(err, newTraceId()))),
     );

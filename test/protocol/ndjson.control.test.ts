@@ -124,4 +124,18 @@ describe("NDJSON control lines", () => {
     expect(lines[3]).toMatchObject({ status: "success", payload: { echo: { action: "x" } } });
     c.socket.destroy();
   });
+
+  it("an unordered connection's requests start at once where the server trusts multiplexers (agents), and take their turns where not (the front door)", async () => {
+    for (const trustUnordered of [true, false]) {
+      const s = await fixture.start({ trustUnordered, socketPath: `${fixture.dir}/t-${String(trustUnordered)}.sock` });
+      const c = await session(s.socketPath);
+      const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ action: "x", trace_id: `p-${i}` }));
+      c.socket.write(`{"control":"unordered"}\n${lines.join("\n")}\n`);
+      await c.next(10);
+      // Fair turns run the first request of a turn at once and defer the rest of a pipeline (protocol/turns.ts).
+      if (trustUnordered) expect(s.turnStats.deferred).toBe(0);
+      else expect(s.turnStats.deferred).toBeGreaterThanOrEqual(9);
+      c.socket.destroy();
+    }
+  });
 });
