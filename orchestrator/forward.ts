@@ -18,7 +18,7 @@ export type { JsonSource };
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
 import { Cancellation, follow, unfollow } from "../protocol/cancel.js";
-import { neverReachedAgent } from "./pool/transport.js";
+import { BrokenAnswer, neverReachedAgent } from "./pool/transport.js";
 import { Deadlines, type Expiring } from "../protocol/deadlines.js";
 
 export interface RequestOutcome {
@@ -102,8 +102,10 @@ class Forwarding extends Cancellation implements Expiring {
   constructor(
     private readonly agent: AgentRecord,
     private readonly timeoutMs: number,
+    traceId: string,
   ) {
     super();
+    this.traceId = traceId;
     this.expiresAt = performance.now() + timeoutMs;
   }
 
@@ -151,7 +153,7 @@ export async function forward(
 
   const timeoutMs = request.constraints.timeout_ms ?? agent.manifest.timeouts_ms.default;
   const deadline = Date.now() + timeoutMs;
-  const cancel = new Forwarding(agent, timeoutMs);
+  const cancel = new Forwarding(agent, timeoutMs, traceId);
   follow(clientSignal, cancel, clientGone);
   deadlines.add(cancel);
   const unclaim = deps.supersede?.(request, traceId, cancel);
@@ -292,6 +294,14 @@ async function call(
   } catch (err) {
     if (cancel.reason) throw cancel.reason;
     if (isAipError(err)) throw err; // the request itself was refused before sending
+    if (err instanceof BrokenAnswer) {
+      // An NDJSON answer that could not be matched to its request: what is wrong with it, as checked below.
+      const wrong = err.answer === undefined ? undefined : checkAnswer(err.answer);
+      throw new AipError(
+        "AIP_ERR_BAD_AGENT_RESPONSE",
+        `Agent ${agent.name} ${typeof wrong === "string" ? `broke the AIP-1 envelope: ${wrong}` : err.message}`,
+      );
+    }
     if (neverReachedAgent(err)) {
       throw new AipError(
         "AIP_ERR_UNAVAILABLE",
@@ -303,15 +313,17 @@ async function call(
       `Agent ${agent.name} closed the connection before answering (${(err as { code?: string }).code ?? (err as Error).message})`,
     );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(reply);
-  } catch {
-    throw new AipError(
-      "AIP_ERR_BAD_AGENT_RESPONSE",
-      `Agent ${agent.name} answered with non-JSON: ${JSON.stringify(reply.slice(0, 120))}`,
-    );
-  }
+  // Over NDJSON the transport decoded the answer already, to match it by trace id.
+  let json: unknown = reply;
+  if (typeof reply === "string")
+    try {
+      json = JSON.parse(reply);
+    } catch {
+      throw new AipError(
+        "AIP_ERR_BAD_AGENT_RESPONSE",
+        `Agent ${agent.name} answered with non-JSON: ${JSON.stringify(reply.slice(0, 120))}`,
+      );
+    }
   const checked = checkAnswer(json);
   if (typeof checked === "string")
     throw new AipError("AIP_ERR_BAD_AGENT_RESPONSE", `Agent ${agent.name} broke the AIP-1 envelope: ${checked}`);

@@ -11,7 +11,7 @@ import type { Deployment } from "./canary/state.js";
 import type { AgencyConfig, AgentConfig } from "./config.js";
 import { AgentPool } from "./pool/agent-pool.js";
 import type { SizingStrategy } from "./pool/sizing.js";
-import { httpTransport, type TransportFactory } from "./pool/transport.js";
+import { ndjsonTransport, type TransportFactory } from "./pool/transport.js";
 import type { AgentProcesses } from "./processes.js";
 import { checkedInManifest } from "./registration.js";
 import type { VetReport } from "./vet/report.js";
@@ -66,7 +66,7 @@ export class AgentRegistry {
       socketPath: config.socket,
       maxConcurrent: manifest.max_concurrent,
       maxQueue: this.config.limits.max_queue,
-      transport: this.deps.transport ?? httpTransport,
+      transport: this.deps.transport ?? ndjsonTransport,
       ...(this.deps.sizing ? { sizing: this.deps.sizing } : {}),
     });
     const record = new AgentRecord(config, manifest, pool);

@@ -6,6 +6,11 @@
  * which are never aborted (docs/performance.md, "The orchestrator hop").
  */
 export class Cancellation {
+  /**
+   * The request's trace id, when it has one: an NDJSON `cancel` control line names it
+   * (docs/aip-1.md, Control lines; `cancelTrace` below).
+   */
+  traceId: string | undefined;
   private why: Error | undefined;
   private waiter: ((reason: Error) => void) | undefined;
 
@@ -68,4 +73,23 @@ export function follow(signal: AbortSignal, cancel: Cancellation, reason: () => 
 /** Stop following: `cancel` is finished. */
 export function unfollow(signal: AbortSignal, cancel: Cancellation): void {
   following.get(signal)?.delete(cancel);
+}
+
+/**
+ * An NDJSON `cancel` control line (docs/aip-1.md, Control lines): abort the cancellations following
+ * `signal` (one connection's) whose trace id is `traceId`; how many were. A scan of the connection's
+ * requests in flight (at most `maxPipelined`): cancelling is rare, and the common request pays nothing
+ * for it.
+ */
+export function cancelTrace(signal: AbortSignal, traceId: string, reason: () => Error): number {
+  const set = following.get(signal);
+  if (set === undefined) return 0;
+  let n = 0;
+  for (const c of set) {
+    if (c.traceId !== traceId) continue;
+    c.abort(reason());
+    set.delete(c);
+    n++;
+  }
+  return n;
 }

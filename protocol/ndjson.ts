@@ -1,5 +1,6 @@
 /**
- * NDJSON framing: one request a line, answers written in request order, backpressure both ways.
+ * NDJSON framing: one request a line, answers written in request order (or as they are ready, after an
+ * `unordered` control line), backpressure both ways.
  *
  * Bounded per connection (docs/aip-1.md, Limits): at most `maxPipelined` requests in flight; no new line is
  * taken while `maxQueuedOutputBytes` of answers wait for a client that does not read; at most
@@ -9,13 +10,17 @@
  */
 import { setMaxListeners } from "node:events";
 import type { Socket } from "node:net";
+import { cancelTrace } from "./cancel.js";
 import { AipError } from "./errors.js";
 import { errorResponse } from "./envelope.js";
 import type { Limits } from "./limits.js";
-import { newTraceId } from "./trace.js";
+import { isValidTraceId, newTraceId } from "./trace.js";
 
-/** Answers one framed request (raw bytes, without the newline) with a serialised response. */
-export type FrameHandler = (bytes: Buffer, signal: AbortSignal) => Promise<string>;
+/**
+ * Answers one framed request (raw bytes, without the newline) with a serialised response. `unordered`:
+ * the connection asked for its answers as they are ready (a control line), as a multiplexing client does.
+ */
+export type FrameHandler = (bytes: Buffer, signal: AbortSignal, unordered: boolean) => Promise<string>;
 
 interface Slot {
   text: string | undefined;
@@ -24,6 +29,21 @@ interface Slot {
 const NEWLINE = 0x0a;
 /** After the connection is told to end (line deadline), how long its answers may take to be read. */
 const LINGER_MS = 2000;
+
+const CONTROL_KEY = Buffer.from('"control"');
+
+/** Whether `line` is a control line: an object whose first member is `control` (docs/aip-1.md, Control lines). */
+export function isControlLine(line: Buffer): boolean {
+  let i = 0;
+  while (i < line.length && (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0d)) i++;
+  if (line[i] !== 0x7b) return false;
+  i++;
+  while (i < line.length && (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0d || line[i] === 0x0a)) i++;
+  return (
+    line.length - i >= CONTROL_KEY.length &&
+    line.compare(CONTROL_KEY, 0, CONTROL_KEY.length, i, i + CONTROL_KEY.length) === 0
+  );
+}
 
 function isBlank(buf: Buffer): boolean {
   for (let i = 0; i < buf.length; i++) {
@@ -54,6 +74,8 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
   let clientEnded = false;
   let pumpScheduled = false;
   let lineTimer: NodeJS.Timeout | undefined;
+  /** An `unordered` control line was read: answers are written as they are ready, not in request order. */
+  let unordered = false;
 
   /**
    * Write the answers ready in order and end the connection when it is done. Deferred to the end of the
@@ -69,7 +91,14 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
   const flushNow = (): void => {
     flushScheduled = false;
     let out = "";
-    while (order.length > 0 && order[0]!.text !== undefined) out += order.shift()!.text + "\n";
+    if (unordered) {
+      let kept = 0;
+      for (const slot of order) {
+        if (slot.text !== undefined) out += slot.text + "\n";
+        else order[kept++] = slot;
+      }
+      order.length = kept;
+    } else while (order.length > 0 && order[0]!.text !== undefined) out += order.shift()!.text + "\n";
     if (socket.destroyed) return;
     if (out !== "") socket.write(out);
     if ((ended || stopped) && order.length === 0 && inflight === 0 && socket.writable) {
@@ -98,12 +127,45 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     }
   };
 
+  /**
+   * A control line (docs/aip-1.md, Control lines): `unordered` or `cancel`, never answered; one that
+   * is not understood is answered AIP_ERR_INVALID_FIELD.
+   */
+  const control = (line: Buffer): void => {
+    let value: unknown;
+    try {
+      value = JSON.parse(line.toString("utf8"));
+    } catch {
+      value = undefined;
+    }
+    const message = value as { control?: unknown; trace_id?: unknown } | undefined;
+    if (message?.control === "unordered") {
+      unordered = true;
+      return;
+    }
+    if (message?.control === "cancel" && isValidTraceId(message.trace_id)) {
+      cancelTrace(
+        controller.signal,
+        message.trace_id,
+        () => new AipError("AIP_ERR_CANCELLED", "The client cancelled this request (a cancel control line)"),
+      );
+      return;
+    }
+    const err = new AipError(
+      "AIP_ERR_INVALID_FIELD",
+      'A control line is {"control":"unordered"} or {"control":"cancel","trace_id":"…"}',
+      { extensions: { errors: [{ path: "control", message: "expected unordered, or cancel with a valid trace_id" }] } },
+    );
+    answer(JSON.stringify(errorResponse(err, newTraceId())));
+  };
+
   const dispatch = (line: Buffer): void => {
     if (isBlank(line)) return;
+    if (isControlLine(line)) return control(line);
     const slot: Slot = { text: undefined };
     order.push(slot);
     inflight++;
-    handle(line, controller.signal).then(
+    handle(line, controller.signal, unordered).then(
       (text) => settle(slot, text),
       (err: unknown) => settle(slot, JSON.stringify(errorResponse(err, newTraceId()))),
     );

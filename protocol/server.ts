@@ -71,6 +71,14 @@ export interface AipServerOptions {
    * requests rather than reading them whole (the orchestrator). Unset: every request decoded whole here.
    */
   decodeWorkerBytes?: number;
+  /**
+   * An NDJSON connection that asked for unordered answers (docs/aip-1.md, Control lines) carries many
+   * clients' requests, shared fairly between them by its client (the orchestrator's pool,
+   * orchestrator/pool/slots.ts): with this set its requests start at once, not paced against the other
+   * connections as one client (fair turns, protocol/turns.ts). For agents, whose client is the
+   * orchestrator; the front door paces every connection.
+   */
+  trustUnordered?: boolean;
 }
 
 /** Temporary socket names bound by this process (see start()). */
@@ -270,13 +278,15 @@ export class AipServer {
       }
       socket.pause();
       socket.unshift(joined);
-      const drain = serveNdjson(socket, this.limits, (bytes, signal) =>
-        this.turns.run(
-          connection,
-          bytes.length,
-          () => this.answerFrame(bytes, signal, "ndjson", connection),
-          () => JSON.stringify(cancelledResponse()),
-        ),
+      const drain = serveNdjson(socket, this.limits, (bytes, signal, unordered) =>
+        unordered && this.options.trustUnordered
+          ? this.answerFrame(bytes, signal, "ndjson", connection)
+          : this.turns.run(
+              connection,
+              bytes.length,
+              () => this.answerFrame(bytes, signal, "ndjson", connection),
+              () => JSON.stringify(cancelledResponse()),
+            ),
       );
       if (this.draining) drain();
       else {

@@ -92,6 +92,8 @@ export function servedAgent(exe: string): { socket: string } {
 /** One NDJSON connection kept open: many requests in flight on it, each answer matched by trace_id. */
 export interface NdjsonSession {
   send(request: Record<string, unknown> & { trace_id: string }): Promise<Record<string, any>>;
+  /** Write raw bytes (a control line, docs/aip-1.md). */
+  write(text: string): void;
   close(): void;
 }
 
@@ -116,6 +118,7 @@ export async function ndjsonSession(socketPath: string): Promise<NdjsonSession> 
         waiting.set(request.trace_id, resolve);
         socket.write(`${JSON.stringify(request)}\n`);
       }),
+    write: (text) => socket.write(text),
     close: () => socket.destroy(),
   };
 }

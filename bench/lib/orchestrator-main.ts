@@ -4,7 +4,7 @@ import { loadConfig } from "../../orchestrator/config.js";
 import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator, type OrchestratorDeps } from "../../orchestrator/orchestrator.js";
 import { adaptiveSizing, fixedSizing } from "../../orchestrator/pool/sizing.js";
-import { freshConnectionTransport, httpTransport } from "../../orchestrator/pool/transport.js";
+import { freshConnectionTransport, ndjsonTransport } from "../../orchestrator/pool/transport.js";
 
 const [configPath, pool = "adaptive", logFile] = process.argv.slice(2);
 const fixed = /^fixed-(\d+)$/.exec(pool);
@@ -16,7 +16,7 @@ const deps: OrchestratorDeps = {
     : pool === "fresh"
       ? fixedSizing(Number.MAX_SAFE_INTEGER)
       : adaptiveSizing,
-  transport: pool === "fresh" ? freshConnectionTransport : httpTransport,
+  transport: pool === "fresh" ? freshConnectionTransport : ndjsonTransport,
 };
 const orchestrator = new Orchestrator(loadConfig(configPath), deps);
 await orchestrator.start();

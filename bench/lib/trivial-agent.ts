@@ -51,7 +51,10 @@ const server = createServer((socket: Socket) => {
       let nl;
       let out = "";
       while ((nl = rest.indexOf("\n")) !== -1) {
-        out += answer(rest.slice(0, nl)) + "\n";
+        const line = rest.slice(0, nl);
+        // Control lines (docs/aip-1.md): answers are written at once, so `unordered` changes nothing, and
+        // there is no work to cancel.
+        if (!line.startsWith('{"control"')) out += answer(line) + "\n";
         rest = rest.slice(nl + 1);
       }
       if (out) socket.write(out);

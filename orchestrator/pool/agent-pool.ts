@@ -66,7 +66,7 @@ export class AgentPool {
   }
 
   /** Send through the transport in an acquired slot; resolves with the agent's answer. */
-  send(body: string, cancel: Cancellation): Promise<string> {
+  send(body: string, cancel: Cancellation): Promise<string | object> {
     return this.transport.send(body, cancel);
   }
 

@@ -1,20 +1,43 @@
 /**
- * How the pool reaches an agent: `POST /v1/invoke` over HTTP/1.1 keep-alive connections to its Unix
- * socket, one request in flight per connection, written and read by a minimal client of our own
- * (docs/performance.md, "The orchestrator hop"): the request head is one string, the answer's head is
- * read for its status, length and framing only, and the body comes back as the agent wrote it.
+ * How the pool reaches an agent (docs/performance.md, "The orchestrator hop"), two ways:
  *
- * HTTP rather than NDJSON because of cancellation: a cancelled call closes its connection, and an
- * HTTP server takes the close as the client going away (the agent's signal fires), while over NDJSON a
- * close is indistinguishable from a half-close, which by AIP-1 keeps the request running.
+ * - `ndjsonTransport` (the default): NDJSON with several requests in flight on one connection. Each
+ *   connection starts with an `unordered` control line, so the agent writes answers as they are ready
+ *   and they are matched by trace id; the requests of one event-loop turn go out in one `write`, and
+ *   one read brings the answers ready together. A cancelled call sends a `cancel` control line
+ *   (docs/aip-1.md, Control lines) and the connection stays open for the others.
+ * - `httpTransport`: `POST /v1/invoke` over HTTP/1.1 keep-alive connections, one request in flight per
+ *   connection, written and read by a minimal client of our own: the request head is one string, the
+ *   answer's head is read for its status, length and framing only, and the body comes back as the
+ *   agent wrote it. A cancelled call closes its connection, which the agent takes as the client going
+ *   away.
  */
 import { connect, type Socket } from "node:net";
 import type { Cancellation } from "../../protocol/cancel.js";
+import { DEFAULT_LIMITS } from "../../protocol/limits.js";
+import { isValidTraceId } from "../../protocol/trace.js";
 
 export interface Transport {
-  /** POST one request body to the agent's /v1/invoke; resolves with the answer's body. Rejects with the cause on failure. */
-  send(body: string, cancel: Cancellation): Promise<string>;
+  /**
+   * Send one request to the agent; resolves with its answer: the body as the agent wrote it (HTTP), or
+   * the answer already decoded, a JSON object with the request's trace id (NDJSON, which reads it to
+   * match it). `cancel.traceId` is the request's trace id. Rejects with the cause on failure.
+   */
+  send(body: string, cancel: Cancellation): Promise<string | object>;
   close(): Promise<void>;
+}
+
+/** The agent's answers on a connection could not be read or matched: its framing is lost. */
+export class BrokenAnswer extends Error {
+  readonly code = "EPROTO";
+
+  constructor(
+    message: string,
+    /** The answer that could not be matched, decoded (undefined: it was not JSON). */
+    readonly answer?: unknown,
+  ) {
+    super(message);
+  }
 }
 
 /** Builds a transport for an agent socket; `maxConnections` bounds the idle connections kept. */
@@ -373,6 +396,220 @@ export const freshConnectionTransport: TransportFactory = (socketPath) => {
     },
     close: async () => {
       for (const c of all) c.socket.destroy();
+    },
+  };
+};
+
+/** A request written on a multiplexed NDJSON connection and not answered yet. */
+class MuxCall {
+  constructor(
+    readonly traceId: string,
+    readonly resolve: (answer: object) => void,
+    readonly reject: (err: Error) => void,
+    readonly cancel: Cancellation,
+    readonly connection: MuxConnection,
+  ) {}
+
+  /** Cancelled (deadline, client gone, superseded): the agent is told, the connection stays. */
+  readonly onAbort = (reason: Error): void => {
+    this.connection.cancelled(this);
+    this.reject(reason);
+  };
+}
+
+/** Requests in flight on one connection at most: the agents' own `maxPipelined` (protocol/limits.ts). */
+export const MUX_MAX_INFLIGHT = DEFAULT_LIMITS.maxPipelined;
+const NEWLINE = 0x0a;
+const UNORDERED = '{"control":"unordered"}\n';
+
+/**
+ * One NDJSON connection to an agent carrying up to MUX_MAX_INFLIGHT requests, answers matched by
+ * trace id (one request per trace id in flight on it). Writes are gathered until the end of the
+ * event-loop turn (setImmediate, after every socket read of the turn has been handled) and written
+ * at once.
+ */
+class MuxConnection {
+  readonly socket: Socket;
+  private readonly calls = new Map<string, MuxCall>();
+  /**
+   * Cancelled calls whose answers (AIP_ERR_CANCELLED, or the answer already on its way) have not come
+   * yet, by trace id: the agent still counts them in flight, and a new call with the same trace id
+   * goes elsewhere, so that it is never given the old one's answer.
+   */
+  private readonly abandoned = new Map<string, number>();
+  private out = UNORDERED;
+  private flushScheduled = false;
+  /** The start of an answer line whose newline has not arrived. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private connected = false;
+  /** The agent ended its side, or the connection failed: no new request is written on it. */
+  private done = false;
+  private error: NodeJS.ErrnoException | undefined;
+
+  constructor(
+    socketPath: string,
+    private readonly onClose: (c: MuxConnection) => void,
+  ) {
+    this.socket = connect(socketPath);
+    this.socket.once("connect", () => (this.connected = true));
+    this.socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    this.socket.on("error", (err: NodeJS.ErrnoException) => (this.error ??= err));
+    this.socket.on("end", () => (this.done = true));
+    this.socket.on("close", () => {
+      this.done = true;
+      this.onClose(this);
+      this.failAll(
+        this.connected
+          ? failure(
+              this.error?.code ?? "ECONNRESET",
+              `connection closed before the answer${this.error ? ` (${this.error.message})` : ""}`,
+            )
+          : (this.error ?? failure("ECONNREFUSED", "connection closed before it was established")),
+      );
+    });
+    this.socket.setTimeout(IDLE_CLOSE_MS, () => {
+      if (this.calls.size === 0) this.socket.destroy();
+    });
+  }
+
+  /** Whether a request with this trace id can be written here now. */
+  takes(traceId: string): boolean {
+    return (
+      !this.done &&
+      this.calls.size + this.abandoned.size < MUX_MAX_INFLIGHT &&
+      !this.calls.has(traceId) &&
+      !this.abandoned.has(traceId)
+    );
+  }
+
+  send(body: string, traceId: string, cancel: Cancellation): Promise<object> {
+    return new Promise((resolve, reject) => {
+      if (cancel.reason) return reject(cancel.reason);
+      const call = new MuxCall(traceId, resolve, reject, cancel, this);
+      this.calls.set(traceId, call);
+      cancel.onAbort(call.onAbort);
+      this.write(body);
+    });
+  }
+
+  /** A call was cancelled: forgotten here, and the agent told to stop it. */
+  cancelled(call: MuxCall): void {
+    if (this.calls.get(call.traceId) !== call) return;
+    this.calls.delete(call.traceId);
+    this.abandoned.set(call.traceId, (this.abandoned.get(call.traceId) ?? 0) + 1);
+    if (!this.done) this.write(`{"control":"cancel","trace_id":${JSON.stringify(call.traceId)}}`);
+  }
+
+  private write(line: string): void {
+    this.out += line + "\n";
+    if (this.flushScheduled) return;
+    // Alone on the connection (one client, or a quiet moment): nothing to gather, written at once.
+    if (this.calls.size <= 1) return this.flush();
+    this.flushScheduled = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    const out = this.out;
+    this.out = "";
+    if (!this.socket.destroyed && out !== "") this.socket.write(out);
+  };
+
+  private failAll(err: Error): void {
+    const calls = [...this.calls.values()];
+    this.calls.clear();
+    for (const call of calls) {
+      call.cancel.clear();
+      call.reject(err);
+    }
+  }
+
+  /** The answers cannot be read or matched: every call on the connection fails and it is closed. */
+  private broken(message: string, answer?: unknown): void {
+    this.done = true;
+    this.failAll(new BrokenAnswer(message, answer));
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    let start = 0;
+    let nl = chunk.indexOf(NEWLINE);
+    while (nl !== -1) {
+      let line: string;
+      if (this.partialBytes > 0) {
+        this.partial.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.partial).toString("utf8");
+        this.partial = [];
+        this.partialBytes = 0;
+      } else line = chunk.toString("utf8", start, nl);
+      this.answer(line);
+      if (this.socket.destroyed) return;
+      start = nl + 1;
+      nl = chunk.indexOf(NEWLINE, start);
+    }
+    if (start < chunk.length) {
+      this.partialBytes += chunk.length - start;
+      if (this.partialBytes > MAX_ANSWER_BYTES) return this.broken(`answer line over ${MAX_ANSWER_BYTES} bytes`);
+      this.partial.push(chunk.subarray(start));
+    }
+  }
+
+  private answer(line: string): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      return this.broken(`answered with non-JSON: ${JSON.stringify(line.slice(0, 120))}`);
+    }
+    const traceId = (json as { trace_id?: unknown } | null)?.trace_id;
+    if (typeof json !== "object" || json === null || Array.isArray(json) || !isValidTraceId(traceId))
+      return this.broken("broke the AIP-1 envelope: an answer without a valid trace_id to match it by", json);
+    const call = this.calls.get(traceId);
+    if (call === undefined) {
+      // A cancelled call's answer, or an older agent's answer to a control line (not asked): dropped.
+      const left = this.abandoned.get(traceId);
+      if (left === 1) this.abandoned.delete(traceId);
+      else if (left !== undefined) this.abandoned.set(traceId, left - 1);
+      return;
+    }
+    this.calls.delete(traceId);
+    call.cancel.clear();
+    call.resolve(json);
+  }
+}
+
+/**
+ * NDJSON to the agent's socket, several requests in flight on a connection (module comment): a request
+ * goes on the first connection with room for it, else on a new one; one left idle closes after
+ * IDLE_CLOSE_MS.
+ */
+export const ndjsonTransport: TransportFactory = (socketPath) => {
+  const all: MuxConnection[] = [];
+  const onClose = (c: MuxConnection): void => {
+    const i = all.indexOf(c);
+    if (i !== -1) all.splice(i, 1);
+  };
+  return {
+    send(body, cancel) {
+      const traceId = cancel.traceId;
+      if (traceId === undefined) return Promise.reject(new Error("an NDJSON call needs the request's trace id"));
+      let c: MuxConnection | undefined;
+      for (const candidate of all) {
+        if (candidate.takes(traceId)) {
+          c = candidate;
+          break;
+        }
+      }
+      if (c === undefined) {
+        c = new MuxConnection(socketPath, onClose);
+        all.push(c);
+      }
+      return c.send(body, traceId, cancel);
+    },
+    close: async () => {
+      for (const c of [...all]) c.socket.destroy();
     },
   };
 };

@@ -148,6 +148,8 @@ export async function listen(
       ...(group !== undefined ? { group } : {}),
       // An agent accepts whatever the front door accepted, once re-encoded for forwarding (docs/aip-1.md, Limits).
       limits: { ...AGENT_LIMITS, ...limits },
+      // The orchestrator's NDJSON connections carry its clients' requests, already shared fairly (docs/aip-1.md).
+      trustUnordered: true,
       invoke: async (value, ctx) => logged(log, await invoker.invoke(value, ctx.signal), ctx.framing),
       routes: {
         "GET /healthz": async () => ({

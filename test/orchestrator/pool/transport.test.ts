@@ -5,11 +5,15 @@ import { AipError } from "../../../protocol/errors.js";
 import { AipServer } from "../../../protocol/server.js";
 import { Cancellation } from "../../../protocol/cancel.js";
 import {
+  BrokenAnswer,
   freshConnectionTransport,
   httpTransport,
+  ndjsonTransport,
   neverReachedAgent,
   type Transport,
 } from "../../../orchestrator/pool/transport.js";
+import { createLogger } from "../../../protocol/log.js";
+import { AgentInvoker } from "../../../agents/lib/runtime/invoke.js";
 import { tempDir } from "../../helpers.js";
 
 let tmp: { dir: string; cleanup: () => void };
@@ -90,12 +94,16 @@ const answer = (text: string, headers = ""): string =>
 
 const signal = (): Cancellation => new Cancellation();
 
+/** An HTTP transport's answer: the body as the agent wrote it. */
+const sendText = async (t: Transport, body: string, cancel: Cancellation): Promise<string> =>
+  (await t.send(body, cancel)) as string;
+
 describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connection", () => {
   it("speaks HTTP/1.1 to a real AIP-1 server and reuses one connection for calls in turn", async () => {
     const { socket } = await agent();
     transport = httpTransport(socket, 4);
     const answers = [];
-    for (let i = 0; i < 5; i++) answers.push(JSON.parse(await transport.send(request(`t-${i}`), signal())));
+    for (let i = 0; i < 5; i++) answers.push(JSON.parse(await sendText(transport, request(`t-${i}`), signal())));
     expect(answers.map((a) => a.trace_id)).toEqual(["t-0", "t-1", "t-2", "t-3", "t-4"]);
     expect(answers.every((a) => a.payload.framing === "http")).toBe(true);
     // One connection, kept open between calls.
@@ -106,7 +114,7 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     const { socket } = await agent();
     transport = httpTransport(socket, 4);
     const batch = async (): Promise<number[]> =>
-      (await Promise.all([0, 1, 2].map((i) => transport!.send(request(`c-${i}`), signal())))).map(
+      (await Promise.all([0, 1, 2].map((i) => sendText(transport!, request(`c-${i}`), signal())))).map(
         (a) => (JSON.parse(a) as { payload: { connection: number } }).payload.connection,
       );
     const first = await batch();
@@ -127,9 +135,9 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
       });
     });
     transport = httpTransport(socket, 2);
-    const first = JSON.parse(await transport.send(request("big-1"), signal())) as { payload: { big: string } };
+    const first = JSON.parse(await sendText(transport, request("big-1"), signal())) as { payload: { big: string } };
     expect(first.payload.big.length).toBe(big.length);
-    const again = JSON.parse(await transport.send(request("big-2"), signal())) as { trace_id: string };
+    const again = JSON.parse(await sendText(transport, request("big-2"), signal())) as { trace_id: string };
     expect(again.trace_id).toBe("big-2");
   });
 
@@ -144,7 +152,7 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     });
     transport = httpTransport(socket, 2);
     for (const id of ["ch-1", "ch-2"])
-      expect(JSON.parse(await transport.send(request(id), signal()))).toMatchObject({
+      expect(JSON.parse(await sendText(transport, request(id), signal()))).toMatchObject({
         trace_id: id,
         payload: { n: 1 },
       });
@@ -166,8 +174,8 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
         s.write(`HTTP/1.1 200 OK\r\nTRANSFER-ENCODING: chunked\r\n\r\n${length.toString(16)}\r\n${text}\r\n0\r\n\r\n`);
     });
     transport = httpTransport(socket, 2);
-    expect(JSON.parse(await transport.send(request("hn-1"), signal())).trace_id).toBe("hn-1");
-    expect(JSON.parse(await transport.send(request("hn-2"), signal())).trace_id).toBe("hn-2");
+    expect(JSON.parse(await sendText(transport, request("hn-1"), signal())).trace_id).toBe("hn-1");
+    expect(JSON.parse(await sendText(transport, request("hn-2"), signal())).trace_id).toBe("hn-2");
     // Both answers kept the connection: no near miss was taken for Connection: close.
     expect(conns.length).toBe(1);
   });
@@ -179,8 +187,8 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
       else s.end(`HTTP/1.0 200 OK\r\n\r\n${envelope(body)}`);
     });
     transport = httpTransport(socket, 2);
-    expect(JSON.parse(await transport.send(request("cl-1"), signal())).trace_id).toBe("cl-1");
-    expect(JSON.parse(await transport.send(request("cl-2"), signal())).trace_id).toBe("cl-2");
+    expect(JSON.parse(await sendText(transport, request("cl-1"), signal())).trace_id).toBe("cl-1");
+    expect(JSON.parse(await sendText(transport, request("cl-2"), signal())).trace_id).toBe("cl-2");
     expect(conns.length).toBe(2);
   });
 
@@ -223,10 +231,10 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
   it("an idle connection the agent closed is dropped: the next call opens a new one", async () => {
     const { socket, conns } = await rawAgent((s, body) => s.write(answer(envelope(body))));
     transport = httpTransport(socket, 2);
-    expect(JSON.parse(await transport.send(request("idle-1"), signal())).trace_id).toBe("idle-1");
+    expect(JSON.parse(await sendText(transport, request("idle-1"), signal())).trace_id).toBe("idle-1");
     conns[0]!.destroy();
     await new Promise((r) => setTimeout(r, 50));
-    expect(JSON.parse(await transport.send(request("idle-2"), signal())).trace_id).toBe("idle-2");
+    expect(JSON.parse(await sendText(transport, request("idle-2"), signal())).trace_id).toBe("idle-2");
     expect(conns.length).toBe(2);
   });
 
@@ -251,9 +259,204 @@ describe("freshConnectionTransport (benchmark comparison)", () => {
     const conns = [];
     for (let i = 0; i < 3; i++)
       conns.push(
-        (JSON.parse(await transport.send(request(`f-${i}`), signal())) as { payload: { connection: number } }).payload
-          .connection,
+        (JSON.parse(await sendText(transport, request(`f-${i}`), signal())) as { payload: { connection: number } })
+          .payload.connection,
       );
     expect(new Set(conns).size).toBe(3);
+  });
+});
+
+/** A call's cancellation as forwarding makes it: it carries the request's trace id. */
+const traced = (traceId: string): Cancellation => {
+  const c = new Cancellation();
+  c.traceId = traceId;
+  return c;
+};
+
+/** A raw socket server reading NDJSON: records each read, and answers each request line with `onLine`. */
+async function rawNdjsonAgent(
+  onLine: (socket: Socket, line: string) => void,
+): Promise<{ socket: string; reads: string[]; conns: Socket[] }> {
+  const path = join(tmp.dir, `rawnd-${servers.length}.sock`);
+  const reads: string[] = [];
+  const conns: Socket[] = [];
+  const server: Server = createServer((s) => {
+    conns.push(s);
+    let rest = "";
+    s.setEncoding("utf8");
+    s.on("data", (c: string) => {
+      reads.push(c);
+      rest += c;
+      let nl: number;
+      while ((nl = rest.indexOf("\n")) !== -1) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        if (!line.startsWith('{"control"')) onLine(s, line);
+      }
+    });
+    s.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  servers.push({
+    close: () => {
+      for (const c of conns) c.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+  return { socket: path, reads, conns };
+}
+
+describe("ndjsonTransport: several calls in flight on one NDJSON connection, answers matched by trace id", () => {
+  it("answers come back as they are ready, each to its own call, on one connection", async () => {
+    const { socket, server } = await agent(async (v) => {
+      await new Promise((r) => setTimeout(r, v.ms as number));
+      return { ms: v.ms };
+    });
+    transport = ndjsonTransport(socket, 4);
+    const order: string[] = [];
+    const answers = await Promise.all(
+      [
+        ["a", 150],
+        ["b", 1],
+        ["c", 60],
+      ].map(([id, ms]) =>
+        transport!.send(request(id as string, { ms }), traced(id as string)).then((a) => {
+          order.push(id as string);
+          return a as { trace_id: string; payload: { ms: number } };
+        }),
+      ),
+    );
+    expect(answers.map((a) => [a.trace_id, a.payload.ms])).toEqual([
+      ["a", 150],
+      ["b", 1],
+      ["c", 60],
+    ]);
+    expect(order).toEqual(["b", "c", "a"]);
+    expect(server.connections).toBe(1);
+  });
+
+  it("a call alone on its connection is written at once; the calls of one event-loop turn beside it, together", async () => {
+    const { socket, reads } = await rawNdjsonAgent((s, line) => {
+      const text = `${envelope(line)}\n`;
+      if ((JSON.parse(line) as { trace_id: string }).trace_id === "hold") setTimeout(() => s.write(text), 100);
+      else s.write(text);
+    });
+    transport = ndjsonTransport(socket, 4);
+    const held = transport.send(request("hold"), traced("hold"));
+    while (reads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(reads[0]!.trim().split("\n")).toEqual(['{"control":"unordered"}', request("hold")]);
+    await Promise.all(["w-1", "w-2", "w-3"].map((id) => transport!.send(request(id), traced(id))));
+    expect(reads[1]!.trim().split("\n")).toEqual(["w-1", "w-2", "w-3"].map((id) => request(id)));
+    await expect(held).resolves.toMatchObject({ trace_id: "hold" });
+  });
+
+  it("a cancelled call rejects with its reason, the agent's handler is cancelled by a control line, and the connection serves on", async () => {
+    const aborted: string[] = [];
+    const manifest = {
+      aip: "1" as const,
+      name: "t",
+      version: "1",
+      description: "test",
+      capabilities: ["echo"],
+      languages: ["*"],
+      resources: { cpu: "100m", memory: "64Mi", gpu: false },
+      max_concurrent: 8,
+      timeouts_ms: { default: 10_000 },
+    };
+    const invoker = new AgentInvoker(
+      {
+        manifest,
+        handlers: {
+          echo: (req, ctx) =>
+            new Promise((resolve) => {
+              const t = setTimeout(() => resolve({ done: true }), (req.constraints as { ms?: number }).ms ?? 0);
+              ctx.signal.addEventListener("abort", () => {
+                clearTimeout(t);
+                aborted.push(ctx.traceId);
+              });
+            }),
+        },
+      },
+      createLogger({ agentName: "t", destination: false }),
+    );
+    const socket = join(tmp.dir, "runtime.sock");
+    const server = await AipServer.listen({ socketPath: socket, invoke: (v, ctx) => invoker.invoke(v, ctx.signal) });
+    servers.push(server);
+    transport = ndjsonTransport(socket, 4);
+    const body = (id: string, ms: number): string =>
+      JSON.stringify({ action: "echo", context: {}, constraints: { ms }, trace_id: id });
+    const long = traced("long-1");
+    const slow = transport.send(body("long-1", 5000), long);
+    const quick = transport.send(body("quick-1", 100), traced("quick-1"));
+    setTimeout(() => long.abort(new AipError("AIP_ERR_TIMEOUT", "deadline")), 30);
+    await expect(slow).rejects.toMatchObject({ code: "AIP_ERR_TIMEOUT" });
+    await expect(quick).resolves.toMatchObject({ trace_id: "quick-1", status: "success" });
+    expect(aborted).toEqual(["long-1"]);
+    // The cancelled call's own answer (AIP_ERR_CANCELLED) came and was dropped; the same connection serves on.
+    await expect(transport.send(body("next-1", 0), traced("next-1"))).resolves.toMatchObject({
+      trace_id: "next-1",
+      status: "success",
+    });
+    expect(server.connections).toBe(1);
+  });
+
+  it("two calls with the same trace id in flight go on two connections, each answered", async () => {
+    const { socket, server } = await agent(async (v) => {
+      await new Promise((r) => setTimeout(r, v.ms as number));
+      return { ms: v.ms };
+    });
+    transport = ndjsonTransport(socket, 4);
+    const [a, b] = (await Promise.all([
+      transport.send(request("same", { ms: 80 }), traced("same")),
+      transport.send(request("same", { ms: 1 }), traced("same")),
+    ])) as { payload: { ms: number } }[];
+    expect([a!.payload.ms, b!.payload.ms]).toEqual([80, 1]);
+    expect(server.connections).toBe(2);
+  });
+
+  it("a call with the trace id of a cancelled call whose answer has not come goes on another connection, and gets its own answer", async () => {
+    let seen = 0;
+    const { socket, conns } = await rawNdjsonAgent((s, line) => {
+      const n = ++seen;
+      setTimeout(() => s.write(`${envelope(line, { n, connection: conns.indexOf(s) })}\n`), 60);
+    });
+    transport = ndjsonTransport(socket, 4);
+    const first = traced("again");
+    const cancelled = transport.send(request("again"), first).catch((e: unknown) => e);
+    while (seen === 0) await new Promise((r) => setTimeout(r, 5));
+    first.abort(new AipError("AIP_ERR_CANCELLED", "superseded"));
+    expect(await cancelled).toMatchObject({ code: "AIP_ERR_CANCELLED" });
+    const second = await transport.send(request("again"), traced("again"));
+    expect(second).toMatchObject({ trace_id: "again", payload: { n: 2, connection: 1 } });
+    expect(conns).toHaveLength(2);
+  });
+
+  it("an answer that cannot be matched (no trace id, not JSON) fails every call on the connection and closes it", async () => {
+    for (const bad of ['{"status":"maybe","payload":1}', "not json"]) {
+      const { socket, conns } = await rawNdjsonAgent((s, line) => {
+        if ((JSON.parse(line) as { trace_id: string }).trace_id === "x-2") s.write(`${bad}\n`);
+      });
+      transport = ndjsonTransport(socket, 4);
+      const calls = ["x-1", "x-2"].map((id) => transport!.send(request(id), traced(id)).catch((e: unknown) => e));
+      for (const err of await Promise.all(calls)) {
+        expect(err).toBeInstanceOf(BrokenAnswer);
+        expect(neverReachedAgent(err)).toBe(false);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true);
+      await transport.close();
+    }
+  });
+
+  it("no socket: never reached (may be retried); the agent closing before answering: reached, not retried", async () => {
+    transport = ndjsonTransport(join(tmp.dir, "absent.sock"), 2);
+    const gone = await transport.send(request("gone-1"), traced("gone-1")).catch((e: unknown) => e);
+    expect((gone as NodeJS.ErrnoException).code).toBe("ENOENT");
+    expect(neverReachedAgent(gone)).toBe(true);
+    const { socket } = await rawNdjsonAgent((s) => s.destroy());
+    transport = ndjsonTransport(socket, 2);
+    const crash = await transport.send(request("crash-1"), traced("crash-1")).catch((e: unknown) => e);
+    expect((crash as Error).message).toContain("connection closed before the answer");
+    expect(neverReachedAgent(crash)).toBe(false);
   });
 });
