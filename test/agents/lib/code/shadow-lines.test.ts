@@ -4,7 +4,8 @@ import type * as TS from "typescript";
 import { describe, expect, it } from "vitest";
 import { shadowOf, type ProgramFile, type Shadow } from "../../../../agents/lib/code/stale.js";
 
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+/** computeLineStarts is exported by typescript.js, not in its public typings. */
+const ts = createRequire(import.meta.url)("typescript") as typeof TS & { computeLineStarts(text: string): number[] };
 
 describe("shadowOf line map", () => {
   it("equals TypeScript's computeLineStarts after every edit, line breaks typed and deleted, `\\r\\n` and U+2028 left to TypeScript", () => {
