@@ -5,6 +5,7 @@
  * answer reused, and the time. With OTHER_DIST (another build's dist/, e.g. of the previous commit),
  * both engines type the same keystrokes alternately on their own service, so load hits both alike;
  * the figures to compare are the ratios, and `answers_differing` counts the keystrokes whose items differ.
+ * The engines take turns at typing first (the first pays more: the other's garbage, cold caches).
  */
 import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -78,7 +79,8 @@ for (const [lines, measured] of [
     for (const ch of `${l}\n`) {
       text = text.slice(0, at) + ch + text.slice(at);
       at++;
-      for (const e of engines) {
+      // The engine that types first at a keystroke pays more (the other's garbage, cold caches): they take turns.
+      for (const e of at % 2 === 0 ? engines : [...engines].reverse()) {
         const c0 = process.cpuUsage();
         const t0 = performance.now();
         const r = e.complete(text, at);
@@ -122,6 +124,7 @@ const out = engines.map((e) => {
       ? { answers_differing: e.answers.filter((a, i) => engines.some((o) => o.answers[i] !== a)).length }
       : {}),
     total_ms: Math.round(e.ms.reduce((a, b) => a + b, 0)),
+    cpu_total_ms: Math.round(e.cpuMs.reduce((a, b) => a + b, 0)),
   };
 });
 for (const e of engines) e.svc.dispose();

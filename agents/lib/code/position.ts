@@ -54,7 +54,7 @@ export class LineStartsCache {
 }
 
 /** The line starts of `source` from those of `old`, the buffer it was edited from. */
-function movedStarts(old: string, prev: readonly number[], source: string): number[] {
+export function movedStarts(old: string, prev: readonly number[], source: string): number[] {
   const prefix = commonPrefix(old, source);
   const suffix = commonSuffix(old, source, Math.min(old.length, source.length) - prefix);
   const newEnd = source.length - suffix;

@@ -480,14 +480,112 @@ export function completionsAt(
   return res;
 }
 
+/** An auto-import candidate (an export of another module, with the import to add), not a name in scope. */
+function isAutoImport(e: TS.CompletionEntry): boolean {
+  return e.hasAction === true && e.source !== undefined;
+}
+
+/** Names in scope: a candidate of this list shadows an auto-import candidate of its name. Keywords do not. */
+function scopeNames(entries: readonly TS.CompletionEntry[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries)
+    if (!isAutoImport(e) && e.kind !== ts.ScriptElementKind.keyword && e.kind !== ts.ScriptElementKind.warning)
+      out.add(e.name);
+  return out;
+}
+
+/** True when the names in scope allow values (not a type position): the key's half that TypeScript's search filters on. */
+function valuePosition(entries: readonly TS.CompletionEntry[]): boolean {
+  return entries.some((e) => !isAutoImport(e) && VALUE_KINDS.has(e.kind));
+}
+
+/** A word's auto-import candidates, and the names in scope when they were collected. */
+interface AutoImports {
+  entries: TS.CompletionEntry[];
+  scope: Set<string>;
+}
+
+/**
+ * Auto-import candidates per program, by word and position (value or type): what TypeScript's search
+ * of every module's exports found for that word (docs/performance.md, "Type-aware completion"). Within
+ * one program they depend on the word (its letters in order), whether a value may stand at the cursor
+ * and the names in scope (a name in scope hides the import of its name), not on where the word is
+ * typed; the search and the import paths cost as much as the rest of an identifier list again.
+ */
+const autoImports = new WeakMap<TS.Program, Map<string, AutoImports>>();
+/** Words remembered per program; beyond it the map starts over. */
+const AUTO_IMPORT_WORDS = 256;
+
+/**
+ * The checker's identifier candidates at `offset`, auto-import candidates included once something is
+ * typed (TypeScript's own editors do the same): TypeScript's search of the exports runs once per word
+ * and position (value or type) and program; another word start with the same letters in the same
+ * program asks TypeScript for the names in scope only and adds the candidates found then, less those a
+ * name declared since hides. Only for TypeScript files (no JSX tag position, no JavaScript's names of
+ * the file), only where TypeScript searched the exports, every import path resolved.
+ */
+function identifierCompletions(
+  svc: WorkspaceService,
+  at: Checker,
+  path: string,
+  text: string,
+  offset: number,
+  prefix: string,
+): TS.CompletionInfo | undefined {
+  const ask = (modules: boolean) =>
+    completionsAt(svc, at, path, offset, { ...PREFERENCES, includeCompletionsForModuleExports: modules });
+  if (prefix === "") return ask(false);
+  if (!/\.[cm]?ts$/.test(path)) return ask(true);
+  // TypeScript matches the whole identifier at the cursor, the characters after it included.
+  const word = (prefix + /^[\w$]*/.exec(text.slice(offset, offset + 256))![0]).toLowerCase();
+  let known = autoImports.get(at.program);
+  if (!known) autoImports.set(at.program, (known = new Map()));
+  if (known.has(`1${word}`) || known.has(`0${word}`)) {
+    const res = ask(false);
+    const hit =
+      res && !res.isMemberCompletion && !res.isIncomplete
+        ? known.get(`${valuePosition(res.entries) ? 1 : 0}${word}`)
+        : undefined;
+    if (res && hit) {
+      // Every name in scope then is in scope now: a list of the names in scope, as the search's was,
+      // and no name that hid an import is gone (that import would be a candidate now).
+      const scope = scopeNames(res.entries);
+      let kept = true;
+      for (const name of hit.scope)
+        if (!scope.has(name)) {
+          kept = false;
+          break;
+        }
+      if (kept) {
+        // A name declared since hides the import of its name.
+        res.entries = res.entries.concat(hit.entries.filter((e) => !scope.has(e.name) || hit.scope.has(e.name)));
+        return res;
+      }
+    }
+  }
+  const res = ask(true);
+  // Kept when TypeScript searched the exports (a list of the names in scope) and resolved every import path.
+  if (
+    res &&
+    !res.isMemberCompletion &&
+    !res.isIncomplete &&
+    (res.flags ?? 0) & ts.CompletionInfoFlags.MayIncludeAutoImports
+  ) {
+    if (known.size >= AUTO_IMPORT_WORDS) known.clear();
+    known.set(`${valuePosition(res.entries) ? 1 : 0}${word}`, {
+      entries: res.entries.filter(isAutoImport),
+      scope: scopeNames(res.entries),
+    });
+  }
+  return res;
+}
+
 function collect(svc: WorkspaceService, path: string, text: string, offset: number): Collected {
   const { prefix, start, afterDot } = prefixAt(text, offset);
   const at = checkerFor(svc, path, text);
-  const res = completionsAt(svc, at, path, offset, {
-    ...PREFERENCES,
-    // Auto-import candidates once something is typed (TypeScript's own editors do the same).
-    includeCompletionsForModuleExports: prefix.length > 0,
-  });
+  const res = afterDot
+    ? completionsAt(svc, at, path, offset, { ...PREFERENCES, includeCompletionsForModuleExports: prefix.length > 0 })
+    : identifierCompletions(svc, at, path, text, offset, prefix);
   const member = afterDot || (res?.isMemberCompletion ?? false);
   const receiver = member ? receiverName(text, start) : undefined;
   const { program, file: sf } = at;
@@ -617,7 +715,7 @@ export function typedCompletions(
     const raw = matchScore(e.name, prefix);
     if (raw < 0) continue;
     const match = raw === 90 ? 100 : raw;
-    const autoImport = e.hasAction === true && e.source !== undefined;
+    const autoImport = isAutoImport(e);
     const dedupe = `${e.name}\0${autoImport ? e.source : ""}`;
     if (seen.has(dedupe)) continue;
     seen.add(dedupe);

@@ -461,3 +461,39 @@ describe("typed engine in process: answers from the last program's checker (stal
     });
   }, 60_000);
 });
+
+describe("typed engine in process: auto-import candidates searched once per word and program", () => {
+  it("another word start with the same letters adds the candidates found then, less those a name in scope now hides", async () => {
+    const base =
+      'import { Circle } from "./shapes.js";\nexport function f(n: number): number {\n  const c = new Circle();\n  ';
+    const tail = "\n  return n;\n}\n";
+    await withService(
+      base + tail,
+      (svc, path) => {
+        const at = (typed: string) => typedCompletions(svc, path, base + typed + tail, base.length + typed.length, 50);
+        const boxes = (typed: string) => at(typed).items.filter((i) => i.label === "Box");
+        at("c;\n  "); // the program is built for this text
+        const { rebuilds } = svc.stats();
+        expect(boxes("c;\n  B")).toEqual([expect.objectContaining({ auto_import: true, source: "./shapes.js" })]);
+        expect(boxes("c.area();\n  B")).toEqual([
+          expect.objectContaining({ auto_import: true, source: "./shapes.js" }),
+        ]);
+        // A local `Box` declared since hides the import, as TypeScript's own search would.
+        const local = boxes("const Box = 1;\n  B");
+        expect(local).toHaveLength(1);
+        expect(local[0]).not.toHaveProperty("auto_import");
+        // Searched with the local in scope, then asked where it is gone: searched again, the import is back.
+        expect(boxes("const Box = 1;\n  c;\n  Bo")).toEqual([expect.not.objectContaining({ auto_import: true })]);
+        expect(boxes("Bo")).toEqual([expect.objectContaining({ auto_import: true, source: "./shapes.js" })]);
+        // A type alias is a candidate in a type position only, whichever position was searched first.
+        const shape = (typed: string) => at(typed).items.some((i) => i.label === "Shape" && i.auto_import);
+        expect(shape("S")).toBe(false);
+        expect(shape("let s: S")).toBe(true);
+        expect(shape("c;\n  S")).toBe(false);
+        expect(shape("c;\n  let t: S")).toBe(true);
+        expect(svc.stats().rebuilds).toBe(rebuilds); // all from one program
+      },
+      { "shapes.ts": SHAPES },
+    );
+  }, 60_000);
+});
