@@ -13,9 +13,15 @@ import { posix } from "node:path";
 export interface ImportedName {
   /** The module key of the file imported from (`moduleKey`). */
   key: string;
-  /** The exported name imported. */
+  /** The exported name imported (`DEFAULT` for a default import). */
   name: string;
 }
+
+/** The exported name a default import (`import delay from "./delay.js"`) imports. */
+export const DEFAULT = "default";
+
+/** A default import's local name: `import delay from`, `import Ky, { a } from`, `import Ky, * as ns from`. */
+const DEFAULT_BINDING = /^import\s+([A-Za-z_$][\w$]*)\s*(?:,|from\b)/;
 
 /** Extensions a module key drops. */
 const CODE_EXTENSIONS = [".d.ts", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
@@ -56,9 +62,10 @@ function binding(part: string, separator: "as" | ":"): [string, string] | undefi
 
 /**
  * The names file `rel` imports from relative specifiers, by local name: the named imports of
- * `import { a, b as c } from "./x"` (a statement may wrap) and of a destructured
- * `const { a, b: c } = require("./x")`. Type-only imports, default and namespace imports are left out
- * (a default or namespaced call does not name the definition). One pass over the lines.
+ * `import { a, b as c } from "./x"` (a statement may wrap), its default import (`import d from "./x"`:
+ * name `DEFAULT`, which the target file's default export meets) and the names of a destructured
+ * `const { a, b: c } = require("./x")`. Type-only and namespace imports are left out (a namespaced call
+ * `ns.a(` is not read as a call of `a`). One pass over the lines.
  */
 export function importedNames(rel: string, lines: readonly string[]): Map<string, ImportedName> {
   const out = new Map<string, ImportedName>();
@@ -82,6 +89,9 @@ export function importedNames(rel: string, lines: readonly string[]): Map<string
       const open = text.indexOf("{");
       const close = text.indexOf("}");
       if (from && open !== -1 && close > open && close < from.index) add(text.slice(open + 1, close), from[1]!, "as");
+      const local = DEFAULT_BINDING.exec(text)?.[1];
+      const key = from && local !== undefined ? specifierKey(rel, from[1]!) : undefined;
+      if (local !== undefined && key !== undefined) out.set(local, { key, name: DEFAULT });
     } else if (line.startsWith("const") || line.startsWith("let") || line.startsWith("var")) {
       const r = REQUIRE.exec(line);
       if (r) add(r[1]!, r[2]!, ":");

@@ -6,7 +6,7 @@ import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
 import { INTERNAL_WEIGHT, pathWeight } from "./weights.js";
-import { importedNames, moduleKey } from "./imports.js";
+import { DEFAULT, importedNames, moduleKey } from "./imports.js";
 import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
@@ -34,6 +34,7 @@ export interface Doc {
   text: string;
   head?: string;
   exported?: boolean;
+  isDefault?: true;
   /** The share of its BM25 score this chunk keeps (`chunkWeight`). */
   weight: number;
 }
@@ -309,8 +310,12 @@ export class WorkspaceIndex {
   private usesOf(d: Doc): string {
     if (d.symbol === undefined || d.kind === "heading") return "";
     const words = [...(this.ownUses.get(d.id) ?? [])];
-    if (CALLABLE_KINDS.has(d.kind) && d.exported !== false)
+    if (CALLABLE_KINDS.has(d.kind) && d.exported !== false) {
       for (const w of this.incoming.get(callKey(moduleKey(d.path), d.symbol))?.values() ?? []) words.push(...w);
+      // Its callers through a default import (`import delay from "./delay.js"`).
+      if (d.isDefault === true)
+        for (const w of this.incoming.get(callKey(moduleKey(d.path), DEFAULT))?.values() ?? []) words.push(...w);
+    }
     return words.join(" ");
   }
 
@@ -330,7 +335,8 @@ export class WorkspaceIndex {
       for (const rel of this.filesByKey.get(key.slice(0, at)) ?? []) {
         for (const id of this.files.get(rel)?.ids ?? []) {
           const d = this.docs.get(id);
-          if (!d || d.symbol !== name || fresh.has(id) || !CALLABLE_KINDS.has(d.kind)) continue;
+          const named = d?.symbol === name || (name === DEFAULT && d?.isDefault === true);
+          if (!d || !named || fresh.has(id) || !CALLABLE_KINDS.has(d.kind)) continue;
           this.search.remove(id);
           this.index(d);
         }

@@ -19,7 +19,7 @@ describe("importedNames", () => {
     expect(specifierKey("a.ts", "node:path")).toBeUndefined();
   });
 
-  it("reads named imports (wrapped, renamed), destructured requires; not types, defaults or namespaces", () => {
+  it("reads named imports (wrapped, renamed), default imports, destructured requires; not types or namespaces", () => {
     const names = importedNames("src/a.ts", [
       'import { delay, timeout as withTimeout, type Options } from "./utils/delay.js";',
       "import {",
@@ -29,6 +29,8 @@ describe("importedNames", () => {
       'import type { Hooks } from "./hooks.js";',
       'import Ky from "./Ky.js";',
       'import * as ns from "./ns.js";',
+      'import retry, { stop } from "./retry.js";',
+      'import defaultLib from "some-package";',
       'import { readFile } from "node:fs";',
       'const { parse, format: fmt } = require("./dates");',
     ]);
@@ -37,6 +39,9 @@ describe("importedNames", () => {
       withTimeout: "src/utils/delay#timeout",
       mergeHeaders: "lib/merge#mergeHeaders",
       merge: "lib/merge#deepMerge",
+      Ky: "src/Ky#default",
+      retry: "src/retry#default",
+      stop: "src/retry#stop",
       parse: "src/dates#parse",
       fmt: "src/dates#format",
     });
@@ -122,6 +127,42 @@ describe("uses: call sites in other files", () => {
     const stats = await index.refresh();
     expect(stats.removed).toBe(1);
     expect(ranked("jittered")).toEqual([]);
+  });
+
+  it("a default export is found by the words of the files that call it through a default import", async () => {
+    write("src/wait.ts", ["export default function wait(ms: number): number {", "  return ms;", "}", ""]);
+    write("src/named.ts", [
+      "function settle(ms: number): number {",
+      "  return ms;",
+      "}",
+      "",
+      "export default settle;",
+      "",
+    ]);
+    write("src/core/poll.ts", [
+      'import wait from "../wait.js";',
+      'import pauseFor, { type Ms } from "../named";',
+      "export function poll(): number {",
+      "  const heartbeatGap = wait(5);",
+      "  const drainGap = pauseFor(1);",
+      "  return heartbeatGap + drainGap;",
+      "}",
+      "",
+    ]);
+    await index.refresh();
+    expect(ranked("heartbeat")[0]).toBe("src/wait.ts#wait");
+    // `export default settle;` names the default export; the caller's local name differs.
+    expect(ranked("drain")[0]).toBe("src/named.ts#settle");
+    // The caller edited away: its words leave the default export.
+    write("src/core/poll.ts", [
+      'import wait from "../wait.js";',
+      "export function poll(): number {",
+      "  return 0;",
+      "}",
+      "",
+    ]);
+    await index.refresh();
+    expect(ranked("heartbeat")).not.toContain("src/wait.ts#wait");
   });
 
   it("a caller added later reaches a definition indexed before it", async () => {
