@@ -99,3 +99,50 @@ export function importedNames(rel: string, lines: readonly string[]): Map<string
   }
   return out;
 }
+
+/** What a file re-exports from relative specifiers (a barrel): names with their targets, and whole modules. */
+export interface Reexports {
+  /** `export { a, b as c } from "./x"`: the name exported here (c) → the target (`x`'s key, b). */
+  named: Map<string, ImportedName>;
+  /** `export * from "./x"`: the module keys whose named exports this file passes on. */
+  stars: string[];
+}
+
+/**
+ * The re-exports of file `rel` (docs/agents.md "search"): `export { a, b as c } from "./x"` (a statement
+ * may wrap) and `export * from "./x"`; type-only re-exports and `export * as ns` are left out. Calls
+ * through a barrel reach the definitions it passes on. One pass over the lines.
+ */
+export function reexports(rel: string, lines: readonly string[]): Reexports {
+  const out: Reexports = { named: new Map(), stars: [] };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith("export * from") || line.startsWith("export *from")) {
+      const key = FROM.exec(line)?.[1];
+      const target = key === undefined ? undefined : specifierKey(rel, key);
+      if (target !== undefined) out.stars.push(target);
+    } else if (line.startsWith("export {") || line.startsWith("export{")) {
+      let text = line;
+      let j = i;
+      while (
+        !FROM.test(text) &&
+        !text.includes(";") &&
+        !text.includes("}") &&
+        j + 1 < lines.length &&
+        j - i < MAX_IMPORT_LINES
+      )
+        text += ` ${lines[++j]!}`;
+      i = j;
+      const from = FROM.exec(text);
+      const key = from ? specifierKey(rel, from[1]!) : undefined;
+      const open = text.indexOf("{");
+      const close = text.indexOf("}");
+      if (key === undefined || open === -1 || close < open) continue;
+      for (const part of text.slice(open + 1, close).split(",")) {
+        const b = binding(part, "as");
+        if (b) out.named.set(b[1], { key, name: b[0] });
+      }
+    }
+  }
+  return out;
+}
