@@ -342,6 +342,7 @@ export class WorkspaceIndex {
 
   /** The keys (`callKey`) that name the same definitions as `keys`: themselves and the barrels' names for them. */
   private aliasesOf(keys: string[]): string[] {
+    if (this.aliases.size === 0 && this.starsInto.size === 0) return keys; // no barrel in the workspace
     const out = new Set(keys);
     for (const k of out) {
       if (out.size >= MAX_REEXPORT_KEYS) break;
