@@ -330,9 +330,10 @@ interface Phrasing {
   /**
    * "dev": looked at while tuning the ranking; "holdout": only scored (docs/agents.md "Evaluation");
    * "fresh": bench/search-phrasings-fresh.json, written before the ranking changes it is reported with;
-   * "fresh2": bench/search-phrasings-fresh2.json, likewise for the third round (its misses are never printed).
+   * "fresh2": bench/search-phrasings-fresh2.json, likewise for the third round (its misses are never printed);
+   * "fresh3": bench/search-phrasings-fresh3.json, likewise for the fifth round.
    */
-  split: "dev" | "holdout" | "fresh" | "fresh2";
+  split: "dev" | "holdout" | "fresh" | "fresh2" | "fresh3";
 }
 
 interface JsdocQuery {
@@ -454,13 +455,20 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     }
   // A second fresh holdout (bench/search-phrasings-fresh2.json), written before the third round of
   // ranking changes and only scored: its misses are never printed, so no tuning sees them.
-  const fresh2File = join(ROOT, "bench/search-phrasings-fresh2.json");
-  const fresh2: number[] = [];
-  if (existsSync(fresh2File))
-    for (const q of JSON.parse(readFileSync(fresh2File, "utf8")) as Phrasing[]) {
-      const root = q.project === "agency" ? ROOT : join(CORPUS, q.project);
-      fresh2.push(await rr(root, q.query, q.file, [q.symbol]));
-    }
+  // A third (bench/search-phrasings-fresh3.json: 30 of ky's behaviours, written before the fifth round)
+  // is blind the same way.
+  const blind = async (name: string): Promise<number[]> => {
+    const file = join(ROOT, `bench/search-phrasings-${name}.json`);
+    const out: number[] = [];
+    if (existsSync(file))
+      for (const q of JSON.parse(readFileSync(file, "utf8")) as Phrasing[]) {
+        const root = q.project === "agency" ? ROOT : join(CORPUS, q.project);
+        out.push(await rr(root, q.query, q.file, [q.symbol]));
+      }
+    return out;
+  };
+  const fresh2 = await blind("fresh2");
+  const fresh3 = await blind("fresh3");
   return {
     jsdoc_queries: all.length,
     jsdoc_mrr10: mean(all),
@@ -473,6 +481,7 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     phrasings_holdout: { queries: split.holdout!.length, mrr10: mean(split.holdout!) },
     phrasings_fresh: { queries: fresh.length, mrr10: mean(fresh), top1: fresh.filter((r) => r === 1).length },
     phrasings_fresh2: { queries: fresh2.length, mrr10: mean(fresh2), top1: fresh2.filter((r) => r === 1).length },
+    phrasings_fresh3: { queries: fresh3.length, mrr10: mean(fresh3), top1: fresh3.filter((r) => r === 1).length },
     // EVAL_ALL_MISSES=1: every JSDoc miss (to compare two rankings), not just the first 40.
     jsdoc_misses: process.env.EVAL_ALL_MISSES === "1" ? jsdocMisses : jsdocMisses.slice(0, 40),
     // Holdout misses are listed only with EVAL_SHOW_HOLDOUT=1, so tuning never sees them.

@@ -22,6 +22,8 @@ export interface Chunk {
    * before it, or named in an `export { … }` / `export default` of the file). Absent elsewhere.
    */
   exported?: boolean;
+  /** A top-level definition that is its file's default export (`export default function f`, `export default f`). */
+  isDefault?: true;
 }
 
 /** Declaration lines a head takes after the first one, for a signature that wraps. */
@@ -82,6 +84,8 @@ interface Start {
   kind: Chunk["kind"];
   /** A top-level definition with the `export` keyword. */
   exportKeyword?: boolean;
+  /** A top-level definition declared `export default`. */
+  defaultKeyword?: boolean;
 }
 
 /**
@@ -191,6 +195,7 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
         symbol: top[2]!,
         kind: KIND[top[1]!] ?? "const",
         exportKeyword: line.startsWith("export"),
+        ...(line.startsWith("export default ") ? { defaultKeyword: true } : {}),
       };
     else {
       const m = METHOD_DEF.exec(line);
@@ -265,8 +270,9 @@ function firstSentence(text: string): string {
  * clauses (on one line or several) and of `export default name`. One pass; a clause's `as` and `from`
  * parts are listed too, which is harmless (they name no local definition or the same one).
  */
-function exportClauseNames(lines: string[]): Set<string> {
+function exportClauseNames(lines: string[]): { names: Set<string>; defaultName?: string } {
   const names = new Set<string>();
+  let defaultName: string | undefined;
   let inClause = false;
   for (const line of lines) {
     let text: string;
@@ -276,7 +282,10 @@ function exportClauseNames(lines: string[]): Set<string> {
       inClause = true;
     } else if (line.startsWith("export default ")) {
       const m = /^export default ([A-Za-z_$][\w$]*)[\s;]*$/.exec(line);
-      if (m) names.add(m[1]!);
+      if (m) {
+        names.add(m[1]!);
+        defaultName = m[1]!;
+      }
       continue;
     } else continue;
     const close = text.indexOf("}");
@@ -286,7 +295,7 @@ function exportClauseNames(lines: string[]): Set<string> {
     }
     for (const token of text.split(/[\s,]+/)) if (/^[A-Za-z_$][\w$]*$/.test(token)) names.add(token);
   }
-  return names;
+  return defaultName === undefined ? { names } : { names, defaultName };
 }
 
 /** The chunks of one file. A leading doc comment makes the header a "module" definition named after the file. */
@@ -303,7 +312,10 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     const declaration = lines.slice(def, end + 1).join("\n");
     return description === "" ? declaration : `${description}\n${declaration}`;
   };
-  const clauseNames = markdown ? new Set<string>() : exportClauseNames(lines);
+  const clauses = markdown ? { names: new Set<string>(), defaultName: undefined } : exportClauseNames(lines);
+  const clauseNames = clauses.names;
+  const isDefaultOf = (st: Start): boolean =>
+    st.defaultKeyword === true || (st.exportKeyword !== undefined && st.symbol === clauses.defaultName);
   const exportsSomething = clauseNames.size > 0 || starts.some((st) => st.exportKeyword === true);
   const exportedOf = (st: Start): boolean | undefined =>
     !exportsSomething || st.exportKeyword === undefined
@@ -317,6 +329,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     def?: number,
     exported?: boolean,
     overloads: number[] = [],
+    isDefault = false,
   ): void => {
     for (let a = from; a <= to; a += MAX_CHUNK_LINES) {
       const b = Math.min(to, a + MAX_CHUNK_LINES - 1);
@@ -333,6 +346,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
           ? { head: [headOf(from, def, b), ...overloads.map((o) => headOf(o, o, to))].join("\n") }
           : {}),
         ...(a === from && exported !== undefined ? { exported } : {}),
+        ...(a === from && isDefault ? { isDefault: true as const } : {}),
       });
     }
   };
@@ -366,7 +380,7 @@ export function chunkFile(text: string, markdown: boolean, moduleName?: string):
     const next = starts[nx];
     const end = next ? next.line - 1 : lines.length - 1;
     const overloads = starts.slice(k + 1, last + 1).map((o) => o.def);
-    push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st), overloads);
+    push(st.line, end, st.symbol, st.kind, st.def, exportedOf(st), overloads, isDefaultOf(st));
     k = last;
     prev = end + 1;
   }

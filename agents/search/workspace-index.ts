@@ -5,8 +5,8 @@ import { listWorkspaceFiles, type ListedFile } from "../lib/code/files.js";
 import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
-import { INTERNAL_WEIGHT, pathWeight } from "./weights.js";
-import { importedNames, moduleKey } from "./imports.js";
+import { INTERNAL_WEIGHT, isTestPath, pathWeight } from "./weights.js";
+import { DEFAULT, importedNames, moduleKey, reexports, type Reexports } from "./imports.js";
 import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
 /** Indexed extensions: code and docs. */
@@ -34,6 +34,7 @@ export interface Doc {
   text: string;
   head?: string;
   exported?: boolean;
+  isDefault?: true;
   /** The share of its BM25 score this chunk keeps (`chunkWeight`). */
   weight: number;
 }
@@ -44,7 +45,12 @@ interface FileState {
   ids: number[];
   /** The keys (`callKey`) of the other files' definitions this file calls: its entries in `incoming`. */
   calls?: string[];
+  /** What the file passes on from other files (a barrel), when it re-exports anything. */
+  reexports?: Reexports;
 }
+
+/** How many keys a call may pass through re-exports (a barrel of barrels), so that a cycle ends. */
+const MAX_REEXPORT_KEYS = 64;
 
 /** The key of a definition as other files call it: its file's module key (`moduleKey`) and its name. */
 function callKey(key: string, name: string): string {
@@ -210,6 +216,16 @@ export class WorkspaceIndex {
   private readonly pending: Doc[] = [];
   /** Called definitions (`callKey`) whose callers changed in this refresh: their `uses` field is rebuilt. */
   private readonly dirty = new Set<string>();
+  /** Re-exports, per target key (`callKey`): the keys of the barrels that pass it on by name. */
+  private aliases = new Map<string, Set<string>>();
+  /** Per module key, the keys of the barrels that pass on all of its names (`export *`). */
+  private starsInto = new Map<string, Set<string>>();
+  /** Per barrel key (`callKey`), the definition it passes on by name. */
+  private forwardNamed = new Map<string, string>();
+  /** Per barrel module key, the module keys it passes on whole. */
+  private starsFrom = new Map<string, Set<string>>();
+  /** A barrel was added, changed or removed in this refresh: the four maps above are rebuilt. */
+  private barrelsChanged = false;
   private nextId = 1;
   lastRefresh = 0;
   builds = 0;
@@ -296,6 +312,7 @@ export class WorkspaceIndex {
       if (callers?.size === 0) this.incoming.delete(key);
       this.dirty.add(key);
     }
+    if (state.reexports) this.barrelChanged(moduleKey(rel), state.reexports);
     const byKey = this.filesByKey.get(moduleKey(rel));
     byKey?.delete(rel);
     if (byKey?.size === 0) this.filesByKey.delete(moduleKey(rel));
@@ -309,9 +326,92 @@ export class WorkspaceIndex {
   private usesOf(d: Doc): string {
     if (d.symbol === undefined || d.kind === "heading") return "";
     const words = [...(this.ownUses.get(d.id) ?? [])];
-    if (CALLABLE_KINDS.has(d.kind) && d.exported !== false)
-      for (const w of this.incoming.get(callKey(moduleKey(d.path), d.symbol))?.values() ?? []) words.push(...w);
+    if (CALLABLE_KINDS.has(d.kind) && d.exported !== false) {
+      const key = moduleKey(d.path);
+      // Its callers by name, through a default import (`import delay from "./delay.js"`), and through barrels;
+      // not tests that call through a barrel: they exercise the package's public API, and their words are
+      // the tests' (in ky, the words of tests through `source/index.ts` put `NetworkError` above
+      // `isRawNetworkError` for "is this a network failure from fetch").
+      const keys = this.aliasesOf([callKey(key, d.symbol), ...(d.isDefault === true ? [callKey(key, DEFAULT)] : [])]);
+      for (const k of keys)
+        for (const [rel, w] of this.incoming.get(k) ?? [])
+          if (k.startsWith(`${key}#`) || !isTestPath(rel)) words.push(...w);
+    }
     return words.join(" ");
+  }
+
+  /** The keys (`callKey`) that name the same definitions as `keys`: themselves and the barrels' names for them. */
+  private aliasesOf(keys: string[]): string[] {
+    if (this.aliases.size === 0 && this.starsInto.size === 0) return keys; // no barrel in the workspace
+    const out = new Set(keys);
+    for (const k of out) {
+      if (out.size >= MAX_REEXPORT_KEYS) break;
+      for (const a of this.aliases.get(k) ?? []) out.add(a);
+      const at = k.lastIndexOf("#");
+      const name = k.slice(at + 1);
+      if (name !== DEFAULT) for (const b of this.starsInto.get(k.slice(0, at)) ?? []) out.add(callKey(b, name));
+    }
+    return [...out];
+  }
+
+  /** The keys a call to `key` may reach: itself and, through barrels, the definitions they pass on. */
+  private targetsOf(key: string): string[] {
+    const out = new Set([key]);
+    for (const k of out) {
+      if (out.size >= MAX_REEXPORT_KEYS) break;
+      const named = this.forwardNamed.get(k);
+      if (named !== undefined) out.add(named);
+      const at = k.lastIndexOf("#");
+      const name = k.slice(at + 1);
+      if (name !== DEFAULT) for (const t of this.starsFrom.get(k.slice(0, at)) ?? []) out.add(callKey(t, name));
+    }
+    return [...out];
+  }
+
+  /**
+   * A barrel added or removed: the definitions it passes on (by name, or every name its callers use
+   * through an `export *`) are re-indexed at the end of the refresh.
+   */
+  private barrelChanged(key: string, rx: Reexports): void {
+    this.barrelsChanged = true;
+    for (const t of rx.named.values()) this.dirty.add(callKey(t.key, t.name));
+    if (rx.stars.length === 0) return;
+    for (const k of this.incoming.keys()) {
+      if (!k.startsWith(`${key}#`)) continue;
+      const name = k.slice(key.length + 1);
+      for (const t of rx.stars) this.dirty.add(callKey(t, name));
+    }
+  }
+
+  /** The re-export maps, from every barrel's `reexports`. */
+  private rebuildBarrels(): void {
+    this.aliases.clear();
+    this.starsInto.clear();
+    this.forwardNamed.clear();
+    this.starsFrom.clear();
+    for (const [rel, state] of this.files) {
+      if (!state.reexports) continue;
+      const key = moduleKey(rel);
+      for (const [name, t] of state.reexports.named) {
+        const target = callKey(t.key, t.name);
+        const barrel = callKey(key, name);
+        if (target === barrel) continue;
+        let set = this.aliases.get(target);
+        if (!set) this.aliases.set(target, (set = new Set()));
+        set.add(barrel);
+        this.forwardNamed.set(barrel, target);
+      }
+      for (const t of state.reexports.stars) {
+        if (t === key) continue;
+        let into = this.starsInto.get(t);
+        if (!into) this.starsInto.set(t, (into = new Set()));
+        into.add(key);
+        let from = this.starsFrom.get(key);
+        if (!from) this.starsFrom.set(key, (from = new Set()));
+        from.add(t);
+      }
+    }
+    this.barrelsChanged = false;
   }
 
   private index(d: Doc): void {
@@ -324,13 +424,17 @@ export class WorkspaceIndex {
    */
   private flush(): void {
     const fresh = new Set(this.pending.map((d) => d.id));
-    for (const key of this.dirty) {
+    if (this.barrelsChanged) this.rebuildBarrels();
+    const keys = new Set<string>();
+    for (const dirty of this.dirty) for (const k of this.targetsOf(dirty)) keys.add(k);
+    for (const key of keys) {
       const at = key.lastIndexOf("#");
       const name = key.slice(at + 1);
       for (const rel of this.filesByKey.get(key.slice(0, at)) ?? []) {
         for (const id of this.files.get(rel)?.ids ?? []) {
           const d = this.docs.get(id);
-          if (!d || d.symbol !== name || fresh.has(id) || !CALLABLE_KINDS.has(d.kind)) continue;
+          const named = d?.symbol === name || (name === DEFAULT && d?.isDefault === true);
+          if (!d || !named || fresh.has(id) || !CALLABLE_KINDS.has(d.kind)) continue;
           this.search.remove(id);
           this.index(d);
         }
@@ -372,7 +476,13 @@ export class WorkspaceIndex {
     // Calls to this file's own definitions, and to the names it imports from other files (a local
     // definition of the same name shadows an import).
     const own = definedNames(chunks);
-    const imported = markdown ? new Map() : importedNames(f.rel, text.split("\n"));
+    const lines = text.split("\n");
+    const imported = markdown ? new Map() : importedNames(f.rel, lines);
+    const rx = markdown ? undefined : reexports(f.rel, lines);
+    if (rx && (rx.named.size > 0 || rx.stars.length > 0)) {
+      state.reexports = rx;
+      this.barrelChanged(key, rx);
+    }
     for (const name of own) imported.delete(name);
     const uses = callSites(chunks, new Set([...own, ...imported.keys()]));
     for (const d of docs) {

@@ -2,7 +2,7 @@
 import { rmSync, utimesSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importedNames, moduleKey, specifierKey } from "../../../agents/search/imports.js";
+import { importedNames, moduleKey, reexports, specifierKey } from "../../../agents/search/imports.js";
 import { runQuery } from "../../../agents/search/query.js";
 import { WorkspaceIndex } from "../../../agents/search/workspace-index.js";
 import { tempDir } from "../../helpers.js";
@@ -19,7 +19,7 @@ describe("importedNames", () => {
     expect(specifierKey("a.ts", "node:path")).toBeUndefined();
   });
 
-  it("reads named imports (wrapped, renamed), destructured requires; not types, defaults or namespaces", () => {
+  it("reads named imports (wrapped, renamed), default imports, destructured requires; not types or namespaces", () => {
     const names = importedNames("src/a.ts", [
       'import { delay, timeout as withTimeout, type Options } from "./utils/delay.js";',
       "import {",
@@ -29,6 +29,8 @@ describe("importedNames", () => {
       'import type { Hooks } from "./hooks.js";',
       'import Ky from "./Ky.js";',
       'import * as ns from "./ns.js";',
+      'import retry, { stop } from "./retry.js";',
+      'import defaultLib from "some-package";',
       'import { readFile } from "node:fs";',
       'const { parse, format: fmt } = require("./dates");',
     ]);
@@ -37,9 +39,91 @@ describe("importedNames", () => {
       withTimeout: "src/utils/delay#timeout",
       mergeHeaders: "lib/merge#mergeHeaders",
       merge: "lib/merge#deepMerge",
+      Ky: "src/Ky#default",
+      retry: "src/retry#default",
+      stop: "src/retry#stop",
       parse: "src/dates#parse",
       fmt: "src/dates#format",
     });
+  });
+});
+
+describe("reexports", () => {
+  it("reads a barrel's named re-exports (wrapped, renamed) and export *; not types, namespaces or local clauses", () => {
+    const rx = reexports("src/lib/index.ts", [
+      'export { nextWait, pause as sleep, type Options } from "./timing.js";',
+      "export {",
+      "  deepMerge as merge,",
+      '} from "../merge";',
+      'export * from "./more.js";',
+      'export * as ns from "./ns.js";',
+      'export type { Hooks } from "./hooks.js";',
+      'export { readFile } from "node:fs";',
+      "export { local };",
+    ]);
+    expect(Object.fromEntries([...rx.named].map(([name, t]) => [name, `${t.key}#${t.name}`]))).toEqual({
+      nextWait: "src/lib/timing#nextWait",
+      sleep: "src/lib/timing#pause",
+      merge: "src/merge#deepMerge",
+    });
+    expect(rx.stars).toEqual(["src/lib/more"]);
+  });
+});
+
+describe("uses: calls through a barrel", () => {
+  let ws: { dir: string; cleanup: () => void };
+  let index: WorkspaceIndex;
+  let tick = 0;
+  const write = (rel: string, lines: string[]): void => {
+    const abs = join(ws.dir, rel);
+    writeFileSync(abs, lines.join("\n"));
+    const t = new Date(Date.UTC(2026, 0, 1, 0, 0, ++tick));
+    utimesSync(abs, t, t);
+  };
+  const ranked = (q: string): string[] => runQuery(index, q, { limit: 5 }).map((h) => `${h.path}#${h.symbol ?? ""}`);
+  const barrel = ['export { nextWait as wait } from "./timing.js";', 'export * from "./more.js";', ""];
+
+  beforeAll(async () => {
+    ws = tempDir("aips-barrel-");
+    mkdirSync(join(ws.dir, "src/lib"), { recursive: true });
+    mkdirSync(join(ws.dir, "test"), { recursive: true });
+    write("src/lib/timing.ts", ["export function nextWait(n: number): number {", "  return n * 2;", "}", ""]);
+    write("src/lib/more.ts", ["export function tally(n: number): number {", "  return n + 1;", "}", ""]);
+    write("src/lib/index.ts", barrel);
+    write("src/app.ts", [
+      'import { wait, tally } from "./lib";',
+      "export function run(): number {",
+      "  const backoffMs = wait(1);",
+      "  const votesCast = tally(2);",
+      "  return backoffMs + votesCast;",
+      "}",
+      "",
+    ]);
+    // A test calling through the package's barrel: its words are a test's, not a use.
+    write("test/app.test.ts", ['import { tally } from "../src/lib";', "const flakyProbe = tally(3);", ""]);
+    index = new WorkspaceIndex(ws.dir);
+    await index.refresh();
+  });
+  afterAll(() => ws.cleanup());
+
+  it("a call through a named re-export (renamed) or an export * reaches the definition", () => {
+    expect(ranked("backoff")[0]).toBe("src/lib/timing.ts#nextWait");
+    expect(ranked("votes")[0]).toBe("src/lib/more.ts#tally");
+    expect(ranked("flaky")).not.toContain("src/lib/more.ts#tally");
+  });
+
+  it("the barrel edited or removed takes the words away, and added back brings them again", async () => {
+    write("src/lib/index.ts", ['export { nextWait as wait } from "./timing.js";', ""]);
+    await index.refresh();
+    expect(ranked("votes")).not.toContain("src/lib/more.ts#tally");
+    expect(ranked("backoff")[0]).toBe("src/lib/timing.ts#nextWait");
+    rmSync(join(ws.dir, "src/lib/index.ts"));
+    await index.refresh();
+    expect(ranked("backoff")).not.toContain("src/lib/timing.ts#nextWait");
+    write("src/lib/index.ts", barrel);
+    await index.refresh();
+    expect(ranked("backoff")[0]).toBe("src/lib/timing.ts#nextWait");
+    expect(ranked("votes")[0]).toBe("src/lib/more.ts#tally");
   });
 });
 
@@ -122,6 +206,42 @@ describe("uses: call sites in other files", () => {
     const stats = await index.refresh();
     expect(stats.removed).toBe(1);
     expect(ranked("jittered")).toEqual([]);
+  });
+
+  it("a default export is found by the words of the files that call it through a default import", async () => {
+    write("src/wait.ts", ["export default function wait(ms: number): number {", "  return ms;", "}", ""]);
+    write("src/named.ts", [
+      "function settle(ms: number): number {",
+      "  return ms;",
+      "}",
+      "",
+      "export default settle;",
+      "",
+    ]);
+    write("src/core/poll.ts", [
+      'import wait from "../wait.js";',
+      'import pauseFor, { type Ms } from "../named";',
+      "export function poll(): number {",
+      "  const heartbeatGap = wait(5);",
+      "  const drainGap = pauseFor(1);",
+      "  return heartbeatGap + drainGap;",
+      "}",
+      "",
+    ]);
+    await index.refresh();
+    expect(ranked("heartbeat")[0]).toBe("src/wait.ts#wait");
+    // `export default settle;` names the default export; the caller's local name differs.
+    expect(ranked("drain")[0]).toBe("src/named.ts#settle");
+    // The caller edited away: its words leave the default export.
+    write("src/core/poll.ts", [
+      'import wait from "../wait.js";',
+      "export function poll(): number {",
+      "  return 0;",
+      "}",
+      "",
+    ]);
+    await index.refresh();
+    expect(ranked("heartbeat")).not.toContain("src/wait.ts#wait");
   });
 
   it("a caller added later reaches a definition indexed before it", async () => {
