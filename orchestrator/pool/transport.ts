@@ -71,6 +71,13 @@ function failure(code: string, message: string): NodeJS.ErrnoException {
   return err;
 }
 
+/** Why calls on a connection that closed before their answers failed: reset once connected, refused before. */
+function closedFailure(connected: boolean, error: NodeJS.ErrnoException | undefined): NodeJS.ErrnoException {
+  return connected
+    ? failure(error?.code ?? "ECONNRESET", `connection closed before the answer${error ? ` (${error.message})` : ""}`)
+    : (error ?? failure("ECONNREFUSED", "connection closed before it was established"));
+}
+
 /** The header name at `at` in `head` is `lower` (ASCII, case-insensitive; the length was checked). */
 function sameName(head: string, at: number, lower: string): boolean {
   for (let i = 0; i < lower.length; i++) {
@@ -120,14 +127,7 @@ class AgentConnection {
     this.socket.on("close", () => {
       this.onClose(this);
       if (this.phase === "until-close" && !this.error) return this.complete();
-      this.fail(
-        this.connected
-          ? failure(
-              this.error?.code ?? "ECONNRESET",
-              `connection closed before the answer${this.error ? ` (${this.error.message})` : ""}`,
-            )
-          : (this.error ?? failure("ECONNREFUSED", "connection closed before it was established")),
-      );
+      this.fail(closedFailure(this.connected, this.error));
     });
     this.socket.setTimeout(IDLE_CLOSE_MS, () => {
       if (this.phase === "idle") this.socket.destroy();
@@ -459,14 +459,7 @@ class MuxConnection {
     this.socket.on("close", () => {
       this.done = true;
       this.onClose(this);
-      this.failAll(
-        this.connected
-          ? failure(
-              this.error?.code ?? "ECONNRESET",
-              `connection closed before the answer${this.error ? ` (${this.error.message})` : ""}`,
-            )
-          : (this.error ?? failure("ECONNREFUSED", "connection closed before it was established")),
-      );
+      this.failAll(closedFailure(this.connected, this.error));
     });
     this.socket.setTimeout(IDLE_CLOSE_MS, () => {
       if (this.calls.size === 0) this.socket.destroy();
