@@ -157,7 +157,7 @@ function sameName(buf: Buffer, at: number, lower: string): boolean {
 /** The Date header's value, formatted once per second as `node:http` does. */
 let dateSecond = -1;
 let dateText = "";
-function httpDate(): string {
+export function httpDate(): string {
   const now = Date.now();
   const s = Math.floor(now / 1000);
   if (s !== dateSecond) {

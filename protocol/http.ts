@@ -18,7 +18,7 @@ import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
 import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
-import { answerBytes, serveFast, type FastConnection, type FastHost } from "./http-fast.js";
+import { httpDate, serveFast, type FastConnection, type FastHost } from "./http-fast.js";
 
 export interface RouteResponse {
   status: number;
@@ -121,19 +121,13 @@ export class HttpFraming {
         this.http.emit("connection", socket);
         socket.resume();
       },
-      // The answer node:http's onClientError gives the same request (its body went bad before any of it
+      // Answered by the same onClientError as node:http's parse errors (its body went bad before any of it
       // was read), without handing the connection to node:http: a connection's whole cost, for a client
       // that opens one per bad request, was mostly node:http's (docs/performance.md, "The hostile neighbour").
       refuse: (socket, err) => {
-        host.clientError(err as NodeJS.ErrnoException);
         // What the client sends after it is read and dropped (so its end is seen, waiting or not).
         socket.resume();
-        this.pace(() => {
-          if (!socket.writable) return void socket.destroy();
-          socket.end(answerBytes(errorResponse(clientErrorAnswer(err).failure, newTraceId()), true, undefined));
-          // A client that never ends its side is not waited for.
-          setTimeout(() => socket.destroy(), LINGER_MS).unref();
-        });
+        this.onClientError(err as NodeJS.ErrnoException, socket);
       },
     };
     this.http = createHttpServer(
@@ -293,8 +287,11 @@ export class HttpFraming {
       if (!socket.writable) return void socket.destroy();
       socket.end(
         `HTTP/1.1 ${status} ${timeout ? "Request Timeout" : tooLarge ? "Payload Too Large" : "Bad Request"}\r\n` +
-          `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+          `Content-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\n` +
+          `Connection: close\r\n\r\n${body}`,
       );
+      // A client that never ends its side is not waited for.
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
     };
     // Requests parsed before the bad bytes are answered first, in order; then the 400 and the close,
     // in its turn (`pace`).
