@@ -89,10 +89,19 @@ function undouble(w: string): string {
 }
 
 /**
+ * `cancell` → `cancel`: the l that British spelling doubles before -ed and -ing after an unstressed -el
+ * (`cancelled`, `labelling`, `modelled`), in a stem of six letters or more so that `spell` and `dwell` stay.
+ */
+function undoubleEll(w: string): string {
+  return w.length >= 6 && w.endsWith("ell") ? w.slice(0, -1) : w;
+}
+
+/**
  * A light stemmer (lower-case input) so that word forms meet: plurals and third persons (`hooks`,
  * `queries`, `matches`), -ing and -ed (`merging`, `merged`, `running`), -ation (`validation` meets
  * `validate`), adverbs in -ly (`recursively` meets `recursive`), the agent noun -er of words of six letters or more (`caller` meets `call`, `parser`
- * meets `parse`; `header` meets `head` too) and a final silent e (`merge`, `parse`, `value`). Short words are left alone, and
+ * meets `parse`; `header` meets `head` too), British spelling's doubled l (`cancelled`, `labelling`) and a final silent
+ * e (`merge`, `parse`, `value`). Short words are left alone, and
  * `-ss`, `-us`, `-is` are not plurals (`process`, `status`, `analysis`). Constant work per suffix.
  */
 export function stem(word: string): string {
@@ -110,9 +119,9 @@ export function stem(word: string): string {
   // An adverb meets its adjective (`recursively`, `concurrently`, `locally`, `obviously`): -ly after e, t, l
   // or s in a word of seven letters or more, so that `multiply`, `assembly`, `apply` and `reply` stay.
   if (w.length >= 7 && w.endsWith("ly") && "etls".includes(w[w.length - 3]!)) w = w.slice(0, -2);
-  if (w.endsWith("ing") && w.length >= 6) w = undouble(w.slice(0, -3));
+  if (w.endsWith("ing") && w.length >= 6) w = undoubleEll(undouble(w.slice(0, -3)));
   else if (w.endsWith("ied") && w.length >= 5) w = `${w.slice(0, -3)}y`;
-  else if (w.endsWith("ed") && w.length >= 5) w = undouble(w.slice(0, -2));
+  else if (w.endsWith("ed") && w.length >= 5) w = undoubleEll(undouble(w.slice(0, -2)));
   else if (w.endsWith("ation") && w.length >= 8) w = w.slice(0, -3);
   else if (w.endsWith("er") && w.length >= 6) w = undouble(w.slice(0, -2));
   if (w.endsWith("e") && w.length >= 5) w = w.slice(0, -1);

@@ -192,6 +192,13 @@ describe("tokenize", () => {
     same("concurrent", "concurrently");
     same("local", "locally");
     same("obvious", "obviously");
+    // British spelling doubles the l of an unstressed -el before -ed and -ing; -ll words keep theirs.
+    same("cancel", "cancels", "canceled", "cancelled", "cancelling");
+    same("label", "labelled", "labelling");
+    same("model", "modelled");
+    same("spell", "spelling", "spelled");
+    same("install", "installed", "installing");
+    same("dwell", "dwelling");
     for (const w of ["multiply", "assembly", "apply", "reply", "only"]) expect(stem(w)).toBe(w);
     for (const w of ["process", "status", "analysis", "pass", "use", "bus"]) expect(stem(w)).toBe(w);
     expect(stem("user")).not.toBe(stem("use")); // four letters: not an agent noun
