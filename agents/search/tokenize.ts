@@ -302,11 +302,27 @@ const QUERY_FILLER = new Set([
   "i",
 ]);
 
+/**
+ * Verbs that, after an auxiliary and a subject inside a question ("what error do I get when …", "which
+ * function should I use to …"), say that something is wanted, not what: no query word there.
+ */
+const LIGHT_VERBS = new Set(["get", "use", "need", "want", "call", "pick", "choose"]);
+/** The auxiliaries and subjects of a question frame (`questionFrame`) and of a light verb (`LIGHT_VERBS`). */
+const FRAME_AUX = new Set(["do", "does", "did", "can", "could", "should", "would", "will", "shall", "is", "are", "am"]);
+const FRAME_SUBJECT = new Set(["i", "we", "you", "one", "to"]);
+
 /** A query's terms: its tokens processed, stop words, question fillers and one-letter tokens dropped. */
 function queryTerms(text: string): string[] {
   const terms = (tokens: string[]): string[] => tokens.map((t) => processTerm(t)).filter((t) => t !== null);
   const all = tokenize(text);
-  const meant = terms(all.filter((t) => !QUERY_FILLER.has(t.toLowerCase())));
+  const lower = all.map((t) => t.toLowerCase());
+  const meant = terms(
+    all.filter(
+      (_t, i) =>
+        !QUERY_FILLER.has(lower[i]!) &&
+        !(i >= 2 && LIGHT_VERBS.has(lower[i]!) && FRAME_SUBJECT.has(lower[i - 1]!) && FRAME_AUX.has(lower[i - 2]!)),
+    ),
+  );
   // A query of fillers alone ("do") is what it says.
   return meant.length > 0 ? meant : terms(all);
 }
@@ -352,8 +368,6 @@ const WH_TERMS = new Set([...WH_WORDS].map((w) => processTerm(w)).filter((t) => 
  * a subject or `to` ("how do I parse …"), the next word is the action asked for: the query's lead.
  * "where is the config read" has a frame ("where is") but no lead: its next word names a thing.
  */
-const FRAME_AUX = new Set(["do", "does", "did", "can", "could", "should", "would", "will", "shall", "is", "are", "am"]);
-const FRAME_SUBJECT = new Set(["i", "we", "you", "one", "to"]);
 const FRAME_OPENERS: readonly (readonly string[])[] = [
   ["is", "there", "a", "way", "to"],
   ["is", "it", "possible", "to"],

@@ -82,6 +82,20 @@ describe("search ranking", () => {
         "",
       ].join("\n"),
     );
+    // "get" in "what error do I get" asks for something; it names no getter.
+    writeFileSync(
+      join(ws.dir, "src/errors.ts"),
+      [
+        "/** Thrown when a request is not answered in time. */",
+        "export class TimeoutError extends Error {}",
+        "",
+        "/** The error the server sent with a response, if any. */",
+        "export function getError(response: { error?: Error }): Error | undefined {",
+        "  return response.error;",
+        "}",
+        "",
+      ].join("\n"),
+    );
     mkdirSync(join(ws.dir, "test"));
     // A test repeats the symbol's words around every call: it must not outrank the definition.
     writeFileSync(
@@ -142,6 +156,12 @@ describe("search ranking", () => {
     expect(top("request log")).toBe("src/a-log.ts#requestLog");
     expect(top("how do I log a request")).toBe("src/hooks.ts#logRequest");
     expect(top("is there a way to log a request")).toBe("src/hooks.ts#logRequest");
+  });
+
+  it("a light verb inside a question ('what error do I get …') is no query word; leading, it is the action", () => {
+    expect(top("what error do I get when the server takes too long")).toBe("src/errors.ts#TimeoutError");
+    expect(top("which error should I use when the server takes too long")).toBe("src/errors.ts#TimeoutError");
+    expect(top("how do I get the error of a response")).toBe("src/errors.ts#getError");
   });
 
   it("a definition is found by the words of its call sites in the same file", () => {

@@ -158,6 +158,13 @@ describe("tokenize", () => {
     // Auxiliaries and pronouns are not searched for; alone, they are.
     expect(words("how deep do brackets nest")).toEqual(["deep", "bracket", "nest"]);
     expect(words("do")).toEqual(["do"]);
+    // A light verb after an auxiliary and a subject inside a question says something is wanted, not what.
+    expect(words("what error do I get when the request times out")).toEqual(["timeout", "error", "request"]);
+    expect(words("which function should I use to merge two objects")).toEqual(["function", "merg", "two", "object"]);
+    // Leading the query after a frame, or without one, the same verb is the action asked for.
+    expect(words("how do I get the headers")).toEqual(["get", "head"]);
+    expect(lead("how do I get the headers")).toBe("^get");
+    expect(words("get the request headers")).toEqual(["get", "request", "head"]);
   });
 
   it("common programming vocabulary and abbreviations widen a query word", () => {
