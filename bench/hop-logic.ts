@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { loadConfig } from "../orchestrator/config.js";
 import { Orchestrator } from "../orchestrator/orchestrator.js";
 import type { TransportFactory } from "../orchestrator/pool/transport.js";
+import { responseJson } from "../protocol/envelope.js";
 import { decodeJson } from "../protocol/json.js";
 import { DUMMY, ROOT, benchDir, cleanupAll, startProc } from "./lib/procs.js";
 
@@ -50,7 +51,7 @@ try {
     for (let i = 0; i < n; i++) {
       const response = await orchestrator.handle(decodeJson(body, 64), signal, 1);
       if (response.status !== "success") throw new Error(JSON.stringify(response));
-      JSON.stringify(response);
+      responseJson(response);
       // The front door's event loop turns between requests (the log file is written at the end of a turn).
       if (i % 20 === 19) await new Promise((r) => setImmediate(r));
     }

@@ -3,7 +3,7 @@
  * remaining budget, check the agent's answer, and account for it. Never throws.
  */
 import { AipError, isAipError } from "../protocol/errors.js";
-import { errorResponse } from "../protocol/envelope.js";
+import { errorResponse, setResponseText } from "../protocol/envelope.js";
 import {
   ErrorResponseSchema,
   SuccessResponseSchema,
@@ -18,7 +18,7 @@ export type { JsonSource };
 import { traceIdOf, validateRequest } from "../protocol/validate.js";
 import type { AgentRecord } from "./agent.js";
 import { Cancellation, follow, unfollow } from "../protocol/cancel.js";
-import { BrokenAnswer, neverReachedAgent } from "./pool/transport.js";
+import { BrokenAnswer, answerText, neverReachedAgent, noteAnswerText } from "./pool/transport.js";
 import { Deadlines, type Expiring } from "../protocol/deadlines.js";
 
 export interface RequestOutcome {
@@ -207,10 +207,18 @@ function finish(
   for (const k in timings) merged[k] = timings[k]!;
   const own = response.timings_ms;
   if (own) for (const k in own) merged[`agent.${k}`] = own[k]!;
+  // The agent's answer as it wrote it, when `response` is that answer decoded (checked, unchanged so far).
+  const received = agent ? answerText(response) : undefined;
+  const addAgent = agent && response.agent === undefined ? agent.name : undefined;
+  const addVersion = agent && response.version === undefined ? agent.version : undefined;
   response.timings_ms = merged;
   if (agent) {
     response.agent ??= agent.name;
     response.version ??= agent.version;
+  }
+  if (received !== undefined) {
+    const text = passThrough(received, own, addAgent, addVersion, merged);
+    if (text !== undefined) setResponseText(response, text);
   }
   const outcome: RequestOutcome = {
     trace_id: traceId,
@@ -225,6 +233,42 @@ function finish(
   if (model) outcome.model = model;
   deps.onOutcome(outcome);
   return response;
+}
+
+const isBlankCode = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/**
+ * The answer's JSON for the client made from the agent's `text` instead of encoding the decoded answer
+ * again (docs/performance.md, "The orchestrator hop"): the agent's members byte for byte, then what
+ * `finish` adds (`agent` and `version` when the agent left them out, `timings_ms` merged). Only when the
+ * agent's `timings_ms` (`own`) is absent or is its last member, written as JSON.stringify writes it
+ * (`,"timings_ms":{…}}` ends the text, as the agent runtime writes it); undefined otherwise, and the
+ * answer is encoded as before. That ending can only be the object's last top-level member: the comma
+ * is not inside a string (the quote after it would end the string, and `timings_ms"` cannot follow
+ * one), nor in a nested object (the one `}` after it would leave the outer object unclosed).
+ */
+export function passThrough(
+  text: string,
+  own: Record<string, number> | undefined,
+  addAgent: string | undefined,
+  addVersion: string | undefined,
+  merged: Record<string, number>,
+): string | undefined {
+  let end = text.length;
+  while (end > 0 && isBlankCode(text.charCodeAt(end - 1))) end--;
+  if (text.charCodeAt(end - 1) !== 0x7d) return undefined;
+  let cut = end - 1;
+  if (own !== undefined) {
+    const tail = `,"timings_ms":${JSON.stringify(own)}}`;
+    cut = end - tail.length;
+    if (cut < 1 || !text.startsWith(tail, cut)) return undefined;
+  }
+  return (
+    text.slice(0, cut) +
+    (addAgent === undefined ? "" : `,"agent":${JSON.stringify(addAgent)}`) +
+    (addVersion === undefined ? "" : `,"version":${JSON.stringify(addVersion)}`) +
+    `,"timings_ms":${JSON.stringify(merged)}}`
+  );
 }
 
 /**
@@ -318,6 +362,7 @@ async function call(
   if (typeof reply === "string")
     try {
       json = JSON.parse(reply);
+      if (typeof json === "object" && json !== null) noteAnswerText(json, reply);
     } catch {
       throw new AipError(
         "AIP_ERR_BAD_AGENT_RESPONSE",

@@ -34,6 +34,27 @@ export function errorOf(code: ErrorCode, detail: string, traceId: string, extras
   return errorResponse(new AipError(code, detail), traceId, extras);
 }
 
+/**
+ * Responses whose JSON text was made with them: an agent's answer passed through by the orchestrator
+ * (orchestrator/forward.ts, `finish`) is written as the agent's bytes with its own members added, not
+ * decoded and encoded again (docs/performance.md, "The orchestrator hop"). The response must not change
+ * after its text is set.
+ */
+const responseTexts = new WeakMap<object, string>();
+
+/**
+ * `response`'s JSON is `text`: its members and values, in another member order than JSON.stringify's
+ * and with the agent's own spelling of numbers and escapes.
+ */
+export function setResponseText(response: SuccessResponse | ErrorResponse, text: string): void {
+  responseTexts.set(response, text);
+}
+
+/** The response as JSON: the text made with it, or JSON.stringify's. What every framing writes. */
+export function responseJson(response: SuccessResponse | ErrorResponse): string {
+  return responseTexts.get(response) ?? JSON.stringify(response);
+}
+
 /** HTTP status for an envelope: 200 on success, the problem's status on error. */
 export function httpStatusOf(response: SuccessResponse | ErrorResponse): number {
   if (response.status === "success") return 200;

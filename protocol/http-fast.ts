@@ -12,7 +12,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { AipResponse } from "./schemas.js";
-import { httpStatusOf } from "./envelope.js";
+import { httpStatusOf, responseJson } from "./envelope.js";
 
 /** The one request line this path reads. */
 const INVOKE_LINE = Buffer.from("POST /v1/invoke HTTP/1.1\r\n");
@@ -169,7 +169,7 @@ export function httpDate(): string {
 
 /** The answer as `node:http` writes it for HttpFraming.sendJson: status line, the same headers, the body. */
 export function answerBytes(response: AipResponse, close: boolean, keepAliveSeconds: number | undefined): string {
-  const body = JSON.stringify(response);
+  const body = responseJson(response);
   const status = httpStatusOf(response);
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "unknown"}\r\n` +

@@ -12,7 +12,7 @@ import {
 import { setMaxListeners } from "node:events";
 import type { Socket } from "node:net";
 import { AipError, problem } from "./errors.js";
-import { errorResponse, httpStatusOf } from "./envelope.js";
+import { errorResponse, httpStatusOf, responseJson } from "./envelope.js";
 import { decodeJson } from "./json.js";
 import type { Limits } from "./limits.js";
 import type { AipResponse } from "./schemas.js";
@@ -409,7 +409,7 @@ export class HttpFraming {
     if (res.destroyed || res.headersSent) return;
     // While shutting down, the client learns not to send more on this connection (it is closed after this answer).
     if (this.host.draining()) res.setHeader("Connection", "close");
-    const body = JSON.stringify(response);
+    const body = responseJson(response);
     res.writeHead(status, {
       "Content-Type": response.status === "success" ? JSON_TYPE : PROBLEM_TYPE,
       "Content-Length": Buffer.byteLength(body),

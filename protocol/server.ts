@@ -6,7 +6,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { lstat, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { AipError } from "./errors.js";
-import { errorResponse } from "./envelope.js";
+import { errorResponse, responseJson } from "./envelope.js";
 import { HttpFraming, type RouteHandler } from "./http.js";
 import { DecodeWorker, type DecodedRequest } from "./decode-worker.js";
 import { decodeJsonText, type JsonSource } from "./json.js";
@@ -89,8 +89,6 @@ const CLIENT_ERROR_EVENTS_PER_S = 10;
 /** The answer to a request whose connection closed before its turn came. */
 const cancelledResponse = (): AipResponse =>
   errorResponse(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"), newTraceId());
-
-const serialise = (response: AipResponse): string => JSON.stringify(response);
 
 function isHttpStart(byte: number): boolean {
   return byte >= 0x41 && byte <= 0x5a; // an uppercase letter: GET, POST, PUT, …
@@ -309,7 +307,7 @@ export class AipServer {
     framing: "http" | "ndjson",
     connection: number,
   ): Promise<string> {
-    return this.answer(bytes, signal, framing, connection).then(serialise);
+    return this.answer(bytes, signal, framing, connection).then(responseJson);
   }
 
   private async answer(

@@ -27,6 +27,31 @@ export interface Transport {
   close(): Promise<void>;
 }
 
+/**
+ * Answers at least this long are passed on as the agent wrote them (orchestrator/forward.ts,
+ * `passThrough`): about 2.3 µs whatever the length, where encoding the decoded answer again costs 2 µs
+ * at 170 characters, 4.7 at 530 and 12.4 at 1,700 (bench/results/2026-12-02-proxy-passthrough-h17e.md).
+ * Shorter ones are encoded again: cheaper than remembering their text.
+ */
+export const PASS_THROUGH_MIN_CHARS = 256;
+
+/** Decoded answers and the text each was decoded from (`answerText`), for those passed through. */
+const answerTexts = new WeakMap<object, string>();
+
+/** `answer` was decoded from `text`, the agent's answer as it wrote it (remembered when long enough to pass on). */
+export function noteAnswerText(answer: object, text: string): void {
+  if (text.length >= PASS_THROUGH_MIN_CHARS) answerTexts.set(answer, text);
+}
+
+/**
+ * The text a decoded answer was decoded from, as the agent wrote it (undefined for any other object, and
+ * for answers shorter than PASS_THROUGH_MIN_CHARS): forwarding passes it on rather than encoding the
+ * answer again (orchestrator/forward.ts, `finish`).
+ */
+export function answerText(answer: object): string | undefined {
+  return answerTexts.get(answer);
+}
+
 /** The agent's answers on a connection could not be read or matched: its framing is lost. */
 export class BrokenAnswer extends Error {
   readonly code = "EPROTO";
@@ -569,6 +594,7 @@ class MuxConnection {
     }
     this.calls.delete(traceId);
     call.cancel.clear();
+    noteAnswerText(json, line);
     call.resolve(json);
   }
 }
