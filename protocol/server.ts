@@ -16,7 +16,7 @@ import type { AipResponse } from "./schemas.js";
 import { MAX_SOCKET_PATH_BYTES, applySocketPermissions, prepareSocketPath, removeSocketFile } from "./socket-file.js";
 import { RateLimit } from "./log.js";
 import { newTraceId } from "./trace.js";
-import { FairTurns, type TurnStats } from "./turns.js";
+import { FairTurns, TURN_BIG_BYTES, type TurnStats } from "./turns.js";
 import { traceIdOf } from "./validate.js";
 
 export interface InvokeContext {
@@ -74,9 +74,10 @@ export interface AipServerOptions {
   /**
    * An NDJSON connection that asked for unordered answers (docs/aip-1.md, Control lines) carries many
    * clients' requests, shared fairly between them by its client (the orchestrator's pool,
-   * orchestrator/pool/slots.ts): with this set its requests start at once, not paced against the other
-   * connections as one client (fair turns, protocol/turns.ts). For agents, whose client is the
-   * orchestrator; the front door paces every connection.
+   * orchestrator/pool/slots.ts): with this set its small requests start at once, not paced against the
+   * other connections as one client (fair turns, protocol/turns.ts); its large ones (TURN_BIG_BYTES)
+   * still wait for their turn. For agents, whose client is the orchestrator; the front door paces every
+   * connection.
    */
   trustUnordered?: boolean;
 }
@@ -276,8 +277,11 @@ export class AipServer {
       }
       socket.pause();
       socket.unshift(joined);
+      // A trusted client's small requests start at once; its large ones (which the orchestrator sends on
+      // connections of their own, orchestrator/pool/transport.ts) wait for their turn like anyone's, so
+      // the small requests read in the same turn of the event loop are answered before one is decoded.
       const drain = serveNdjson(socket, this.limits, (bytes, signal, unordered) =>
-        unordered && this.options.trustUnordered
+        unordered && this.options.trustUnordered && bytes.length < TURN_BIG_BYTES
           ? this.answerFrame(bytes, signal, "ndjson", connection)
           : this.turns.run(
               connection,

@@ -16,6 +16,7 @@ import { connect, type Socket } from "node:net";
 import type { Cancellation } from "../../protocol/cancel.js";
 import { DEFAULT_LIMITS } from "../../protocol/limits.js";
 import { isValidTraceId } from "../../protocol/trace.js";
+import { TURN_BIG_BYTES } from "../../protocol/turns.js";
 
 export interface Transport {
   /**
@@ -603,19 +604,31 @@ class MuxConnection {
  * NDJSON to the agent's socket, several requests in flight on a connection (module comment): a request
  * goes on the first connection with room for it, else on a new one; one left idle closes after
  * IDLE_CLOSE_MS.
+ *
+ * Large requests (TURN_BIG_BYTES or more, as the agent's fair turns count them) go on connections of
+ * their own, never on those of small ones (docs/performance.md, "The hostile neighbour"): on one
+ * connection a small request written after a 1 MiB one reaches the agent only once the agent has read
+ * the whole 1 MiB, a read at a time, and its answer waits for that line's decoding and handling too.
+ * On two connections the agent reads both in each turn of its event loop, and the small one is
+ * answered while the large one is still arriving.
  */
 export const ndjsonTransport: TransportFactory = (socketPath) => {
-  const all: MuxConnection[] = [];
+  const small: MuxConnection[] = [];
+  const large: MuxConnection[] = [];
   const onClose = (c: MuxConnection): void => {
-    const i = all.indexOf(c);
-    if (i !== -1) all.splice(i, 1);
+    for (const list of [small, large]) {
+      const i = list.indexOf(c);
+      if (i !== -1) list.splice(i, 1);
+    }
   };
   return {
     send(body, cancel) {
       const traceId = cancel.traceId;
       if (traceId === undefined) return Promise.reject(new Error("an NDJSON call needs the request's trace id"));
+      // UTF-16 code units: never more than the UTF-8 bytes, and counted without encoding the body.
+      const list = body.length >= TURN_BIG_BYTES ? large : small;
       let c: MuxConnection | undefined;
-      for (const candidate of all) {
+      for (const candidate of list) {
         if (candidate.takes(traceId)) {
           c = candidate;
           break;
@@ -623,12 +636,12 @@ export const ndjsonTransport: TransportFactory = (socketPath) => {
       }
       if (c === undefined) {
         c = new MuxConnection(socketPath, onClose);
-        all.push(c);
+        list.push(c);
       }
       return c.send(body, traceId, cancel);
     },
     close: async () => {
-      for (const c of [...all]) c.socket.destroy();
+      for (const c of [...small, ...large]) c.socket.destroy();
     },
   };
 };

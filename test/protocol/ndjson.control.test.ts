@@ -138,4 +138,17 @@ describe("NDJSON control lines", () => {
       c.socket.destroy();
     }
   });
+
+  it("where the server trusts multiplexers, an unordered connection's large request still waits for its turn: a small one read with it is answered first", async () => {
+    const s = await fixture.start({ trustUnordered: true });
+    const c = await session(s.socketPath);
+    const big = JSON.stringify({ action: "x", trace_id: "big", context: { source_code: "a".repeat(100_000) } });
+    const small = JSON.stringify({ action: "x", trace_id: "small" });
+    c.socket.write(`{"control":"unordered"}\n${big}\n${small}\n`);
+    const answers = await c.next(2);
+    expect(answers.map((a) => a.payload.echo.trace_id)).toEqual(["small", "big"]);
+    expect(answers[1]!.payload.echo.context.source_code).toHaveLength(100_000);
+    expect(s.turnStats.deferred).toBe(1);
+    c.socket.destroy();
+  });
 });

@@ -273,14 +273,19 @@ const traced = (traceId: string): Cancellation => {
   return c;
 };
 
-/** A raw socket server reading NDJSON: records each read, and answers each request line with `onLine`. */
+/**
+ * A raw socket server reading NDJSON: records each read, and answers each request line with `onLine`;
+ * `onConnection` sees each connection (and its index) before anything is read from it.
+ */
 async function rawNdjsonAgent(
   onLine: (socket: Socket, line: string) => void,
+  onConnection?: (socket: Socket, index: number) => void,
 ): Promise<{ socket: string; reads: string[]; conns: Socket[] }> {
   const path = join(tmp.dir, `rawnd-${servers.length}.sock`);
   const reads: string[] = [];
   const conns: Socket[] = [];
   const server: Server = createServer((s) => {
+    onConnection?.(s, conns.length);
     conns.push(s);
     let rest = "";
     s.setEncoding("utf8");
@@ -446,6 +451,31 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
       expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true);
       await transport.close();
     }
+  });
+
+  it("a large request goes on a connection of its own: small ones written after it are answered while the agent leaves it unread", async () => {
+    // The agent reads nothing of its first connection (the large request's) until told: on a shared
+    // connection the small requests would wait behind the unread megabytes.
+    const { socket, conns } = await rawNdjsonAgent(
+      (s, line) => s.write(`${envelope(line, { connection: conns.indexOf(s), bytes: line.length })}\n`),
+      (s, n) => n === 0 && s.pause(),
+    );
+    transport = ndjsonTransport(socket, 4);
+    const big = request("big-1", { context: { source_code: "a".repeat(2 * 1024 * 1024) } });
+    const large = transport.send(big, traced("big-1"));
+    const answers = (await Promise.all(
+      ["small-1", "small-2"].map((id) => transport!.send(request(id), traced(id))),
+    )) as {
+      trace_id: string;
+      payload: { connection: number };
+    }[];
+    expect(answers.map((a) => [a.trace_id, a.payload.connection])).toEqual([
+      ["small-1", 1],
+      ["small-2", 1],
+    ]);
+    conns[0]!.resume();
+    await expect(large).resolves.toMatchObject({ trace_id: "big-1", payload: { connection: 0, bytes: big.length } });
+    expect(conns).toHaveLength(2);
   });
 
   it("no socket: never reached (may be retried); the agent closing before answering: reached, not retried", async () => {
