@@ -53,3 +53,28 @@ export function parseWithPlaceholder(
   }
   return { parsed: file, file, extra: 0 };
 }
+
+/**
+ * Bring the cache up to `source` and the patched texts `parseWithPlaceholder` would try, only as far
+ * as incremental re-parses do (ParseCache.tryCheap): true when `parseWithPlaceholder` then parses
+ * nothing in full. Nothing is parsed in full here (the caller prepares a fallback alongside something
+ * better and must not stall it).
+ */
+export function preparePlaceholder(
+  cache: ParseCache,
+  source: string,
+  offset: number,
+  dialect: Dialect,
+  path: string | undefined,
+  options: Pick<PlaceholderOptions, "label" | "patches"> = {},
+): boolean {
+  if (!cache.tryCheap(source, dialect, path, options.label ?? path)) return false;
+  if (cache.getLazy(source, dialect, path, options.label ?? path).diagnostics.length === 0) return true;
+  const slot = `${path ?? ""}\0patched`;
+  for (const patch of PLACEHOLDER_PATCHES.slice(0, options.patches ?? PLACEHOLDER_PATCHES.length)) {
+    const text = source.slice(0, offset) + patch + source.slice(offset);
+    if (!cache.tryCheap(text, dialect, slot, options.label ?? slot)) return false;
+    if (cache.getLazy(text, dialect, slot, options.label ?? slot).diagnostics.length === 0) return true;
+  }
+  return true;
+}

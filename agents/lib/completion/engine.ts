@@ -24,6 +24,12 @@ export const TYPED_LIMITS = {
    * the rebuild; the checker's answer, computed meanwhile, serves the keystrokes that follow.
    */
   identifierBudgetMs: envInt("AIP_TYPED_IDENTIFIER_BUDGET_MS", 15, 0, 60_000),
+  /**
+   * At an identifier, how long the checker has alone before the syntactic answer is prepared alongside
+   * it (ms): a reused list answers within it, a collection does not, and its fallback is then ready at
+   * the budget instead of costing its parse after it.
+   */
+  identifierPrepareMs: envInt("AIP_TYPED_IDENTIFIER_PREPARE_MS", 4, 0, 60_000),
   ...SERVICE_LIMITS,
 };
 
@@ -67,6 +73,8 @@ export class TypedEngine {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, (r: FromWorker & { kind: "answer" }) => void>();
+  /** Requests the worker has not answered yet, those given up on included (it answers in order). */
+  private readonly inFlight = new Set<number>();
   private last: { workspaces: ServiceStats[]; heap_used_bytes: number } = { workspaces: [], heap_used_bytes: 0 };
   private restarts = 0;
   private log?: Logger;
@@ -82,6 +90,7 @@ export class TypedEngine {
     w.unref();
     w.on("message", (m: FromWorker) => {
       if (m.kind === "answer") {
+        this.inFlight.delete(m.id);
         const resolve = this.pending.get(m.id);
         this.pending.delete(m.id);
         resolve?.(m);
@@ -96,6 +105,7 @@ export class TypedEngine {
       this.log?.warn({ reason: why }, "typed completion: the worker stopped; it starts again on the next request");
       for (const [id, resolve] of this.pending) resolve({ kind: "answer", id, status: "failed", reason: why });
       this.pending.clear();
+      this.inFlight.clear();
     };
     w.on("error", (err) => gone(err.message));
     w.on("exit", (code) => gone(`exited with ${code}`));
@@ -105,26 +115,43 @@ export class TypedEngine {
 
   /**
    * Ask for completions; resolves within `budgetMs` with an answer or the reason there is none. With
-   * `extend`, a request still unanswered after `budgetMs` waits on until `extend.untilMs` (from the
-   * start) when `extend.worthIt()` says so at that moment (the answer the caller has instead is costly).
+   * `meanwhile`, a request still unanswered after `meanwhile.afterMs` runs `meanwhile.run()` on this
+   * thread while the worker goes on (the caller prepares its own answer, in parallel rather than after
+   * the budget). With `extend`, a request still unanswered after `budgetMs` waits on until
+   * `extend.untilMs` (from the start) when the worker is still busy with an earlier request, or when
+   * `extend.worthIt()` says so at that moment (the answer the caller has instead is costly).
    */
   async complete(
     req: { root: string; path: string; text: string; offset: number; limit: number; details?: number },
     budgetMs: number,
     log?: Logger,
     extend?: { untilMs: number; worthIt: () => boolean },
+    meanwhile?: { afterMs: number; run: () => void },
   ): Promise<TypedResult> {
     if (log) this.log = log;
     const worker = this.start();
     const id = this.nextId++;
     const reply = new Promise<FromWorker & { kind: "answer" }>((resolve) => this.pending.set(id, resolve));
     const limitMs = Math.max(budgetMs, extend?.untilMs ?? 0);
+    const t0 = performance.now();
+    this.inFlight.add(id);
     worker.postMessage({ kind: "complete", id, ...req, deadline: Date.now() + limitMs } satisfies ToWorker);
     let timer: NodeJS.Timeout | undefined;
     const wait = (ms: number) => new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
-    let r = await Promise.race([reply, wait(budgetMs)]);
-    clearTimeout(timer);
-    if (!r && extend && limitMs > budgetMs && extend.worthIt()) {
+    let r: (FromWorker & { kind: "answer" }) | undefined;
+    if (meanwhile && meanwhile.afterMs < budgetMs) {
+      r = await Promise.race([reply, wait(meanwhile.afterMs)]);
+      clearTimeout(timer);
+      if (!r) meanwhile.run();
+    }
+    if (!r) {
+      r = await Promise.race([reply, wait(Math.max(0, budgetMs - (performance.now() - t0)))]);
+      clearTimeout(timer);
+    }
+    // Still queued behind an earlier request (one that fell back while its list was being collected):
+    // that list serves this keystroke as soon as it is done, so the wait is worth it whatever the fallback costs.
+    const queued = !r && [...this.inFlight].some((other) => other < id);
+    if (!r && extend && limitMs > budgetMs && (queued || extend.worthIt())) {
       const more = limitMs - budgetMs;
       budgetMs = limitMs;
       r = await Promise.race([reply, wait(more)]);

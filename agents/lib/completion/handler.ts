@@ -17,7 +17,7 @@ import { membersOf, resolveReceiver, type Member } from "./members.js";
 import { rank, type Candidate } from "./rank.js";
 import { TYPED_LIMITS, type TypedEngine } from "./engine.js";
 import { prefixAt } from "./typed.js";
-import { PLACEHOLDER, parseWithPlaceholder } from "../code/placeholder.js";
+import { PLACEHOLDER, parseWithPlaceholder, preparePlaceholder } from "../code/placeholder.js";
 
 /** Time kept back from the deadline for the syntactic answer when the checker is asked first: this share of what is left, at least the floor. */
 const SYNTACTIC_RESERVE_SHARE = 0.4;
@@ -76,12 +76,20 @@ export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine
       );
       // At an identifier the syntactic answer is as good, unless it needs a full parse of the buffer (a
       // large file's costs more than the checker's rebuild): then the checker gets the usual budget.
+      // Its parse is prepared while the checker works (docs/performance.md, "Type-aware completion"):
+      // at the budget only the ranking is left, and whether a full parse would be needed is known.
       const absPath = loc.absPath;
+      const prepare = (): boolean =>
+        preparePlaceholder(cache, source, offset, dialectOf(language, absPath), absPath, {
+          label: loc.displayPath ?? filePath,
+          patches: 2,
+        });
+      let prepared: boolean | undefined;
       const extend = identifier
-        ? {
-            untilMs: Math.min(TYPED_LIMITS.budgetMs, room),
-            worthIt: () => !cache.tryCheap(source, dialectOf(language, absPath), absPath, loc.displayPath ?? filePath),
-          }
+        ? { untilMs: Math.min(TYPED_LIMITS.budgetMs, room), worthIt: () => !(prepared ?? prepare()) }
+        : undefined;
+      const meanwhile = identifier
+        ? { afterMs: TYPED_LIMITS.identifierPrepareMs, run: () => void (prepared = prepare()) }
         : undefined;
       const r =
         budget > 0
@@ -90,6 +98,7 @@ export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine
               budget,
               ctx.log,
               extend,
+              meanwhile,
             )
           : { reason: "no time left for the checker", fallback: [] };
       ctx.timer.mark("typed");

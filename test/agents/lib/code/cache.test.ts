@@ -321,7 +321,7 @@ describe("ParseCache", () => {
       const file = cache.get(buf, TS, "k.ts");
       expect(file.diagnostics[0]).toEqual(firstDiag);
     }
-    // Half-typed statements are broken too; only the keystroke that mends one re-parses the whole file (it decides).
+    // Half-typed statements are broken too; mending one stays local when its errors were its own (incremental.ts).
     expect(cache.stats().full - fullBefore).toBeLessThanOrEqual(1);
     expect(cache.stats().incremental).toBeGreaterThanOrEqual(11);
     // Typing at the broken statement itself stays local too.
@@ -337,6 +337,29 @@ describe("ParseCache", () => {
     // Full parses only where the verdict changes (`;` mends the typed statement, `)` the condition, `{` opens a block
     // the file never closes, `}` closes it): a handful over 17 keystrokes, not one per keystroke.
     expect(cache.stats().full - fullBefore).toBeLessThanOrEqual(5);
+  });
+
+  it("mends a half-typed statement locally when its errors were its own: no full parse, a full parse's diagnostics and tree", () => {
+    const cache = new ParseCache();
+    let buf = generateSource(300);
+    cache.get(buf, TS, "f.ts");
+    const fullBefore = cache.stats().full;
+    // A line of its own before the last function's `return`.
+    let pos = buf.lastIndexOf("\n", buf.lastIndexOf("    return"));
+    let broken = 0;
+    // `const v = ` does not parse (an expression is expected), `s` mends it, `.` breaks it again, `t` mends it.
+    for (const ch of "\n    const v = s.t;") {
+      buf = buf.slice(0, pos) + ch + buf.slice(pos);
+      pos++;
+      const file = cache.get(buf, TS, "f.ts");
+      const full = parseFile(buf, TS);
+      expect(file.diagnostics).toEqual(full.diagnostics);
+      if (full.diagnostics.length > 0) broken++;
+      else expect(shape(buf, cache)).toBe(shape(buf));
+      expect(file.via).not.toBe("full");
+    }
+    expect(broken).toBeGreaterThanOrEqual(2);
+    expect(cache.stats().full).toBe(fullBefore);
   });
 
   it("evicts the least recently used file", () => {
