@@ -27,9 +27,11 @@ export const TYPED_LIMITS = {
   /**
    * At an identifier, how long the checker has alone before the syntactic answer is prepared alongside
    * it (ms): a reused list answers within it, a collection does not, and its fallback is then ready at
-   * the budget instead of costing its parse after it.
+   * the budget instead of costing its parse after it. Off by default (any value at or over the
+   * identifier budget is off): the parse shares the CPU with the checker's worker, and on a lightly
+   * loaded machine it made the checker miss its budget more often (docs/agents.md).
    */
-  identifierPrepareMs: envInt("AIP_TYPED_IDENTIFIER_PREPARE_MS", 4, 0, 60_000),
+  identifierPrepareMs: envInt("AIP_TYPED_IDENTIFIER_PREPARE_MS", 60_000, 0, 60_000),
   ...SERVICE_LIMITS,
 };
 
