@@ -3,8 +3,15 @@ import { extname } from "node:path";
 import picomatch from "picomatch";
 import { FIELD_BOOST, FIELD_COORDINATION, type Doc, type WorkspaceIndex } from "./workspace-index.js";
 import { processTerm, queryGroups, tokenize } from "./tokenize.js";
+import { queryRoles, roleFactor, signatureRoles, type Roles } from "./roles.js";
 
 export { INTERNAL_WEIGHT, PROSE_WEIGHT, TEST_WEIGHT, isTestPath, pathWeight } from "./weights.js";
+/** How many of the best results signature roles re-rank (`roles.ts`): siblings that already matched the words. */
+const ROLE_RERANK = 20;
+/** Kinds whose head may declare a parameter list (a property's or const's function type included). */
+/** A definition's signature roles, parsed once per chunk (a re-indexed file brings new `Doc` objects). */
+const SIGNATURES = new WeakMap<Doc, Roles | null>();
+const ROLE_KINDS = new Set<Doc["kind"]>(["function", "method", "const", "property"]);
 /** Results fetched per result returned, so weighing prose and tests down can bring code up from below the limit. */
 const OVERFETCH = 3;
 
@@ -117,6 +124,20 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
     score: r.score * index.docs.get(r.id)!.weight,
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
+  const roles = weighed.length > 1 ? queryRoles(query) : undefined;
+  if (roles) {
+    const top = weighed.slice(0, ROLE_RERANK);
+    for (const r of top) {
+      const doc = index.docs.get(r.id)!;
+      if (doc.symbol === undefined || doc.head === undefined) continue;
+      if (!ROLE_KINDS.has(doc.kind)) continue;
+      let sig = SIGNATURES.get(doc);
+      if (sig === undefined) SIGNATURES.set(doc, (sig = signatureRoles(doc.symbol, doc.head) ?? null));
+      if (sig) r.score *= roleFactor(roles, sig);
+    }
+    top.sort((a, b) => b.score - a.score || a.id - b.id);
+    weighed.splice(0, top.length, ...top);
+  }
   // Duplicates collapse to the definition: a prose heading naming a code symbol that is among the results.
   const defined = new Set<string>();
   for (const r of weighed) {
