@@ -99,6 +99,13 @@ const SYMBOL_KINDS: Record<string, SymbolKind> = {
  */
 const COMPLETION_TIMEOUT_MS = 2000;
 
+/** The largest initializationOptions.inline_timeout_ms (the protocol's bound on constraints.inference_timeout_ms). */
+const INLINE_TIMEOUT_MAX_MS = 60_000;
+/** Deadline of an inline completion beyond its inference limit: the prompt before it and the syntax check after. */
+const INLINE_DEADLINE_SLACK_MS = 1000;
+/** Problems that mean "no inline suggestion now" rather than a failure worth an error in the editor. */
+const INLINE_NOTHING = ["AIP_ERR_UNAVAILABLE", "AIP_ERR_NO_ROUTE", "AIP_ERR_SYNTAX", "AIP_ERR_MODEL_TIMEOUT"];
+
 /** AIP-1 (1-based line) ↔ LSP (0-based line); columns are UTF-16 code units in both. */
 const toLsp = (p: { line: number; column: number }) => ({ line: p.line - 1, character: p.column });
 const toAip = (p: { line: number; character: number }) => ({ line: p.line + 1, column: p.character });
@@ -126,6 +133,11 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   let roots: string[] = [];
   /** initializationOptions.inline_best_effort: offer the model's best candidate even when it failed the syntax check. */
   let inlineBestEffort = false;
+  /**
+   * initializationOptions.inline_timeout_ms: the model's inference limit for inline completion
+   * (constraints.inference_timeout_ms; the agent's default is 800 ms), for models slower than that.
+   */
+  let inlineTimeoutMs: number | undefined;
   /** In-flight AIP calls per document: a newer version cancels them (latest wins, also in the agency by document_id). */
   const inflight = new Map<string, Set<AbortController>>();
 
@@ -206,8 +218,19 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   connection.onInitialize((params) => {
     const folders = params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : []);
     roots = folders.filter((u) => u.startsWith("file:")).map((u) => fileURLToPath(u));
-    inlineBestEffort =
-      (params.initializationOptions as { inline_best_effort?: unknown } | undefined)?.inline_best_effort === true;
+    const options = (params.initializationOptions ?? {}) as {
+      inline_best_effort?: unknown;
+      inline_timeout_ms?: unknown;
+    };
+    inlineBestEffort = options.inline_best_effort === true;
+    const t = options.inline_timeout_ms;
+    inlineTimeoutMs = undefined;
+    if (Number.isInteger(t) && (t as number) >= 1 && (t as number) <= INLINE_TIMEOUT_MAX_MS)
+      inlineTimeoutMs = t as number;
+    else if (t !== undefined)
+      connection.console.warn(
+        `aip lsp: initializationOptions.inline_timeout_ms must be an integer from 1 to ${INLINE_TIMEOUT_MAX_MS}, got ${JSON.stringify(t)}: using the agent's default`,
+      );
     return {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
@@ -265,11 +288,18 @@ export function serveLsp({ connection, agency }: LspOptions): void {
       d.uri,
       "complete",
       { ...contextOf(d), cursor: toAip(params.position) },
-      { agent: "complete", ...(inlineBestEffort ? { best_effort: true } : {}) },
+      {
+        agent: "complete",
+        ...(inlineBestEffort ? { best_effort: true } : {}),
+        ...(inlineTimeoutMs !== undefined
+          ? { inference_timeout_ms: inlineTimeoutMs, timeout_ms: inlineTimeoutMs + INLINE_DEADLINE_SLACK_MS }
+          : {}),
+      },
       token,
     );
-    // Without a model, or without a candidate that passes the syntax check, there is nothing to suggest inline: an empty list, not an error.
-    if (!answer.ok && ["AIP_ERR_UNAVAILABLE", "AIP_ERR_NO_ROUTE", "AIP_ERR_SYNTAX"].includes(answer.problem.type)) {
+    // Without a model, without a candidate that passes the syntax check, or with a model that did not answer in
+    // time, there is nothing to suggest inline: an empty list, not an error (the editor asks again as the user types).
+    if (!answer.ok && INLINE_NOTHING.includes(answer.problem.type)) {
       connection.console.log(`aip lsp: no inline completion: ${answer.problem.type}: ${answer.problem.detail}`);
       return { items: [] };
     }

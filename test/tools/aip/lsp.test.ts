@@ -104,8 +104,12 @@ describe("aip lsp over stdio", () => {
   beforeAll(async () => {
     agency = await bundledAgency(["summarize", "search", "testgen", "complete-lite"], true);
     ws = workspace();
-    // The tiny test model writes noise: inline_best_effort lets its candidate through the syntax check.
-    lsp = await startLsp(["--socket", agency.socket], pathToFileURL(ws.root).href, { inline_best_effort: true });
+    // The tiny test model writes noise: inline_best_effort lets its candidate through the syntax check. Its
+    // inference gets 20 s, not the default 800 ms, so that the suite's load on the cores cannot time it out.
+    lsp = await startLsp(["--socket", agency.socket], pathToFileURL(ws.root).href, {
+      inline_best_effort: true,
+      inline_timeout_ms: 20_000,
+    });
     uri = pathToFileURL(join(ws.root, "src/math.ts")).href;
     await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
       textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
@@ -178,6 +182,37 @@ describe("aip lsp over stdio", () => {
     expect(out.items, lsp.logs.join("\n")).toHaveLength(1);
     expect(typeof out.items[0].insertText).toBe("string");
     expect(out.items[0].range).toEqual({ start: at, end: at });
+  });
+
+  it("inline completion: a model that misses inline_timeout_ms gives an empty list and a log line, not an error", async () => {
+    const rootUri = pathToFileURL(ws.root).href;
+    const quick = await startLsp(["--socket", agency.socket], rootUri, {
+      inline_best_effort: true,
+      inline_timeout_ms: 1,
+    });
+    const odd = await startLsp(["--socket", agency.socket], rootUri, { inline_timeout_ms: "soon" });
+    try {
+      const text = `${MATH_TS}const again = ad`;
+      await quick.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: "typescript", version: 1, text },
+      });
+      const lines = text.split("\n");
+      const at = { line: lines.length - 1, character: lines.at(-1)!.length };
+      const out = (await quick.conn.sendRequest(InlineCompletionRequest.type, {
+        textDocument: { uri },
+        position: at,
+        context: { triggerKind: 2 },
+      })) as Json;
+      expect(out).toEqual({ items: [] });
+      expect(quick.logs.join("\n")).toMatch(/no inline completion: AIP_ERR_MODEL_TIMEOUT/);
+      await until(() => odd.logs.some((l) => l.includes("inline_timeout_ms")), "the warning about inline_timeout_ms");
+      expect(odd.logs.join("\n")).toContain(
+        'initializationOptions.inline_timeout_ms must be an integer from 1 to 60000, got "soon"',
+      );
+    } finally {
+      expect(await quick.stop()).toBe(0);
+      expect(await odd.stop()).toBe(0);
+    }
   });
 
   it("document symbols and hover from summarize", async () => {
