@@ -117,6 +117,14 @@ function docStart(i: number, lines: string[], marks: CommentMarks): { start: num
   return { start: s, jsdoc: false };
 }
 
+/**
+ * A method whose type parameters wrap (formatters put one a line when they are long): `callHookWith<`
+ * alone on its line, its parameters after the line that closes the list (`>(`) (docs/agents.md "search").
+ */
+const WRAPPED_GENERIC_METHOD =
+  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*<\s*$/;
+/** The line that closes a wrapped type parameter list and opens the parameters: `>(`, `>(a: T): R {`. */
+const GENERIC_CLOSE = /^\s*>\s*\(/;
 /** Where comments are, computed once per file so that each definition's doc comment is found in constant time. */
 interface CommentMarks {
   /** Per line, the last line at or before it holding `/**`. */
@@ -161,6 +169,19 @@ function methodSignature(lines: string[], i: number): boolean {
   return false;
 }
 
+/**
+ * Whether line `i` opens a method whose type parameter list wraps (`WRAPPED_GENERIC_METHOD`): the list
+ * closes with `>(` within `MAX_WRAPPED_LINES` lines and a method's signature follows from there.
+ */
+function wrappedGenericMethod(lines: string[], i: number): boolean {
+  for (let j = i + 1; j < lines.length && j <= i + MAX_WRAPPED_LINES; j++) {
+    const l = lines[j]!;
+    if (GENERIC_CLOSE.test(l)) return methodSignature(lines, j);
+    if (l.includes(";") || l.trimEnd().endsWith("{")) return false;
+  }
+  return false;
+}
+
 /** Where each definition starts (0-based lines), with its doc comment pulled in. */
 function definitionStarts(lines: string[], markdown: boolean): Start[] {
   const starts: Start[] = [];
@@ -199,8 +220,11 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
       };
     else {
       const m = METHOD_DEF.exec(line);
+      const g = m ? null : WRAPPED_GENERIC_METHOD.exec(line);
       if (m && !NOT_METHODS.has(m[1]!) && methodSignature(lines, i))
         def = { line: i, def: i, symbol: m[1]!, kind: "method" };
+      else if (g && !NOT_METHODS.has(g[1]!) && wrappedGenericMethod(lines, i))
+        def = { line: i, def: i, symbol: g[1]!, kind: "method" };
       else if (i > 0 && (doc = docStart(i, lines, marks)).jsdoc) {
         // A member under a doc comment (an option of an options type, a field, a method signature, an
         // object literal's member): its own chunk, so its doc comment is its description rather than

@@ -180,6 +180,37 @@ describe("chunkFile: methods and overloads", () => {
     );
   });
 
+  it("a method whose type parameters wrap (one a line, then `>(`) is its own definition; a wrapped type argument is not", () => {
+    const src = [
+      "export class Hookable {",
+      "  callHookParallel(name: string, ...args: unknown[]): Promise<void> {",
+      "    return run(name, args);",
+      "  }",
+      "",
+      "  callHookWith<",
+      "    NameT extends string,",
+      "    CallFunction extends (",
+      "      hooks: HookCallback[],",
+      "    ) => any,",
+      "  >(",
+      "    caller: CallFunction,",
+      "    name: NameT,",
+      "  ): ReturnType<CallFunction> {",
+      "    const seen = new Map<",
+      "      string,",
+      "      number",
+      "    >();",
+      "    return caller(this.hooks[name], name);",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(summary(src)).toEqual([
+      ["class", "Hookable", 1, 1, true],
+      ["method", "callHookParallel", 2, 5, undefined],
+      ["method", "callHookWith", 6, 21, undefined],
+    ]);
+  });
+
   it("overload signatures and the implementation are one definition: the first one's doc comment, every declaration in the head", () => {
     const src = [
       "/** Convert to train case. */",
