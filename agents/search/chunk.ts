@@ -36,8 +36,47 @@ const MAX_CHUNK_LINES = 60;
 
 const TOP_DEF =
   /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
-const METHOD_DEF =
-  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/;
+/** An indented name with its modifiers, where a method's declaration starts (`methodName`). */
+const METHOD_NAME =
+  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*/;
+
+/**
+ * The name of the method whose declaration line `line` may be (docs/agents.md "search"): an indented name,
+ * its type parameters (`<T extends (a: A) => B>`: the `>` of an arrow does not close them), then `(`, and
+ * no `;` after it outside braces (a call ends with one; a parameter's object type `{ a: A; b: B }` holds
+ * some), none at all on a line with a quote (braces in a string: `expect(x).toBe("f(): void {");`). One
+ * pass over the line.
+ */
+function methodName(line: string): string | undefined {
+  const m = METHOD_NAME.exec(line);
+  if (!m) return undefined;
+  let p = m[0].length;
+  if (line[p] === "<") {
+    let depth = 0;
+    for (; p < line.length; p++) {
+      const c = line[p];
+      if (c === "<") depth++;
+      else if (c === ">" && line[p - 1] !== "=" && --depth === 0) break;
+    }
+    p++;
+    while (line[p] === " " || line[p] === "\t") p++;
+  }
+  if (line[p] !== "(") return undefined;
+  let braces = 0;
+  let quoted = false;
+  let semicolon = false;
+  for (; p < line.length; p++) {
+    const c = line[p];
+    if (c === "{") braces++;
+    else if (c === "}") braces--;
+    else if (c === '"' || c === "'" || c === "`") quoted = true;
+    else if (c === ";") {
+      if (braces <= 0) return undefined;
+      semicolon = true;
+    }
+  }
+  return quoted && semicolon ? undefined : m[1];
+}
 /**
  * A member of a class, interface, object type or object literal: `name:`, `name?:`, `name(`, `name<`,
  * `name =` (a class field with an initializer); tried only under a doc comment.
@@ -219,10 +258,10 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
         ...(line.startsWith("export default ") ? { defaultKeyword: true } : {}),
       };
     else {
-      const m = METHOD_DEF.exec(line);
-      const g = m ? null : WRAPPED_GENERIC_METHOD.exec(line);
-      if (m && !NOT_METHODS.has(m[1]!) && methodSignature(lines, i))
-        def = { line: i, def: i, symbol: m[1]!, kind: "method" };
+      const m = methodName(line);
+      const g = m !== undefined ? null : WRAPPED_GENERIC_METHOD.exec(line);
+      if (m !== undefined && !NOT_METHODS.has(m) && methodSignature(lines, i))
+        def = { line: i, def: i, symbol: m, kind: "method" };
       else if (g && !NOT_METHODS.has(g[1]!) && wrappedGenericMethod(lines, i))
         def = { line: i, def: i, symbol: g[1]!, kind: "method" };
       else if (i > 0 && (doc = docStart(i, lines, marks)).jsdoc) {

@@ -211,6 +211,31 @@ describe("chunkFile: methods and overloads", () => {
     ]);
   });
 
+  it("a method's type parameters may hold an arrow type, its parameters an object type with `;`; a call with a string holding `{` and `;` is no method", () => {
+    const src = [
+      "export class Ky {",
+      "  async #retry<T extends (...args: any) => Promise<any>>(fn: T): Promise<ReturnType<T> | void> {",
+      "    return fn();",
+      "  }",
+      "",
+      "  private step(work: Generator<{ text: string; lines: number }>): void {",
+      '    expect(chunks[1]!.head).toBe("Runs the job. run(n: number): void {");',
+      "    work.next();",
+      "  }",
+      "",
+      "  get admission(): Readonly<{ admitted: boolean; reason: string | null }> {",
+      "    return this.#admission;",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(summary(src)).toEqual([
+      ["class", "Ky", 1, 1, true],
+      ["method", "#retry", 2, 5, undefined],
+      ["method", "step", 6, 10, undefined],
+      ["method", "admission", 11, 14, undefined],
+    ]);
+  });
+
   it("overload signatures and the implementation are one definition: the first one's doc comment, every declaration in the head", () => {
     const src = [
       "/** Convert to train case. */",
