@@ -38,7 +38,19 @@ const TOP_DEF =
   /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
 /** An indented name with its modifiers, where a method's declaration starts (`methodName`). */
 const METHOD_NAME =
-  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*/;
+  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*/;
+
+/** A `;` outside braces: a statement's end, not a member of an object type (`{ a: A; b: B }`). One pass. */
+function semicolonOutsideBraces(line: string): boolean {
+  let braces = 0;
+  for (let p = 0; p < line.length; p++) {
+    const c = line[p];
+    if (c === "{") braces++;
+    else if (c === "}") braces--;
+    else if (c === ";" && braces <= 0) return true;
+  }
+  return false;
+}
 
 /**
  * The name of the method whose declaration line `line` may be (docs/agents.md "search"): an indented name,
@@ -62,20 +74,9 @@ function methodName(line: string): string | undefined {
     while (line[p] === " " || line[p] === "\t") p++;
   }
   if (line[p] !== "(") return undefined;
-  let braces = 0;
-  let quoted = false;
-  let semicolon = false;
-  for (; p < line.length; p++) {
-    const c = line[p];
-    if (c === "{") braces++;
-    else if (c === "}") braces--;
-    else if (c === '"' || c === "'" || c === "`") quoted = true;
-    else if (c === ";") {
-      if (braces <= 0) return undefined;
-      semicolon = true;
-    }
-  }
-  return quoted && semicolon ? undefined : m[1];
+  const rest = line.slice(p);
+  if (semicolonOutsideBraces(rest)) return undefined;
+  return rest.includes(";") && /["'`]/.test(rest) ? undefined : m[1];
 }
 /**
  * A member of a class, interface, object type or object literal: `name:`, `name?:`, `name(`, `name<`,
@@ -203,7 +204,7 @@ function methodSignature(lines: string[], i: number): boolean {
   for (let j = i + 1; j < lines.length && j <= i + MAX_WRAPPED_LINES; j++) {
     const l = lines[j]!;
     if (WRAPPED_CLOSE.test(l)) return !ARROW_BODY.test(l);
-    if (l.trimStart().startsWith(")") || l.includes(";") || l.trimEnd().endsWith("{")) return false;
+    if (l.trimStart().startsWith(")") || semicolonOutsideBraces(l) || l.trimEnd().endsWith("{")) return false;
   }
   return false;
 }

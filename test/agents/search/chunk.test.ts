@@ -211,7 +211,7 @@ describe("chunkFile: methods and overloads", () => {
     ]);
   });
 
-  it("a method's type parameters may hold an arrow type, its parameters an object type with `;`; a call with a string holding `{` and `;` is no method", () => {
+  it("a method's type parameters may hold an arrow type, its parameters an object type with `;`; a generator method is one; a call with a string holding `{` and `;` is no method", () => {
     const src = [
       "export class Ky {",
       "  async #retry<T extends (...args: any) => Promise<any>>(fn: T): Promise<ReturnType<T> | void> {",
@@ -226,6 +226,16 @@ describe("chunkFile: methods and overloads", () => {
       "  get admission(): Readonly<{ admitted: boolean; reason: string | null }> {",
       "    return this.#admission;",
       "  }",
+      "",
+      "  invoke<T = Record<string, unknown>>(",
+      "    body: { action: string; context: Record<string, unknown> },",
+      "  ): Promise<T> {",
+      "    return send(body);",
+      "  }",
+      "",
+      "  *projectTexts(): Generator<[string, string]> {",
+      "    yield* this.texts;",
+      "  }",
       "}",
     ].join("\n");
     expect(summary(src)).toEqual([
@@ -233,6 +243,8 @@ describe("chunkFile: methods and overloads", () => {
       ["method", "#retry", 2, 5, undefined],
       ["method", "step", 6, 10, undefined],
       ["method", "admission", 11, 14, undefined],
+      ["method", "invoke", 15, 20, undefined],
+      ["method", "projectTexts", 21, 24, undefined],
     ]);
   });
 
