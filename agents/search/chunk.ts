@@ -36,8 +36,48 @@ const MAX_CHUNK_LINES = 60;
 
 const TOP_DEF =
   /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][\w$]*)/;
-const METHOD_DEF =
-  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/;
+/** An indented name with its modifiers, where a method's declaration starts (`methodName`). */
+const METHOD_NAME =
+  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*\*?\s*(#?[A-Za-z_$][\w$]*)\s*/;
+
+/** A `;` outside braces: a statement's end, not a member of an object type (`{ a: A; b: B }`). One pass. */
+function semicolonOutsideBraces(line: string): boolean {
+  let braces = 0;
+  for (let p = 0; p < line.length; p++) {
+    const c = line[p];
+    if (c === "{") braces++;
+    else if (c === "}") braces--;
+    else if (c === ";" && braces <= 0) return true;
+  }
+  return false;
+}
+
+/**
+ * The name of the method whose declaration line `line` may be (docs/agents.md "search"): an indented name,
+ * its type parameters (`<T extends (a: A) => B>`: the `>` of an arrow does not close them), then `(`, and
+ * no `;` after it outside braces (a call ends with one; a parameter's object type `{ a: A; b: B }` holds
+ * some), none at all on a line with a quote (braces in a string: `expect(x).toBe("f(): void {");`). One
+ * pass over the line.
+ */
+function methodName(line: string): string | undefined {
+  const m = METHOD_NAME.exec(line);
+  if (!m) return undefined;
+  let p = m[0].length;
+  if (line[p] === "<") {
+    let depth = 0;
+    for (; p < line.length; p++) {
+      const c = line[p];
+      if (c === "<") depth++;
+      else if (c === ">" && line[p - 1] !== "=" && --depth === 0) break;
+    }
+    p++;
+    while (line[p] === " " || line[p] === "\t") p++;
+  }
+  if (line[p] !== "(") return undefined;
+  const rest = line.slice(p);
+  if (semicolonOutsideBraces(rest)) return undefined;
+  return rest.includes(";") && /["'`]/.test(rest) ? undefined : m[1];
+}
 /**
  * A member of a class, interface, object type or object literal: `name:`, `name?:`, `name(`, `name<`,
  * `name =` (a class field with an initializer); tried only under a doc comment.
@@ -117,6 +157,14 @@ function docStart(i: number, lines: string[], marks: CommentMarks): { start: num
   return { start: s, jsdoc: false };
 }
 
+/**
+ * A method whose type parameters wrap (formatters put one a line when they are long): `callHookWith<`
+ * alone on its line, its parameters after the line that closes the list (`>(`) (docs/agents.md "search").
+ */
+const WRAPPED_GENERIC_METHOD =
+  /^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*(#?[A-Za-z_$][\w$]*)\s*<\s*$/;
+/** The line that closes a wrapped type parameter list and opens the parameters: `>(`, `>(a: T): R {`. */
+const GENERIC_CLOSE = /^\s*>\s*\(/;
 /** Where comments are, computed once per file so that each definition's doc comment is found in constant time. */
 interface CommentMarks {
   /** Per line, the last line at or before it holding `/**`. */
@@ -156,7 +204,20 @@ function methodSignature(lines: string[], i: number): boolean {
   for (let j = i + 1; j < lines.length && j <= i + MAX_WRAPPED_LINES; j++) {
     const l = lines[j]!;
     if (WRAPPED_CLOSE.test(l)) return !ARROW_BODY.test(l);
-    if (l.trimStart().startsWith(")") || l.includes(";") || l.trimEnd().endsWith("{")) return false;
+    if (l.trimStart().startsWith(")") || semicolonOutsideBraces(l) || l.trimEnd().endsWith("{")) return false;
+  }
+  return false;
+}
+
+/**
+ * Whether line `i` opens a method whose type parameter list wraps (`WRAPPED_GENERIC_METHOD`): the list
+ * closes with `>(` within `MAX_WRAPPED_LINES` lines and a method's signature follows from there.
+ */
+function wrappedGenericMethod(lines: string[], i: number): boolean {
+  for (let j = i + 1; j < lines.length && j <= i + MAX_WRAPPED_LINES; j++) {
+    const l = lines[j]!;
+    if (GENERIC_CLOSE.test(l)) return methodSignature(lines, j);
+    if (l.includes(";") || l.trimEnd().endsWith("{")) return false;
   }
   return false;
 }
@@ -198,9 +259,12 @@ function definitionStarts(lines: string[], markdown: boolean): Start[] {
         ...(line.startsWith("export default ") ? { defaultKeyword: true } : {}),
       };
     else {
-      const m = METHOD_DEF.exec(line);
-      if (m && !NOT_METHODS.has(m[1]!) && methodSignature(lines, i))
-        def = { line: i, def: i, symbol: m[1]!, kind: "method" };
+      const m = methodName(line);
+      const g = m !== undefined ? null : WRAPPED_GENERIC_METHOD.exec(line);
+      if (m !== undefined && !NOT_METHODS.has(m) && methodSignature(lines, i))
+        def = { line: i, def: i, symbol: m, kind: "method" };
+      else if (g && !NOT_METHODS.has(g[1]!) && wrappedGenericMethod(lines, i))
+        def = { line: i, def: i, symbol: g[1]!, kind: "method" };
       else if (i > 0 && (doc = docStart(i, lines, marks)).jsdoc) {
         // A member under a doc comment (an option of an options type, a field, a method signature, an
         // object literal's member): its own chunk, so its doc comment is its description rather than

@@ -180,6 +180,74 @@ describe("chunkFile: methods and overloads", () => {
     );
   });
 
+  it("a method whose type parameters wrap (one a line, then `>(`) is its own definition; a wrapped type argument is not", () => {
+    const src = [
+      "export class Hookable {",
+      "  callHookParallel(name: string, ...args: unknown[]): Promise<void> {",
+      "    return run(name, args);",
+      "  }",
+      "",
+      "  callHookWith<",
+      "    NameT extends string,",
+      "    CallFunction extends (",
+      "      hooks: HookCallback[],",
+      "    ) => any,",
+      "  >(",
+      "    caller: CallFunction,",
+      "    name: NameT,",
+      "  ): ReturnType<CallFunction> {",
+      "    const seen = new Map<",
+      "      string,",
+      "      number",
+      "    >();",
+      "    return caller(this.hooks[name], name);",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(summary(src)).toEqual([
+      ["class", "Hookable", 1, 1, true],
+      ["method", "callHookParallel", 2, 5, undefined],
+      ["method", "callHookWith", 6, 21, undefined],
+    ]);
+  });
+
+  it("a method's type parameters may hold an arrow type, its parameters an object type with `;`; a generator method is one; a call with a string holding `{` and `;` is no method", () => {
+    const src = [
+      "export class Ky {",
+      "  async #retry<T extends (...args: any) => Promise<any>>(fn: T): Promise<ReturnType<T> | void> {",
+      "    return fn();",
+      "  }",
+      "",
+      "  private step(work: Generator<{ text: string; lines: number }>): void {",
+      '    expect(chunks[1]!.head).toBe("Runs the job. run(n: number): void {");',
+      "    work.next();",
+      "  }",
+      "",
+      "  get admission(): Readonly<{ admitted: boolean; reason: string | null }> {",
+      "    return this.#admission;",
+      "  }",
+      "",
+      "  invoke<T = Record<string, unknown>>(",
+      "    body: { action: string; context: Record<string, unknown> },",
+      "  ): Promise<T> {",
+      "    return send(body);",
+      "  }",
+      "",
+      "  *projectTexts(): Generator<[string, string]> {",
+      "    yield* this.texts;",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(summary(src)).toEqual([
+      ["class", "Ky", 1, 1, true],
+      ["method", "#retry", 2, 5, undefined],
+      ["method", "step", 6, 10, undefined],
+      ["method", "admission", 11, 14, undefined],
+      ["method", "invoke", 15, 20, undefined],
+      ["method", "projectTexts", 21, 24, undefined],
+    ]);
+  });
+
   it("overload signatures and the implementation are one definition: the first one's doc comment, every declaration in the head", () => {
     const src = [
       "/** Convert to train case. */",

@@ -175,3 +175,45 @@ describe("search ranking", () => {
     expect(top("parse_int_v2")).toBe("src/other.ts#parse_int_v2");
   });
 });
+
+describe("search ranking: query strings and search parameters, totals and overall figures", () => {
+  let ws: { dir: string; cleanup: () => void };
+  let index: WorkspaceIndex;
+  beforeAll(async () => {
+    ws = tempDir("aips-");
+    mkdirSync(join(ws.dir, "src"));
+    writeFileSync(
+      join(ws.dir, "src/url.ts"),
+      [
+        "export const hasSearchParameters = (search: SearchParamsOption): boolean => {",
+        "  return search !== undefined;",
+        "};",
+        "",
+        "export function hasFormParameters(form: FormData): boolean {",
+        "  return form !== undefined;",
+        "}",
+        "",
+        "/** Milliseconds until the whole chain gives up. */",
+        "export function totalTimeout(start: number): number {",
+        "  return start;",
+        "}",
+        "",
+        "/** The timeout of one attempt. */",
+        "export function attemptTimeout(): number {",
+        "  return 1;",
+        "}",
+      ].join("\n"),
+    );
+    index = (await new IndexRegistry().get(ws.dir, 0)).index;
+  });
+  afterAll(() => ws.cleanup());
+  const ranked = (q: string): string[] => runQuery(index, q, { limit: 5 }).map((h) => h.symbol ?? "");
+
+  it("a URL's query string is its search parameters (URLSearchParams): the query word meets search", () => {
+    expect(ranked("does the request have query string parameters")[0]).toBe("hasSearchParameters");
+  });
+
+  it("an overall figure is a total", () => {
+    expect(ranked("overall timeout")[0]).toBe("totalTimeout");
+  });
+});

@@ -79,6 +79,9 @@ describe("tokenize", () => {
     ]);
     // "buffer" stems to "buf" (-er, then the doubled f), which is also its usual abbreviation.
     expect(groups("parse parse buffer").slice(0, 2)).toEqual([["pars:2", "read:1", "decod:1"], ["buf:1"]]);
+    // A URL's query string is its search parameters; an overall figure is a total.
+    expect(groups("query")[0]).toEqual(["query:1", "search:0.5"]);
+    expect(groups("overall")[0]).toEqual(["overall:1", "total:0.5", "sum:0.5"]);
     expect(groups("the of")).toEqual([]);
   });
 
