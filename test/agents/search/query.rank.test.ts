@@ -1,113 +1,84 @@
 /** search ranking (docs/agents.md "search"): symbols above prose that repeats them; synonyms and identifier words reach the symbol. */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runQuery } from "../../../agents/search/query.js";
-import { IndexRegistry } from "../../../agents/search/registry.js";
-import type { WorkspaceIndex } from "../../../agents/search/workspace-index.js";
-import { tempDir } from "../../helpers.js";
+import { indexedWorkspace } from "./indexed-workspace.js";
 
 describe("search ranking", () => {
-  let ws: { dir: string; cleanup: () => void };
-  let index: WorkspaceIndex;
-  beforeAll(async () => {
-    ws = tempDir("aips-");
-    mkdirSync(join(ws.dir, "src"));
-    writeFileSync(
-      join(ws.dir, "README.md"),
+  const index = indexedWorkspace({
+    "README.md":
       "# paths\n\n## stripExtension\n\nRemoves the extension from a file name.\n\n```ts\nstripExtension('a.ts')\n```\n",
-    );
-    writeFileSync(
-      join(ws.dir, "src/paths.ts"),
+    "src/paths.ts":
       "/** Removes the extension from a file name. */\nexport function stripExtension(name: string): string {\n  const dot = name.lastIndexOf('.');\n  return dot > 0 ? name.slice(0, dot) : name;\n}\n\n/** Lists a folder. */\nexport function readDir(path: string): string[] {\n  return [path];\n}\n",
-    );
-    writeFileSync(
-      join(ws.dir, "src/other.ts"),
+    "src/other.ts":
       "/** Parses a number. */\nexport function parse_int_v2(s: string): number {\n  return Number(s);\n}\n",
-    );
-    writeFileSync(
-      join(ws.dir, "src/hooks.ts"),
-      [
-        "export function serialCaller(hooks: Function[]) {",
-        "  return hooks.reduce((p, h) => p.then(() => h()), Promise.resolve());",
-        "}",
-        "",
-        "/** Copies an object one level deep. */",
-        "export function cloneShallow<T>(value: T): T {",
-        "  return { ...value };",
-        "}",
-        "",
-        "export function mergeHeaders(a: Headers, b: Headers): Headers {",
-        "  return new Headers([...a, ...b]);",
-        "}",
-        "",
-        "export function removeTempDir(dir: string): void {",
-        "  void dir;",
-        "}",
-        "",
-        "/** Fetch options. */",
-        "export interface RequestOptions {",
-        "  /** Milliseconds to wait for the server before giving up. */",
-        "  timeout?: number;",
-        "  /** Follow redirects of the response. */",
-        "  redirect?: boolean;",
-        "}",
-        "",
-        "/** Logs the request. */",
-        "export function logRequest(url: string): void {",
-        "  // Gives up after the server timeout; wait for it to answer. Milliseconds.",
-        "  console.log(url);",
-        "}",
-        "",
-      ].join("\n"),
-    );
+    "src/hooks.ts": [
+      "export function serialCaller(hooks: Function[]) {",
+      "  return hooks.reduce((p, h) => p.then(() => h()), Promise.resolve());",
+      "}",
+      "",
+      "/** Copies an object one level deep. */",
+      "export function cloneShallow<T>(value: T): T {",
+      "  return { ...value };",
+      "}",
+      "",
+      "export function mergeHeaders(a: Headers, b: Headers): Headers {",
+      "  return new Headers([...a, ...b]);",
+      "}",
+      "",
+      "export function removeTempDir(dir: string): void {",
+      "  void dir;",
+      "}",
+      "",
+      "/** Fetch options. */",
+      "export interface RequestOptions {",
+      "  /** Milliseconds to wait for the server before giving up. */",
+      "  timeout?: number;",
+      "  /** Follow redirects of the response. */",
+      "  redirect?: boolean;",
+      "}",
+      "",
+      "/** Logs the request. */",
+      "export function logRequest(url: string): void {",
+      "  // Gives up after the server timeout; wait for it to answer. Milliseconds.",
+      "  console.log(url);",
+      "}",
+      "",
+    ].join("\n"),
     // The same two words in the other order: only the verb first tells "how do I log a request" apart.
-    writeFileSync(join(ws.dir, "src/a-log.ts"), "export function requestLog(): string[] {\n  return [];\n}\n");
+    "src/a-log.ts": "export function requestLog(): string[] {\n  return [];\n}\n",
     // Neither name nor body says "backoff"; the one call site does (the variable its result goes into).
-    writeFileSync(
-      join(ws.dir, "src/retry.ts"),
-      [
-        "function nextWait(attempt: number): number {",
-        "  return 2 ** attempt * 100;",
-        "}",
-        "",
-        "function pause(ms: number): number {",
-        "  return ms;",
-        "}",
-        "",
-        "export function retryLater(attempt: number): number {",
-        "  const backoffMs = nextWait(attempt);",
-        "  return pause(backoffMs);",
-        "}",
-        "",
-      ].join("\n"),
-    );
+    "src/retry.ts": [
+      "function nextWait(attempt: number): number {",
+      "  return 2 ** attempt * 100;",
+      "}",
+      "",
+      "function pause(ms: number): number {",
+      "  return ms;",
+      "}",
+      "",
+      "export function retryLater(attempt: number): number {",
+      "  const backoffMs = nextWait(attempt);",
+      "  return pause(backoffMs);",
+      "}",
+      "",
+    ].join("\n"),
     // "get" in "what error do I get" asks for something; it names no getter.
-    writeFileSync(
-      join(ws.dir, "src/errors.ts"),
-      [
-        "/** Thrown when a request is not answered in time. */",
-        "export class TimeoutError extends Error {}",
-        "",
-        "/** The error the server sent with a response, if any. */",
-        "export function getError(response: { error?: Error }): Error | undefined {",
-        "  return response.error;",
-        "}",
-        "",
-      ].join("\n"),
-    );
-    mkdirSync(join(ws.dir, "test"));
+    "src/errors.ts": [
+      "/** Thrown when a request is not answered in time. */",
+      "export class TimeoutError extends Error {}",
+      "",
+      "/** The error the server sent with a response, if any. */",
+      "export function getError(response: { error?: Error }): Error | undefined {",
+      "  return response.error;",
+      "}",
+      "",
+    ].join("\n"),
     // A test repeats the symbol's words around every call: it must not outrank the definition.
-    writeFileSync(
-      join(ws.dir, "test/hooks.test.ts"),
-      `import { mergeHeaders } from "../src/hooks";\n${Array.from({ length: 8 }, (_, i) => `test("merge headers ${i}", () => mergeHeaders(new Headers(), new Headers()));`).join("\n")}\n`,
-    );
-    index = (await new IndexRegistry().get(ws.dir, 0)).index;
+    "test/hooks.test.ts": `import { mergeHeaders } from "../src/hooks";\n${Array.from({ length: 8 }, (_, i) => `test("merge headers ${i}", () => mergeHeaders(new Headers(), new Headers()));`).join("\n")}\n`,
   });
-  afterAll(() => ws.cleanup());
 
   const top = (q: string): string | null => {
-    const h = runQuery(index, q, { limit: 5 })[0];
+    const h = runQuery(index(), q, { limit: 5 })[0];
     return h ? `${h.path}#${h.symbol ?? ""}` : null;
   };
 
@@ -121,7 +92,7 @@ describe("search ranking", () => {
     expect(top("list the directory")).toBe("src/paths.ts#readDir");
   });
 
-  const ranked = (q: string): string[] => runQuery(index, q, { limit: 5 }).map((h) => `${h.path}#${h.symbol ?? ""}`);
+  const ranked = (q: string): string[] => runQuery(index(), q, { limit: 5 }).map((h) => `${h.path}#${h.symbol ?? ""}`);
 
   it("word forms meet: calls/caller, merging/merge, headers/header", () => {
     expect(top("calls hooks in serial")).toBe("src/hooks.ts#serialCaller");
@@ -141,7 +112,7 @@ describe("search ranking", () => {
   });
 
   it("a documented member is its own hit, found by its doc comment before a body that only mentions the words", () => {
-    const hits = runQuery(index, "wait for the server before giving up", { limit: 5 });
+    const hits = runQuery(index(), "wait for the server before giving up", { limit: 5 });
     expect(hits[0]).toMatchObject({ path: "src/hooks.ts", symbol: "timeout", kind: "property", line_start: 20 });
     expect(hits.map((h) => h.symbol)).toContain("logRequest");
   });
@@ -177,37 +148,28 @@ describe("search ranking", () => {
 });
 
 describe("search ranking: query strings and search parameters, totals and overall figures", () => {
-  let ws: { dir: string; cleanup: () => void };
-  let index: WorkspaceIndex;
-  beforeAll(async () => {
-    ws = tempDir("aips-");
-    mkdirSync(join(ws.dir, "src"));
-    writeFileSync(
-      join(ws.dir, "src/url.ts"),
-      [
-        "export const hasSearchParameters = (search: SearchParamsOption): boolean => {",
-        "  return search !== undefined;",
-        "};",
-        "",
-        "export function hasFormParameters(form: FormData): boolean {",
-        "  return form !== undefined;",
-        "}",
-        "",
-        "/** Milliseconds until the whole chain gives up. */",
-        "export function totalTimeout(start: number): number {",
-        "  return start;",
-        "}",
-        "",
-        "/** The timeout of one attempt. */",
-        "export function attemptTimeout(): number {",
-        "  return 1;",
-        "}",
-      ].join("\n"),
-    );
-    index = (await new IndexRegistry().get(ws.dir, 0)).index;
+  const index = indexedWorkspace({
+    "src/url.ts": [
+      "export const hasSearchParameters = (search: SearchParamsOption): boolean => {",
+      "  return search !== undefined;",
+      "};",
+      "",
+      "export function hasFormParameters(form: FormData): boolean {",
+      "  return form !== undefined;",
+      "}",
+      "",
+      "/** Milliseconds until the whole chain gives up. */",
+      "export function totalTimeout(start: number): number {",
+      "  return start;",
+      "}",
+      "",
+      "/** The timeout of one attempt. */",
+      "export function attemptTimeout(): number {",
+      "  return 1;",
+      "}",
+    ].join("\n"),
   });
-  afterAll(() => ws.cleanup());
-  const ranked = (q: string): string[] => runQuery(index, q, { limit: 5 }).map((h) => h.symbol ?? "");
+  const ranked = (q: string): string[] => runQuery(index(), q, { limit: 5 }).map((h) => h.symbol ?? "");
 
   it("a URL's query string is its search parameters (URLSearchParams): the query word meets search", () => {
     expect(ranked("does the request have query string parameters")[0]).toBe("hasSearchParameters");

@@ -2,14 +2,10 @@
  * Signature roles (docs/agents.md "search"): a query's input and output words, a definition's parameters
  * and head noun, and siblings that share the words told apart by the side they stand on.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runQuery } from "../../../agents/search/query.js";
-import { IndexRegistry } from "../../../agents/search/registry.js";
 import { queryRoles, roleFactor, signatureRoles } from "../../../agents/search/roles.js";
-import type { WorkspaceIndex } from "../../../agents/search/workspace-index.js";
-import { tempDir } from "../../helpers.js";
+import { indexedWorkspace } from "./indexed-workspace.js";
 
 const sorted = (s: Set<string> | undefined): string[] => [...(s ?? [])].sort();
 
@@ -78,34 +74,25 @@ describe("roleFactor", () => {
 });
 
 describe("search ranking by signature roles", () => {
-  let ws: { dir: string; cleanup: () => void };
-  let index: WorkspaceIndex;
-  beforeAll(async () => {
-    ws = tempDir("aips-");
-    mkdirSync(join(ws.dir, "src"));
-    writeFileSync(
-      join(ws.dir, "src/position.ts"),
-      [
-        "export class Lines {",
-        "  /** The line and column of an offset in the text, as a position. */",
-        "  positionAt(offset: number): number {",
-        "    return offset;",
-        "  }",
-        "",
-        "  /** The offset in the text of a line and column position. */",
-        "  offsetAt(position: number): number {",
-        "    return position;",
-        "  }",
-        "}",
-        "",
-      ].join("\n"),
-    );
-    ({ index } = await new IndexRegistry().get(ws.dir, 60_000));
+  const index = indexedWorkspace({
+    "src/position.ts": [
+      "export class Lines {",
+      "  /** The line and column of an offset in the text, as a position. */",
+      "  positionAt(offset: number): number {",
+      "    return offset;",
+      "  }",
+      "",
+      "  /** The offset in the text of a line and column position. */",
+      "  offsetAt(position: number): number {",
+      "    return position;",
+      "  }",
+      "}",
+      "",
+    ].join("\n"),
   });
-  afterAll(() => ws.cleanup());
 
   it("ranks the sibling whose output the query asks for first, both ways round", () => {
-    const first = (q: string): string | null => runQuery(index, q, { limit: 5 })[0]?.symbol ?? null;
+    const first = (q: string): string | null => runQuery(index(), q, { limit: 5 })[0]?.symbol ?? null;
     expect(first("position in the text of an offset")).toBe("positionAt");
     expect(first("offset in the text of a position")).toBe("offsetAt");
   });
