@@ -88,6 +88,22 @@ async function startLsp(
   };
 }
 
+/** An automatic inline completion request at the end of `text`, the document's content. */
+async function inlineAtEnd(
+  lsp: Lsp,
+  uri: string,
+  text: string,
+): Promise<{ at: { line: number; character: number }; out: Json }> {
+  const lines = text.split("\n");
+  const at = { line: lines.length - 1, character: lines.at(-1)!.length };
+  const out = (await lsp.conn.sendRequest(InlineCompletionRequest.type, {
+    textDocument: { uri },
+    position: at,
+    context: { triggerKind: 2 },
+  })) as Json;
+  return { at, out };
+}
+
 async function until(cond: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 20_000;
   while (!cond()) {
@@ -172,13 +188,7 @@ describe("aip lsp over stdio", () => {
   });
 
   it("inline completion: the model engine's text at the cursor (best effort, as initialised)", async () => {
-    const lines = `${MATH_TS}const again = ad`.split("\n");
-    const at = { line: lines.length - 1, character: lines.at(-1)!.length };
-    const out = (await lsp.conn.sendRequest(InlineCompletionRequest.type, {
-      textDocument: { uri },
-      position: at,
-      context: { triggerKind: 2 },
-    })) as Json;
+    const { at, out } = await inlineAtEnd(lsp, uri, `${MATH_TS}const again = ad`);
     expect(out.items, lsp.logs.join("\n")).toHaveLength(1);
     expect(typeof out.items[0].insertText).toBe("string");
     expect(out.items[0].range).toEqual({ start: at, end: at });
@@ -196,13 +206,7 @@ describe("aip lsp over stdio", () => {
       await quick.conn.sendNotification(DidOpenTextDocumentNotification.type, {
         textDocument: { uri, languageId: "typescript", version: 1, text },
       });
-      const lines = text.split("\n");
-      const at = { line: lines.length - 1, character: lines.at(-1)!.length };
-      const out = (await quick.conn.sendRequest(InlineCompletionRequest.type, {
-        textDocument: { uri },
-        position: at,
-        context: { triggerKind: 2 },
-      })) as Json;
+      const { out } = await inlineAtEnd(quick, uri, text);
       expect(out).toEqual({ items: [] });
       expect(quick.logs.join("\n")).toMatch(/no inline completion: AIP_ERR_MODEL_TIMEOUT/);
       await until(() => odd.logs.some((l) => l.includes("inline_timeout_ms")), "the warning about inline_timeout_ms");
