@@ -115,8 +115,12 @@ export const typedCompletion: Scenario = {
           70_000,
         );
         const ms = performance.now() - t0;
-        const payload = (r.json as { payload?: { engine?: string; items?: { label: string }[] } }).payload;
-        return { ms, engine: payload?.engine ?? "error", items: payload?.items ?? [] };
+        const json = r.json as {
+          payload?: { engine?: string; items?: { label: string }[] };
+          timings_ms?: Record<string, number>;
+        };
+        const payload = json.payload;
+        return { ms, engine: payload?.engine ?? "error", items: payload?.items ?? [], stages: json.timings_ms ?? {} };
       };
       const cursor = big.indexOf("  // the cursor types here");
       const first = await ask(big, cursor);
@@ -126,7 +130,7 @@ export const typedCompletion: Scenario = {
       const readyMs = first.ms + (performance.now() - t0);
       ctx.progress(`[typed-completion] checker ready after ${readyMs.toFixed(0)} ms (engine ${ready.engine})`);
       const type = async (lines: string[]) => {
-        const out: { ms: number; engine: string; key: string }[] = [];
+        const out: { ms: number; engine: string; key: string; stages: Record<string, number> }[] = [];
         let text = big;
         let at = cursor;
         for (const l of lines) {
@@ -134,7 +138,12 @@ export const typedCompletion: Scenario = {
             text = text.slice(0, at) + ch + text.slice(at);
             at++;
             const r = await ask(text, at);
-            out.push({ ms: r.ms, engine: r.engine, key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim() });
+            out.push({
+              ms: r.ms,
+              engine: r.engine,
+              key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim(),
+              stages: r.stages,
+            });
           }
         }
         return out;
@@ -166,11 +175,11 @@ export const typedCompletion: Scenario = {
         program_rebuilds: after.rebuilds !== null && before.rebuilds !== null ? after.rebuilds - before.rebuilds : null,
         stale_answers: after.stale !== null && before.stale !== null ? after.stale - before.stale : null,
         rss_mib: rss,
-        /** The ten slowest keystrokes: the line up to the cursor, the engine that answered, ms. */
+        /** The ten slowest keystrokes: the line up to the cursor, the engine that answered, ms, the agent's stage times (timings_ms). */
         slowest: [...keys]
           .sort((a, b) => b.ms - a.ms)
           .slice(0, 10)
-          .map((k) => `${k.key} | ${k.engine} ${k.ms.toFixed(1)}`),
+          .map((k) => `${k.key} | ${k.engine} ${k.ms.toFixed(1)} ${JSON.stringify(k.stages)}`),
       };
       ctx.progress(`[typed-completion] ${JSON.stringify(results)}`);
       const markdown = [

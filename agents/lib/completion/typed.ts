@@ -390,6 +390,8 @@ interface Collected {
   values: boolean;
   /** Answered by the last program's checker about this newer text, without a rebuild (stale.ts). */
   stale: boolean;
+  /** The program whose checker made the list (its auto-import candidates are remembered per program). */
+  program: TS.Program;
 }
 
 /**
@@ -607,6 +609,7 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     incomplete: res?.isIncomplete ?? false,
     values: entries.some((e) => VALUE_KINDS.has(e.kind)),
     stale: at.stale,
+    program,
   };
 }
 
@@ -636,6 +639,69 @@ function sameScope(c: Collected | undefined, path: string, text: string, offset:
   const added = text.slice(c.start, offset);
   if (/[{}'"`/:]|=>/.test(added)) return false;
   return text.endsWith(c.after) && text.startsWith(c.before);
+}
+
+/**
+ * A new word typed in the scope `c` (an identifier list of values) was collected in, answered from
+ * `c`'s names in scope and the auto-import candidates TypeScript found for this word in the same
+ * program (identifierCompletions), without asking the checker again (docs/agents.md, "Type-aware
+ * completion"). Only when the text added since the collection opens and closes no scope and declares
+ * nothing the list could lack: no brace, quote, `/`, `:` or `=>`, no `function`, `class`, `for`,
+ * `catch` or type-only word (`as`, `satisfies`, `<`…), a `,` only inside a bracket it opened, and past
+ * the end of a statement (`;` or a newline) only when nothing is declared in it and `c` was collected
+ * outside any declaration's initializer (TypeScript leaves that declaration out of the list). The
+ * buffer is still parsed and bound (the last program's view of it, stale.ts): the declaration being
+ * initialised at the cursor is left out, as TypeScript does. Undefined when any of it does not hold.
+ */
+function sameScopeWord(
+  svc: WorkspaceService,
+  c: Collected | undefined,
+  path: string,
+  text: string,
+  offset: number,
+): Collected | undefined {
+  if (!c || c.path !== path || c.incomplete || c.context !== "identifier" || !c.values) return undefined;
+  if (text.length - offset !== c.after.length || !/\.[cm]?ts$/.test(path)) return undefined;
+  const { prefix, start, afterDot } = prefixAt(text, offset);
+  if (prefix === "" || afterDot || start <= c.start) return undefined;
+  if (!text.endsWith(c.after) || !text.startsWith(c.before)) return undefined;
+  const added = text.slice(c.start, start);
+  if (/[{}'"`/:<#@]|=>/.test(added)) return undefined;
+  if (
+    /\b(?:function|class|for|catch|as|satisfies|keyof|infer|is|extends|implements|type|interface|enum|namespace|declare|module|import|export)\b/.test(
+      added,
+    )
+  )
+    return undefined;
+  let depth = 0;
+  for (const ch of added) {
+    if (ch === "(" || ch === "[") depth++;
+    else if (ch === ")" || ch === "]") depth--;
+    else if (ch === "," && depth <= 0) return undefined;
+  }
+  if (/[;\n]/.test(added) && (c.excluded.size > 0 || /\b(?:const|let|var|using)\b/.test(added))) return undefined;
+  svc.update(path, text);
+  const view = svc.stale(path, text);
+  if (!("program" in view) || view.program !== c.program) return undefined;
+  const word = (prefix + /^[\w$]*/.exec(text.slice(offset, offset + 256))![0]).toLowerCase();
+  const inScope = c.entries.filter((e) => !isAutoImport(e));
+  const hit = autoImports.get(c.program)?.get(`${valuePosition(inScope) ? 1 : 0}${word}`);
+  if (!hit) return undefined;
+  const scope = scopeNames(inScope);
+  for (const name of hit.scope) if (!scope.has(name)) return undefined;
+  return {
+    ...c,
+    start,
+    before: text.slice(0, start),
+    after: text.slice(offset),
+    prefix,
+    // The names TypeScript left out of `c`'s list stay out: a later sameScopeWord past a statement's end needs none.
+    excluded: new Set([...c.excluded, ...declaredHere(view.file, offset, false, undefined)]),
+    usage: usageOf(path, text, offset, start),
+    // A name declared since hides the import of its name (identifierCompletions).
+    entries: inScope.concat(hit.entries.filter((e) => !scope.has(e.name) || hit.scope.has(e.name))),
+    stale: true,
+  };
 }
 
 /**
@@ -690,7 +756,7 @@ export function typedCompletions(
 ): TypedAnswer & { reused: boolean; stale?: boolean } {
   const { prefix, start } = prefixAt(text, offset);
   if (declarationName(text, start)) return { items: [], context: "identifier", offered: 0, reused: true };
-  let c: Collected;
+  let c: Collected | undefined;
   let reused = true;
   if (reusable(last, path, text, offset) || sameScope(last, path, text, offset)) c = last;
   else if (sameScope(lastNames, path, text, offset)) {
@@ -698,6 +764,10 @@ export function typedCompletions(
     // collected in (excluded from its own initializer) may have ended.
     c = last = /[;\n,)]/.test(text.slice(lastNames.start, offset)) ? { ...lastNames, excluded: new Set() } : lastNames;
   } else {
+    const word = sameScopeWord(svc, lastNames, path, text, offset);
+    if (word) c = last = lastNames = word;
+  }
+  if (c === undefined) {
     c = last = collect(svc, path, text, offset);
     if (c.context === "identifier") lastNames = c;
     reused = false;

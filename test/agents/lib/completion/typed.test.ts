@@ -283,6 +283,50 @@ describe("typed engine in process: when a keystroke reuses the last collection",
     });
   }, 60_000);
 
+  it("a new word in the same statement answers from the names collected at the last word when its auto-import candidates are known, as the checker would", async () => {
+    const other = "export function other(): void {}\n";
+    await withService(
+      "export const limit = 1;\n",
+      (svc, path) => {
+        const base = "export const limit = 1;\nexport function f(lengthy: number): number {\n  const total = ";
+        const tail = ";\n  return total;\n}\n";
+        const at = (typed: string) => typedCompletions(svc, path, base + typed + tail, base.length + typed.length, 50);
+        // The checker's own answer: asked after another file's keystroke, so nothing of this one is reused.
+        const fresh = (typed: string) => {
+          const o = path.replace(/a\.ts$/, "o.ts");
+          typedCompletions(svc, o, other, other.length, 5);
+          const r = at(typed);
+          expect(r.reused).toBe(false);
+          return r.items;
+        };
+        const labels = (items: { label: string }[]) => items.map((i) => i.label);
+        const first = at("le"); // collected, with TypeScript's search for "le" (auto-import candidates)
+        expect(first.reused).toBe(false);
+        const again = at("lengthy * le");
+        expect(again.reused).toBe(true);
+        expect(labels(again.items)).toContain("lengthy");
+        expect(labels(again.items)).not.toContain("total"); // the variable being initialised
+        expect(again.items).toEqual(fresh("lengthy * le"));
+        // A call's argument (a `,` inside the bracket it opened) is the same scope.
+        at("le");
+        const arg = at("Math.max(lengthy, le");
+        expect(arg.reused).toBe(true);
+        expect(arg.items).toEqual(fresh("Math.max(lengthy, le"));
+        // Past the statement's end the declaration collected in (left out of its list) is in scope: collected again.
+        at("le");
+        const next = at("lengthy;\n  le");
+        expect(next.reused).toBe(false);
+        expect(labels(at("lengthy;\n  to").items)).toContain("total");
+        // A type position (`as`), or a word whose auto-import candidates are not known yet: collected again.
+        at("le");
+        expect(at("lengthy as le").reused).toBe(false);
+        at("le");
+        expect(at("lengthy * li").reused).toBe(false);
+      },
+      { "o.ts": other },
+    );
+  }, 60_000);
+
   it("a type position's names are not reused after `=` or `;`: the value position collects again", async () => {
     await withService("export interface Shape { n: number }\nexport const shapeCount = 1;\n", (svc, path) => {
       const base =
