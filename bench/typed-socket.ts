@@ -10,10 +10,9 @@
  */
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { invokeHttp } from "../protocol/client.js";
 import { percentile } from "../protocol/percentile.js";
 import { benchDir, cleanupAll, startProc } from "./lib/procs.js";
-import { TYPED_LINES, WARMUP_LINE, writeWorkspace } from "./scenarios/typed-completion.js";
+import { TYPED_LINES, WARMUP_LINE, completeAsker, typeLines, writeWorkspace } from "./scenarios/typed-completion.js";
 
 interface Key {
   key: string;
@@ -38,46 +37,18 @@ async function run(dist: string): Promise<Run> {
   const socket = join(dir, "lite.sock");
   const agent = await startProc(join(dist, "agents/complete-lite/main.js"), ["--listen", socket], socket);
   try {
-    const ask = async (source: string, offset: number, constraints: Record<string, unknown> = {}) => {
-      const before = source.slice(0, offset);
-      const line = before.split("\n").length;
-      const column = offset - (before.lastIndexOf("\n") + 1);
-      const t0 = performance.now();
-      const r = await invokeHttp(
-        socket,
-        {
-          action: "complete",
-          context: { workspace_root: root, file_path: "src/big.ts", source_code: source, cursor: { line, column } },
-          constraints: { max_items: 20, ...constraints },
-        },
-        70_000,
-      );
-      const ms = performance.now() - t0;
-      const json = r.json as { payload?: { engine?: string; items?: { label: string }[] }; timings_ms?: unknown };
-      const payload = json.payload;
-      return {
-        ms,
-        engine: payload?.engine ?? "error",
-        items: JSON.stringify(payload?.items ?? []),
-        stages: JSON.stringify(json.timings_ms ?? {}),
-      };
-    };
+    const ask = completeAsker(socket, root);
     const cursor = big.indexOf("  // the cursor types here");
     const first = await ask(big, cursor);
     await ask(big, cursor, { timeout_ms: 120_000, typed_wait_ms: 60_000 });
-    const type = async (lines: readonly string[]): Promise<Key[]> => {
-      const out: Key[] = [];
-      let text = big;
-      let at = cursor;
-      for (const l of lines)
-        for (const ch of `${l}\n`) {
-          text = text.slice(0, at) + ch + text.slice(at);
-          at++;
-          const r = await ask(text, at);
-          out.push({ key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim(), ...r });
-        }
-      return out;
-    };
+    const type = async (lines: readonly string[]): Promise<Key[]> =>
+      (await typeLines(big, cursor, lines, ask)).map((k) => ({
+        key: k.key,
+        ms: k.ms,
+        engine: k.engine,
+        items: JSON.stringify(k.items),
+        stages: JSON.stringify(k.stages),
+      }));
     await type([WARMUP_LINE]);
     return { load, first_ms: first.ms, keys: await type(TYPED_LINES) };
   } finally {

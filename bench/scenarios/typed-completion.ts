@@ -90,6 +90,68 @@ export const TYPED_LINES = [
   "  const value = service.lookup(raw) ?? service.label.length;",
 ];
 
+/** What complete-lite answered at one keystroke: the time over its socket, the engine, the items, the stage times. */
+export interface Answered {
+  ms: number;
+  engine: string;
+  items: { label: string }[];
+  /** The agent's stage times (timings_ms): where a slow keystroke's time went. */
+  stages: Record<string, number>;
+}
+
+/** A `complete` call on src/big.ts of the workspace at `root`, over complete-lite's socket, at an offset in `source`. */
+export function completeAsker(
+  socket: string,
+  root: string,
+): (source: string, offset: number, constraints?: Record<string, unknown>) => Promise<Answered> {
+  return async (source, offset, constraints = {}) => {
+    const before = source.slice(0, offset);
+    const line = before.split("\n").length;
+    const column = offset - (before.lastIndexOf("\n") + 1);
+    const t0 = performance.now();
+    const r = await invokeHttp(
+      socket,
+      {
+        action: "complete",
+        context: { workspace_root: root, file_path: "src/big.ts", source_code: source, cursor: { line, column } },
+        constraints: { max_items: 20, ...constraints },
+      },
+      70_000,
+    );
+    const ms = performance.now() - t0;
+    const json = r.json as {
+      payload?: { engine?: string; items?: { label: string }[] };
+      timings_ms?: Record<string, number>;
+    };
+    return {
+      ms,
+      engine: json.payload?.engine ?? "error",
+      items: json.payload?.items ?? [],
+      stages: json.timings_ms ?? {},
+    };
+  };
+}
+
+/** Types `lines` into `big` at `cursor` one character at a time, asking at each keystroke; `key` is the line typed so far. */
+export async function typeLines(
+  big: string,
+  cursor: number,
+  lines: readonly string[],
+  ask: (source: string, offset: number) => Promise<Answered>,
+): Promise<(Answered & { key: string })[]> {
+  const out: (Answered & { key: string })[] = [];
+  let text = big;
+  let at = cursor;
+  for (const l of lines)
+    for (const ch of `${l}\n`) {
+      text = text.slice(0, at) + ch + text.slice(at);
+      at++;
+      const r = await ask(text, at);
+      out.push({ ...r, key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim() });
+    }
+  return out;
+}
+
 export const typedCompletion: Scenario = {
   name: "typed-completion",
   title: "complete-lite typed engine: first request on a 200-file workspace, keystrokes on a 2,000-line file, RSS",
@@ -100,28 +162,7 @@ export const typedCompletion: Scenario = {
     const socket = join(dir, "lite.sock");
     const agent = await startProc(join(DIST, "agents/complete-lite/main.js"), ["--listen", socket], socket);
     try {
-      const ask = async (source: string, offset: number, constraints: Record<string, unknown> = {}) => {
-        const before = source.slice(0, offset);
-        const line = before.split("\n").length;
-        const column = offset - (before.lastIndexOf("\n") + 1);
-        const t0 = performance.now();
-        const r = await invokeHttp(
-          socket,
-          {
-            action: "complete",
-            context: { workspace_root: root, file_path: "src/big.ts", source_code: source, cursor: { line, column } },
-            constraints: { max_items: 20, ...constraints },
-          },
-          70_000,
-        );
-        const ms = performance.now() - t0;
-        const json = r.json as {
-          payload?: { engine?: string; items?: { label: string }[] };
-          timings_ms?: Record<string, number>;
-        };
-        const payload = json.payload;
-        return { ms, engine: payload?.engine ?? "error", items: payload?.items ?? [], stages: json.timings_ms ?? {} };
-      };
+      const ask = completeAsker(socket, root);
       const cursor = big.indexOf("  // the cursor types here");
       const first = await ask(big, cursor);
       ctx.progress(`[typed-completion] first request: ${first.ms.toFixed(0)} ms, engine ${first.engine}`);
@@ -129,25 +170,7 @@ export const typedCompletion: Scenario = {
       const ready = await ask(big, cursor, { timeout_ms: 120_000, typed_wait_ms: 60_000 });
       const readyMs = first.ms + (performance.now() - t0);
       ctx.progress(`[typed-completion] checker ready after ${readyMs.toFixed(0)} ms (engine ${ready.engine})`);
-      const type = async (lines: string[]) => {
-        const out: { ms: number; engine: string; key: string; stages: Record<string, number> }[] = [];
-        let text = big;
-        let at = cursor;
-        for (const l of lines) {
-          for (const ch of `${l}\n`) {
-            text = text.slice(0, at) + ch + text.slice(at);
-            at++;
-            const r = await ask(text, at);
-            out.push({
-              ms: r.ms,
-              engine: r.engine,
-              key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim(),
-              stages: r.stages,
-            });
-          }
-        }
-        return out;
-      };
+      const type = (lines: readonly string[]) => typeLines(big, cursor, lines, ask);
       /** The workspace's program rebuilds and answers from an older program (builds before stale.ts: null). */
       const counts = async () => {
         const health = JSON.parse((await httpRequest(socket, { path: "/healthz" })).body) as {
