@@ -34,8 +34,8 @@
  *   before any large one, and large requests start at most `bigPaceMsPerMiB` ms per MiB apart (a 1 MiB
  *   request, then the next large one 50 ms later; 64 KiB, 3 ms), the one waiting longest first: a
  *   large request waits no longer than the paces of those ahead of it, and none is refused.
- *   With no small request lately, large ones start as before (docs/performance.md, The hostile
- *   neighbour: large requests paced by size).
+ *   With no small request lately, large ones start as before (docs/performance.md, Large requests
+ *   paced by size).
  */
 import { performance } from "node:perf_hooks";
 
