@@ -31,9 +31,10 @@
  * - Cost classes: a large request (`bigBytes` or more) is expensive whoever sends it, and a client that
  *   opens a connection per request is a new, uncharged connection each time, which the charges above
  *   never catch. While a small request has run in the last `activeMs`, waiting small requests start
- *   before any large one, and large requests start at most `bigPaceMsPerMiB` ms per MiB apart (a 1 MiB
- *   request, then the next large one 50 ms later; 64 KiB, 3 ms), the one waiting longest first: a
- *   large request waits no longer than the paces of those ahead of it, and none is refused.
+ *   before any large one, one large request at a time is started and unanswered, and the next starts
+ *   `bigPaceMsPerMiB` ms per MiB of it after its answer (a 1 MiB request, then the next large one 50 ms
+ *   after it was answered; 64 KiB, 3 ms), the one waiting longest first: a large request waits no
+ *   longer than those ahead of it and their paces, and none is refused.
  *   With no small request lately, large ones start as before (docs/performance.md, Large requests
  *   paced by size).
  */
@@ -53,7 +54,7 @@ export const TURN_ACTIVE_MS = 100;
 export const TURN_LEAD = 2;
 /** A paced connection starts at most one waiting request this often. */
 export const TURN_PACE_MS = 5;
-/** While small requests are served, large ones start at most this many ms apart per MiB of the previous one. */
+/** While small requests are served, a large request starts this many ms per MiB of the previous one after its answer. */
 export const TURN_BIG_PACE_MS_PER_MIB = 50;
 const MiB = 1024 * 1024;
 
@@ -110,9 +111,10 @@ export class FairTurns {
   private drainScheduled = false;
   /** A drain waits for a pace (a connection's, or large requests'). */
   private paceTimer: NodeJS.Timeout | undefined;
-  /** When a small request last started, and when the next large one may (cost classes). */
+  /** When a small request last started, when the next large one may, and large ones started and unanswered (cost classes). */
   private smallAt = -Infinity;
   private nextBigAt = -Infinity;
+  private bigInflight = 0;
   private queuedCount = 0;
   private deferredCount = 0;
   private readonly sliceMs: number;
@@ -182,7 +184,7 @@ export class FairTurns {
         big,
         bytes,
         queuedAt: performance.now(),
-        start: () => resolve(this.timed(lane, job)),
+        start: () => resolve(this.timed(lane, job, big ? () => this.bigDone(bytes) : undefined)),
         cancel: () => resolve(cancelled()),
       });
       this.queuedCount++;
@@ -223,7 +225,14 @@ export class FairTurns {
    * Run the job now, charging the time its synchronous part holds the thread to its connection, and
    * counting it in the connection's requests in flight until it settles.
    */
-  private timed<T>(lane: Lane, job: () => Promise<T>): Promise<T> {
+  /** A large request was answered: the next may start after its pace (cost classes). */
+  private bigDone(bytes: number): void {
+    this.bigInflight--;
+    this.nextBigAt = performance.now() + (bytes / MiB) * this.bigPaceMsPerMiB;
+    if (this.queuedCount > 0) this.scheduleDrain();
+  }
+
+  private timed<T>(lane: Lane, job: () => Promise<T>, onDone?: () => void): Promise<T> {
     const t0 = performance.now();
     lane.startedAt = t0;
     lane.inflight++;
@@ -232,6 +241,7 @@ export class FairTurns {
     const done = (): void => {
       if (settled) return;
       settled = true;
+      onDone?.();
       lane.inflight--;
       this.touch(lane);
       // Its share is free again: a request it (or, with the active count down, another) queued may start.
@@ -295,7 +305,7 @@ export class FairTurns {
       const job = lane.queue.shift()!;
       this.queuedCount--;
       this.touch(lane);
-      if (job.big) this.nextBigAt = now + (job.bytes / MiB) * this.bigPaceMsPerMiB;
+      if (job.big) this.bigInflight++;
       else this.smallAt = now;
       job.start();
       if (job.big || performance.now() - start >= this.sliceMs) break;
@@ -350,6 +360,8 @@ export class FairTurns {
     if (!best && big) {
       // Only large requests wait: paced by size while small requests are being served.
       const busy = now - this.smallAt <= this.activeMs;
+      // One at a time: the answer of the one in flight drains again (bigDone).
+      if (busy && this.bigInflight > 0 && !this.uncapped) return undefined;
       const bigWait = busy ? Math.max(0, this.nextBigAt - now) : 0;
       best = big;
       bestUsed = bigUsed;

@@ -262,7 +262,7 @@ describe("FairTurns", () => {
     expect(ran).toEqual(["warm", "small-1", "small-2", "large"]);
   });
 
-  it("cost classes: while small requests are served, large ones start bigPaceMsPerMiB apart, the longest waiting first", async () => {
+  it("cost classes: while small requests are served, large ones start bigPaceMsPerMiB after the one before, the longest waiting first", async () => {
     // 1,024 bytes: a 30 ms pace.
     const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 30 * 1024, activeMs: 60_000, paceMs: 0 });
     const ran: string[] = [];
@@ -295,6 +295,51 @@ describe("FairTurns", () => {
     expect(ran).toEqual(["large-1", "large-2", "large-3"]);
     // Each waited for the pace after the one before it (a timer never fires early; 1 ms of rounding).
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(29);
+  });
+
+  it("cost classes: while small requests are served, one large request at a time is started and unanswered", async () => {
+    const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 0, activeMs: 60_000, paceMs: 0 });
+    const ran: string[] = [];
+    let answerFirst: () => void = () => undefined;
+    await turns.run(
+      9,
+      10,
+      () => Promise.resolve(),
+      () => undefined,
+    ); // a small request ran
+    const first = turns.run(
+      1,
+      5000,
+      () => {
+        ran.push("large-1");
+        return new Promise<void>((resolve) => (answerFirst = resolve));
+      },
+      () => undefined,
+    );
+    const second = turns.run(
+      2,
+      5000,
+      () => {
+        ran.push("large-2");
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    const small = turns.run(
+      3,
+      10,
+      () => {
+        ran.push("small");
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    for (let i = 0; i < 10; i++) await nextTurn();
+    // The first large request is in flight: the second waits for its answer, the small one does not.
+    expect(ran).toEqual(["small", "large-1"]);
+    answerFirst();
+    await Promise.all([first, second, small]);
+    expect(ran).toEqual(["small", "large-1", "large-2"]);
   });
 
   it("cost classes: with no small request lately, large ones are not paced", async () => {
