@@ -28,6 +28,15 @@
  *   against 125 for 4 such clients together), and the thread, busy all the time, is scheduled by the
  *   kernel like any CPU-bound process, late. Paced, a flood costs at most one request per `paceMs`
  *   while others are served, and all it can use once they have been quiet for `activeMs`.
+ * - Cost classes: a large request (`bigBytes` or more) is expensive whoever sends it, and a client that
+ *   opens a connection per request is a new, uncharged connection each time, which the charges above
+ *   never catch. While a small request has run in the last `activeMs`, waiting small requests start
+ *   before any large one, one large request at a time is started and unanswered, and the next starts
+ *   `bigPaceMsPerMiB` ms per MiB of it after its answer (a 1 MiB request, then the next large one 50 ms
+ *   after it was answered; 64 KiB, 3 ms), the one waiting longest first: a large request waits no
+ *   longer than those ahead of it and their paces, and none is refused.
+ *   With no small request lately, large ones start as before (docs/performance.md, Large requests
+ *   paced by size).
  */
 import { performance } from "node:perf_hooks";
 
@@ -45,11 +54,17 @@ export const TURN_ACTIVE_MS = 100;
 export const TURN_LEAD = 2;
 /** A paced connection starts at most one waiting request this often. */
 export const TURN_PACE_MS = 5;
+/** While small requests are served, a large request starts this many ms per MiB of the previous one after its answer. */
+export const TURN_BIG_PACE_MS_PER_MIB = 50;
+const MiB = 1024 * 1024;
 
 interface Job {
   start(): void;
   cancel(): void;
   big: boolean;
+  bytes: number;
+  /** When it started waiting (large requests start oldest first). */
+  queuedAt: number;
 }
 
 interface Lane {
@@ -81,6 +96,7 @@ export interface TurnOptions {
   activeMs?: number;
   lead?: number;
   paceMs?: number;
+  bigPaceMsPerMiB?: number;
 }
 
 export class FairTurns {
@@ -93,6 +109,12 @@ export class FairTurns {
   private readonly ranThisTurn = new Set<number>();
   private turnResetScheduled = false;
   private drainScheduled = false;
+  /** A drain waits for a pace (a connection's, or large requests'). */
+  private paceTimer: NodeJS.Timeout | undefined;
+  /** When a small request last started, when the next large one may, and large ones started and unanswered (cost classes). */
+  private smallAt = -Infinity;
+  private nextBigAt = -Infinity;
+  private bigInflight = 0;
   private queuedCount = 0;
   private deferredCount = 0;
   private readonly sliceMs: number;
@@ -102,6 +124,7 @@ export class FairTurns {
   private readonly activeMs: number;
   private readonly lead: number;
   private readonly paceMs: number;
+  private readonly bigPaceMsPerMiB: number;
 
   constructor(options: TurnOptions = {}) {
     this.sliceMs = options.sliceMs ?? TURN_SLICE_MS;
@@ -111,6 +134,7 @@ export class FairTurns {
     this.activeMs = options.activeMs ?? TURN_ACTIVE_MS;
     this.lead = options.lead ?? TURN_LEAD;
     this.paceMs = options.paceMs ?? TURN_PACE_MS;
+    this.bigPaceMsPerMiB = options.bigPaceMsPerMiB ?? TURN_BIG_PACE_MS_PER_MIB;
   }
 
   stats(): TurnStats {
@@ -151,13 +175,16 @@ export class FairTurns {
           this.ranThisTurn.clear();
         });
       }
+      this.smallAt = performance.now();
       return this.timed(lane, job);
     }
     this.deferredCount++;
     return new Promise<T>((resolve) => {
       lane.queue.push({
         big,
-        start: () => resolve(this.timed(lane, job)),
+        bytes,
+        queuedAt: performance.now(),
+        start: () => resolve(this.timed(lane, job, big ? () => this.bigDone(bytes) : undefined)),
         cancel: () => resolve(cancelled()),
       });
       this.queuedCount++;
@@ -198,7 +225,14 @@ export class FairTurns {
    * Run the job now, charging the time its synchronous part holds the thread to its connection, and
    * counting it in the connection's requests in flight until it settles.
    */
-  private timed<T>(lane: Lane, job: () => Promise<T>): Promise<T> {
+  /** A large request was answered: the next may start after its pace (cost classes). */
+  private bigDone(bytes: number): void {
+    this.bigInflight--;
+    this.nextBigAt = performance.now() + (bytes / MiB) * this.bigPaceMsPerMiB;
+    if (this.queuedCount > 0) this.scheduleDrain();
+  }
+
+  private timed<T>(lane: Lane, job: () => Promise<T>, onDone?: () => void): Promise<T> {
     const t0 = performance.now();
     lane.startedAt = t0;
     lane.inflight++;
@@ -207,6 +241,7 @@ export class FairTurns {
     const done = (): void => {
       if (settled) return;
       settled = true;
+      onDone?.();
       lane.inflight--;
       this.touch(lane);
       // Its share is free again: a request it (or, with the active count down, another) queued may start.
@@ -238,9 +273,22 @@ export class FairTurns {
     setImmediate(() => this.drain());
   }
 
+  /** Drain again once `wait` ms have passed (a pace), unless a drain comes sooner. */
+  private drainAfter(wait: number): void {
+    if (this.paceTimer !== undefined) return;
+    this.paceTimer = setTimeout(() => {
+      this.paceTimer = undefined;
+      this.drain();
+    }, wait);
+  }
+
   /** Run queued requests, least-charged connection first, for one slice or one large request. */
   private drain(): void {
     this.drainScheduled = false;
+    if (this.paceTimer !== undefined) {
+      clearTimeout(this.paceTimer);
+      this.paceTimer = undefined;
+    }
     const start = performance.now();
     while (this.queuedCount > 0) {
       const now = performance.now();
@@ -249,14 +297,16 @@ export class FairTurns {
       if (!next) return;
       const { lane, wait } = next;
       if (wait > 0) {
-        // Paced (it leads the others): its next request when its pace allows.
-        this.drainScheduled = true;
-        setTimeout(() => this.drain(), wait);
+        // Paced (it leads the others, or large requests wait their pace): its next request when its
+        // pace allows; a request that arrives meanwhile drains at once.
+        this.drainAfter(wait);
         return;
       }
       const job = lane.queue.shift()!;
       this.queuedCount--;
       this.touch(lane);
+      if (job.big) this.bigInflight++;
+      else this.smallAt = now;
       job.start();
       if (job.big || performance.now() - start >= this.sliceMs) break;
     }
@@ -270,6 +320,14 @@ export class FairTurns {
   private cheapest(now: number): { lane: Lane; wait: number } | undefined {
     let best: Lane | undefined;
     let bestUsed = Infinity;
+    /**
+     * The lane whose next request is large and has waited longest (cost classes: only when no small one
+     * waits). Oldest first, not least charged: a client opening a connection per request is never
+     * charged, and would otherwise always go before one that keeps its connection.
+     */
+    let big: Lane | undefined;
+    let bigUsed = Infinity;
+    let bigSince = Infinity;
     const share = this.share();
     // The two least charged connections that ran a request lately: the least charged other than `best`.
     let low: Lane | undefined;
@@ -287,10 +345,27 @@ export class FairTurns {
         } else if (used < secondUsed) secondUsed = used;
       }
       if (lane.queue.length === 0 || lane.inflight >= share) continue;
-      if (used < bestUsed) {
+      const head = lane.queue[0]!;
+      if (head.big && !this.uncapped) {
+        if (head.queuedAt < bigSince) {
+          big = lane;
+          bigUsed = used;
+          bigSince = head.queuedAt;
+        }
+      } else if (used < bestUsed) {
         best = lane;
         bestUsed = used;
       }
+    }
+    if (!best && big) {
+      // Only large requests wait: paced by size while small requests are being served.
+      const busy = now - this.smallAt <= this.activeMs;
+      // One at a time: the answer of the one in flight drains again (bigDone).
+      if (busy && this.bigInflight > 0 && !this.uncapped) return undefined;
+      const bigWait = busy ? Math.max(0, this.nextBigAt - now) : 0;
+      best = big;
+      bestUsed = bigUsed;
+      if (bigWait > 0) return { lane: best, wait: bigWait };
     }
     if (!best || this.uncapped) return best && { lane: best, wait: 0 };
     const others = low === best ? secondUsed : lowUsed;

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { successResponse } from "../../protocol/envelope.js";
 import { AipServer } from "../../protocol/server.js";
 import { FairTurns } from "../../protocol/turns.js";
+import { ndjsonExchange } from "../../protocol/client.js";
 import { ndjsonSession, tempDir, type NdjsonSession } from "../helpers.js";
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -237,6 +238,138 @@ describe("FairTurns", () => {
     // The three in the next drain, one after the other, before the loop's next turn (the tick).
     expect(ran).toEqual(["h1", "h2", "h3"]);
   });
+
+  it("cost classes: a waiting small request starts before a waiting large one, though its connection is charged more", async () => {
+    const turns = new FairTurns({ bigBytes: 1000, paceMs: 0 });
+    const ran: string[] = [];
+    const job =
+      (name: string, ms = 0) =>
+      () => {
+        if (ms > 0) busy(ms);
+        ran.push(name);
+        return Promise.resolve();
+      };
+    // Connection 2 is charged 5 ms; connection 1 nothing.
+    await turns.run(2, 10, job("warm", 5), () => undefined);
+    await nextTurn();
+    const waits = [
+      turns.run(1, 5000, job("large"), () => undefined),
+      turns.run(2, 10, job("small-1"), () => undefined), // its first in this turn: at once
+      turns.run(2, 10, job("small-2"), () => undefined), // waits, beside the large one
+    ];
+    await Promise.all(waits);
+    // Least charged first would have started the large request before small-2.
+    expect(ran).toEqual(["warm", "small-1", "small-2", "large"]);
+  });
+
+  it("cost classes: while small requests are served, large ones start bigPaceMsPerMiB after the one before, the longest waiting first", async () => {
+    // 1,024 bytes: a 30 ms pace.
+    const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 30 * 1024, activeMs: 60_000, paceMs: 0 });
+    const ran: string[] = [];
+    const starts: number[] = [];
+    const job = (name: string) => () => {
+      starts.push(performance.now());
+      ran.push(name);
+      return Promise.resolve();
+    };
+    // A small request ran (connection 9); connection 1 is charged (it keeps its connection), 2 and 3 are new.
+    await turns.run(
+      9,
+      10,
+      () => Promise.resolve(),
+      () => undefined,
+    );
+    await turns.run(
+      1,
+      10,
+      () => {
+        busy(5);
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    await nextTurn();
+    const waits = [1, 2, 3].map((c) => turns.run(c, 1024, job(`large-${c}`), () => undefined));
+    await Promise.all(waits);
+    // Oldest first: the charged connection's large request is not put behind the new connections'.
+    expect(ran).toEqual(["large-1", "large-2", "large-3"]);
+    // Each waited for the pace after the one before it (a timer never fires early; 1 ms of rounding).
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(29);
+  });
+
+  it("cost classes: while small requests are served, one large request at a time is started and unanswered", async () => {
+    const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 0, activeMs: 60_000, paceMs: 0 });
+    const ran: string[] = [];
+    let answerFirst: () => void = () => undefined;
+    await turns.run(
+      9,
+      10,
+      () => Promise.resolve(),
+      () => undefined,
+    ); // a small request ran
+    const first = turns.run(
+      1,
+      5000,
+      () => {
+        ran.push("large-1");
+        return new Promise<void>((resolve) => (answerFirst = resolve));
+      },
+      () => undefined,
+    );
+    const second = turns.run(
+      2,
+      5000,
+      () => {
+        ran.push("large-2");
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    const small = turns.run(
+      3,
+      10,
+      () => {
+        ran.push("small");
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    for (let i = 0; i < 10; i++) await nextTurn();
+    // The first large request is in flight: the second waits for its answer, the small one does not.
+    expect(ran).toEqual(["small", "large-1"]);
+    answerFirst();
+    await Promise.all([first, second, small]);
+    expect(ran).toEqual(["small", "large-1", "large-2"]);
+  });
+
+  it("cost classes: with no small request lately, large ones are not paced", async () => {
+    const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 60_000 * 1024, activeMs: 1, paceMs: 0 });
+    const ran: string[] = [];
+    await turns.run(
+      9,
+      10,
+      () => {
+        busy(5); // the small request is more than activeMs ago when the large ones wait
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    const waits = [1, 2, 3].map((c) =>
+      turns.run(
+        c,
+        1024,
+        () => {
+          ran.push(`large-${c}`);
+          return Promise.resolve();
+        },
+        () => undefined,
+      ),
+    );
+    // One large request per drain, a drain per turn of the loop: three turns, not three minute-long paces.
+    for (let i = 0; i < 5 && ran.length < 3; i++) await nextTurn();
+    expect(ran).toEqual(["large-1", "large-2", "large-3"]);
+    await Promise.all(waits);
+  });
 });
 
 describe("fair turns between connections over real sockets", () => {
@@ -303,5 +436,60 @@ describe("fair turns between connections over real sockets", () => {
     // The flood is not starved: once the cheap connection is quiet it has the thread again.
     const floodAfter = handled.length;
     while (handled.length < floodAfter + 200) await nextTurn();
+  });
+
+  it("large requests beside small ones: a client keeping its connection is not starved by one opening a connection per request", async () => {
+    const { dir, cleanup } = tempDir();
+    opened.cleanup = cleanup;
+    const handled: string[] = [];
+    const server = await AipServer.listen({
+      socketPath: join(dir, "s.sock"),
+      invoke: async (req) => {
+        const { context, trace_id: trace } = req as { context: { who: string }; trace_id?: string };
+        if (context.who !== "small") busy(0.5); // a large request costs its connection a charge
+        handled.push(context.who);
+        return successResponse({}, trace ?? "t");
+      },
+    });
+    opened.server = server;
+    // 128 KiB requests: large (TURN_BIG_BYTES), paced about 6 ms apart while the small client is served.
+    const large = (who: string, i: number): Record<string, unknown> & { trace_id: string } => ({
+      action: "echo",
+      trace_id: `${who}-${i}`,
+      context: { who, source_code: "a".repeat(128 * 1024) },
+      constraints: {},
+    });
+    const count = (who: string): number => handled.filter((w) => w === who).length;
+    const done = (): boolean => count("kept") + count("fresh") >= 30;
+    const kept = await ndjsonSession(server.socketPath);
+    const small = await ndjsonSession(server.socketPath);
+    opened.cheap = small;
+    const loops = [
+      (async () => {
+        for (let i = 0; !done(); i++) expect((await kept.send(large("kept", i))).status).toBe("success");
+        kept.close();
+      })(),
+      (async () => {
+        for (let i = 0; !done(); i++) {
+          const [answer] = await ndjsonExchange(server.socketPath, `${JSON.stringify(large("fresh", i))}\n`, {
+            timeoutMs: 30_000,
+          });
+          expect((JSON.parse(answer!) as { status: string }).status).toBe("success");
+        }
+      })(),
+      (async () => {
+        for (let i = 0; !done(); i++)
+          expect(
+            (await small.send({ action: "echo", trace_id: `small-${i}`, context: { who: "small" }, constraints: {} }))
+              .status,
+          ).toBe("success");
+      })(),
+    ];
+    await Promise.all(loops);
+    // The longest waiting large request starts first: each client gets about half of them (least
+    // charged first gave the kept connection 4 of 75, every fresh connection being uncharged).
+    expect(count("kept"), handled.filter((w) => w !== "small").join(" ")).toBeGreaterThanOrEqual(10);
+    expect(count("fresh")).toBeGreaterThanOrEqual(10);
+    expect(count("small")).toBeGreaterThan(0);
   });
 });
