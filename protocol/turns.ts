@@ -79,6 +79,10 @@ interface Lane {
   closed: boolean;
   /** When it last started a request (pacing). */
   startedAt: number;
+  /** Counted in `activeCount`: requests started and unanswered, or waiting. */
+  active: boolean;
+  /** The turn of the event loop (`FairTurns.turn`) in which it last ran a request at once. */
+  ranTurn: number;
 }
 
 export interface TurnStats {
@@ -101,12 +105,16 @@ export interface TurnOptions {
 
 export class FairTurns {
   private readonly lanes = new Map<number, Lane>();
-  /** Lanes with requests started and unanswered, or waiting: those sharing `sharedInflight`. */
-  private readonly active = new Set<Lane>();
+  /**
+   * Lanes with requests started and unanswered, or waiting: those sharing `sharedInflight`. A count and
+   * a flag on each lane, not a set: a connection with one request at a time joins and leaves it on every
+   * request (docs/performance.md, "The orchestrator hop").
+   */
+  private activeCount = 0;
   /** Shutting down (`openAll`): queued requests start without waiting for their connection's share. */
   private uncapped = false;
-  /** Connections that ran a request at once in the current turn of the event loop. */
-  private readonly ranThisTurn = new Set<number>();
+  /** The current turn of the event loop, counted: a lane whose `ranTurn` is this ran a request at once in it. */
+  private turn = 0;
   private turnResetScheduled = false;
   private drainScheduled = false;
   /** A drain waits for a pace (a connection's, or large requests'). */
@@ -149,14 +157,16 @@ export class FairTurns {
 
   /** The most requests one connection may have started and unanswered now. */
   private share(): number {
-    const n = this.active.size;
+    const n = this.activeCount;
     return n <= 1 || this.uncapped ? Infinity : Math.max(1, Math.floor(this.sharedInflight / n));
   }
 
-  /** Keep `active` up to date after a lane's queue or in-flight count changed. */
+  /** Keep `activeCount` up to date after a lane's queue or in-flight count changed. */
   private touch(lane: Lane): void {
-    if (!lane.closed && (lane.inflight > 0 || lane.queue.length > 0)) this.active.add(lane);
-    else this.active.delete(lane);
+    const active = !lane.closed && (lane.inflight > 0 || lane.queue.length > 0);
+    if (active === lane.active) return;
+    lane.active = active;
+    this.activeCount += active ? 1 : -1;
   }
 
   /**
@@ -166,13 +176,13 @@ export class FairTurns {
   run<T>(connection: number, bytes: number, job: () => Promise<T>, cancelled: () => T): Promise<T> {
     const lane = this.lane(connection);
     const big = bytes >= this.bigBytes;
-    if (!big && lane.queue.length === 0 && !this.ranThisTurn.has(connection) && lane.inflight < this.share()) {
-      this.ranThisTurn.add(connection);
+    if (!big && lane.queue.length === 0 && lane.ranTurn !== this.turn && lane.inflight < this.share()) {
+      lane.ranTurn = this.turn;
       if (!this.turnResetScheduled) {
         this.turnResetScheduled = true;
         setImmediate(() => {
           this.turnResetScheduled = false;
-          this.ranThisTurn.clear();
+          this.turn++;
         });
       }
       this.smallAt = performance.now();
@@ -215,6 +225,8 @@ export class FairTurns {
         inflight: 0,
         closed: false,
         startedAt: -Infinity,
+        active: false,
+        ranTurn: -1,
       };
       this.lanes.set(connection, lane);
     }
