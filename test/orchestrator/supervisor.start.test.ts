@@ -25,7 +25,12 @@ describe("agent start timeout", () => {
   }, 60_000);
 
   it("a start that spins the CPU without listening is killed once it has used start_timeout_ms of CPU", async () => {
-    agency = await startAgency([{ name: "spin", env: { FIXTURE_START_SPIN_MS: "forever" } }], limits);
+    // Four spinning threads: the agent's CPU time outruns START_WALL_FACTOR × the wall clock even when the
+    // suite's other files keep both cores busy (one thread alone got under a quarter of a core there).
+    agency = await startAgency(
+      [{ name: "spin", env: { FIXTURE_START_SPIN_MS: "forever", FIXTURE_START_SPIN_THREADS: "4" } }],
+      limits,
+    );
     const a = agency;
     await until(() => a.logs.events("start_failed").length > 0, 30_000, "start_failed");
     expect(String(a.logs.events("start_failed")[0]!.err)).toMatch(
