@@ -10,6 +10,7 @@ import { AgentRecord, type AgentRole } from "./agent.js";
 import type { Deployment } from "./canary/state.js";
 import type { AgencyConfig, AgentConfig } from "./config.js";
 import { AgentPool } from "./pool/agent-pool.js";
+import { AgentCosts } from "./pool/cost.js";
 import type { SizingStrategy } from "./pool/sizing.js";
 import { ndjsonTransport, type TransportFactory } from "./pool/transport.js";
 import type { AgentProcesses } from "./processes.js";
@@ -28,6 +29,8 @@ export interface RegistryDeps {
 
 export class AgentRegistry {
   readonly agents: AgentRecord[] = [];
+  /** Every agent's calls compared: a CPU-heavy agent is paced while the others are served (pool/cost.ts). */
+  private readonly costs = new AgentCosts();
 
   constructor(private readonly deps: RegistryDeps) {}
 
@@ -66,6 +69,7 @@ export class AgentRegistry {
       socketPath: config.socket,
       maxConcurrent: manifest.max_concurrent,
       maxQueue: this.config.limits.max_queue,
+      costs: this.costs,
       transport: this.deps.transport ?? ndjsonTransport,
       ...(this.deps.sizing ? { sizing: this.deps.sizing } : {}),
     });
@@ -91,6 +95,7 @@ export class AgentRegistry {
     record.markStopped();
     record.pool.failQueued(new AipError("AIP_ERR_UNAVAILABLE", `Agent ${record.name}@${record.version} was stopped`));
     await record.pool.close();
+    this.costs.remove(record.pool.cost);
   }
 
   /**

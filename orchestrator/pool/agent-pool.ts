@@ -3,6 +3,7 @@ import type { Cancellation } from "../../protocol/cancel.js";
 import { LatencyWindow } from "../stats.js";
 import { Slots, type SlotStats } from "./slots.js";
 import { adaptiveSizing, type SizingStrategy } from "./sizing.js";
+import { AgentCosts, NOT_HELD, type AgentCost, type CostDone } from "./cost.js";
 import type { Transport, TransportFactory } from "./transport.js";
 
 /** Calls per window over which the peak demand is taken (the latency window's length). */
@@ -21,6 +22,8 @@ export interface AgentPoolOptions {
   maxQueue: number;
   transport: TransportFactory;
   sizing?: SizingStrategy;
+  /** The orchestrator's agents, compared for cost classes (./cost.ts); unset: this pool alone, never paced. */
+  costs?: AgentCosts;
 }
 
 export class AgentPool {
@@ -29,6 +32,8 @@ export class AgentPool {
   private readonly transport: Transport;
   private readonly sizing: SizingStrategy;
   private readonly maxConcurrent: number;
+  /** Its calls' mean time against other agents': a CPU-heavy agent is paced while others are served (./cost.ts). */
+  readonly cost: AgentCost;
   private calls = 0;
   /** Peak demand in the current and the previous window of DEMAND_WINDOW_CALLS calls. */
   private peakNow = 0;
@@ -40,6 +45,7 @@ export class AgentPool {
     this.maxConcurrent = options.maxConcurrent;
     this.slots = new Slots(this.sizing.initial(options.maxConcurrent), options.maxQueue, options.label);
     this.transport = options.transport(options.socketPath, options.maxConcurrent);
+    this.cost = (options.costs ?? new AgentCosts()).add();
   }
 
   get size(): number {
@@ -60,9 +66,26 @@ export class AgentPool {
    * resolves with its release function.
    */
   acquire(deadline: number, cancel?: Cancellation, connection?: number): Promise<() => void> {
+    // Its turn first while the agent is heavy (./cost.ts); a function when it is at once (the common case).
+    const turn = this.cost.turn();
+    if (typeof turn === "function") return this.slot(turn, deadline, cancel, connection);
+    return turn.then((done) => this.slot(done, deadline, cancel, connection));
+  }
+
+  private slot(done: CostDone, deadline: number, cancel?: Cancellation, connection?: number): Promise<() => void> {
     // A caller about to wait is demand the strategy may meet at once.
     this.resize(this.demand() + 1);
-    return this.slots.acquire(deadline, cancel, connection);
+    if (done === NOT_HELD) return this.slots.acquire(deadline, cancel, connection);
+    return this.slots.acquire(deadline, cancel, connection).then(
+      (release) => () => {
+        release();
+        done();
+      },
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
   }
 
   /** Send through the transport in an acquired slot; resolves with the agent's answer. */
@@ -74,6 +97,7 @@ export class AgentPool {
   record(ms: number): void {
     this.calls++;
     this.latency.record(ms);
+    this.cost.record(ms);
     if (++this.windowCalls >= DEMAND_WINDOW_CALLS) {
       this.windowCalls = 0;
       this.peakBefore = this.peakNow;
