@@ -121,6 +121,8 @@ describe("aip reload: the old orchestrator serves until the successor is ready",
   const hook = join(t.dir, "stop-successor.mjs");
   const pids = new Set<number>();
   let up: ChildProcess;
+  /** The old orchestrator's stderr, which its successor inherits. */
+  let stderr = "";
   const livez = async (timeoutMs = 10_000): Promise<number> =>
     (JSON.parse((await httpRequest(sock, { path: "/livez", timeoutMs, agent: false })).body) as { pid: number }).pid;
   const stopped = (pid: number): boolean => {
@@ -150,9 +152,10 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
       limits: { shutdown_grace_ms: 3000, start_timeout_ms: 90_000 },
     });
     up = spawn(process.execPath, ["--import", hook, AIP, "up", "--config", config, "--log", logFile], {
-      stdio: "ignore",
+      stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, AIP_TEST_SUCCESSOR_PID_FILE: pidFile },
     });
+    up.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     pids.add(up.pid!);
     await waitForSocket(sock, 30_000, () => up.exitCode === null);
     await until(
@@ -217,8 +220,14 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
     process.kill(successor, "SIGCONT");
     await until(
       async () => {
-        const failed = jsonLines(readFileSync(logFile, "utf8")).find((l) => l.event === "reload_failed");
-        if (failed) throw new Error(`the reload failed: ${String(failed.err)}`);
+        const lines = jsonLines(readFileSync(logFile, "utf8"));
+        const failed = lines.find((l) => l.event === "reload_failed");
+        // What the successor said before it exited: its start_failed line and its stderr (inherited from the old one).
+        const said = lines.filter((l) => l.event === "start_failed").map((l) => String(l.err));
+        if (failed)
+          throw new Error(
+            `the reload failed: ${String(failed.err)}; successor: ${JSON.stringify(said)}; stderr: ${stderr.slice(-2000)}`,
+          );
         return (await livez().catch(() => old)) === successor;
       },
       60_000,
