@@ -11,7 +11,7 @@ import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { percentile } from "../protocol/percentile.js";
 import { benchDir } from "./lib/procs.js";
-import { TYPED_LINES, WARMUP_LINE, writeWorkspace } from "./scenarios/typed-completion.js";
+import { TYPED_LINES, WARMUP_LINE, keystrokes, writeWorkspace } from "./scenarios/typed-completion.js";
 
 interface Engine {
   name: string;
@@ -73,33 +73,28 @@ for (const [lines, measured] of [
   [TYPED_LINES, true],
 ] as const) {
   if (measured) for (const e of engines) rebuildsBefore.set(e, e.svc.stats().rebuilds);
-  let text = big;
-  let at = cursor;
-  for (const l of lines)
-    for (const ch of `${l}\n`) {
-      text = text.slice(0, at) + ch + text.slice(at);
-      at++;
-      // The engine that types first at a keystroke pays more (the other's garbage, cold caches): they take turns.
-      for (const e of at % 2 === 0 ? engines : [...engines].reverse()) {
-        const c0 = process.cpuUsage();
-        const t0 = performance.now();
-        const r = e.complete(text, at);
-        if (!measured) {
-          e.svc.tidy?.();
-          continue;
-        }
-        e.ms.push(performance.now() - t0);
-        const c = process.cpuUsage(c0);
-        e.cpuMs.push((c.user + c.system) / 1000);
-        const a0 = process.cpuUsage();
+  for (const { text, at } of keystrokes(big, cursor, lines)) {
+    // The engine that types first at a keystroke pays more (the other's garbage, cold caches): they take turns.
+    for (const e of at % 2 === 0 ? engines : [...engines].reverse()) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      const r = e.complete(text, at);
+      if (!measured) {
         e.svc.tidy?.();
-        const a = process.cpuUsage(a0);
-        e.afterMs.push((a.user + a.system) / 1000);
-        e.answers.push(JSON.stringify(r.items));
-        if (!r.reused) e.collections++;
-        if (r.stale) e.stale++;
+        continue;
       }
+      e.ms.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      e.cpuMs.push((c.user + c.system) / 1000);
+      const a0 = process.cpuUsage();
+      e.svc.tidy?.();
+      const a = process.cpuUsage(a0);
+      e.afterMs.push((a.user + a.system) / 1000);
+      e.answers.push(JSON.stringify(r.items));
+      if (!r.reused) e.collections++;
+      if (r.stale) e.stale++;
     }
+  }
 }
 const out = engines.map((e) => {
   const sorted = [...e.ms].sort((a, b) => a - b);

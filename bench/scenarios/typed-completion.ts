@@ -140,16 +140,27 @@ export async function typeLines(
   ask: (source: string, offset: number) => Promise<Answered>,
 ): Promise<(Answered & { key: string })[]> {
   const out: (Answered & { key: string })[] = [];
+  for (const { text, at } of keystrokes(big, cursor, lines)) {
+    const r = await ask(text, at);
+    out.push({ ...r, key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim() });
+  }
+  return out;
+}
+
+/** The buffer after each keystroke of typing `lines` into `big` at `cursor`, and the cursor after it. */
+export function* keystrokes(
+  big: string,
+  cursor: number,
+  lines: readonly string[],
+): Generator<{ text: string; at: number }> {
   let text = big;
   let at = cursor;
   for (const l of lines)
     for (const ch of `${l}\n`) {
       text = text.slice(0, at) + ch + text.slice(at);
       at++;
-      const r = await ask(text, at);
-      out.push({ ...r, key: text.slice(text.lastIndexOf("\n", at - 2) + 1, at).trim() });
+      yield { text, at };
     }
-  return out;
 }
 
 export const typedCompletion: Scenario = {

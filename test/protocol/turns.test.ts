@@ -23,6 +23,25 @@ function busy(ms: number): void {
   }
 }
 
+/** Connection `small` runs a small request, then connection `busyOne` one that holds the thread `ms`. */
+async function smallThenBusy(turns: FairTurns, small: number, busyOne: number, ms: number): Promise<void> {
+  await turns.run(
+    small,
+    10,
+    () => Promise.resolve(),
+    () => undefined,
+  );
+  await turns.run(
+    busyOne,
+    10,
+    () => {
+      busy(ms);
+      return Promise.resolve();
+    },
+    () => undefined,
+  );
+}
+
 describe("FairTurns", () => {
   it("runs a connection's first small request in a turn at once, and its next one later", async () => {
     const turns = new FairTurns();
@@ -179,21 +198,7 @@ describe("FairTurns", () => {
     const starts: number[] = [];
     const ran: string[] = [];
     // Connection 2 ran a cheap request; connection 1 ran one that held the thread 20 ms.
-    await turns.run(
-      2,
-      10,
-      () => Promise.resolve(),
-      () => undefined,
-    );
-    await turns.run(
-      1,
-      10,
-      () => {
-        busy(20);
-        return Promise.resolve();
-      },
-      () => undefined,
-    );
+    await smallThenBusy(turns, 2, 1, 20);
     await nextTurn();
     const job = (name: string) => () => {
       starts.push(performance.now());
@@ -212,21 +217,7 @@ describe("FairTurns", () => {
   it("does not pace a connection when no other connection ran a request lately", async () => {
     const turns = new FairTurns({ paceMs: 30, activeMs: 1, sliceMs: 1000 }); // a slice a loaded machine never ends early
     const ran: string[] = [];
-    await turns.run(
-      2,
-      10,
-      () => Promise.resolve(),
-      () => undefined,
-    );
-    await turns.run(
-      1,
-      10,
-      () => {
-        busy(20);
-        return Promise.resolve();
-      },
-      () => undefined,
-    );
+    await smallThenBusy(turns, 2, 1, 20);
     // Connection 2's last request is more than activeMs ago (connection 1's held the thread 20 ms since).
     const job = (name: string) => () => {
       ran.push(name);
@@ -273,21 +264,7 @@ describe("FairTurns", () => {
       return Promise.resolve();
     };
     // A small request ran (connection 9); connection 1 is charged (it keeps its connection), 2 and 3 are new.
-    await turns.run(
-      9,
-      10,
-      () => Promise.resolve(),
-      () => undefined,
-    );
-    await turns.run(
-      1,
-      10,
-      () => {
-        busy(5);
-        return Promise.resolve();
-      },
-      () => undefined,
-    );
+    await smallThenBusy(turns, 9, 1, 5);
     await nextTurn();
     const waits = [1, 2, 3].map((c) => turns.run(c, 1024, job(`large-${c}`), () => undefined));
     await Promise.all(waits);
