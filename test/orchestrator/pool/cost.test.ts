@@ -4,6 +4,7 @@
  * time while the other is being served, and as many as it likes when it is alone; none is refused.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { HEAVY_MAX_WAIT_MS } from "../../../orchestrator/pool/cost.js";
 import { httpRequest } from "../../../protocol/client.js";
 import { echo, startAgency, type Agency } from "../harness.js";
 
@@ -49,23 +50,33 @@ describe("a heavy agent beside a cheap one", () => {
   it("while cheap calls are served, its calls go one at a time, and every one is answered", async () => {
     let running = true;
     let cheapAnswered = 0;
-    let maxInflight = 0;
+    /** The first moment two heavy calls ran at once: ms after the three were sent, and whether it was heavy then. */
+    let overlap: { afterMs: number; heavy: boolean } | undefined;
+    let t0 = Infinity;
+    const look = (): void => {
+      if (overlap === undefined && heavyPool().stats().inflight > 1)
+        overlap = { afterMs: performance.now() - t0, heavy: heavyPool().cost.heavy() };
+    };
     const cheap = (async () => {
       while (running) {
         const a = await call("echo", `cheap-${cheapAnswered}`);
         expect(a).toMatchObject({ status: "success", agent: "cheap" });
         cheapAnswered++;
-        maxInflight = Math.max(maxInflight, heavyPool().stats().inflight);
+        look();
       }
     })();
     await vi.waitFor(() => expect(heavyPool().cost.heavy()).toBe(true), { timeout: 10_000, interval: 5 });
+    t0 = performance.now();
     const heavy = threeHeavy("beside");
-    const sample = setInterval(() => (maxInflight = Math.max(maxInflight, heavyPool().stats().inflight)), 1);
+    const sample = setInterval(look, 1);
     await heavy;
     clearInterval(sample);
     running = false;
     await cheap;
     expect(cheapAnswered).toBeGreaterThan(0);
-    expect(maxInflight).toBe(1);
+    // One at a time. Two at once only as designed: a call that waited HEAVY_MAX_WAIT_MS for its turn starts
+    // anyway (a loaded machine slows the one holding it), or the agent was no longer heavy then (the
+    // cheap calls slowed down to within HEAVY_RATIO of it).
+    if (overlap !== undefined && overlap.heavy) expect(overlap.afterMs).toBeGreaterThanOrEqual(HEAVY_MAX_WAIT_MS);
   });
 });
