@@ -17,6 +17,8 @@ function intIn(min: number, max: number) {
 }
 
 const NON_EMPTY = "expected a non-empty string";
+/** The largest constraints.inference_timeout_ms (summarize's and complete's model inference limit). */
+export const INFERENCE_TIMEOUT_MAX_MS = 60_000;
 /** A string with something other than white space in it. */
 const nonEmpty = () => z.string({ error: NON_EMPTY }).regex(/\S/, { error: NON_EMPTY });
 
@@ -68,7 +70,7 @@ export const SummarizeContextSchema = ContextSchema.extend({
 export const SummarizeConstraintsSchema = ConstraintsSchema.extend({
   scope: Scope.optional().describe('"module" (default) or "function" (needs context.cursor)'),
   max_tokens: intIn(1, 512).optional(),
-  inference_timeout_ms: intIn(1, 60_000).optional(),
+  inference_timeout_ms: intIn(1, INFERENCE_TIMEOUT_MAX_MS).optional(),
   ...LATEST_WINS,
 });
 const ParamSchema = z.looseObject({
@@ -258,7 +260,7 @@ export const CompleteConstraintsSchema = ConstraintsSchema.extend({
       "complete-lite: how long to wait for the checker before answering from the syntactic engine (default after `expr.` AIP_TYPED_BUDGET_MS, 250; elsewhere AIP_TYPED_IDENTIFIER_BUDGET_MS, 15); complete: how long to wait for the checker's context in the prompt (default 40)",
     ),
   max_tokens: intIn(1, 1024).optional().describe("model engine: tokens to generate (default 64)"),
-  inference_timeout_ms: intIn(1, 60_000).optional(),
+  inference_timeout_ms: intIn(1, INFERENCE_TIMEOUT_MAX_MS).optional(),
   seed: intIn(0, 2 ** 31).optional(),
   stop: strings().optional(),
   allow_truncation: bool().optional(),

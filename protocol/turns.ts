@@ -233,10 +233,6 @@ export class FairTurns {
     return lane;
   }
 
-  /**
-   * Run the job now, charging the time its synchronous part holds the thread to its connection, and
-   * counting it in the connection's requests in flight until it settles.
-   */
   /** A large request was answered: the next may start after its pace (cost classes). */
   private bigDone(bytes: number): void {
     this.bigInflight--;
@@ -244,6 +240,10 @@ export class FairTurns {
     if (this.queuedCount > 0) this.scheduleDrain();
   }
 
+  /**
+   * Run the job now, charging the time its synchronous part holds the thread to its connection, and
+   * counting it in the connection's requests in flight until it settles; `onDone` when it settles.
+   */
   private timed<T>(lane: Lane, job: () => Promise<T>, onDone?: () => void): Promise<T> {
     const t0 = performance.now();
     lane.startedAt = t0;

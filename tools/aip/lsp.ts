@@ -30,11 +30,12 @@ import {
   type WorkspaceEdit,
 } from "vscode-languageserver/node";
 import type { z } from "zod";
-import type {
-  CompletePayloadSchema,
-  SearchPayloadSchema,
-  SummarizePayloadSchema,
-  TestgenPayloadSchema,
+import {
+  INFERENCE_TIMEOUT_MAX_MS,
+  type CompletePayloadSchema,
+  type SearchPayloadSchema,
+  type SummarizePayloadSchema,
+  type TestgenPayloadSchema,
 } from "../../protocol/actions.js";
 import type { Problem } from "../../protocol/errors.js";
 import { newTraceId } from "../../protocol/trace.js";
@@ -99,8 +100,6 @@ const SYMBOL_KINDS: Record<string, SymbolKind> = {
  */
 const COMPLETION_TIMEOUT_MS = 2000;
 
-/** The largest initializationOptions.inline_timeout_ms (the protocol's bound on constraints.inference_timeout_ms). */
-const INLINE_TIMEOUT_MAX_MS = 60_000;
 /** Deadline of an inline completion beyond its inference limit: the prompt before it and the syntax check after. */
 const INLINE_DEADLINE_SLACK_MS = 1000;
 /** Problems that mean "no inline suggestion now" rather than a failure worth an error in the editor. */
@@ -225,11 +224,11 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     inlineBestEffort = options.inline_best_effort === true;
     const t = options.inline_timeout_ms;
     inlineTimeoutMs = undefined;
-    if (Number.isInteger(t) && (t as number) >= 1 && (t as number) <= INLINE_TIMEOUT_MAX_MS)
+    if (Number.isInteger(t) && (t as number) >= 1 && (t as number) <= INFERENCE_TIMEOUT_MAX_MS)
       inlineTimeoutMs = t as number;
     else if (t !== undefined)
       connection.console.warn(
-        `aip lsp: initializationOptions.inline_timeout_ms must be an integer from 1 to ${INLINE_TIMEOUT_MAX_MS}, got ${JSON.stringify(t)}: using the agent's default`,
+        `aip lsp: initializationOptions.inline_timeout_ms must be an integer from 1 to ${INFERENCE_TIMEOUT_MAX_MS}, got ${JSON.stringify(t)}: using the agent's default`,
       );
     return {
       capabilities: {
