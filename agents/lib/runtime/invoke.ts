@@ -7,6 +7,7 @@ import type { Logger } from "../../../protocol/log.js";
 import type { AipResponse } from "../../../protocol/schemas.js";
 import { newTraceId } from "../../../protocol/trace.js";
 import { traceIdOf, validateRequest } from "../../../protocol/validate.js";
+import { heapGrowingPercent, setHeapGrowingPercent } from "./heap.js";
 import { StageTimer } from "./timer.js";
 import type { AgentDefinition, HandlerContext, Warnings } from "./types.js";
 import { Deadlines, type Expiring } from "../../../protocol/deadlines.js";
@@ -17,6 +18,8 @@ export interface HeapProbe {
   limit(): number;
   /** A full garbage collection, where the process allows it (`--expose-gc`, set by the orchestrator). */
   collect?: () => void;
+  /** How far the heap may grow between full collections (heap.ts). */
+  setGrowth?: (percent: number) => void;
 }
 
 const exposedGc = (globalThis as { gc?: () => void }).gc;
@@ -38,6 +41,7 @@ export const v8Heap: HeapProbe = {
     return heapUsed;
   },
   limit: () => (heapLimit ||= getHeapStatistics().heap_size_limit),
+  setGrowth: setHeapGrowingPercent,
   ...(exposedGc
     ? {
         collect: () => {
@@ -90,7 +94,18 @@ export class AgentInvoker {
     if (!this.heap.collect || now - this.lastCollect < COLLECT_EVERY_MS) return false;
     this.lastCollect = now;
     this.heap.collect();
+    this.tuneHeapGrowth();
     return true;
+  }
+
+  /**
+   * Let the heap grow between V8's full collections as far as fits under COLLECT_AFTER_RATIO of its
+   * limit from what is in use now (heap.ts): at start, and after each forced collection, when what is in
+   * use is what is live.
+   */
+  tuneHeapGrowth(): void {
+    const limit = this.heap.limit();
+    this.heap.setGrowth?.(heapGrowingPercent(this.heap.used(), limit, COLLECT_AFTER_RATIO * limit));
   }
 
   /** Answer one decoded request; never throws. `clientSignal` fires when the caller goes away. */

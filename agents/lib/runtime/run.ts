@@ -131,6 +131,8 @@ export async function listen(
     return;
   }
   const invoker = new AgentInvoker(def, log);
+  // After warm-up, so that what it loaded counts as live (heap.ts).
+  invoker.tuneHeapGrowth();
   // The socket accepts before AipServer.listen resolves (permissions are applied after bind): a SIGTERM
   // in that window must shut down cleanly, not kill the process, so the handlers go in first.
   let pendingSignal: string | undefined;
