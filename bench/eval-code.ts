@@ -332,9 +332,10 @@ interface Phrasing {
    * "fresh": bench/search-phrasings-fresh.json, written before the ranking changes it is reported with;
    * "fresh2": bench/search-phrasings-fresh2.json, likewise for the third round (its misses are never printed);
    * "fresh3": bench/search-phrasings-fresh3.json, likewise for the fifth round;
-   * "fresh4": bench/search-phrasings-fresh4.json, likewise for the eighth round (all five libraries).
+   * "fresh4": bench/search-phrasings-fresh4.json, likewise for the eighth round (all five libraries);
+   * "fresh5": bench/search-phrasings-fresh5.json, likewise for the ninth round (all five libraries).
    */
-  split: "dev" | "holdout" | "fresh" | "fresh2" | "fresh3" | "fresh4";
+  split: "dev" | "holdout" | "fresh" | "fresh2" | "fresh3" | "fresh4" | "fresh5";
 }
 
 interface JsdocQuery {
@@ -458,7 +459,8 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
   // ranking changes and only scored: its misses are never printed, so no tuning sees them.
   // A third (bench/search-phrasings-fresh3.json: 30 of ky's behaviours, written before the fifth round)
   // is blind the same way, and so is a fourth (bench/search-phrasings-fresh4.json: 30 over the four
-  // libraries and this repository, written before the eighth round).
+  // libraries and this repository, written before the eighth round) and a fifth
+  // (bench/search-phrasings-fresh5.json: 30 more, written before the ninth round).
   const blind = async (name: string): Promise<number[]> => {
     const file = join(ROOT, `bench/search-phrasings-${name}.json`);
     const out: number[] = [];
@@ -472,6 +474,7 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
   const fresh2 = await blind("fresh2");
   const fresh3 = await blind("fresh3");
   const fresh4 = await blind("fresh4");
+  const fresh5 = await blind("fresh5");
   return {
     jsdoc_queries: all.length,
     jsdoc_mrr10: mean(all),
@@ -486,6 +489,7 @@ async function evalSearch(ps: Project[]): Promise<Record<string, unknown>> {
     phrasings_fresh2: { queries: fresh2.length, mrr10: mean(fresh2), top1: fresh2.filter((r) => r === 1).length },
     phrasings_fresh3: { queries: fresh3.length, mrr10: mean(fresh3), top1: fresh3.filter((r) => r === 1).length },
     phrasings_fresh4: { queries: fresh4.length, mrr10: mean(fresh4), top1: fresh4.filter((r) => r === 1).length },
+    phrasings_fresh5: { queries: fresh5.length, mrr10: mean(fresh5), top1: fresh5.filter((r) => r === 1).length },
     // EVAL_ALL_MISSES=1: every JSDoc miss (to compare two rankings), not just the first 40.
     jsdoc_misses: process.env.EVAL_ALL_MISSES === "1" ? jsdocMisses : jsdocMisses.slice(0, 40),
     // Holdout misses are listed only with EVAL_SHOW_HOLDOUT=1, so tuning never sees them.
