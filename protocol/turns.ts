@@ -33,8 +33,10 @@
  *   never catch. While a small request has run in the last `activeMs`, waiting small requests start
  *   before any large one, one large request at a time is started and unanswered, and the next starts
  *   `bigPaceMsPerMiB` ms per MiB of it after its answer (a 1 MiB request, then the next large one 50 ms
- *   after it was answered; 64 KiB, 3 ms), the one waiting longest first: a large request waits no
- *   longer than those ahead of it and their paces, and none is refused.
+ *   after it was answered; 64 KiB, 3 ms), or (1 / `bigShare` - 1) times as long as it took, start to
+ *   answer, if that is later (large requests take at most `bigShare` of the time: 5 %), the one
+ *   waiting longest first: a large request waits no longer than those ahead of it and their paces,
+ *   and none is refused.
  *   With no small request lately, large ones start as before (docs/performance.md, Large requests
  *   paced by size).
  */
@@ -56,6 +58,11 @@ export const TURN_LEAD = 2;
 export const TURN_PACE_MS = 5;
 /** While small requests are served, a large request starts this many ms per MiB of the previous one after its answer. */
 export const TURN_BIG_PACE_MS_PER_MIB = 50;
+/**
+ * While small requests are served, large ones take at most this share of the time: the next starts no
+ * sooner after the last one's answer than (1 / share - 1) times that one took, start to answer.
+ */
+export const TURN_BIG_SHARE = 0.05;
 const MiB = 1024 * 1024;
 
 interface Job {
@@ -101,6 +108,7 @@ export interface TurnOptions {
   lead?: number;
   paceMs?: number;
   bigPaceMsPerMiB?: number;
+  bigShare?: number;
 }
 
 export class FairTurns {
@@ -133,6 +141,7 @@ export class FairTurns {
   private readonly lead: number;
   private readonly paceMs: number;
   private readonly bigPaceMsPerMiB: number;
+  private readonly bigShare: number;
 
   constructor(options: TurnOptions = {}) {
     this.sliceMs = options.sliceMs ?? TURN_SLICE_MS;
@@ -143,6 +152,7 @@ export class FairTurns {
     this.lead = options.lead ?? TURN_LEAD;
     this.paceMs = options.paceMs ?? TURN_PACE_MS;
     this.bigPaceMsPerMiB = options.bigPaceMsPerMiB ?? TURN_BIG_PACE_MS_PER_MIB;
+    this.bigShare = options.bigShare ?? TURN_BIG_SHARE;
   }
 
   stats(): TurnStats {
@@ -194,7 +204,7 @@ export class FairTurns {
         big,
         bytes,
         queuedAt: performance.now(),
-        start: () => resolve(this.timed(lane, job, big ? () => this.bigDone(bytes) : undefined)),
+        start: () => resolve(this.timed(lane, job, big ? (tookMs) => this.bigDone(bytes, tookMs) : undefined)),
         cancel: () => resolve(cancelled()),
       });
       this.queuedCount++;
@@ -234,9 +244,10 @@ export class FairTurns {
   }
 
   /** A large request was answered: the next may start after its pace (cost classes). */
-  private bigDone(bytes: number): void {
+  private bigDone(bytes: number, tookMs: number): void {
     this.bigInflight--;
-    this.nextBigAt = performance.now() + (bytes / MiB) * this.bigPaceMsPerMiB;
+    const pace = Math.max((bytes / MiB) * this.bigPaceMsPerMiB, tookMs * (1 / this.bigShare - 1));
+    this.nextBigAt = performance.now() + pace;
     if (this.queuedCount > 0) this.scheduleDrain();
   }
 
@@ -244,7 +255,7 @@ export class FairTurns {
    * Run the job now, charging the time its synchronous part holds the thread to its connection, and
    * counting it in the connection's requests in flight until it settles; `onDone` when it settles.
    */
-  private timed<T>(lane: Lane, job: () => Promise<T>, onDone?: () => void): Promise<T> {
+  private timed<T>(lane: Lane, job: () => Promise<T>, onDone?: (tookMs: number) => void): Promise<T> {
     const t0 = performance.now();
     lane.startedAt = t0;
     lane.inflight++;
@@ -253,7 +264,7 @@ export class FairTurns {
     const done = (): void => {
       if (settled) return;
       settled = true;
-      onDone?.();
+      onDone?.(performance.now() - t0);
       lane.inflight--;
       this.touch(lane);
       // Its share is free again: a request it (or, with the active count down, another) queued may start.

@@ -274,6 +274,40 @@ describe("FairTurns", () => {
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(29);
   });
 
+  it("cost classes: while small requests are served, large ones take at most bigShare of the time", async () => {
+    // A quarter: the next large request starts no sooner than 3 times the last one took after its answer.
+    const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 0, bigShare: 0.25, activeMs: 60_000, paceMs: 0 });
+    const marks: Record<string, number> = {};
+    await turns.run(
+      9,
+      10,
+      () => Promise.resolve(),
+      () => undefined,
+    ); // a small request ran
+    const first = turns.run(
+      1,
+      5000,
+      () => {
+        busy(20);
+        marks.firstAnswered = performance.now();
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    const second = turns.run(
+      2,
+      5000,
+      () => {
+        marks.secondStarted = performance.now();
+        return Promise.resolve();
+      },
+      () => undefined,
+    );
+    await Promise.all([first, second]);
+    // 20 ms of work: 60 ms before the next (a timer never fires early; 1 ms of rounding).
+    expect(marks.secondStarted! - marks.firstAnswered!).toBeGreaterThanOrEqual(59);
+  });
+
   it("cost classes: while small requests are served, one large request at a time is started and unanswered", async () => {
     const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 0, activeMs: 60_000, paceMs: 0 });
     const ran: string[] = [];
