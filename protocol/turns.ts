@@ -34,9 +34,9 @@
  *   before any large one, one large request at a time is started and unanswered, and the next starts
  *   `bigPaceMsPerMiB` ms per MiB of it after its answer (a 1 MiB request, then the next large one 50 ms
  *   after it was answered; 64 KiB, 3 ms), or (1 / `bigShare` - 1) times as long as it took, start to
- *   answer, if that is later (large requests take at most `bigShare` of the time: 5 %), the one
- *   waiting longest first: a large request waits no longer than those ahead of it and their paces,
- *   and none is refused.
+ *   answer (at most `bigMaxPaceMs`), if that is later (large requests take at most `bigShare` of the
+ *   time: 5 %), the one waiting longest first: a large request waits no longer than those ahead of it
+ *   and their paces, and none is refused.
  *   With no small request lately, large ones start as before (docs/performance.md, Large requests
  *   paced by size).
  */
@@ -63,6 +63,8 @@ export const TURN_BIG_PACE_MS_PER_MIB = 50;
  * sooner after the last one's answer than (1 / share - 1) times that one took, start to answer.
  */
 export const TURN_BIG_SHARE = 0.05;
+/** The share's pace is at most this long: a large request that took seconds (a model's) holds up the next no more. */
+export const TURN_BIG_MAX_PACE_MS = 2000;
 const MiB = 1024 * 1024;
 
 interface Job {
@@ -109,6 +111,7 @@ export interface TurnOptions {
   paceMs?: number;
   bigPaceMsPerMiB?: number;
   bigShare?: number;
+  bigMaxPaceMs?: number;
 }
 
 export class FairTurns {
@@ -142,6 +145,7 @@ export class FairTurns {
   private readonly paceMs: number;
   private readonly bigPaceMsPerMiB: number;
   private readonly bigShare: number;
+  private readonly bigMaxPaceMs: number;
 
   constructor(options: TurnOptions = {}) {
     this.sliceMs = options.sliceMs ?? TURN_SLICE_MS;
@@ -153,6 +157,7 @@ export class FairTurns {
     this.paceMs = options.paceMs ?? TURN_PACE_MS;
     this.bigPaceMsPerMiB = options.bigPaceMsPerMiB ?? TURN_BIG_PACE_MS_PER_MIB;
     this.bigShare = options.bigShare ?? TURN_BIG_SHARE;
+    this.bigMaxPaceMs = options.bigMaxPaceMs ?? TURN_BIG_MAX_PACE_MS;
   }
 
   stats(): TurnStats {
@@ -246,7 +251,8 @@ export class FairTurns {
   /** A large request was answered: the next may start after its pace (cost classes). */
   private bigDone(bytes: number, tookMs: number): void {
     this.bigInflight--;
-    const pace = Math.max((bytes / MiB) * this.bigPaceMsPerMiB, tookMs * (1 / this.bigShare - 1));
+    const share = Math.min(tookMs * (1 / this.bigShare - 1), this.bigMaxPaceMs);
+    const pace = Math.max((bytes / MiB) * this.bigPaceMsPerMiB, share);
     this.nextBigAt = performance.now() + pace;
     if (this.queuedCount > 0) this.scheduleDrain();
   }

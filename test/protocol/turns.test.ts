@@ -23,6 +23,42 @@ function busy(ms: number): void {
   }
 }
 
+/**
+ * After a small request ran, a large request that holds the thread `workMs` and a second large one
+ * waiting: how long after the first one's answer the second started.
+ */
+async function gapAfterLarge(turns: FairTurns, workMs: number): Promise<number> {
+  let answered = 0;
+  let started = 0;
+  await turns.run(
+    9,
+    10,
+    () => Promise.resolve(),
+    () => undefined,
+  );
+  const first = turns.run(
+    1,
+    5000,
+    () => {
+      busy(workMs);
+      answered = performance.now();
+      return Promise.resolve();
+    },
+    () => undefined,
+  );
+  const second = turns.run(
+    2,
+    5000,
+    () => {
+      started = performance.now();
+      return Promise.resolve();
+    },
+    () => undefined,
+  );
+  await Promise.all([first, second]);
+  return started - answered;
+}
+
 /** Connection `small` runs a small request, then connection `busyOne` one that holds the thread `ms`. */
 async function smallThenBusy(turns: FairTurns, small: number, busyOne: number, ms: number): Promise<void> {
   await turns.run(
@@ -277,35 +313,23 @@ describe("FairTurns", () => {
   it("cost classes: while small requests are served, large ones take at most bigShare of the time", async () => {
     // A quarter: the next large request starts no sooner than 3 times the last one took after its answer.
     const turns = new FairTurns({ bigBytes: 1000, bigPaceMsPerMiB: 0, bigShare: 0.25, activeMs: 60_000, paceMs: 0 });
-    const marks: Record<string, number> = {};
-    await turns.run(
-      9,
-      10,
-      () => Promise.resolve(),
-      () => undefined,
-    ); // a small request ran
-    const first = turns.run(
-      1,
-      5000,
-      () => {
-        busy(20);
-        marks.firstAnswered = performance.now();
-        return Promise.resolve();
-      },
-      () => undefined,
-    );
-    const second = turns.run(
-      2,
-      5000,
-      () => {
-        marks.secondStarted = performance.now();
-        return Promise.resolve();
-      },
-      () => undefined,
-    );
-    await Promise.all([first, second]);
     // 20 ms of work: 60 ms before the next (a timer never fires early; 1 ms of rounding).
-    expect(marks.secondStarted! - marks.firstAnswered!).toBeGreaterThanOrEqual(59);
+    expect(await gapAfterLarge(turns, 20)).toBeGreaterThanOrEqual(59);
+  });
+
+  it("cost classes: the share's pace is at most bigMaxPaceMs, however long the last large request took", async () => {
+    // 1 %: 20 ms of work would hold the next one 1,980 ms; the cap is 40 ms.
+    const turns = new FairTurns({
+      bigBytes: 1000,
+      bigPaceMsPerMiB: 0,
+      bigShare: 0.01,
+      bigMaxPaceMs: 40,
+      activeMs: 60_000,
+      paceMs: 0,
+    });
+    const gap = await gapAfterLarge(turns, 20);
+    expect(gap).toBeGreaterThanOrEqual(39);
+    expect(gap).toBeLessThan(1000);
   });
 
   it("cost classes: while small requests are served, one large request at a time is started and unanswered", async () => {
