@@ -8,8 +8,6 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitForSocket } from "../../../../protocol/client.js";
-import { createLogger } from "../../../../protocol/log.js";
-import { AgentInvoker } from "../../../../agents/lib/runtime/invoke.js";
 import { HEAP_GROWING_PERCENT, SMALL_HEAP_BYTES, heapGrowingPercent } from "../../../../agents/lib/runtime/heap.js";
 import { nodeOptionsFor } from "../../../../orchestrator/memory.js";
 import { DUMMY, tempDir } from "../../../helpers.js";
@@ -24,38 +22,6 @@ describe("heapGrowingPercent", () => {
     expect(heapGrowingPercent(60 * MiB, 90 * MiB, 45 * MiB)).toBe(0);
     expect(heapGrowingPercent(9 * MiB, SMALL_HEAP_BYTES + 1, 2048 * MiB)).toBe(0);
     expect(heapGrowingPercent(0, 90 * MiB, 45 * MiB)).toBe(HEAP_GROWING_PERCENT);
-  });
-
-  it("the invoker sets it from the heap in use after each forced collection", async () => {
-    let used = 95 * MiB;
-    const set: number[] = [];
-    const inv = new AgentInvoker(
-      {
-        manifest: {
-          aip: "1",
-          name: "t",
-          version: "0.0.1",
-          description: "test",
-          capabilities: ["go"],
-          languages: ["*"],
-          resources: { cpu: "100m", memory: "64Mi", gpu: false },
-          max_concurrent: 4,
-          timeouts_ms: { default: 5000 },
-        },
-        handlers: { go: () => ({ ok: true }) },
-      },
-      createLogger({ agentName: "t", destination: false }),
-      {
-        used: () => used,
-        limit: () => 100 * MiB,
-        collect: () => void (used = 30 * MiB),
-        setGrowth: (p) => void set.push(p),
-      },
-    );
-    inv.tuneHeapGrowth();
-    expect(set).toEqual([0]); // 95 of 100 MiB in use: nothing fits under 50
-    expect((await inv.invoke({ action: "go", context: {}, constraints: {} })).status).toBe("success");
-    expect(set).toEqual([0, 66]); // collected before admitting it: 30 MiB live, 50 MiB ceiling
   });
 });
 

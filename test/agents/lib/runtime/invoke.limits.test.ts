@@ -92,6 +92,24 @@ describe("memory", () => {
     expect((await inv.invoke(req("go"))).status).toBe("success");
   });
 
+  it("the heap growing percent is set from the heap in use at start and after each forced collection (heap.ts)", async () => {
+    let used = 95 * 1024 * 1024;
+    const set: number[] = [];
+    const inv = invoker(
+      { go: () => ({ ok: true }) },
+      {
+        used: () => used,
+        limit: () => 100 * 1024 * 1024,
+        collect: () => void (used = 30 * 1024 * 1024),
+        setGrowth: (p) => void set.push(p),
+      },
+    );
+    inv.tuneHeapGrowth();
+    expect(set).toEqual([0]); // 95 of 100 MiB in use: nothing fits under 50
+    expect((await inv.invoke(req("go"))).status).toBe("success");
+    expect(set).toEqual([0, 66]); // collected before admitting it: 30 MiB live, 50 MiB ceiling
+  });
+
   it("heap flags from the manifest's memory: young and old generation within 75% of it; an operator's own setting wins", () => {
     expect(heapFlags("128Mi")).toEqual({ oldSpaceMiB: 72, semiSpaceMiB: 6 });
     expect(heapFlags("1Gi")).toEqual({ oldSpaceMiB: 704, semiSpaceMiB: 16 });
