@@ -22,10 +22,10 @@ import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen, warmPrettier } from "../agents/testgen/handler.js";
 import type { HandlerContext } from "../agents/lib/runtime/types.js";
 import { standaloneContext } from "../agents/lib/runtime/context.js";
-import { createLogger } from "../protocol/log.js";
-import type { AipRequest } from "../protocol/schemas.js";
+import { createLogger } from "../protocol/util/log.js";
+import type { AipRequest } from "../protocol/contract/schemas.js";
 import { generateSource, generateWorkspace } from "./generate.js";
-import { percentileOf as percentile } from "../protocol/percentile.js";
+import { percentileOf as percentile } from "../protocol/util/percentile.js";
 import { summarize, time, timeAsync, type Summary } from "./stats.js";
 import { SEARCH_QUERIES } from "./lib/search-queries.js";
 
@@ -190,8 +190,8 @@ async function agentBench(): Promise<Record<string, unknown>> {
   const summarizeHandler = createSummarize(new ParseCache());
   const testgenHandler = createTestgen(new ParseCache());
   const files = [
-    "protocol/server.ts",
-    "protocol/errors.ts",
+    "protocol/transport/server.ts",
+    "protocol/contract/errors.ts",
     "agents/lib/runtime/invoke.ts",
     "agents/lib/code/workspace.ts",
   ];
@@ -203,9 +203,9 @@ async function agentBench(): Promise<Record<string, unknown>> {
     for (let i = 0; i < 10; i++) sumWarm.push(await timeAsync(() => summarizeHandler(r, ctx())));
   }
   const targets: [string, string][] = [
-    ["protocol/paths.ts", "isInside"],
+    ["protocol/util/paths.ts", "isInside"],
     ["agents/lib/runtime/timer.ts", "StageTimer.mark"],
-    ["protocol/schemas.ts", "memoryBytes"],
+    ["protocol/contract/schemas.ts", "memoryBytes"],
     ["agents/lib/code/workspace.ts", "readContained"],
   ];
   const tgFirst: number[] = [];

@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { createCompleteAgent } from "../agents/complete/agent.js";
 import { modelConfig, type ModelConfig } from "../agents/lib/llm/config.js";
 import { ModelHost } from "../agents/lib/llm/host.js";
-import { LatestWins } from "../protocol/latest.js";
+import { LatestWins } from "../protocol/transport/latest.js";
 import { AgentInvoker } from "../agents/lib/runtime/invoke.js";
 import { bundledManifest } from "../agents/lib/runtime/manifest.js";
-import { createLogger } from "../protocol/log.js";
-import { percentileOf } from "../protocol/percentile.js";
+import { createLogger } from "../protocol/util/log.js";
+import { percentileOf } from "../protocol/util/percentile.js";
 import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../tools/tiny-gguf.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;

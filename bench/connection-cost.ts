@@ -27,7 +27,9 @@ const KINDS: Record<string, string> = {
 
 /** Server mode: `connection-cost.js --serve DIST SOCKET`; answers "cpu" messages with its CPU µs. */
 async function serve(dist: string, socketPath: string): Promise<void> {
-  const { AipServer } = (await import(join(dist, "protocol/server.js"))) as typeof import("../protocol/server.js");
+  const { AipServer } = (await import(
+    join(dist, "protocol/transport/server.js")
+  )) as typeof import("../protocol/transport/server.js");
   await AipServer.listen({
     socketPath,
     invoke: async (value) => ({

@@ -32,10 +32,10 @@ import { createTestgen } from "../agents/testgen/handler.js";
 import { evalTestgen } from "./eval/testgen.js";
 import { parseFile } from "../agents/lib/code/parse.js";
 import { functionAtOffset } from "../agents/lib/code/cursor.js";
-import { isAipError } from "../protocol/errors.js";
-import { createLogger } from "../protocol/log.js";
+import { isAipError } from "../protocol/contract/errors.js";
+import { createLogger } from "../protocol/util/log.js";
 import { evalCompletion } from "./eval/completion.js";
-import type { AipRequest } from "../protocol/schemas.js";
+import type { AipRequest } from "../protocol/contract/schemas.js";
 import { rng } from "./lib/rng.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");

@@ -8,11 +8,11 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig } from "../orchestrator/config.js";
+import { loadConfig } from "../orchestrator/core/config.js";
 import { Orchestrator } from "../orchestrator/orchestrator.js";
 import type { TransportFactory } from "../orchestrator/pool/transport.js";
-import { responseJson } from "../protocol/envelope.js";
-import { decodeJson } from "../protocol/json.js";
+import { responseJson } from "../protocol/contract/envelope.js";
+import { decodeJson } from "../protocol/transport/json.js";
 import { DUMMY, ROOT, benchDir, cleanupAll, startProc } from "./lib/procs.js";
 
 const requests = Number(process.argv[2] ?? 100_000);

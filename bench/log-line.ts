@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * `node dist/bench/log-line.js`: CPU µs per request log line (the orchestrator's fields, info level),
- * serialised only (a destination that drops the line) and written to a log file (protocol/log.ts
+ * serialised only (a destination that drops the line) and written to a log file (protocol/util/log.ts
  * LineBatchFile), 20 lines per event-loop turn, three rounds of 100,000 lines each.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, openDestination } from "../protocol/log.js";
+import { createLogger, openDestination } from "../protocol/util/log.js";
 
 const fields = {
   event: "request",

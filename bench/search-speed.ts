@@ -15,7 +15,7 @@ import { runQuery } from "../agents/search/query.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { generateWorkspace } from "./generate.js";
 import { SEARCH_QUERIES } from "./lib/search-queries.js";
-import { percentileOf } from "../protocol/percentile.js";
+import { percentileOf } from "../protocol/util/percentile.js";
 import { summarize, time, timeAsync } from "./stats.js";
 import { parseArgs } from "../tools/aip/command.js";
 

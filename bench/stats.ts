@@ -1,5 +1,5 @@
-/** Small helpers for the benchmarks: timing loops and percentile summaries (protocol/percentile.ts). */
-import { percentileOf as percentile } from "../protocol/percentile.js";
+/** Small helpers for the benchmarks: timing loops and percentile summaries (protocol/util/percentile.ts). */
+import { percentileOf as percentile } from "../protocol/util/percentile.js";
 
 export interface Summary {
   n: number;

@@ -9,7 +9,7 @@
  */
 import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { percentile } from "../protocol/percentile.js";
+import { percentile } from "../protocol/util/percentile.js";
 import { benchDir } from "./lib/procs.js";
 import { TYPED_LINES, WARMUP_LINE, keystrokes, writeWorkspace } from "./scenarios/typed-completion.js";
 

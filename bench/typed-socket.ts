@@ -10,7 +10,7 @@
  */
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { percentile } from "../protocol/percentile.js";
+import { percentile } from "../protocol/util/percentile.js";
 import { benchDir, cleanupAll, startProc } from "./lib/procs.js";
 import { TYPED_LINES, WARMUP_LINE, completeAsker, typeLines, writeWorkspace } from "./scenarios/typed-completion.js";
 

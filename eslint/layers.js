@@ -1,9 +1,15 @@
 /**
  * The layer rule (docs/architecture.md): each folder may import only from the layers below it.
- *   protocol/        nothing of ours but protocol/
- *   agents/lib/      protocol/ and agents/lib/
- *   agents/<name>/   protocol/, agents/lib/ and its own folder (never a sibling agent)
- *   orchestrator/    protocol/ and orchestrator/
+ *   protocol/contract/      nothing of ours but protocol/contract/ (the contract stands alone)
+ *   protocol/util/          nothing of ours but protocol/util/
+ *   protocol/transport/     protocol/
+ *   agents/lib/             protocol/ and agents/lib/
+ *   agents/<name>/          protocol/, agents/lib/ and its own folder (never a sibling agent)
+ *   orchestrator/pool/      protocol/ and orchestrator/pool/
+ *   orchestrator/core/      protocol/, orchestrator/pool/ and orchestrator/core/
+ *   orchestrator/request/   protocol/, orchestrator/{pool,core,request}/
+ *   orchestrator/lifecycle/ protocol/, orchestrator/{pool,core,request,lifecycle}/
+ *   orchestrator/*.ts       protocol/ and orchestrator/ (the composition root; no subfolder imports it)
  *   test/, bench/    anything but dist/ and scripts/ (they run built executables as processes instead)
  *   scripts/, tools/ anything
  * Relative specifiers are resolved against the importing file; package imports are not ours.
@@ -13,12 +19,23 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** The orchestrator's folders, lowest first: each may import the ones before it, never its parent's files. */
+const ORCHESTRATOR_LAYERS = ["pool", "core", "request", "lifecycle"];
+
 /** The layer a repository-relative path belongs to, with the folders it may import from (undefined: anything). */
 export function layerOf(rel) {
+  if (rel.startsWith("protocol/contract/")) return { name: "protocol/contract", may: ["protocol/contract/"] };
+  if (rel.startsWith("protocol/util/")) return { name: "protocol/util", may: ["protocol/util/"] };
   if (rel.startsWith("protocol/")) return { name: "protocol", may: ["protocol/"] };
   if (rel.startsWith("agents/lib/")) return { name: "agents/lib", may: ["protocol/", "agents/lib/"] };
   const agent = /^agents\/([^/]+)\//.exec(rel);
   if (agent) return { name: `agents/${agent[1]}`, may: ["protocol/", "agents/lib/", `agents/${agent[1]}/`] };
+  const below = ORCHESTRATOR_LAYERS.findIndex((l) => rel.startsWith(`orchestrator/${l}/`));
+  if (below >= 0)
+    return {
+      name: `orchestrator/${ORCHESTRATOR_LAYERS[below]}`,
+      may: ["protocol/", ...ORCHESTRATOR_LAYERS.slice(0, below + 1).map((l) => `orchestrator/${l}/`)],
+    };
   if (rel.startsWith("orchestrator/")) return { name: "orchestrator", may: ["protocol/", "orchestrator/"] };
   if (rel.startsWith("test/") || rel.startsWith("bench/"))
     return { name: rel.split("/")[0], mayNot: ["dist/", "scripts/"] };

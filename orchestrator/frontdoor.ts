@@ -2,16 +2,16 @@
  * The orchestrator's front door: AIP-1 on its Unix socket (owner, or the socket group), the admin API on
  * a separate owner-only socket (docs/security.md), and an optional 127.0.0.1 port for probes.
  */
-import type { Limits } from "../protocol/limits.js";
+import type { Limits } from "../protocol/contract/limits.js";
 import { createServer, type Server } from "node:http";
 import { z } from "zod";
-import { AipError } from "../protocol/errors.js";
-import { openApiDocument, schemaDocument } from "../protocol/published.js";
-import { formatIssues } from "../protocol/schemas.js";
-import { AipServer, type RouteHandler } from "../protocol/server.js";
-import { TURN_BIG_BYTES } from "../protocol/turns.js";
+import { AipError } from "../protocol/contract/errors.js";
+import { openApiDocument, schemaDocument } from "../protocol/contract/published.js";
+import { formatIssues } from "../protocol/contract/schemas.js";
+import { AipServer, type RouteHandler } from "../protocol/transport/server.js";
+import { TURN_BIG_BYTES } from "../protocol/transport/turns.js";
 import type { Orchestrator } from "./orchestrator.js";
-import { agentList } from "./status.js";
+import { agentList } from "./request/status.js";
 
 const json = (status: number, body: unknown): { status: number; body: string } => ({
   status,
@@ -40,7 +40,7 @@ function body<T>(schema: z.ZodType<T>, value: unknown): T {
   return parsed.data;
 }
 
-/** The published contract (protocol/published.ts), serialised once. */
+/** The published contract (protocol/contract/published.ts), serialised once. */
 let published: { schema: string; openapi: string } | undefined;
 const publishedDocs = (): { schema: string; openapi: string } =>
   (published ??= { schema: JSON.stringify(schemaDocument()), openapi: JSON.stringify(openApiDocument()) });
@@ -169,7 +169,7 @@ export function listenFrontDoor(
     keepAliveLingerMs: KEEPALIVE_LINGER_MS,
     invoke: (value, ctx) => o.handle(value, ctx.signal, ctx.connection, ctx.source),
     // A large request is decoded in a worker thread; the event loop routes its skeleton and forwards its
-    // bytes (protocol/decode-worker.ts): the same size from which it waits for its own fair turn.
+    // bytes (protocol/transport/decode-worker.ts): the same size from which it waits for its own fair turn.
     decodeWorkerBytes: TURN_BIG_BYTES,
     routes: routes(o),
     // A drain's count of the connections it closed is news, not trouble: info.

@@ -1,28 +1,28 @@
 /** The composition root: registry, vetting, processes, health, canary, forwarding, metrics, logs (docs/architecture.md). */
 import type { DestinationStream } from "pino";
-import { createLogger, openDestination, type Logger } from "../protocol/log.js";
-import type { AipRequest, AipResponse } from "../protocol/schemas.js";
-import type { AgentRecord } from "./agent.js";
-import { CanaryController } from "./canary/controller.js";
-import type { AgencyConfig } from "./config.js";
-import { forward, type ForwardDeps, type JsonSource } from "./forward.js";
-import { RequestOutcomes } from "./outcomes.js";
-import { HealthMonitor } from "./health-monitor.js";
-import { CpuLoadSampler, type LoadSampler } from "./load.js";
-import { lockSocketDir } from "./lock.js";
-import { Metrics } from "./metrics.js";
+import { createLogger, openDestination, type Logger } from "../protocol/util/log.js";
+import type { AipRequest, AipResponse } from "../protocol/contract/schemas.js";
+import type { AgentRecord } from "./core/agent.js";
+import { CanaryController } from "./lifecycle/canary/controller.js";
+import type { AgencyConfig } from "./core/config.js";
+import { forward, type ForwardDeps, type JsonSource } from "./request/forward.js";
+import { RequestOutcomes } from "./request/outcomes.js";
+import { HealthMonitor } from "./lifecycle/health-monitor.js";
+import { CpuLoadSampler, type LoadSampler } from "./core/load.js";
+import { lockSocketDir } from "./lifecycle/lock.js";
+import { Metrics } from "./request/metrics.js";
 import type { SizingStrategy } from "./pool/sizing.js";
 import type { TransportFactory } from "./pool/transport.js";
-import { AgentRegistry } from "./registry.js";
-import { AgentProcesses, type AdoptedAgent } from "./processes.js";
-import { candidates, choose } from "./router.js";
-import { healthz, livez, readyz, type StatusView } from "./status.js";
-import type { Spawner } from "./supervisor.js";
-import { LatestWins } from "../protocol/latest.js";
-import { scopeToConnection } from "./supersede.js";
-import { AgentVetting } from "./vetting.js";
+import { AgentRegistry } from "./lifecycle/registry.js";
+import { AgentProcesses, type AdoptedAgent } from "./lifecycle/processes.js";
+import { candidates, choose } from "./request/router.js";
+import { healthz, livez, readyz, type StatusView } from "./request/status.js";
+import type { Spawner } from "./lifecycle/supervisor.js";
+import { LatestWins } from "../protocol/transport/latest.js";
+import { scopeToConnection } from "./request/supersede.js";
+import { AgentVetting } from "./lifecycle/vetting.js";
 
-export type { AdoptedAgent, Handoff } from "./processes.js";
+export type { AdoptedAgent, Handoff } from "./lifecycle/processes.js";
 
 export interface OrchestratorDeps {
   /** Where JSON Lines go: a path, a file descriptor (default 1, stdout), a stream, or false for none. */

@@ -1,4 +1,4 @@
-/** `npm run schema`: write protocol/schema.json and protocol/openapi.json (a test keeps them equal to the code). */
+/** `npm run schema`: write protocol/contract/schema.json and protocol/contract/openapi.json (a test keeps them equal to the code). */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { publishedFiles } from "../tools/schema.js";

@@ -5,7 +5,7 @@
  * Its output is noise; tests use it to exercise loading, budgets, aborts, retries and accounting.
  * Usage: node dist/scripts/make-tiny-gguf.js OUT.gguf [--no-fim] [--layers N] [--seed N] [--pre NAME]
  */
-import { writeFileAtomic } from "../orchestrator/state-file.js";
+import { writeFileAtomic } from "../orchestrator/core/state-file.js";
 
 export interface TinyGgufOptions {
   /** Add `<|fim_prefix|>`, `<|fim_suffix|>`, `<|fim_middle|>` and their `tokenizer.ggml.fim_*_token_id` KVs (default true). */

@@ -1,10 +1,10 @@
 /** The complete agent's definition: warm-up (parser, tokenizer, prettier, model + FIM self-probe), health, dispose. */
-import type { AgentManifest } from "../../protocol/schemas.js";
+import type { AgentManifest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelHost } from "../lib/llm/host.js";
-import { LatestWins } from "../../protocol/latest.js";
+import { LatestWins } from "../../protocol/transport/latest.js";
 import { memoryFor } from "../lib/llm/memory.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { TypedEngine } from "../lib/completion/engine.js";

@@ -1,8 +1,8 @@
 /** The complete action with a model: accept → slice → prompt → budget → inference ⇄ syntax (≤ 2 retries) → response. */
 import { createHash } from "node:crypto";
-import { actionInput } from "../../protocol/actions.js";
-import { AipError } from "../../protocol/errors.js";
-import type { AipRequest } from "../../protocol/schemas.js";
+import { actionInput } from "../../protocol/contract/actions.js";
+import { AipError } from "../../protocol/contract/errors.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
 import { guardHandler, partialFields } from "../lib/code/parse.js";
@@ -14,7 +14,7 @@ import { readContained } from "../lib/code/workspace.js";
 import { detach } from "../lib/memo.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelHost } from "../lib/llm/host.js";
-import type { LatestWins } from "../../protocol/latest.js";
+import type { LatestWins } from "../../protocol/transport/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";
@@ -231,7 +231,7 @@ export function createComplete(deps: CompleteDeps) {
           : null;
       const payload = {
         engine: "model",
-        // The one complete shape (protocol/actions.ts): the generated text as the single item, inserted at the cursor.
+        // The one complete shape (protocol/contract/actions.ts): the generated text as the single item, inserted at the cursor.
         items: [
           {
             label: chosen.gen.text.split("\n", 1)[0]!.trim() || chosen.gen.text,

@@ -1,5 +1,5 @@
 /** Inference with the syntax check: up to 2 retries with another seed; the inference limit aborts the llama context. */
-import { AipError } from "../../protocol/errors.js";
+import { AipError } from "../../protocol/contract/errors.js";
 import type { Token } from "node-llama-cpp";
 import type { Dialect } from "../lib/code/language.js";
 import type { GenerateOptions, Generation, ModelHost } from "../lib/llm/host.js";

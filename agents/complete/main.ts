@@ -2,7 +2,7 @@
 /** agent-complete: model-backed completion (node-llama-cpp). Without a model it runs degraded and complete-lite serves. */
 import { modelConfig } from "../lib/llm/config.js";
 import { ModelHost } from "../lib/llm/host.js";
-import { LatestWins } from "../../protocol/latest.js";
+import { LatestWins } from "../../protocol/transport/latest.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import { createCompleteAgent } from "./agent.js";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** agent-dummy: the reference agent. Answers `echo` with the action, the source line count and the trace id. */
-import { actionInput } from "../../protocol/actions.js";
+import { actionInput } from "../../protocol/contract/actions.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";

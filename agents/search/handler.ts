@@ -1,7 +1,7 @@
 /** The search action: ranked hits over a workspace's code and docs. */
-import { actionInput } from "../../protocol/actions.js";
-import { AipError } from "../../protocol/errors.js";
-import type { AipRequest } from "../../protocol/schemas.js";
+import { actionInput } from "../../protocol/contract/actions.js";
+import { AipError } from "../../protocol/contract/errors.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { resolveRoot } from "../lib/code/workspace.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { runQuery } from "./query.js";

@@ -1,5 +1,5 @@
 /** One index per workspace root, least recently used evicted; concurrent first requests share one build. */
-import type { Logger } from "../../protocol/log.js";
+import type { Logger } from "../../protocol/util/log.js";
 import { WorkspaceIndex, type IndexOptions, type RefreshStats } from "./workspace-index.js";
 
 export interface RegistryOptions extends IndexOptions {

@@ -1,6 +1,6 @@
 /** One workspace's search index: BM25 with field boosts over chunks, refreshed incrementally by file size and mtime. */
 import { basename, extname } from "node:path";
-import type { Logger } from "../../protocol/log.js";
+import type { Logger } from "../../protocol/util/log.js";
 import { listWorkspaceFiles, type ListedFile } from "../lib/code/files.js";
 import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";

@@ -1,7 +1,7 @@
 /** The summarize action: outline + extractive summary of a module, or of the function at the cursor. */
-import { actionInput } from "../../protocol/actions.js";
-import { AipError } from "../../protocol/errors.js";
-import type { AipRequest } from "../../protocol/schemas.js";
+import { actionInput } from "../../protocol/contract/actions.js";
+import { AipError } from "../../protocol/contract/errors.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { guardHandler, partialFields } from "../lib/code/parse.js";
 import { signatureOf } from "../lib/code/signature.js";

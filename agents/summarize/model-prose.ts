@@ -3,7 +3,7 @@
  * in prose. Same discipline as complete: token budget (tiktoken, calibrated), an inference limit that
  * aborts the llama context, accounting in the payload; on overrun the extractive summary stands, with a warning.
  */
-import { AipError, isAipError } from "../../protocol/errors.js";
+import { AipError, isAipError } from "../../protocol/contract/errors.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelHost } from "../lib/llm/host.js";
 import type { HandlerContext } from "../lib/runtime/types.js";

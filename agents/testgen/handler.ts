@@ -3,9 +3,9 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { format } from "prettier";
 import tsc from "typescript";
-import { actionInput } from "../../protocol/actions.js";
-import { AipError } from "../../protocol/errors.js";
-import type { AipRequest } from "../../protocol/schemas.js";
+import { actionInput } from "../../protocol/contract/actions.js";
+import { AipError } from "../../protocol/contract/errors.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
 import {

@@ -1,6 +1,6 @@
 /** The test file text for one target, per framework (before formatting). */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import type { FRAMEWORKS } from "../../protocol/actions.js";
+import type { FRAMEWORKS } from "../../protocol/contract/actions.js";
 import type { Node } from "../lib/code/parse.js";
 import { paramInfo, type SignatureInfo } from "../lib/code/signature.js";
 import { walk } from "../lib/code/walk.js";

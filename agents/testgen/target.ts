@@ -1,5 +1,5 @@
 /** Which function to write tests for: the one at the cursor, or `constraints.function` by name ("fn" or "Class.method"). */
-import { AipError } from "../../protocol/errors.js";
+import { AipError } from "../../protocol/contract/errors.js";
 import {
   functionAtOffset,
   functionsOf,

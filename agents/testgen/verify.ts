@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { execa } from "execa";
 import ts from "typescript";
-import { isInside } from "../../protocol/paths.js";
+import { isInside } from "../../protocol/util/paths.js";
 import { loadProject } from "../lib/code/project.js";
 import { readContainedSync } from "../lib/code/workspace.js";
 import { TextMemo } from "../lib/memo.js";

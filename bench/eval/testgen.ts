@@ -23,8 +23,8 @@ import type { HandlerContext } from "../../agents/lib/runtime/types.js";
 import { standaloneContext } from "../../agents/lib/runtime/context.js";
 import { createTestgen } from "../../agents/testgen/handler.js";
 import { failureLine } from "../../agents/testgen/verify.js";
-import { createLogger } from "../../protocol/log.js";
-import type { AipRequest } from "../../protocol/schemas.js";
+import { createLogger } from "../../protocol/util/log.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
 
 export interface TestgenProject {
   name: string;

@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { httpRequest, ndjsonExchange } from "../../protocol/client.js";
+import { httpRequest, ndjsonExchange } from "../../protocol/transport/client.js";
 import { echoBody } from "./scenario.js";
 
 const MiB = 1024 * 1024;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** A bench orchestrator process: `aip up`'s composition with a chosen pool. Args: CONFIG POOL LOGFILE (POOL: adaptive | fixed-N | fresh). */
-import { loadConfig } from "../../orchestrator/config.js";
+import { loadConfig } from "../../orchestrator/core/config.js";
 import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator, type OrchestratorDeps } from "../../orchestrator/orchestrator.js";
 import { adaptiveSizing, fixedSizing } from "../../orchestrator/pool/sizing.js";

@@ -1,10 +1,10 @@
 /** The processes a benchmark measures: agent-dummy, `aip up`, a bench orchestrator with a chosen pool; and their RSS. */
-import { rssMiB as procRssMiB } from "../../orchestrator/procstat.js";
+import { rssMiB as procRssMiB } from "../../orchestrator/core/procstat.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { httpRequest, waitForSocket } from "../../protocol/client.js";
+import { httpRequest, waitForSocket } from "../../protocol/transport/client.js";
 
 /** The package root, from dist/bench/lib/procs.js. */
 export const ROOT = resolve(import.meta.dirname, "../../..");

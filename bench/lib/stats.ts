@@ -1,5 +1,5 @@
-/** Latency summaries: nearest-rank percentiles (protocol/percentile.ts) and medians over rounds. */
-import { percentile } from "../../protocol/percentile.js";
+/** Latency summaries: nearest-rank percentiles (protocol/util/percentile.ts) and medians over rounds. */
+import { percentile } from "../../protocol/util/percentile.js";
 
 export interface LatencySummary {
   count: number;

@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import { AgentInvoker } from "../../agents/lib/runtime/invoke.js";
-import { createLogger } from "../../protocol/log.js";
-import { readManifestFile } from "../../protocol/manifest.js";
-import { AipServer } from "../../protocol/server.js";
+import { createLogger } from "../../protocol/util/log.js";
+import { readManifestFile } from "../../protocol/contract/manifest.js";
+import { AipServer } from "../../protocol/transport/server.js";
 import { ROOT } from "./procs.js";
 
 const [socketPath, certFile, keyFile] = process.argv.slice(2);

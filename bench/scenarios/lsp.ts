@@ -78,7 +78,7 @@ export const lsp: Scenario = {
     const direct = new AipCaller(socket);
     try {
       // A real module of this repository (~120 lines) with a line typed at its end: `Curs` completes to CursorSchema.
-      const file = join(ROOT, "protocol/schemas.ts");
+      const file = join(ROOT, "protocol/contract/schemas.ts");
       const text = `${readFileSync(file, "utf8")}\nexport const probe = Curs`;
       const lines = text.split("\n");
       const position = { line: lines.length - 1, character: lines.at(-1)!.length };
@@ -132,7 +132,7 @@ export const lsp: Scenario = {
       const l = cmp.median.lsp!;
       const added = { p50_ms: round(l.p50_ms - a.p50_ms, 3), p95_ms: round(l.p95_ms - a.p95_ms, 3) };
       const markdown = [
-        `Closed loop, one client: \`textDocument/completion\` through \`aip lsp\` (JSON-RPC over stdio, then the AIP call) against the same \`complete\` request sent directly to the agency with the same HTTP client, on a ${lines.length}-line buffer (protocol/schemas.ts). ${rounds} interleaved rounds of ${perRound} requests; medians. The LSP layer adds **${added.p50_ms} ms at the median** (${added.p95_ms} ms at p95).`,
+        `Closed loop, one client: \`textDocument/completion\` through \`aip lsp\` (JSON-RPC over stdio, then the AIP call) against the same \`complete\` request sent directly to the agency with the same HTTP client, on a ${lines.length}-line buffer (protocol/contract/schemas.ts). ${rounds} interleaved rounds of ${perRound} requests; medians. The LSP layer adds **${added.p50_ms} ms at the median** (${added.p95_ms} ms at p95).`,
         "",
         table(
           ["path", "requests/round", "p50 ms", "p95 ms", "p99 ms", "errors"],

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { processStats } from "../../orchestrator/procstat.js";
+import { processStats } from "../../orchestrator/core/procstat.js";
 import { httpKeepAlive, ndjsonConnections, type Client } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { AIP, DUMMY, ROOT, benchDir, startDummy, startProc, waitHealthy, type Proc } from "../lib/procs.js";

@@ -7,10 +7,10 @@
  */
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { httpRequest, invokeHttp } from "../../protocol/client.js";
+import { httpRequest, invokeHttp } from "../../protocol/transport/client.js";
 import { benchDir, DIST, rssMiB, startProc } from "../lib/procs.js";
 import { table, type Scenario } from "../lib/scenario.js";
-import { percentile } from "../../protocol/percentile.js";
+import { percentile } from "../../protocol/util/percentile.js";
 
 export const FILES = 200;
 export const BIG_LINES = 2000;

@@ -1,6 +1,6 @@
 /** An agent's pool: slots and queue (base), a sizing strategy, latency stats, and the transport. */
-import type { Cancellation } from "../../protocol/cancel.js";
-import { LatencyWindow } from "../stats.js";
+import type { Cancellation } from "../../protocol/transport/cancel.js";
+import { LatencyWindow } from "./stats.js";
 import { Slots, type SlotStats } from "./slots.js";
 import { adaptiveSizing, type SizingStrategy } from "./sizing.js";
 import { AgentCosts, NOT_HELD, type AgentCost, type CostDone } from "./cost.js";

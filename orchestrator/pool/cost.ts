@@ -1,6 +1,6 @@
 /**
  * Cost classes between agents (docs/performance.md, "CPU-heavy agents paced"). Fair turns pace large
- * requests at the front door (protocol/turns.ts), but a small request can cost an agent far more CPU
+ * requests at the front door (protocol/transport/turns.ts), but a small request can cost an agent far more CPU
  * than it costs the orchestrator: a search over a workspace, a summary of deep source. On a machine
  * whose cores the agents share with the orchestrator, a client that keeps such an agent busy takes CPU
  * from every other client's requests, to other agents too.

@@ -12,11 +12,11 @@
  *   connection waits the most is refused (AIP_ERR_SOCKET_BUSY). A wait past the caller's deadline is
  *   AIP_ERR_SOCKET_BUSY too.
  */
-import { AipError } from "../../protocol/errors.js";
-import type { Cancellation } from "../../protocol/cancel.js";
-import { Deadlines, type Expiring } from "../../protocol/deadlines.js";
+import { AipError } from "../../protocol/contract/errors.js";
+import type { Cancellation } from "../../protocol/transport/cancel.js";
+import { Deadlines, type Expiring } from "../../protocol/util/deadlines.js";
 
-/** Every queued caller's deadline, behind one timer (protocol/deadlines.ts). */
+/** Every queued caller's deadline, behind one timer (protocol/util/deadlines.ts). */
 const waits = new Deadlines();
 
 interface Waiter {

@@ -13,10 +13,10 @@
  *   away.
  */
 import { connect, type Socket } from "node:net";
-import type { Cancellation } from "../../protocol/cancel.js";
-import { DEFAULT_LIMITS } from "../../protocol/limits.js";
-import { isValidTraceId } from "../../protocol/trace.js";
-import { TURN_BIG_BYTES } from "../../protocol/turns.js";
+import type { Cancellation } from "../../protocol/transport/cancel.js";
+import { DEFAULT_LIMITS } from "../../protocol/contract/limits.js";
+import { isValidTraceId } from "../../protocol/contract/trace.js";
+import { TURN_BIG_BYTES } from "../../protocol/transport/turns.js";
 
 export interface Transport {
   /**
@@ -29,7 +29,7 @@ export interface Transport {
 }
 
 /**
- * Answers at least this long are passed on as the agent wrote them (orchestrator/forward.ts,
+ * Answers at least this long are passed on as the agent wrote them (orchestrator/request/forward.ts,
  * `passThrough`): about 2.3 µs whatever the length, where encoding the decoded answer again costs 2 µs
  * at 170 characters, 4.7 at 530 and 12.4 at 1,700 (bench/results/2026-12-02-proxy-passthrough-h17e.md).
  * Shorter ones are encoded again: cheaper than remembering their text.
@@ -47,7 +47,7 @@ export function noteAnswerText(answer: object, text: string): void {
 /**
  * The text a decoded answer was decoded from, as the agent wrote it (undefined for any other object, and
  * for answers shorter than PASS_THROUGH_MIN_CHARS): forwarding passes it on rather than encoding the
- * answer again (orchestrator/forward.ts, `finish`).
+ * answer again (orchestrator/request/forward.ts, `finish`).
  */
 export function answerText(answer: object): string | undefined {
   return answerTexts.get(answer);
@@ -443,7 +443,7 @@ class MuxCall {
   };
 }
 
-/** Requests in flight on one connection at most: the agents' own `maxPipelined` (protocol/limits.ts). */
+/** Requests in flight on one connection at most: the agents' own `maxPipelined` (protocol/contract/limits.ts). */
 export const MUX_MAX_INFLIGHT = DEFAULT_LIMITS.maxPipelined;
 const NEWLINE = 0x0a;
 const UNORDERED = '{"control":"unordered"}\n';

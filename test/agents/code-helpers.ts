@@ -3,7 +3,7 @@ import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { runOnce, serve, type Served } from "../../tools/conformance/process.js";
-import { invokeHttp } from "../../protocol/client.js";
+import { invokeHttp } from "../../protocol/transport/client.js";
 import { DIST, ROOT, tempDir } from "../helpers.js";
 
 export const SUMMARIZE = join(DIST, "agents/summarize/main.js");

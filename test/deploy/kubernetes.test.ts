@@ -6,8 +6,8 @@ import { load, loadAll } from "js-yaml";
 import { Service } from "kubernetes-models/v1/Service";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../orchestrator/config.js";
-import { ManifestSchema } from "../../protocol/schemas.js";
+import { parseConfig } from "../../orchestrator/core/config.js";
+import { ManifestSchema } from "../../protocol/contract/schemas.js";
 import { ROOT } from "../helpers.js";
 
 const BASE = join(ROOT, "deploy/kubernetes/base");

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ABUSES, CONTROLS } from "../../bench/lib/neighbour.js";
-import { httpRequest, invokeHttp, waitForSocket } from "../../protocol/client.js";
+import { httpRequest, invokeHttp, waitForSocket } from "../../protocol/transport/client.js";
 import { DUMMY, ROOT, jsonLines, pidAlive, tempDir } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
 import { FIXTURE_AGENT, manifestFor } from "../orchestrator/harness.js";
@@ -340,7 +340,7 @@ describe("every example in README.md and docs/", () => {
         await sh(block("docs/agents.md", start).replaceAll("./run/aip.sock", agency.socket), {}, 120_000),
       ) as Record<string, any>;
 
-    it("summarize protocol/paths.ts names its exports", async () => {
+    it("summarize protocol/util/paths.ts names its exports", async () => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"summarize"`);
       expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success", agent: "summarize" });
       expect(JSON.stringify(a.payload)).toContain("isInside");

@@ -26,13 +26,24 @@ function lint(file: string, code: string): string[] {
 
 describe("layers/imports-down", () => {
   it("protocol imports nothing of ours", () => {
-    expect(lint("protocol/x.ts", 'import { a } from "./errors.js";')).toEqual([]);
-    expect(lint("protocol/x.ts", 'import { Orchestrator } from "../orchestrator/orchestrator.js";')).toEqual([
+    expect(lint("protocol/transport/x.ts", 'import { a } from "../contract/errors.js";')).toEqual([]);
+    expect(lint("protocol/transport/x.ts", 'import { O } from "../../orchestrator/orchestrator.js";')).toEqual([
       "protocol may import only from protocol/; orchestrator/orchestrator.js is not one of them",
     ]);
-    expect(lint("protocol/x.ts", 'export * from "../agents/lib/memo.js";')).toHaveLength(1);
-    expect(lint("protocol/x.ts", 'type T = import("../orchestrator/agent.js").AgentRecord;')).toHaveLength(1);
-    expect(lint("protocol/x.ts", 'const m = await import("../tools/schema.js");')).toHaveLength(1);
+    expect(lint("protocol/transport/x.ts", 'export * from "../../agents/lib/memo.js";')).toHaveLength(1);
+    expect(lint("protocol/transport/x.ts", 'type T = import("../../orchestrator/core/agent.js").A;')).toHaveLength(1);
+    expect(lint("protocol/transport/x.ts", 'const m = await import("../../tools/schema.js");')).toHaveLength(1);
+  });
+
+  it("the contract and the utilities import nothing outside their own folder", () => {
+    expect(lint("protocol/contract/x.ts", 'import { a } from "./errors.js";')).toEqual([]);
+    expect(lint("protocol/contract/x.ts", 'import { AipServer } from "../transport/server.js";')).toEqual([
+      "protocol/contract may import only from protocol/contract/; protocol/transport/server.js is not one of them",
+    ]);
+    expect(lint("protocol/contract/x.ts", 'import { p } from "../util/paths.js";')).toHaveLength(1);
+    expect(lint("protocol/util/x.ts", 'import { AipError } from "../contract/errors.js";')).toEqual([
+      "protocol/util may import only from protocol/util/; protocol/contract/errors.js is not one of them",
+    ]);
   });
 
   it("agent libraries import only protocol and agents/lib", () => {
@@ -50,13 +61,27 @@ describe("layers/imports-down", () => {
   });
 
   it("the orchestrator imports protocol only", () => {
-    expect(lint("orchestrator/x.ts", 'import "../protocol/log.js"; import "./agent.js";')).toEqual([]);
+    expect(lint("orchestrator/x.ts", 'import "../protocol/util/log.js"; import "./core/agent.js";')).toEqual([]);
     expect(lint("orchestrator/x.ts", 'import { TextMemo } from "../agents/lib/memo.js";')).toHaveLength(1);
   });
 
+  it("the orchestrator's folders import only the folders below them, never the composition root", () => {
+    expect(lint("orchestrator/lifecycle/x.ts", 'import "../request/metrics.js"; import "../core/agent.js";')).toEqual(
+      [],
+    );
+    expect(lint("orchestrator/request/x.ts", 'import "../pool/slots.js"; import "./router.js";')).toEqual([]);
+    expect(lint("orchestrator/core/x.ts", 'import { Metrics } from "../request/metrics.js";')).toEqual([
+      "orchestrator/core may import only from protocol/, orchestrator/pool/, orchestrator/core/; orchestrator/request/metrics.js is not one of them",
+    ]);
+    expect(lint("orchestrator/lifecycle/vet/x.ts", 'import { O } from "../../orchestrator.js";')).toEqual([
+      "orchestrator/lifecycle may import only from protocol/, orchestrator/pool/, orchestrator/core/, orchestrator/request/, orchestrator/lifecycle/; orchestrator/orchestrator.js is not one of them",
+    ]);
+    expect(lint("orchestrator/pool/x.ts", 'import { AgentRecord } from "../core/agent.js";')).toHaveLength(1);
+  });
+
   it("tests and benchmarks do not import dist/ or scripts/; tools and scripts may import anything", () => {
-    expect(lint("test/a/x.test.ts", 'import "../../dist/protocol/errors.js";')).toEqual([
-      "test may not import from dist/ (dist/protocol/errors.js)",
+    expect(lint("test/a/x.test.ts", 'import "../../dist/protocol/contract/errors.js";')).toEqual([
+      "test may not import from dist/ (dist/protocol/contract/errors.js)",
     ]);
     expect(lint("bench/x.ts", 'import "../scripts/aip.js";')).toEqual([
       "bench may not import from scripts/ (scripts/aip.js)",

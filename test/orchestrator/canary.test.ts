@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { goesToCanary } from "../../protocol/bucket.js";
-import { httpRequest, invokeHttp } from "../../protocol/client.js";
+import { goesToCanary } from "../../protocol/util/bucket.js";
+import { httpRequest, invokeHttp } from "../../protocol/transport/client.js";
 import { pidAlive } from "../helpers.js";
 import { echo, manifestFor, startAgency, until, type Agency } from "./harness.js";
 

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { Cancellation, follow, unfollow } from "../../protocol/cancel.js";
+import { Cancellation, follow, unfollow } from "../../protocol/transport/cancel.js";
 
 describe("Cancellation", () => {
   it("tells the current waiter once, with the first reason; later aborts change nothing", () => {

@@ -2,10 +2,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DestinationStream } from "pino";
-import { parseConfig, type AgencyConfig } from "../../orchestrator/config.js";
+import { parseConfig, type AgencyConfig } from "../../orchestrator/core/config.js";
 import { listenAdmin, listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator, type OrchestratorDeps } from "../../orchestrator/orchestrator.js";
-import type { AipServer } from "../../protocol/server.js";
+import type { AipServer } from "../../protocol/transport/server.js";
 import { ROOT, tempDir } from "../helpers.js";
 
 export const FIXTURE_AGENT = join(ROOT, "test/fixtures/agents/fixture-agent.mjs");

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpRequest, invokeHttp } from "../../protocol/client.js";
-import { parseConfig } from "../../orchestrator/config.js";
+import { httpRequest, invokeHttp } from "../../protocol/transport/client.js";
+import { parseConfig } from "../../orchestrator/core/config.js";
 import { listenAdmin, listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
-import type { AipServer } from "../../protocol/server.js";
+import type { AipServer } from "../../protocol/transport/server.js";
 import { serve, type Served } from "../../tools/conformance/process.js";
 import { DUMMY, ROOT, tempDir } from "../helpers.js";
 import { LogSink, echo } from "./harness.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { passThrough } from "../../orchestrator/forward.js";
+import { passThrough } from "../../orchestrator/request/forward.js";
 import { PASS_THROUGH_MIN_CHARS } from "../../orchestrator/pool/transport.js";
-import { invokeHttp, ndjsonExchange } from "../../protocol/client.js";
+import { invokeHttp, ndjsonExchange } from "../../protocol/transport/client.js";
 import { echo, startAgency, type Agency } from "./harness.js";
 
 const merged = { route: 0.01, queue: 0, agent: 1.5, total: 1.6, "agent.handler": 1.25 };

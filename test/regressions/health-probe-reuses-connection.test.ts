@@ -5,9 +5,9 @@
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { probe } from "../../orchestrator/health.js";
-import { AipServer } from "../../protocol/server.js";
-import { successResponse } from "../../protocol/envelope.js";
+import { probe } from "../../orchestrator/core/health.js";
+import { AipServer } from "../../protocol/transport/server.js";
+import { successResponse } from "../../protocol/contract/envelope.js";
 import { tempDir } from "../helpers.js";
 
 let server: AipServer | undefined;

@@ -4,8 +4,8 @@
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { successResponse } from "../../protocol/envelope.js";
-import { AipServer } from "../../protocol/server.js";
+import { successResponse } from "../../protocol/contract/envelope.js";
+import { AipServer } from "../../protocol/transport/server.js";
 import { tempDir } from "../helpers.js";
 import { parseResponses } from "../reliability/lib/raw.js";
 

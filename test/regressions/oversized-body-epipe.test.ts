@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
-import { httpRequest } from "../../protocol/client.js";
-import { AGENT_LIMITS } from "../../protocol/limits.js";
+import { httpRequest } from "../../protocol/transport/client.js";
+import { AGENT_LIMITS } from "../../protocol/contract/limits.js";
 import { DUMMY, servedAgent } from "../helpers.js";
 
 // The server closed the connection right after its 413 while the client was still writing the body:

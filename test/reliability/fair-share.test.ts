@@ -5,7 +5,7 @@
  * shared wait queue from it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { httpRequest } from "../../protocol/client.js";
+import { httpRequest } from "../../protocol/transport/client.js";
 import { ndjsonSession, type NdjsonSession } from "../helpers.js";
 import { startAgency, type Agency } from "../orchestrator/harness.js";
 

@@ -12,10 +12,10 @@
  * late). Anything else without an answer is lost.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { adminSocketFor } from "../../orchestrator/config.js";
+import { adminSocketFor } from "../../orchestrator/core/config.js";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { httpRequest } from "../../protocol/client.js";
+import { httpRequest } from "../../protocol/transport/client.js";
 import { ROOT } from "../helpers.js";
 import { FULL, startRealAgency, type RealAgency } from "./lib/agency.js";
 import { faultLoad, tally, type ReadRecord, type Tally } from "./lib/load.js";

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitForSocket } from "../../protocol/client.js";
+import { waitForSocket } from "../../protocol/transport/client.js";
 import { DIST, jsonLines, tempDir, writeDummyConfig } from "../helpers.js";
 
 const AIP = join(DIST, "scripts/aip.js");

@@ -6,10 +6,10 @@ import { existsSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseConfig } from "../../orchestrator/config.js";
-import { agentEnvironment } from "../../orchestrator/agent-env.js";
-import { vetAgent } from "../../orchestrator/vet/index.js";
-import { httpRequest } from "../../protocol/client.js";
+import { parseConfig } from "../../orchestrator/core/config.js";
+import { agentEnvironment } from "../../orchestrator/core/agent-env.js";
+import { vetAgent } from "../../orchestrator/lifecycle/vet/index.js";
+import { httpRequest } from "../../protocol/transport/client.js";
 import { ROOT, tempDir } from "../helpers.js";
 import { manifestFor, startAgency, type Agency } from "../orchestrator/harness.js";
 

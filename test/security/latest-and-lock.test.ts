@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitForSocket } from "../../protocol/client.js";
+import { waitForSocket } from "../../protocol/transport/client.js";
 import { DIST, ROOT, ndjsonSession, tempDir } from "../helpers.js";
 import { echo, startAgency, until, type Agency } from "../orchestrator/harness.js";
 

@@ -1,7 +1,7 @@
 /** Finding 5 (docs/security.md): only allowed workspace roots; system locations refused unless listed. */
 import { describe, expect, it } from "vitest";
-import { refuseWorkspaceRoot, defaultWorkspaceRoots } from "../../protocol/workspace-roots.js";
-import { invokeHttp } from "../../protocol/client.js";
+import { refuseWorkspaceRoot, defaultWorkspaceRoots } from "../../protocol/util/workspace-roots.js";
+import { invokeHttp } from "../../protocol/transport/client.js";
 import { DIST, servedAgent, tempDir, withEnv } from "../helpers.js";
 import { join } from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -65,7 +65,7 @@ describe("workspace roots", () => {
     expect(defaultWorkspaceRoots("/root")).not.toContain("/root");
     expect(defaultWorkspaceRoots("/home/alice")).toContain("/home/alice");
     await withEnv({ AIP_WORKSPACE_ROOTS: "/srv/code" }, async () => {
-      const { workspaceRootsFromEnv } = await import("../../protocol/workspace-roots.js");
+      const { workspaceRootsFromEnv } = await import("../../protocol/util/workspace-roots.js");
       expect(workspaceRootsFromEnv()).toEqual(["/srv/code"]);
     });
   });

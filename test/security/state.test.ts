@@ -2,7 +2,7 @@
 import { chmodSync, copyFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { VetCache, vetAgent } from "../../orchestrator/vet/index.js";
+import { VetCache, vetAgent } from "../../orchestrator/lifecycle/vet/index.js";
 import { ROOT, tempDir } from "../helpers.js";
 import { startAgency } from "../orchestrator/harness.js";
 

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../orchestrator/config.js";
+import { loadConfig } from "../../orchestrator/core/config.js";
 import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
 import { Orchestrator } from "../../orchestrator/orchestrator.js";
-import { httpRequest } from "../../protocol/client.js";
-import type { Problem } from "../../protocol/errors.js";
+import { httpRequest } from "../../protocol/transport/client.js";
+import type { Problem } from "../../protocol/contract/errors.js";
 import { socketPath } from "./socket.js";
 
 export interface Agency {

@@ -1,5 +1,5 @@
 /** `aip canary start|status|promote|rollback`: canary rollouts of agent versions. */
-import { httpRequest } from "../../protocol/client.js";
+import { httpRequest } from "../../protocol/transport/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { adminSocketPath } from "./socket.js";
 import { table } from "./status.js";

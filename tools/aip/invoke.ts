@@ -1,7 +1,7 @@
 /** `aip invoke ACTION --file F`: build a request from a file, print the payload or the problem. */
 import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
-import { invokeHttp } from "../../protocol/client.js";
+import { invokeHttp } from "../../protocol/transport/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { socketPath } from "./socket.js";
 

@@ -36,9 +36,9 @@ import {
   type SearchPayloadSchema,
   type SummarizePayloadSchema,
   type TestgenPayloadSchema,
-} from "../../protocol/actions.js";
-import type { Problem } from "../../protocol/errors.js";
-import { newTraceId } from "../../protocol/trace.js";
+} from "../../protocol/contract/actions.js";
+import type { Problem } from "../../protocol/contract/errors.js";
+import { newTraceId } from "../../protocol/contract/trace.js";
 import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 

@@ -1,7 +1,7 @@
 /**
  * `aip mcp`: an MCP server over stdio (@modelcontextprotocol/sdk) exposing the agency to coding agents
  * (docs/integrations.md "Use it from a coding agent"). Tool inputs are built from the per-action contracts in
- * protocol/actions.ts, outputs are the action payloads. Files are named relative to the workspace (the
+ * protocol/contract/actions.ts, outputs are the action payloads. Files are named relative to the workspace (the
  * client's roots, or --workspace) and the agents confine them to it exactly as for any AIP-1 request.
  */
 import { isAbsolute, relative, resolve } from "node:path";
@@ -20,8 +20,8 @@ import {
   SummarizePayloadSchema,
   TestgenConstraintsSchema,
   TestgenPayloadSchema,
-} from "../../protocol/actions.js";
-import { CursorSchema } from "../../protocol/schemas.js";
+} from "../../protocol/contract/actions.js";
+import { CursorSchema } from "../../protocol/contract/schemas.js";
 import { AipCaller, agencyForServer, type Agency } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 

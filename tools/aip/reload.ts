@@ -1,5 +1,5 @@
 /** `aip reload`: a new orchestrator on the same socket, agents kept (embedded mode; the same as SIGHUP). */
-import { httpRequest } from "../../protocol/client.js";
+import { httpRequest } from "../../protocol/transport/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { socketPath } from "./socket.js";
 

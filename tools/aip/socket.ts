@@ -1,5 +1,5 @@
 /** Where the CLI finds the orchestrator: --socket, then $AIP_SOCKET, then the config's socket. */
-import { adminSocketFor, loadConfig } from "../../orchestrator/config.js";
+import { adminSocketFor, loadConfig } from "../../orchestrator/core/config.js";
 
 export function socketPath(flag: string | true | undefined): string {
   if (typeof flag === "string") return flag;

@@ -1,5 +1,5 @@
 /** `aip health`, `aip agents`, `aip check`: the orchestrator's view of its agents. */
-import { httpRequest } from "../../protocol/client.js";
+import { httpRequest } from "../../protocol/transport/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { adminSocketPath, socketPath } from "./socket.js";
 

@@ -1,8 +1,8 @@
 /** `aip up`: run the agency (orchestrator + supervised agents) until SIGTERM/SIGINT. */
 import type { Server } from "node:http";
 import { relative } from "node:path";
-import { ConfigError, loadConfig } from "../../orchestrator/config.js";
-import { LockedError, lockSocketDir } from "../../orchestrator/lock.js";
+import { ConfigError, loadConfig } from "../../orchestrator/core/config.js";
+import { LockedError, lockSocketDir } from "../../orchestrator/lifecycle/lock.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const up: Command = {
@@ -45,7 +45,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     // The lock comes first, before the orchestrator's modules load: a second agency on the same
     // agent sockets says so at once and vets nothing. A reload's successor (a child of the running
     // orchestrator, handed its socket) takes the lock over from its parent.
-    const { inheritedHandover, signalReady, startSuccessor } = await import("../../orchestrator/reload.js");
+    const { inheritedHandover, signalReady, startSuccessor } = await import("../../orchestrator/lifecycle/reload.js");
     const handover = inheritedHandover(process.env);
     try {
       lockSocketDir(config.agentSocketDir, handover.readyFd !== undefined ? process.ppid : undefined);
@@ -56,7 +56,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
     }
     const { listenAdmin, listenFrontDoor, listenHealthPort } = await import("../../orchestrator/frontdoor.js");
     const { Orchestrator } = await import("../../orchestrator/orchestrator.js");
-    const { SdNotifier, inheritedListenFd } = await import("../../orchestrator/sd-daemon.js");
+    const { SdNotifier, inheritedListenFd } = await import("../../orchestrator/lifecycle/sd-daemon.js");
     const logFile = typeof flags.log === "string" ? flags.log : process.env.AIP_LOG_FILE;
     const orchestrator = new Orchestrator(config, { logDestination: logFile ?? 1, adopt: handover.adopt });
     const log = orchestrator.log;

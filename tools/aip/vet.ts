@@ -1,5 +1,5 @@
 /** `aip vet PATH [--json]`: sandbox-vet an agent executable (static links, behaviour under strace, manifest). */
-import { DEFAULT_TIMEOUT_MS, formatReport, loadPolicy, vetAgent } from "../../orchestrator/vet/index.js";
+import { DEFAULT_TIMEOUT_MS, formatReport, loadPolicy, vetAgent } from "../../orchestrator/lifecycle/vet/index.js";
 import { UsageError, parseArgs, type Command } from "./command.js";
 
 /** Exit statuses of `aip vet` (2 doubles as the usage-error status shared by every subcommand). */

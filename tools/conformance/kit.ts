@@ -6,9 +6,9 @@ import { spawn } from "node:child_process";
 import { connect } from "node:net";
 import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
-import { AGENT_LIMITS, DEFAULT_LIMITS } from "../../protocol/limits.js";
-import { ManifestSchema, ResponseSchema, formatIssues, type AgentManifest } from "../../protocol/schemas.js";
-import { httpRequest, ndjsonExchange, waitForSocket } from "../../protocol/client.js";
+import { AGENT_LIMITS, DEFAULT_LIMITS } from "../../protocol/contract/limits.js";
+import { ManifestSchema, ResponseSchema, formatIssues, type AgentManifest } from "../../protocol/contract/schemas.js";
+import { httpRequest, ndjsonExchange, waitForSocket } from "../../protocol/transport/client.js";
 import { ONE_SHOT_TIMEOUT_MS, runOnce, serve, socketDir, type Served } from "./process.js";
 
 export class CheckFailure extends Error {}

@@ -4,7 +4,7 @@ import { execa } from "execa";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitForSocket } from "../../protocol/client.js";
+import { waitForSocket } from "../../protocol/transport/client.js";
 
 export interface OneShotResult {
   code: number | null;

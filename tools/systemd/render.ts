@@ -11,7 +11,7 @@ import {
   formatIssues,
   memoryBytes,
   type AgentManifest,
-} from "../../protocol/schemas.js";
+} from "../../protocol/contract/schemas.js";
 import { hardening } from "./hardening.js";
 
 /** The package root: the nearest directory above this file with a package.json (source or dist/). */

@@ -1,6 +1,6 @@
 /** Which dialect a source is: by `context.language`, else by the file extension. */
 import { extname } from "node:path";
-import { AipError } from "../../../protocol/errors.js";
+import { AipError } from "../../../protocol/contract/errors.js";
 
 export type Language = "typescript" | "javascript";
 

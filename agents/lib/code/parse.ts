@@ -8,7 +8,7 @@ import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { astConverter } from "@typescript-eslint/typescript-estree/use-at-your-own-risk";
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
-import { AipError } from "../../../protocol/errors.js";
+import { AipError } from "../../../protocol/contract/errors.js";
 import type { Dialect } from "./language.js";
 import { lineStarts, positionAt } from "./position.js";
 

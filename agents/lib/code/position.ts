@@ -1,5 +1,5 @@
 /** Cursor positions ↔ offsets. Lines are 1-based, columns 0-based (ESTree `loc`). */
-import { AipError } from "../../../protocol/errors.js";
+import { AipError } from "../../../protocol/contract/errors.js";
 
 export interface Position {
   line: number;

@@ -1,7 +1,7 @@
 /** The source a request is about: `context.source_code`, or `file_path` read inside `workspace_root`. */
 import { relative, sep } from "node:path";
-import { AipError } from "../../../protocol/errors.js";
-import type { AipRequest } from "../../../protocol/schemas.js";
+import { AipError } from "../../../protocol/contract/errors.js";
+import type { AipRequest } from "../../../protocol/contract/schemas.js";
 import type { ParseCache } from "./cache.js";
 import { dialectOf, type Dialect } from "./language.js";
 import type { ParsedFile } from "./parse.js";

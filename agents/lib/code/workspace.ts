@@ -4,15 +4,15 @@
  * checked: its real path (from `/proc/self/fd/N`) must lie inside the workspace's real root, and it
  * must be a regular file under the size cap. It is read only through that descriptor, so a file or
  * directory swapped for a symlink between a check and the read cannot make it read anything outside.
- * The workspace root itself must be inside an allowed root (protocol/workspace-roots.ts). Every code
+ * The workspace root itself must be inside an allowed root (protocol/util/workspace-roots.ts). Every code
  * agent and search read files only through here.
  */
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import { AipError } from "../../../protocol/errors.js";
-import { isInside } from "../../../protocol/paths.js";
-import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/workspace-roots.js";
+import { AipError } from "../../../protocol/contract/errors.js";
+import { isInside } from "../../../protocol/util/paths.js";
+import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/util/workspace-roots.js";
 
 /** Files larger than this are not read (the seed's lesson: never read a whole file to learn it is too large). */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;

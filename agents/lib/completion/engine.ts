@@ -6,7 +6,7 @@
  * request, and the request in flight falls back.
  */
 import { Worker } from "node:worker_threads";
-import type { Logger } from "../../../protocol/log.js";
+import type { Logger } from "../../../protocol/util/log.js";
 import { SERVICE_LIMITS, type ServiceStats } from "../code/service.js";
 import type { TypedAnswer } from "./typed.js";
 

@@ -1,6 +1,6 @@
 /** The complete action without a model: symbols in scope, members after `.`, keyword snippets, ranked. */
-import { actionInput } from "../../../protocol/actions.js";
-import type { AipRequest } from "../../../protocol/schemas.js";
+import { actionInput } from "../../../protocol/contract/actions.js";
+import type { AipRequest } from "../../../protocol/contract/schemas.js";
 import { ParseCache } from "../code/cache.js";
 import { ancestorsAt } from "../code/cursor.js";
 import { dialectOf } from "../code/language.js";

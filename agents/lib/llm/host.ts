@@ -13,7 +13,7 @@ import {
   type LlamaModel,
   type Token,
 } from "node-llama-cpp";
-import type { Logger } from "../../../protocol/log.js";
+import type { Logger } from "../../../protocol/util/log.js";
 import type { ModelConfig } from "./config.js";
 import { TextMemo } from "../memo.js";
 import { detectFim, fimRoundTrips, type FimInfo } from "./fim.js";

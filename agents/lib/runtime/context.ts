@@ -1,5 +1,5 @@
 /** A handler's context outside a request: an agent's warm-up, tests, benchmarks and the evaluation harness. */
-import type { Logger } from "../../../protocol/log.js";
+import type { Logger } from "../../../protocol/util/log.js";
 import { StageTimer } from "./timer.js";
 import type { HandlerContext } from "./types.js";
 

@@ -1,16 +1,16 @@
 /** One request through an agent: validation, action routing, deadline, concurrency cap, envelope. */
 import { getHeapStatistics } from "node:v8";
-import { Cancellation, follow, unfollow } from "../../../protocol/cancel.js";
-import { AipError, problem, type ErrorCode } from "../../../protocol/errors.js";
-import { errorResponse, successResponse } from "../../../protocol/envelope.js";
-import type { Logger } from "../../../protocol/log.js";
-import type { AipResponse } from "../../../protocol/schemas.js";
-import { newTraceId } from "../../../protocol/trace.js";
-import { traceIdOf, validateRequest } from "../../../protocol/validate.js";
+import { Cancellation, follow, unfollow } from "../../../protocol/transport/cancel.js";
+import { AipError, problem, type ErrorCode } from "../../../protocol/contract/errors.js";
+import { errorResponse, successResponse } from "../../../protocol/contract/envelope.js";
+import type { Logger } from "../../../protocol/util/log.js";
+import type { AipResponse } from "../../../protocol/contract/schemas.js";
+import { newTraceId } from "../../../protocol/contract/trace.js";
+import { traceIdOf, validateRequest } from "../../../protocol/contract/validate.js";
 import { heapGrowingPercent, setHeapGrowingPercent } from "./heap.js";
 import { StageTimer } from "./timer.js";
 import type { AgentDefinition, HandlerContext, Warnings } from "./types.js";
-import { Deadlines, type Expiring } from "../../../protocol/deadlines.js";
+import { Deadlines, type Expiring } from "../../../protocol/util/deadlines.js";
 
 /** The heap in use and its limit, in bytes (V8's; the limit follows --max-old-space-size). */
 export interface HeapProbe {
@@ -157,7 +157,7 @@ export class AgentInvoker {
     }
     const timeoutMs = request.constraints.timeout_ms ?? this.def.manifest.timeouts_ms.default;
     const call = new Call(traceId, agent, timeoutMs, this.log, timer);
-    // The client going away: the connection's signal has one listener for all its requests (protocol/cancel.ts).
+    // The client going away: the connection's signal has one listener for all its requests (protocol/transport/cancel.ts).
     if (clientSignal) follow(clientSignal, call, clientGone);
     timer.mark("accept");
     this.inflightCount++;
@@ -218,11 +218,11 @@ export class AgentInvoker {
   }
 }
 
-/** Every request's deadline in this process, behind one timer (protocol/deadlines.ts). */
+/** Every request's deadline in this process, behind one timer (protocol/util/deadlines.ts). */
 const deadlines = new Deadlines();
 
 /**
- * One request's handler context and cancellation: its deadline (one shared timer, protocol/deadlines.ts),
+ * One request's handler context and cancellation: its deadline (one shared timer, protocol/util/deadlines.ts),
  * its client going away, and the AbortSignal a handler gets when it first reads `signal` (most never
  * do). Methods rather than closures: nothing is allocated per request that the request does not use
  * (docs/performance.md, "The orchestrator hop").

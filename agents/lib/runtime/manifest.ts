@@ -1,6 +1,6 @@
 /** Loading an agent's checked-in manifest, validated against the one schema. */
-import { readManifestFile } from "../../../protocol/manifest.js";
-import type { AgentManifest } from "../../../protocol/schemas.js";
+import { readManifestFile } from "../../../protocol/contract/manifest.js";
+import type { AgentManifest } from "../../../protocol/contract/schemas.js";
 
 /** The package root, from any compiled file under dist/ (dist/<dir>/…/file.js). */
 export function packageRoot(fromUrl: string): URL {

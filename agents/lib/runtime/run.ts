@@ -1,13 +1,13 @@
 /** Turns an agent definition into an executable: one-shot (stdin → stdout), `--listen PATH`, `--manifest`. */
 import { getHeapStatistics } from "node:v8";
-import { AipError } from "../../../protocol/errors.js";
-import { errorResponse } from "../../../protocol/envelope.js";
-import { decodeJson } from "../../../protocol/json.js";
-import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../../protocol/limits.js";
-import { RateLimit, createLogger, type Logger } from "../../../protocol/log.js";
-import { AipServer } from "../../../protocol/server.js";
-import { socketIsLive } from "../../../protocol/socket-file.js";
-import { newTraceId } from "../../../protocol/trace.js";
+import { AipError } from "../../../protocol/contract/errors.js";
+import { errorResponse } from "../../../protocol/contract/envelope.js";
+import { decodeJson } from "../../../protocol/transport/json.js";
+import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../../protocol/contract/limits.js";
+import { RateLimit, createLogger, type Logger } from "../../../protocol/util/log.js";
+import { AipServer } from "../../../protocol/transport/server.js";
+import { socketIsLive } from "../../../protocol/transport/socket-file.js";
+import { newTraceId } from "../../../protocol/contract/trace.js";
 import { AgentInvoker } from "./invoke.js";
 import type { AgentDefinition } from "./types.js";
 
@@ -208,9 +208,9 @@ function memoryReport(): Record<string, number> {
 
 function logged(
   log: Logger,
-  response: import("../../../protocol/schemas.js").AipResponse,
+  response: import("../../../protocol/contract/schemas.js").AipResponse,
   framing: string,
-): import("../../../protocol/schemas.js").AipResponse {
+): import("../../../protocol/contract/schemas.js").AipResponse {
   // A success is logged at debug, off by default: its fields are not even gathered then.
   if (response.status === "success" && !log.isLevelEnabled("debug")) return response;
   const fields = {

@@ -1,7 +1,7 @@
 /** What an agent author writes: a manifest and a handler per action. */
-import type { AgentManifest, AipRequest } from "../../../protocol/schemas.js";
-import type { ErrorCode, Problem } from "../../../protocol/errors.js";
-import type { Logger } from "../../../protocol/log.js";
+import type { AgentManifest, AipRequest } from "../../../protocol/contract/schemas.js";
+import type { ErrorCode, Problem } from "../../../protocol/contract/errors.js";
+import type { Logger } from "../../../protocol/util/log.js";
 import type { StageTimer } from "./timer.js";
 
 export interface HandlerContext {

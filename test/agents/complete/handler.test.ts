@@ -2,7 +2,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invokeHttp } from "../../../protocol/client.js";
+import { invokeHttp } from "../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../tools/conformance/process.js";
 import { tempDir } from "../../helpers.js";
 import { COMPLETE, modelEnv } from "../lib/llm/tiny-model.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { httpRequest, invokeHttp as rawInvoke } from "../../../protocol/client.js";
+import { httpRequest, invokeHttp as rawInvoke } from "../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../tools/conformance/process.js";
 import { tempDir } from "../../helpers.js";
 import { DEFAULT_WARMUP_KEYSTROKES } from "../../../agents/lib/llm/config.js";

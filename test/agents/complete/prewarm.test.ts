@@ -5,13 +5,13 @@ import { lineStarts } from "../../../agents/lib/code/position.js";
 import { TokenCounter } from "../../../agents/lib/llm/budget.js";
 import { modelConfig } from "../../../agents/lib/llm/config.js";
 import { ModelHost } from "../../../agents/lib/llm/host.js";
-import { LatestWins } from "../../../protocol/latest.js";
+import { LatestWins } from "../../../protocol/transport/latest.js";
 import { CHUNK_LINES, fileChunks, Lines } from "../../../agents/complete/context.js";
 import { createComplete } from "../../../agents/complete/handler.js";
 import { Prewarm } from "../../../agents/complete/prewarm.js";
-import type { AipRequest } from "../../../protocol/schemas.js";
+import type { AipRequest } from "../../../protocol/contract/schemas.js";
 import { standaloneContext } from "../../../agents/lib/runtime/context.js";
-import { createLogger } from "../../../protocol/log.js";
+import { createLogger } from "../../../protocol/util/log.js";
 import type { HandlerContext } from "../../../agents/lib/runtime/types.js";
 import { tinyModel } from "../lib/llm/tiny-model.js";
 

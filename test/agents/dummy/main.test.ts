@@ -96,7 +96,7 @@ describe("agent-dummy logs", () => {
       env: { ...process.env, AIP_LOG_FILE: logFile, AIP_LOG_LEVEL: "debug" },
       stdio: "ignore",
     });
-    const { waitForSocket, invokeHttp } = await import("../../../protocol/client.js");
+    const { waitForSocket, invokeHttp } = await import("../../../protocol/transport/client.js");
     try {
       await waitForSocket(sock);
       await invokeHttp(sock, { action: "echo", context: {}, constraints: {}, trace_id: "log-1" });

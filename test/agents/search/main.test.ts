@@ -138,13 +138,13 @@ describe("agent-search", () => {
     expect(paths(gone)).toEqual(["lib/thread-pool.ts"]);
   });
 
-  it("on this repo: a query for the path-containment predicate finds protocol/paths.ts first", async () => {
+  it("on this repo: a query for the path-containment predicate finds protocol/util/paths.ts first", async () => {
     const res = await agent.invoke({
       action: "search",
       context: { workspace_root: ROOT, query: "path containment predicate" },
       constraints: { paths: ["protocol/**", "agents/**"], limit: 5 },
     });
-    expect(res.payload.hits[0]).toMatchObject({ path: "protocol/paths.ts", line_start: 1 });
+    expect(res.payload.hits[0]).toMatchObject({ path: "protocol/util/paths.ts", line_start: 1 });
     expect(res.payload.hits[0].snippet).toContain("The one path-containment predicate");
   });
 

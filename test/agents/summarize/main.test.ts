@@ -35,7 +35,7 @@ describe("agent-summarize", () => {
     await agent.stop();
   });
 
-  for (const mod of ["protocol/errors.ts", "protocol/schemas.ts", "protocol/paths.ts"]) {
+  for (const mod of ["protocol/contract/errors.ts", "protocol/contract/schemas.ts", "protocol/util/paths.ts"]) {
     it(`lists exactly the exports of ${mod}`, async () => {
       const res = await agent.invoke({
         action: "summarize",

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { httpRequest, invokeHttp } from "../../../protocol/client.js";
+import { httpRequest, invokeHttp } from "../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../tools/conformance/process.js";
 import { ROOT, tempDir, withEnv } from "../../helpers.js";
 import { modelEnv } from "../lib/llm/tiny-model.js";

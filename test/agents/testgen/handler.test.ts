@@ -9,8 +9,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { standaloneContext } from "../../../agents/lib/runtime/context.js";
 import type { HandlerContext } from "../../../agents/lib/runtime/types.js";
 import { createTestgen } from "../../../agents/testgen/handler.js";
-import { createLogger } from "../../../protocol/log.js";
-import type { AipRequest } from "../../../protocol/schemas.js";
+import { createLogger } from "../../../protocol/util/log.js";
+import type { AipRequest } from "../../../protocol/contract/schemas.js";
 import { ROOT, tempDir } from "../../helpers.js";
 
 const LIB = join(ROOT, "test/fixtures/code/testgen-lib");

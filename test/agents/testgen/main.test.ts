@@ -34,26 +34,30 @@ describe("agent-testgen", () => {
     await agent.stop();
   });
 
-  it("on this repo: protocol/paths.ts isInside → test/protocol/paths.test.ts importing ../../protocol/paths.js", async () => {
-    const src = readFileSync(join(ROOT, "protocol/paths.ts"), "utf8");
+  it("on this repo: protocol/util/paths.ts isInside → test/protocol/util/paths.test.ts importing ../../../protocol/util/paths.js", async () => {
+    const src = readFileSync(join(ROOT, "protocol/util/paths.ts"), "utf8");
     const res = await agent.invoke({
       action: "testgen",
-      context: { workspace_root: ROOT, file_path: "protocol/paths.ts", cursor: cursorOf(src, "const rel = relative") },
+      context: {
+        workspace_root: ROOT,
+        file_path: "protocol/util/paths.ts",
+        cursor: cursorOf(src, "const rel = relative"),
+      },
       // Not run: this checkout's own vitest must not see a generated file while its suite runs.
       constraints: { run_timeout_ms: 0 },
     });
     expect(res.status).toBe("success");
     expect(res.payload).toMatchObject({
-      test_path: "test/protocol/paths.test.ts",
+      test_path: "test/protocol/util/paths.test.ts",
       framework: "vitest",
-      import: { specifier: "../../protocol/paths.js", name: "isInside" },
+      import: { specifier: "../../../protocol/util/paths.js", name: "isInside" },
       notes: [],
     });
     expect(res.payload.signature).toMatchObject({
       name: "isInside",
       text: "export function isInside(root: string, path: string): boolean",
     });
-    checkImport(res.payload, ROOT, "protocol/paths.ts");
+    checkImport(res.payload, ROOT, "protocol/util/paths.ts");
     expect(res.payload.content).toContain('import { describe, expect, it } from "vitest";');
     expect(res.payload.content).toContain('const result = isInside("root", "path");');
     expect(res.payload.content).toContain('it.todo("root: empty string");');

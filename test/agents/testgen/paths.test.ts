@@ -68,9 +68,9 @@ describe("importSuffix and testLocation", () => {
       test_path: "src/hookable.test.ts",
       specifier: "./hookable.ts",
     });
-    expect(testLocation("protocol/paths.ts", { mirrorUnderTest: true, style: "js" })).toEqual({
-      test_path: "test/protocol/paths.test.ts",
-      specifier: "../../protocol/paths.js",
+    expect(testLocation("protocol/util/paths.ts", { mirrorUnderTest: true, style: "js" })).toEqual({
+      test_path: "test/protocol/util/paths.test.ts",
+      specifier: "../../../protocol/util/paths.js",
     });
     expect(testLocation("src/defu.ts", { mirrorUnderTest: false, style: "none" }).specifier).toBe("./defu");
     expect(testLocation("lib/y.cts", { mirrorUnderTest: false, style: "js" })).toEqual({

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { HEAVY_MAX_WAIT_MS } from "../../../orchestrator/pool/cost.js";
-import { httpRequest } from "../../../protocol/client.js";
+import { httpRequest } from "../../../protocol/transport/client.js";
 import { echo, startAgency, type Agency } from "../harness.js";
 
 let agency: Agency;

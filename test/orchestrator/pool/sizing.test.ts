@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { httpRequest, invokeHttp } from "../../../protocol/client.js";
+import { httpRequest, invokeHttp } from "../../../protocol/transport/client.js";
 import { echo, startAgency, until, type Agency } from "../harness.js";
 
 let agency: Agency | undefined;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { Cancellation } from "../../../protocol/cancel.js";
-import { AipError } from "../../../protocol/errors.js";
+import { Cancellation } from "../../../protocol/transport/cancel.js";
+import { AipError } from "../../../protocol/contract/errors.js";
 import { AgentPool } from "../../../orchestrator/pool/agent-pool.js";
 import { Slots } from "../../../orchestrator/pool/slots.js";
 import { adaptiveSizing, fixedSizing } from "../../../orchestrator/pool/sizing.js";
-import { LatencyWindow } from "../../../orchestrator/stats.js";
+import { LatencyWindow } from "../../../orchestrator/pool/stats.js";
 
 const far = () => Date.now() + 60_000;
 

@@ -1,9 +1,9 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AipError } from "../../../protocol/errors.js";
-import { AipServer } from "../../../protocol/server.js";
-import { Cancellation } from "../../../protocol/cancel.js";
+import { AipError } from "../../../protocol/contract/errors.js";
+import { AipServer } from "../../../protocol/transport/server.js";
+import { Cancellation } from "../../../protocol/transport/cancel.js";
 import {
   BrokenAnswer,
   freshConnectionTransport,
@@ -12,7 +12,7 @@ import {
   neverReachedAgent,
   type Transport,
 } from "../../../orchestrator/pool/transport.js";
-import { createLogger } from "../../../protocol/log.js";
+import { createLogger } from "../../../protocol/util/log.js";
 import { AgentInvoker } from "../../../agents/lib/runtime/invoke.js";
 import { tempDir } from "../../helpers.js";
 

@@ -4,8 +4,8 @@
  */
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import { successResponse } from "../../../protocol/envelope.js";
-import { AipServer, type AipServerOptions } from "../../../protocol/server.js";
+import { successResponse } from "../../../protocol/contract/envelope.js";
+import { AipServer, type AipServerOptions } from "../../../protocol/transport/server.js";
 import { tempDir } from "../../helpers.js";
 
 export interface ServerFixture {

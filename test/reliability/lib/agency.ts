@@ -2,8 +2,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { adminSocketFor } from "../../../orchestrator/config.js";
-import { httpRequest, waitForSocket } from "../../../protocol/client.js";
+import { adminSocketFor } from "../../../orchestrator/core/config.js";
+import { httpRequest, waitForSocket } from "../../../protocol/transport/client.js";
 import { DIST, pidAlive, tempDir, writeDummyConfig } from "../../helpers.js";
 
 export const AIP = join(DIST, "scripts/aip.js");
@@ -196,7 +196,7 @@ export async function startRealAgency(
   return agency;
 }
 
-export { rssMiB } from "../../../orchestrator/procstat.js";
+export { rssMiB } from "../../../orchestrator/core/procstat.js";
 export { pidAlive };
 
 /** Full run (`npm run test:reliability`) or the short one inside `npm test`. */

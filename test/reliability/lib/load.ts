@@ -6,7 +6,7 @@
  * "lost": sent, and no envelope came within deadline + grace.
  */
 import { Pool } from "undici";
-import { ResponseSchema } from "../../../protocol/schemas.js";
+import { ResponseSchema } from "../../../protocol/contract/schemas.js";
 
 export const DEADLINE_MS = 2000;
 export const GRACE_MS = 1500;

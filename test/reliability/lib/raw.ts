@@ -1,6 +1,6 @@
 /** Raw connections for fuzzing: write bytes, half-close, read HTTP responses until the server closes. */
 import { connect } from "node:net";
-import { ResponseSchema } from "../../../protocol/schemas.js";
+import { ResponseSchema } from "../../../protocol/contract/schemas.js";
 
 export interface RawHttpResponse {
   status: number;

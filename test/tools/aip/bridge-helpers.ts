@@ -1,7 +1,7 @@
 /** Shared by the `aip lsp` / `aip mcp` suites: an agency of the bundled agents and a small TypeScript workspace. */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FixedLoadSampler } from "../../../orchestrator/load.js";
+import { FixedLoadSampler } from "../../../orchestrator/core/load.js";
 import { ROOT, tempDir } from "../../helpers.js";
 import { COMPLETE, modelEnv } from "../../agents/lib/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "../../orchestrator/harness.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DUMMY, ROOT, tempDir } from "../../helpers.js";
 import { sh } from "../systemd/helpers.js";
-import { CORPUS } from "../../orchestrator/vet/helpers.js";
+import { CORPUS } from "../../orchestrator/lifecycle/vet/helpers.js";
 
 const AIP = join(ROOT, "dist/scripts/aip.js");
 

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AgentManifest } from "../../../protocol/schemas.js";
+import type { AgentManifest } from "../../../protocol/contract/schemas.js";
 import { ROOT } from "../../helpers.js";
 
 /** Run a command; stdout, stderr and status (never throws). */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isAipError } from "../../../../protocol/errors.js";
+import { isAipError } from "../../../../protocol/contract/errors.js";
 import { dialectOf } from "../../../../agents/lib/code/language.js";
 import {
   MAX_NESTING,

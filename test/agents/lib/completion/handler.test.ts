@@ -11,8 +11,8 @@ import { ParseCache } from "../../../../agents/lib/code/cache.js";
 import { TypedEngine, type TypedResult } from "../../../../agents/lib/completion/engine.js";
 import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
 import { standaloneContext } from "../../../../agents/lib/runtime/context.js";
-import { createLogger } from "../../../../protocol/log.js";
-import type { AipRequest } from "../../../../protocol/schemas.js";
+import { createLogger } from "../../../../protocol/util/log.js";
+import type { AipRequest } from "../../../../protocol/contract/schemas.js";
 import { bigFile } from "../../../../bench/scenarios/typed-completion.js";
 import { DIST, tempDir } from "../../../helpers.js";
 

@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpRequest, invokeHttp } from "../../../../protocol/client.js";
+import { httpRequest, invokeHttp } from "../../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../../tools/conformance/process.js";
 import { tempDir } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";

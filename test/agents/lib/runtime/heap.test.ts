@@ -7,9 +7,9 @@ import { spawn } from "node:child_process";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { waitForSocket } from "../../../../protocol/client.js";
+import { waitForSocket } from "../../../../protocol/transport/client.js";
 import { HEAP_GROWING_PERCENT, SMALL_HEAP_BYTES, heapGrowingPercent } from "../../../../agents/lib/runtime/heap.js";
-import { nodeOptionsFor } from "../../../../orchestrator/memory.js";
+import { nodeOptionsFor } from "../../../../orchestrator/core/memory.js";
 import { DUMMY, tempDir } from "../../../helpers.js";
 
 const MiB = 1024 * 1024;

@@ -4,11 +4,11 @@
  * from the manifest's memory.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpRequest } from "../../../../protocol/client.js";
-import { createLogger } from "../../../../protocol/log.js";
+import { httpRequest } from "../../../../protocol/transport/client.js";
+import { createLogger } from "../../../../protocol/util/log.js";
 import { AgentInvoker, type HeapProbe } from "../../../../agents/lib/runtime/invoke.js";
 import type { AgentDefinition } from "../../../../agents/lib/runtime/types.js";
-import { heapFlags, nodeOptionsFor } from "../../../../orchestrator/memory.js";
+import { heapFlags, nodeOptionsFor } from "../../../../orchestrator/core/memory.js";
 import { SUMMARIZE, startAgent, type RunningAgent } from "../../code-helpers.js";
 import { startAgency, type Agency } from "../../../orchestrator/harness.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AipError } from "../../../../protocol/errors.js";
-import { createLogger } from "../../../../protocol/log.js";
+import { AipError } from "../../../../protocol/contract/errors.js";
+import { createLogger } from "../../../../protocol/util/log.js";
 import { AgentInvoker } from "../../../../agents/lib/runtime/invoke.js";
 import type { AgentDefinition } from "../../../../agents/lib/runtime/types.js";
 

@@ -1,0 +1,172 @@
+/**
+ * Vetting results cached by the sha256 of the executable and of every file in its interpreter chain,
+ * and by the policy they were judged by: an unchanged agent is not traced again. Persisted to a JSON
+ * file so that a restarted orchestrator keeps its verdicts. Each entry carries an HMAC-SHA256 made with
+ * a key kept 0600 beside the file; an entry that is unsigned, wrongly signed or not of the expected
+ * shape is dropped (the agent is vetted again), never trusted and never fatal. "Could not vet" results
+ * are never cached. docs/security.md, "Vetting".
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createReadStream, readFileSync, statSync } from "node:fs";
+import { z } from "zod";
+import { secretKey, writeFileAtomic } from "../../core/state-file.js";
+import type { VetReport } from "./report.js";
+
+export interface Fingerprint {
+  size: number;
+  mtimeMs: number;
+  /** sha256 of the executable. */
+  sha256: string;
+  /** sha256 of each further file of the interpreter chain, by path. */
+  chain: Record<string, string>;
+}
+
+/** sha256 of a file, streamed. */
+export function sha256File(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash("sha256");
+    createReadStream(path)
+      .on("data", (c) => hash.update(c))
+      .on("error", reject)
+      .on("end", () => resolve(hash.digest("hex")));
+  });
+}
+
+/** Size, mtime and content hash of `path`, and the hashes of the interpreter chain's files. */
+export async function fingerprint(path: string, chain: readonly string[] = []): Promise<Fingerprint> {
+  const st = statSync(path);
+  const hashes: Record<string, string> = {};
+  for (const p of chain) hashes[p] = await sha256File(p);
+  return { size: st.size, mtimeMs: st.mtimeMs, sha256: await sha256File(path), chain: hashes };
+}
+
+const FingerprintSchema = z.strictObject({
+  size: z.number().int().min(0),
+  mtimeMs: z.number(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  chain: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
+});
+
+/** What a cached report must look like to be used at all (the signature is checked first). */
+const ReportSchema = z.looseObject({
+  ok: z.boolean(),
+  couldNotVet: z.literal(false),
+  executable: z.string(),
+  sha256: z.string(),
+  checks: z.array(z.looseObject({ name: z.string(), ok: z.boolean(), violations: z.array(z.unknown()) })),
+  reasons: z.array(z.string()),
+  interpreter: z.array(z.string()),
+  libraries: z.array(z.unknown()),
+  addons: z.array(z.string()),
+  durationMs: z.number(),
+  vettedAt: z.string(),
+});
+
+const EntrySchema = z.strictObject({
+  fingerprint: FingerprintSchema,
+  policyKey: z.string().regex(/^[0-9a-f]{64}$/),
+  report: ReportSchema,
+  mac: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+interface Entry {
+  fingerprint: Fingerprint;
+  policyKey: string;
+  report: VetReport;
+  mac: string;
+}
+
+export class VetCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly key: Buffer;
+  /** Entries of the file that were dropped (unsigned, wrongly signed, malformed), with why. */
+  readonly rejected: { path: string; reason: string }[] = [];
+
+  /**
+   * `file`: where to persist (read now, written 0600 after each change); omit for memory only.
+   * `keyFile`: the MAC key (default `<file>.key`, created 0600 when absent).
+   */
+  constructor(
+    private readonly file?: string,
+    keyFile?: string,
+  ) {
+    this.key = file ? secretKey(keyFile ?? `${file}.key`) : secretKeyInMemory();
+    if (!file) return;
+    let data: unknown;
+    try {
+      data = JSON.parse(readFileSync(file, "utf8"));
+    } catch {
+      return; // no cache yet, or an unreadable one: start empty
+    }
+    if (typeof data !== "object" || data === null || Array.isArray(data)) {
+      this.rejected.push({ path: "*", reason: "the cache file is not a JSON object" });
+      return;
+    }
+    for (const [path, raw] of Object.entries(data)) {
+      const parsed = EntrySchema.safeParse(raw);
+      if (!parsed.success) {
+        this.rejected.push({ path, reason: `malformed entry: ${parsed.error.issues[0]?.message ?? "?"}` });
+        continue;
+      }
+      // The MAC is checked on the entry as stored (key order as written), the shape by the schema.
+      const e = raw as Entry;
+      if (!this.verify(path, e)) {
+        this.rejected.push({ path, reason: "bad signature" });
+        continue;
+      }
+      this.entries.set(path, e);
+    }
+  }
+
+  private mac(path: string, e: Omit<Entry, "mac">): string {
+    return createHmac("sha256", this.key)
+      .update(JSON.stringify([path, e.fingerprint, e.policyKey, e.report]))
+      .digest("hex");
+  }
+
+  private verify(path: string, e: Entry): boolean {
+    const want = Buffer.from(this.mac(path, e), "hex");
+    const got = Buffer.from(e.mac, "hex");
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
+  /** The cached report when the executable, its interpreter chain and the policy all match. */
+  get(path: string, fp: Fingerprint, policyKey: string): VetReport | undefined {
+    const e = this.entries.get(path);
+    if (!e || e.policyKey !== policyKey) return undefined;
+    const f = e.fingerprint;
+    const same =
+      f.size === fp.size &&
+      f.mtimeMs === fp.mtimeMs &&
+      f.sha256 === fp.sha256 &&
+      JSON.stringify(f.chain) === JSON.stringify(fp.chain);
+    return same ? e.report : undefined;
+  }
+
+  set(path: string, fp: Fingerprint, policyKey: string, report: VetReport): void {
+    if (report.couldNotVet) return;
+    const { cached: _cached, ...plain } = report;
+    const e = { fingerprint: fp, policyKey, report: plain };
+    this.entries.set(path, { ...e, mac: this.mac(path, e) });
+    this.save();
+  }
+
+  delete(path: string): void {
+    if (this.entries.delete(path)) this.save();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private save(): void {
+    if (!this.file) return;
+    writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.entries)));
+  }
+}
+
+let memoryKey: Buffer | undefined;
+function secretKeyInMemory(): Buffer {
+  memoryKey ??= randomBytes(32);
+  return memoryKey;
+}
