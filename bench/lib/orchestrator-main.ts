@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /** A bench orchestrator process: `aip up`'s composition with a chosen pool. Args: CONFIG POOL LOGFILE (POOL: adaptive | fixed-N | fresh). */
 import { loadConfig } from "../../orchestrator/core/config.js";
-import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
-import { Orchestrator, type OrchestratorDeps } from "../../orchestrator/orchestrator.js";
+import { startAgency } from "../../orchestrator/entry.js";
+import type { OrchestratorDeps } from "../../orchestrator/orchestrator.js";
 import { adaptiveSizing, fixedSizing } from "../../orchestrator/pool/sizing.js";
 import { freshConnectionTransport, ndjsonTransport } from "../../orchestrator/pool/transport.js";
 
@@ -18,11 +18,4 @@ const deps: OrchestratorDeps = {
       : adaptiveSizing,
   transport: pool === "fresh" ? freshConnectionTransport : ndjsonTransport,
 };
-const orchestrator = new Orchestrator(loadConfig(configPath), deps);
-await orchestrator.start();
-const server = await listenFrontDoor(orchestrator);
-const stop = (): void => {
-  void server.close(1000).then(() => orchestrator.stop());
-};
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
+await startAgency(loadConfig(configPath), { deps, ownProcess: true });

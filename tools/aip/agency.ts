@@ -8,8 +8,7 @@ import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../orchestrator/core/config.js";
-import { listenFrontDoor } from "../../orchestrator/frontdoor.js";
-import { Orchestrator } from "../../orchestrator/orchestrator.js";
+import { startAgency } from "../../orchestrator/entry.js";
 import { httpRequest } from "../../protocol/transport/client.js";
 import type { Problem } from "../../protocol/contract/errors.js";
 import { socketPath } from "./socket.js";
@@ -68,16 +67,13 @@ export async function connectAgency(options: {
   };
   const config = loadConfig(options.config, env);
   const logFile = join(dir, "aip.log");
-  const orchestrator = new Orchestrator(config, { logDestination: logFile });
-  await orchestrator.start();
-  const server = await listenFrontDoor(orchestrator);
+  const agency = await startAgency(config, { deps: { logDestination: logFile }, admin: false });
   return {
     socket: config.socket,
     embedded: true,
     logFile,
     async close() {
-      await server.close(config.limits.shutdown_grace_ms);
-      await orchestrator.stop();
+      await agency.stop("closed");
       rmSync(dir, { recursive: true, force: true });
     },
   };
