@@ -17,7 +17,7 @@ import { percentileOf } from "../protocol/util/percentile.js";
 import { DEFAULT_PRE_TOKENIZER, writeTinyGguf } from "../tools/tiny-gguf.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-// 200 samples per file: a p95 from 60 samples (the 57th value) moved by 2x between runs here.
+// Enough samples per file for a steady p95: from a few dozen, one outlier moves it between runs.
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const NON_MODEL = ["accept", "slice", "prompt", "budget", "syntax", "response"] as const;
 
@@ -156,7 +156,7 @@ async function kvReuse(
 }
 
 // The tiny model tokenises like Qwen2.5-Coder (pre-tokenizer "qwen2"); the 2,000-line file is also
-// measured with llama.cpp's generic "default" pre-tokenizer (std::regex splitting, ~7x slower a call).
+// measured with llama.cpp's generic "default" pre-tokenizer (std::regex splitting, far slower a call).
 const model = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-v3.gguf"), { fim: true });
 const modelDefaultPre = writeTinyGguf(join(ROOT, "node_modules/.cache/agency/tiny-fim-default-pre-v3.gguf"), {
   fim: true,

@@ -111,8 +111,8 @@ See docs/agents.md.`,
         // model would make this take minutes), until V8 has optimised their hot paths.
         const started = performance.now();
         // They type into the module repeated to a ~2,200-line buffer, jumping between its copies: the
-        // buffer size the budgets are set for (incremental re-parse, symbols, trimming, chunks). Against
-        // the module alone this took ~1 ms off the benchmark's p95 (4 runs each, side by side).
+        // buffer size the budgets are set for (incremental re-parse, symbols, trimming, chunks), which warms
+        // the paths a large file takes that the module alone would not (docs/performance.md).
         const big = Array.from({ length: WARM_COPIES }, () => one).flat();
         const positions = lines0
           .flatMap((l) => Array.from({ length: WARM_COPIES }, (_, c) => l + c * one.length))
@@ -122,7 +122,7 @@ See docs/agents.md.`,
           await keystroke(dry, big, FULL_KEYSTROKES + k, positions[at % positions.length]!, k % PER_POSITION === 0);
         }
         // Prettier most of all (the largest part of the syntax stage): in a tight loop it is optimised
-        // further than interleaved with the other stages (~1.6 against ~2.5 ms a call in the pipeline here).
+        // further than interleaved with the other stages, and the pipeline's calls then run at that speed.
         for (let k = 0; k < host.config.warmupKeystrokes; k++)
           await formatChecked(
             `function f() {\n  const v${k} = a?.b ?? { c: [1, 2], ...d }; // ${k}\n}\n`,

@@ -6,17 +6,15 @@
  * (a function's block, a namespace body, a class body) plus one neighbour on each side, parsed inside
  * a wrapper that gives them the same meaning (a function with the same async/generator flags, a
  * namespace, a class: incremental.ts); elsewhere the top-level statement around the cursor; without a
- * parse of the buffer, the whole buffer. typescript-estree costs ~2-4 µs a character and
- * prettier about five times that, so checking a whole 1,700-character declaration took 6 ms to parse
- * and 24 ms to format, against an 8 ms budget for the stage.
+ * parse of the buffer, the whole buffer. typescript-estree's cost grows with the characters and
+ * prettier's far more, so checking a whole large declaration would overrun the stage's budget.
  *
- * The parse is TypeScript's own parser (its syntax diagnostics), ~20 µs for a block region against
- * ~300-900 µs for typescript-estree, which also converts to ESTree: a candidate that does not parse
+ * The parse is TypeScript's own parser (its syntax diagnostics), much cheaper for a block region than
+ * typescript-estree, which also converts to ESTree: a candidate that does not parse
  * is rejected at once. One that does goes to prettier, whose typescript parser is typescript-estree
  * (with its extra checks) followed by the printer, so "parses and formats" is decided by prettier.
  * Prettier runs as its standalone build with only the plugins it needs: option normalisation walks
- * every loaded plugin's options, and with all built-in languages loaded a call cost ~1.6 ms against
- * ~1.1 ms (tight loop, 150 characters).
+ * every loaded plugin's options, so every built-in language loaded would make each call dearer.
  */
 import type { Plugin } from "prettier";
 import { createRequire } from "node:module";
@@ -28,11 +26,11 @@ import type { Dialect } from "../lib/code/language.js";
 import type { ParsedFile } from "../lib/code/parse.js";
 import { lineAt } from "../lib/code/position.js";
 
-// `require`, not `import`: importing the 9 MB CommonJS `typescript` from ESM has Node scan its source
-// for export names first (~0.3 s of start-up); typescript-estree has already required it anyway.
+// `require`, not `import`: importing the large CommonJS `typescript` from ESM has Node scan its source
+// for export names first, slowing start-up; typescript-estree has already required it anyway.
 const ts = createRequire(import.meta.url)("typescript") as typeof TypeScript;
 
-/** Prettier's plugins, loaded on first use (the TypeScript one alone is ~3 MB of JavaScript to compile). */
+/** Prettier's plugins, loaded on first use (each is a large bundle of JavaScript to compile). */
 const PLUGINS: Record<string, () => Promise<Plugin>> = {
   estree: () => import("prettier/plugins/estree") as Promise<Plugin>,
   typescript: () => import("prettier/plugins/typescript"),
@@ -53,7 +51,7 @@ export async function formatChecked(text: string, dialect: Dialect): Promise<str
   // Standalone prettier has no file path inference: the parser decides JSX (typescript: by content; babel: always allowed).
   // Whether prettier can format the code does not depend on the layout: an unbounded line width and no
   // formatting of embedded languages (CSS/GraphQL in template literals, whose errors prettier swallows
-  // anyway) save it the line-fitting and embed work, ~30% of a call on a statement.
+  // anyway) save it the line-fitting and embed work, a large share of a call on a statement.
   return format(text, { parser, plugins, printWidth: 10_000, embeddedLanguageFormatting: "off" });
 }
 

@@ -46,10 +46,10 @@ export const TYPED_CONTEXT_WAIT_MS = 40;
 const TYPED_CONTEXT_ITEMS = 12;
 const TYPED_CONTEXT_SIGNATURES = 8;
 
-/** Kept back from the deadline for the syntax check and the response (8 + 2 ms budgets, plus scheduling slack). */
+/** Kept back from the deadline for the syntax check and the response (their budgets, plus scheduling slack). */
 const RESPONSE_RESERVE_MS = 25;
 
-/** The last stable prefix's sha1: the symbols block (~20 KB on a 2,000-line file) is the same string from one keystroke to the next. */
+/** The last stable prefix's sha1: the symbols block (large on a long file) is the same string from one keystroke to the next. */
 let lastStable: { header: string; symbols: string; sha1: string } | undefined;
 
 function stableSha1(header: string, symbols: string): string {

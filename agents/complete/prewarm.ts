@@ -1,7 +1,7 @@
 /**
  * Idle-time tokenisation of the open buffer. A cursor jump puts new farther code into the prompt;
- * tokenising it then (llama.cpp: ~50-100 µs a call plus ~0.5 µs a character here, tiktoken counts
- * per line besides) cost 2.5-4 ms of the budget stage on the 2,000-line benchmark file. The prompt
+ * tokenising it then (llama.cpp's cost per call and per character, tiktoken's counts per line besides)
+ * took a large part of the budget stage on a long file. The prompt
  * takes farther code in file chunks (context.ts CHUNK_LINES) that are the same texts wherever the
  * cursor is, so after a request the agent tokenises the buffer's chunks and counts its lines while
  * nothing else needs the thread: between requests, and while requests wait for the model.

@@ -55,7 +55,7 @@ export interface Trimmed {
  * The prompt's tokens. When the vocabulary allows it (ModelHost.piecewise) the text is tokenised in
  * pieces cut at line starts, and every piece but the cursor's line is remembered
  * (ModelHost.tokenizeStable): between two keystrokes only that line changes, and llama.cpp's
- * tokenizer costs ~50-100 µs a call plus ~0.5 µs a character here. The farther code goes in file
+ * tokenizer costs a fixed price per call plus a price per character. The farther code goes in file
  * chunks (context.ts), the same texts wherever the cursor is: prewarm.ts tokenises them ahead.
  */
 function tokenizePrefix(host: ModelHost, p: PromptParts): Token[] {

@@ -1,8 +1,7 @@
 /**
  * Bounded memos keyed by text. V8 represents `source.slice(a, b)` as a view into `source`, so a short
  * key cut from a request's buffer keeps the whole buffer alive for as long as the key is stored:
- * a per-line token-count memo held every keystroke's 65 KB buffer (140 KB of heap per request, found
- * by a heap-growth test). Keys and long-lived strings are copied with `detach` first.
+ * a per-line token-count memo held every keystroke's whole buffer (found by a heap-growth test). Keys and long-lived strings are copied with `detach` first.
  */
 
 /** A copy of `text` that does not keep the string it was cut from alive. */
@@ -13,7 +12,7 @@ export function detach(text: string): string {
 /**
  * A memo of at most `max` entries keyed by text; the entry used longest ago is dropped first, where
  * "used" counts a hit only once the entry is in the older half of the memo: moving an entry to the
- * young end on every hit (a Map delete and set) cost ~0.1 ms per request for the ~200 per-line
+ * young end on every hit (a Map delete and set) is a visible cost for the hundreds of per-line
  * token counts of a prompt, and an entry that recent is not the next to go anyway.
  */
 export class TextMemo<V> {

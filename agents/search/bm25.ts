@@ -1,12 +1,11 @@
 /**
  * A compact in-memory BM25 index with per-field boosts: MiniSearch's scoring (same formula, same
  * parameters, same field-length and coordination rules), stored in typed arrays so that a query
- * costs a few nanoseconds per posting instead of MiniSearch's ~2 µs.
+ * costs far less per posting than MiniSearch's objects.
  *
- * Why not MiniSearch itself: on the 5,000-file benchmark workspace a query of two common words
- * ("config name", 25,000 postings) took 50 ms in MiniSearch 7.2 and 155 ms in Orama 3.1, against a
- * 20 ms p95 budget; FlexSearch 0.8 answers in 0.3-5 ms but ranks by term position without BM25
- * and returns no scores. `test/agents/search/bm25.test.ts` checks this index against MiniSearch
+ * Why not MiniSearch itself: on a large workspace a query of two common words (tens of thousands of
+ * postings) overran the query budget in MiniSearch and in Orama (docs/performance.md, "Parsing
+ * speed"); FlexSearch is fast but ranks by term position without BM25 and returns no scores. `test/agents/search/bm25.test.ts` checks this index against MiniSearch
  * (a dev dependency kept as the oracle): same hits, same scores.
  *
  * Scoring, per query term t and field f with boost w_f:

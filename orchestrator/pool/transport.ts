@@ -30,8 +30,8 @@ export interface Transport {
 
 /**
  * Answers at least this long are passed on as the agent wrote them (orchestrator/request/forward.ts,
- * `passThrough`): about 2.3 µs whatever the length, where encoding the decoded answer again costs 2 µs
- * at 170 characters, 4.7 at 530 and 12.4 at 1,700 (bench/results/2026-12-02-proxy-passthrough-h17e.md).
+ * `passThrough`): its cost does not grow with the length, while encoding the decoded answer again
+ * does, and passes it at about this length (docs/performance.md, The orchestrator hop).
  * Shorter ones are encoded again: cheaper than remembering their text.
  */
 export const PASS_THROUGH_MIN_CHARS = 256;
@@ -406,7 +406,7 @@ export const httpTransport: TransportFactory = (socketPath, maxConnections) => {
 
 /**
  * A new connection for every call, closed after the answer: no pooling at all. Only for
- * comparison in benchmarks (the seed: P95 22 → 180 ms at 100 concurrency without a pool).
+ * comparison in benchmarks (without a pool, latency under concurrency is many times worse).
  */
 export const freshConnectionTransport: TransportFactory = (socketPath) => {
   const all = new Set<AgentConnection>();

@@ -1,7 +1,7 @@
 /**
  * Large requests decoded off the event loop (docs/performance.md, The hostile neighbour). Decoding a
- * 1 MiB request holds a server's one thread for milliseconds (JSON.parse of 300 KB of numbers: 5-10 ms),
- * and no fair turn can cut that short. A server that forwards requests rather than reading them whole
+ * request near the size limit holds a server's one thread for milliseconds (JSON.parse of long runs of
+ * numbers most of all), and no fair turn can cut that short. A server that forwards requests rather than reading them whole
  * (the orchestrator) has requests from `minBytes` up decoded and validated in a worker thread, which
  * answers with the request's *skeleton*: every member the orchestrator and validation read (action,
  * trace_id, constraints, the context's language, file_path, workspace_root and cursor; source_code as

@@ -65,7 +65,7 @@ export const REFUSALS_WAITING_MAX = 100;
 
 /**
  * The failure a malformed request is answered with, per parse error code: one AipError each, made once
- * (a new Error per bad request was 2-3% of what such a connection cost, docs/performance.md).
+ * (a new Error, with its stack, per bad request was a visible share of what such a connection cost).
  */
 const malformed = new Map<string, AipError>();
 

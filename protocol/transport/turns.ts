@@ -24,8 +24,8 @@
  *   requests at most one per `paceMs` (several flooding connections pace each other too). A
  *   flooding connection's next request is always waiting at the server, while a client that waits
  *   for each answer sends its next one a round trip later;
- *   without pacing the flood takes every moment in between (measured: 1,700 flood requests a second
- *   against 125 for 4 such clients together), and the thread, busy all the time, is scheduled by the
+ *   without pacing the flood takes every moment in between (many times the requests of several
+ *   such clients together), and the thread, busy all the time, is scheduled by the
  *   kernel like any CPU-bound process, late. Paced, a flood costs at most one request per `paceMs`
  *   while others are served, and all it can use once they have been quiet for `activeMs`.
  * - Cost classes: a large request (`bigBytes` or more) is expensive whoever sends it, and a client that

@@ -1,5 +1,5 @@
 /**
- * The hardening every agency unit gets, one setting a line, with why. Target (issue 7):
+ * The hardening every agency unit gets, one setting a line, with why. Target:
  * `systemd-analyze security --offline=true` exposure ≤ 2.0 per agent unit, ≤ 3.0 for the orchestrator.
  * AIP-1 is Unix sockets only, so even the network namespace can be private: a filesystem socket is
  * reachable across network namespaces.

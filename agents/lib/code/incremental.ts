@@ -1,10 +1,9 @@
 /**
  * Re-parsing a changed buffer by re-parsing only what the edit touches.
  *
- * Why this strategy (figures in bench/results, docs/agents.md "Agents"): a full typescript-estree parse of a
- * 2,000-line file costs tens of milliseconds, over the 15 ms slicing budget, and typescript-estree
- * costs ~2-4 µs per character, so even one large top-level declaration (an exported call with a
- * long callback) takes several milliseconds. TypeScript's incremental `updateSourceFile` only speeds
+ * Why this strategy (docs/performance.md, "Parsing speed"): a full typescript-estree parse of a long
+ * file costs more than the slicing budget, and its cost grows with every character, so even one large
+ * top-level declaration (an exported call with a long callback) is expensive. TypeScript's incremental `updateSourceFile` only speeds
  * up the TS-AST half; the whole tree must still be converted to ESTree. So:
  *
  * 1. Nested: when the edit lies inside a container (a block in a function, a namespace body, a class
@@ -19,9 +18,8 @@
  * Everything after the edit moves. Nodes inside the edited top-level statement are moved at once;
  * the top-level statements after it only get their own range and lines moved, and the shift of
  * their descendants is recorded as a debt (a pure translation, since they start on a later line)
- * that `settle` pays when somebody descends into them. Moving every node of a 2,000-line file costs
- * ~3 ms (about 10,000 nodes at ~270 ns each: the property reads are megamorphic), which a keystroke
- * cannot afford; most keystrokes only ever descend into the statement at the cursor.
+ * that `settle` pays when somebody descends into them. Moving every node of a long file costs more
+ * than a keystroke can afford (the property reads are megamorphic); most keystrokes only ever descend into the statement at the cursor.
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import {
@@ -107,7 +105,7 @@ function parseMarked(
  * (at the next token): the errors are gone only if they were the region's own, i.e. the old region
  * parsed alone in the same wrapper (`oldAlone`, at old offsets) reports exactly them. Otherwise
  * undefined: the full parse decides. (Typing mends a half-typed statement every few keystrokes:
- * `const v = ` then `s`; a full parse of a 2,000-line file there cost 30-100 ms per mend.)
+ * `const v = ` then `s`; a full parse of a long file at each mend would overrun the budget.)
  */
 function spliceDiagnostics(
   old: readonly ParseDiagnostic[],

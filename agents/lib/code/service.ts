@@ -294,7 +294,7 @@ export class WorkspaceService {
   /**
    * The modules' exports that auto-import candidates come from, kept across keystrokes as TypeScript's
    * own server keeps them (its Project.updateGraph): without it every completion with a typed word
-   * scanned every module's exports again (15-30 ms on a 200-file workspace). After each new program the
+   * scanned every module's exports again, the costliest part of the list. After each new program the
    * cached symbols are released (they are found again in the new one) and the map is dropped when the
    * program's structure changed or a changed file may change what others can import (TypeScript's
    * `onFileChanged` decides; edits inside the importing file keep it).

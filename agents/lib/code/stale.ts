@@ -1,8 +1,8 @@
 /**
  * Asking the last program's type checker about a newer text of one file, without building a new
  * program (docs/performance.md, "Type-aware completion"). A new program costs a new type checker
- * (TypeScript merges every lib file's globals into it) and every type the answer needs computed again:
- * 17-74 ms per keystroke on a 2,000-line file. Instead the newer text is parsed (incrementally, from a
+ * (TypeScript merges every lib file's globals into it) and every type the answer needs computed again,
+ * more than a keystroke's budget on a long file. Instead the newer text is parsed (incrementally, from a
  * shadow copy that no program holds) and bound on its own, and the old checker answers about it: the
  * file's own names, scopes and flow come from the new binding, everything else from the old program.
  *
@@ -63,8 +63,8 @@ const BLOCK = 256;
 /** The one edited span between two texts (common prefix and suffix). */
 export function changeRange(before: string, after: string): TS.TextChangeRange {
   const max = Math.min(before.length, after.length);
-  // Blocks compared natively first, then characters: a keystroke at the end of a 2,000-line buffer
-  // compared character by character took about 0.5 ms, and every collection asks two or three times.
+  // Blocks compared natively first, then characters: comparing a long buffer character by character
+  // is slow, and every collection asks two or three times.
   let p = 0;
   while (p + BLOCK <= max && before.slice(p, p + BLOCK) === after.slice(p, p + BLOCK)) p += BLOCK;
   while (p < max && before.charCodeAt(p) === after.charCodeAt(p)) p++;
@@ -316,7 +316,7 @@ export function shadowOf(
   // other top-level statements mean is what it was for the last shadow.
   lineages.set(file, alone && edited!.type ? (lineages.get(shadow!.file) ?? {}) : {});
   // TypeScript's line map, which a completion asks for (its contextual keywords): computed character by
-  // character it cost 1-2 ms per shadow of a 2,000-line file; with `\n` the only line break it is the
+  // character it is slow on a long file, per shadow; with `\n` the only line break it is the
   // last shadow's moved (position.ts).
   let lines: readonly number[] | undefined;
   if (!/[\r\u2028\u2029]/.test(text)) {

@@ -1,13 +1,13 @@
-/** Model configuration: `AIP_MODEL` and friends, with defaults measured on the tiny model (docs/agents.md "Model-backed completion"). */
+/** Model configuration: `AIP_MODEL` and friends, with defaults chosen on the tiny model (docs/performance.md, "Model-backed completion figures"). */
 import { availableParallelism } from "node:os";
 
 export interface ModelConfig {
   /** Path to a .gguf file; undefined → no model (degraded mode). */
   path?: string;
   /**
-   * CPU threads for inference. Measured here (2 shared cores, tiny model, 630-token prompt + 64
-   * tokens): threads=1 ~40-50 ms, threads=2 3.5-15 s (the second thread spins against the other
-   * processes on the host). Default: half the cores, at most 4, so a 2-core host gets 1.
+   * CPU threads for inference. On shared cores a second thread spins against the other processes on
+   * the host and generation becomes far slower than with one. Default: half the cores, at most 4, so a
+   * 2-core host gets 1.
    */
   threads: number;
   /** Tokens per sequence (each in-flight request gets its own sequence). */
@@ -19,7 +19,7 @@ export interface ModelConfig {
   /**
    * Keystrokes agent-complete's warm-up types through its non-model stages (parser, tokenizers,
    * prettier) with a canned completion before it reports ready, so V8 has compiled their hot paths:
-   * after 6 keystrokes prettier alone took ~2.5 ms a call in the pipeline, after a few hundred ~1.5.
+   * after a handful of keystrokes prettier is still far from its optimised speed.
    */
   warmupKeystrokes: number;
 }

@@ -47,7 +47,7 @@ export type ModelState =
 interface Slot {
   id: number;
   seq: LlamaContextSequence;
-  /** Reused for every generation on this sequence (one at a time): a new one per request cost ~0.7 MB of garbage. */
+  /** Reused for every generation on this sequence (one at a time): a new one per request made garbage of its size. */
   completion: LlamaCompletion;
   busy: boolean;
 }

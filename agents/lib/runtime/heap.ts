@@ -1,10 +1,10 @@
 /**
  * How far V8 lets an agent's heap grow between full collections (docs/performance.md, The hostile
  * neighbour: a small heap's collections). V8's growing factor shrinks with the heap limit: a heap of
- * gigabytes may grow to about 4× its live size, one of the tens of MiB a manifest gives an agent
- * (orchestrator/core/memory.ts) to 1.1-1.5×. With 9 MiB live, every one or two 1 MiB requests (2-3 MiB of
- * strings each) then started a full mark-compact: agent-dummy collected 21 times in 110 such requests
- * and spent 5.6-7.3 ms of CPU on each, against one collection and 2.9-3.3 ms grown by 3×.
+ * gigabytes may grow to several times its live size, one of the tens of MiB a manifest gives an agent
+ * (orchestrator/core/memory.ts) barely past it. Then every one or two large requests started a full
+ * mark-compact, each costing more CPU than the request; grown by `HEAP_GROWING_PERCENT` such requests
+ * rarely start one.
  *
  * The factor chosen never lets the heap grow past `ceiling` (the share of the limit after which the
  * runtime collects anyway, invoke.ts COLLECT_AFTER_RATIO), so an agent with a large live heap keeps

@@ -1,5 +1,5 @@
 /**
- * The orchestrator's vetting policy (issue 7): `required` (default in systemd mode) registers only agents
+ * The orchestrator's vetting policy: `required` (default in systemd mode) registers only agents
  * that passed; `warn` (default embedded) registers every agent and shows what failed; `off` skips vetting.
  * What an agent's entry in /v1/agents and /healthz says about vetting comes from `vettingSummary`.
  */

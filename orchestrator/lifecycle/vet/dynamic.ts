@@ -19,7 +19,7 @@ export interface Probe {
   stdin: string;
 }
 
-/** The two runs the issue asks for. */
+/** The two trial runs every agent gets. */
 export const DEFAULT_PROBES: Probe[] = [
   { name: "empty-input", args: [], stdin: "" },
   { name: "manifest", args: ["--manifest"], stdin: "" },

@@ -1,5 +1,5 @@
 /**
- * Sandbox vetting of agent executables (issue 7). The seed trusts no third-party executable: before an
+ * Sandbox vetting of agent executables (docs/operations.md, Vetting). The seed trusts no third-party executable: before an
  * agent joins, its links and its behaviour are checked.
  *
  * Public API (the orchestrator's):
