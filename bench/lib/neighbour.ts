@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { httpRequest, ndjsonExchange } from "../../protocol/transport/client.js";
 import { echoBody } from "./scenario.js";
+import { envInt } from "../../protocol/util/env.js";
 
 const MiB = 1024 * 1024;
 const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
@@ -83,7 +84,7 @@ export function neighbour(
   if (on.has("cpu_burn")) {
     // AIP_HOSTILE_BURN_THREADS: how many such threads (default 1; every abuse at once keeps search,
     // summarize and the neighbour busy beside the orchestrator and agent-dummy: 3 processes).
-    const threads = Math.max(1, Number(process.env.AIP_HOSTILE_BURN_THREADS ?? 1) || 1);
+    const threads = envInt("AIP_HOSTILE_BURN_THREADS")!;
     counts.cpu_burn = threads;
     for (let i = 0; i < threads; i++)
       burners.push(

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { httpRequest, waitForSocket } from "../../protocol/transport/client.js";
+import { envList } from "../../protocol/util/env.js";
 
 /** The package root, from dist/bench/lib/procs.js. */
 export const ROOT = resolve(import.meta.dirname, "../../..");
@@ -40,7 +41,7 @@ export async function startProc(
   binary = false,
 ): Promise<Proc> {
   // AIP_BENCH_NODE_ARGS: node options for the agents a scenario starts (`--cpu-prof --cpu-prof-dir=DIR` to profile one).
-  const nodeArgs = process.env.AIP_BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const nodeArgs = envList("AIP_BENCH_NODE_ARGS", process.env, " ") ?? [];
   const [file, argv] = binary ? [script, args] : [process.execPath, [...nodeArgs, script, ...args]];
   const child = spawn(file, argv, {
     stdio: ["ignore", "pipe", "pipe"],

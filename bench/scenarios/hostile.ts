@@ -18,6 +18,7 @@ import { closedLoop } from "../lib/loadgen.js";
 import { DIST, ROOT, benchDir, rssMiB, startProc, waitHealthy } from "../lib/procs.js";
 import { ABUSES, CONTROLS, type Abuse } from "../lib/neighbour.js";
 import { echoBody, interleave, ratio, table, type Scenario } from "../lib/scenario.js";
+import { envFlag, envList, envString } from "../../protocol/util/env.js";
 
 const WELL_BEHAVED = 4;
 const AGENTS = ["dummy", "summarize", "search"] as const;
@@ -43,7 +44,7 @@ interface Health {
  * (AIP_HOSTILE_BREAKDOWN=1: which of them still hurts the well-behaved clients; `alsoAlone`).
  */
 function chosenAbuses(): Abuse[] {
-  const list = process.env.AIP_HOSTILE_ABUSES?.split(",").filter(Boolean) ?? [...ABUSES];
+  const list = envList("AIP_HOSTILE_ABUSES", process.env, ",") ?? [...ABUSES];
   const known: readonly string[] = [...ABUSES, ...CONTROLS];
   const unknown = list.filter((a) => !known.includes(a));
   if (unknown.length) throw new Error(`AIP_HOSTILE_ABUSES: unknown ${unknown.join(", ")} (known: ${known.join(", ")})`);
@@ -56,8 +57,8 @@ function chosenAbuses(): Abuse[] {
  */
 function alsoAlone(abuses: Abuse[]): Abuse[] {
   const controls = CONTROLS.filter((c) => !abuses.includes(c));
-  if (process.env.AIP_HOSTILE_BREAKDOWN === "1") return [...abuses, ...controls];
-  return process.env.AIP_HOSTILE_CONTROL === "1" ? controls : [];
+  if (envFlag("AIP_HOSTILE_BREAKDOWN")) return [...abuses, ...controls];
+  return envFlag("AIP_HOSTILE_CONTROL") ? controls : [];
 }
 
 /** Start the neighbour in its own process; `stop` ends it and returns what it sent. */
@@ -99,9 +100,9 @@ export const hostile: Scenario = {
       );
     // AIP_BENCH_BASELINE=DIST: another build's dist/ (e.g. the previous commit's) measured in the same run,
     // interleaved, as "baseline alone" and "baseline with neighbour" (same neighbour, same workspace).
-    const baselineDist = process.env.AIP_BENCH_BASELINE;
+    const baselineDist = envString("AIP_BENCH_BASELINE");
     // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's and the agents' V8 CPU profiles there (bench/lib/profile-summary.ts reads it).
-    const prof = process.env.AIP_BENCH_CPU_PROF;
+    const prof = envString("AIP_BENCH_CPU_PROF");
     const startAgency = async (label: string, dist: string): Promise<Agency> => {
       const socket = join(dir, `${label}.sock`);
       const config = join(dir, `${label}.json`);

@@ -7,6 +7,7 @@ import { httpKeepAlive } from "../lib/clients.js";
 import { bursts, closedLoop } from "../lib/loadgen.js";
 import { benchDir, startDummy, startPoolOrchestrator, type Proc } from "../lib/procs.js";
 import { echoBody, interleave, ratio, table, type Compared, type Scenario } from "../lib/scenario.js";
+import { envString } from "../../protocol/util/env.js";
 
 const CONCURRENCY = [100, 200];
 const POOLS = ["adaptive", "fixed-10", "fresh"];
@@ -32,7 +33,7 @@ export const pooling: Scenario = {
     const agent = await startDummy(dir);
     // AIP_BENCH_BASELINE=DIST: another build's dist/ (its agent-dummy and bench orchestrator) in the steady
     // comparison, interleaved, as "baseline adaptive" and "baseline fixed-256".
-    const baselineDist = process.env.AIP_BENCH_BASELINE;
+    const baselineDist = envString("AIP_BENCH_BASELINE");
     const baselineAgent = baselineDist ? await startDummy(dir, "dummy-baseline", baselineDist) : undefined;
     const orchestrators: Proc[] = [];
     try {

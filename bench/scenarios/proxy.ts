@@ -14,6 +14,7 @@ import { closedLoop } from "../lib/loadgen.js";
 import { AIP, DUMMY, ROOT, benchDir, startDummy, startProc, waitHealthy, type Proc } from "../lib/procs.js";
 import { echoBody, ratio, table, type Scenario } from "../lib/scenario.js";
 import { median, round, type LatencySummary } from "../lib/stats.js";
+import { envString } from "../../protocol/util/env.js";
 
 const CONCURRENCY = [1, 12, 100, 200];
 const WARMUP_MS = 300;
@@ -103,7 +104,7 @@ export const proxy: Scenario = {
     const agentSocket = join(dir, "trivial.sock");
     const agent = await startProc(TRIVIAL, [agentSocket], agentSocket);
     // AIP_BENCH_CPU_PROF=DIR: write the orchestrator's V8 CPU profile there (bench/lib/profile-summary.ts reads it).
-    const prof = process.env.AIP_BENCH_CPU_PROF;
+    const prof = envString("AIP_BENCH_CPU_PROF");
     const startAgency = async (name: string, aip: string): Promise<Proc> => {
       const cfg = join(dir, `${name}.json`);
       writeFileSync(
@@ -139,7 +140,7 @@ export const proxy: Scenario = {
     const agency = await startAgency("agency", AIP);
     // AIP_BENCH_BASELINE=DIST: another build's dist/ (e.g. the previous commit's) measured side by side,
     // interleaved, as "agency-baseline" and "agent-dummy-baseline".
-    const baselineDist = process.env.AIP_BENCH_BASELINE;
+    const baselineDist = envString("AIP_BENCH_BASELINE");
     const baseline = baselineDist
       ? await startAgency("agency-baseline", join(baselineDist, "scripts/aip.js"))
       : undefined;

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../../protocol/contract/limits.js";
 import { formatIssues } from "../../protocol/contract/schemas.js";
+import { EnvError, checkEnv, envInt, envList, envString, type EnvName } from "../../protocol/util/env.js";
 import { workspaceRootsFromEnv } from "../../protocol/util/workspace-roots.js";
 import { unsafeNames } from "./agent-env.js";
 
@@ -190,8 +191,8 @@ export function packageRootDir(): string {
 
 export const DEFAULT_CONFIG_PATH = "manifests/agency.json";
 
-/** Environment variables that override the config file (documented in docs/operations.md "Configuration"). */
-const ENV_OVERRIDES = {
+/** Environment variables that override the config file (protocol/util/env.ts, docs/operations.md). */
+const ENV_OVERRIDES: Partial<Record<EnvName, string>> = {
   AIP_SOCKET: "socket",
   AIP_AGENT_SOCKET_DIR: "agent_socket_dir",
   AIP_MODE: "mode",
@@ -202,7 +203,7 @@ const ENV_OVERRIDES = {
   AIP_HEALTH_HOST: "health_host",
   AIP_STATE_DIR: "state_dir",
   AIP_VETTING: "vetting",
-} as const;
+};
 
 // --- state_dir derivation (docs/operations.md "Configuration") ---
 /** Where systemd mode keeps its state when the unit sets no `StateDirectory=`. */
@@ -228,11 +229,19 @@ export function parseConfig(
 ): AgencyConfig {
   const withEnv: Record<string, unknown> =
     typeof raw === "object" && raw !== null ? { ...(raw as object) } : { value: raw };
-  for (const [variable, key] of Object.entries(ENV_OVERRIDES)) {
-    const value = env[variable];
-    if (value === undefined || value === "") continue;
-    withEnv[key] =
-      key === "health_port" ? Number(value) : key === "workspace_roots" ? value.split(":").filter(Boolean) : value;
+  for (const [variable, key] of Object.entries(ENV_OVERRIDES) as [EnvName, string][]) {
+    try {
+      const value =
+        key === "health_port"
+          ? envInt(variable, env)
+          : key === "workspace_roots"
+            ? envList(variable, env)
+            : envString(variable, env);
+      if (value !== undefined) withEnv[key] = value;
+    } catch (err) {
+      if (err instanceof EnvError) throw new ConfigError(`Invalid agency config ${source}:\n  ${err.message}`);
+      throw err;
+    }
   }
   const parsed = AgencyConfigSchema.safeParse(withEnv);
   if (!parsed.success) {
@@ -298,8 +307,15 @@ export function adminSocketFor(socket: string): string {
 
 /** Load the config file (default: `$AIP_CONFIG` or manifests/agency.json under the package root). */
 export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): AgencyConfig {
+  // Every variable the orchestrator or its agents (which inherit this environment) read, checked at start.
+  try {
+    checkEnv(env, ["orchestrator", "agents"]);
+  } catch (err) {
+    if (err instanceof EnvError) throw new ConfigError(err.message);
+    throw err;
+  }
   const root = packageRootDir();
-  const file = resolve(path ?? env.AIP_CONFIG ?? join(root, DEFAULT_CONFIG_PATH));
+  const file = resolve(path ?? envString("AIP_CONFIG", env) ?? join(root, DEFAULT_CONFIG_PATH));
   let text: string;
   try {
     text = readFileSync(file, "utf8");

@@ -9,9 +9,10 @@ import { closeSync, writeSync } from "node:fs";
 import { z } from "zod";
 import type { AdoptedAgent, Handoff } from "./processes.js";
 import { HANDOVER_FD_VAR } from "./sd-daemon.js";
+import type { EnvName } from "../../protocol/util/env.js";
 
-const ADOPT_VAR = "AIP_ADOPT";
-const READY_FD_VAR = "AIP_RELOAD_READY_FD";
+const ADOPT_VAR = "AIP_ADOPT" satisfies EnvName;
+const READY_FD_VAR = "AIP_RELOAD_READY_FD" satisfies EnvName;
 
 const AdoptSchema = z.array(
   z.object({

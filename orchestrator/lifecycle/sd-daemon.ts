@@ -4,12 +4,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Logger } from "../../protocol/util/log.js";
+import type { EnvName } from "../../protocol/util/env.js";
 
 /** sd_listen_fds(3): passed descriptors start at 3. */
 export const SD_LISTEN_FDS_START = 3;
 
 /** Variable naming the listening descriptor a reloading orchestrator hands to its successor (embedded mode). */
-export const HANDOVER_FD_VAR = "AIP_LISTEN_FD";
+export const HANDOVER_FD_VAR = "AIP_LISTEN_FD" satisfies EnvName;
 
 /**
  * The listening socket this process was given, if any: systemd's (`LISTEN_PID` is this process and

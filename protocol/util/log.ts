@@ -2,6 +2,7 @@
 import { chmodSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { pino, type Logger, type DestinationStream } from "pino";
+import { envString } from "./env.js";
 
 export type { Logger } from "pino";
 
@@ -31,7 +32,7 @@ export function isoTimestamp(): string {
 
 /** A pino logger in the AIP-1 shape. */
 export function createLogger(options: LoggerOptions): Logger {
-  const level = options.level ?? process.env.AIP_LOG_LEVEL ?? "info";
+  const level = options.level ?? envString("AIP_LOG_LEVEL") ?? "info";
   const config = {
     level: options.destination === false ? "silent" : level,
     base: { agent_name: options.agentName },

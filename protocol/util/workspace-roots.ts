@@ -6,6 +6,7 @@
  */
 import { homedir, tmpdir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
+import { envString, type EnvName } from "./env.js";
 import { isInside } from "./paths.js";
 
 /** Locations no workspace may be in (or be) unless an allowed root is at or below one of them. */
@@ -31,7 +32,7 @@ export const SYSTEM_ROOTS = [
 ] as const;
 
 /** The environment variable agents read their allowed roots from. */
-export const WORKSPACE_ROOTS_ENV = "AIP_WORKSPACE_ROOTS";
+export const WORKSPACE_ROOTS_ENV = "AIP_WORKSPACE_ROOTS" satisfies EnvName;
 
 /**
  * The default roots: the invoking user's home and the temporary directory. A home that is itself a
@@ -48,7 +49,7 @@ export function defaultWorkspaceRoots(home: string = homedir()): string[] {
 
 /** The allowed roots from AIP_WORKSPACE_ROOTS, or the defaults when it is unset or empty. */
 export function workspaceRootsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  const raw = env[WORKSPACE_ROOTS_ENV];
+  const raw = envString(WORKSPACE_ROOTS_ENV, env);
   if (raw === undefined || raw.trim() === "") return defaultWorkspaceRoots();
   return raw
     .split(":")

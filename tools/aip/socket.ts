@@ -1,9 +1,11 @@
 /** Where the CLI finds the orchestrator: --socket, then $AIP_SOCKET, then the config's socket. */
 import { adminSocketFor, loadConfig } from "../../orchestrator/core/config.js";
+import { envString } from "../../protocol/util/env.js";
 
 export function socketPath(flag: string | true | undefined): string {
   if (typeof flag === "string") return flag;
-  if (process.env.AIP_SOCKET) return process.env.AIP_SOCKET;
+  const fromEnv = envString("AIP_SOCKET");
+  if (fromEnv) return fromEnv;
   try {
     return loadConfig().socket;
   } catch {
@@ -14,8 +16,9 @@ export function socketPath(flag: string | true | undefined): string {
 /** Where the CLI finds the admin socket: --admin-socket, then $AIP_ADMIN_SOCKET, then beside the main socket. */
 export function adminSocketPath(adminFlag: string | true | undefined, socketFlag: string | true | undefined): string {
   if (typeof adminFlag === "string") return adminFlag;
-  if (process.env.AIP_ADMIN_SOCKET) return process.env.AIP_ADMIN_SOCKET;
-  if (typeof socketFlag !== "string" && !process.env.AIP_SOCKET) {
+  const fromEnv = envString("AIP_ADMIN_SOCKET");
+  if (fromEnv) return fromEnv;
+  if (typeof socketFlag !== "string" && !envString("AIP_SOCKET")) {
     try {
       const c = loadConfig();
       if (c.adminSocket) return c.adminSocket;

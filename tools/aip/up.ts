@@ -2,6 +2,7 @@
 import { relative } from "node:path";
 import { ConfigError, loadConfig } from "../../orchestrator/core/config.js";
 import { startAgency } from "../../orchestrator/entry.js";
+import { envString } from "../../protocol/util/env.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const up: Command = {
@@ -41,7 +42,7 @@ SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
       }
       throw err;
     }
-    const logFile = typeof flags.log === "string" ? flags.log : process.env.AIP_LOG_FILE;
+    const logFile = typeof flags.log === "string" ? flags.log : envString("AIP_LOG_FILE");
     let agency;
     try {
       agency = await startAgency(config, { deps: { logDestination: logFile ?? 1 }, ownProcess: true });

@@ -6,6 +6,7 @@
  * request, and the request in flight falls back.
  */
 import { Worker } from "node:worker_threads";
+import { envInt } from "../../../protocol/util/env.js";
 import type { Logger } from "../../../protocol/util/log.js";
 import { SERVICE_LIMITS, type ServiceStats } from "../code/service.js";
 import type { TypedAnswer } from "./typed.js";
@@ -13,17 +14,17 @@ import type { TypedAnswer } from "./typed.js";
 /** Limits of the typed engine (docs/agents.md, "Type-aware completion"); AIP_TYPED_* override them. */
 export const TYPED_LIMITS = {
   /** Workspaces with a live language service; the least recently used is closed beyond this. */
-  maxWorkspaces: envInt("AIP_TYPED_MAX_WORKSPACES", 3, 1, 64),
+  maxWorkspaces: envInt("AIP_TYPED_MAX_WORKSPACES")!,
   /** The worker's V8 old-generation heap (MiB): past it the worker dies and is started again. */
-  heapMb: envInt("AIP_TYPED_HEAP_MB", 768, 128, 16_384),
+  heapMb: envInt("AIP_TYPED_HEAP_MB")!,
   /** How long a request after `expr.` waits for the checker by default before the syntactic answer (ms). */
-  budgetMs: envInt("AIP_TYPED_BUDGET_MS", 250, 0, 60_000),
+  budgetMs: envInt("AIP_TYPED_BUDGET_MS")!,
   /**
    * The same for an identifier position (ms): the syntactic engine's names in scope are nearly as good
    * there (docs/agents.md), so a keystroke that needs a new program answers from it rather than wait for
    * the rebuild; the checker's answer, computed meanwhile, serves the keystrokes that follow.
    */
-  identifierBudgetMs: envInt("AIP_TYPED_IDENTIFIER_BUDGET_MS", 15, 0, 60_000),
+  identifierBudgetMs: envInt("AIP_TYPED_IDENTIFIER_BUDGET_MS")!,
   /**
    * At an identifier, how long the checker has alone before the syntactic answer is prepared alongside
    * it (ms): a reused list answers within it, a collection does not, and its fallback is then ready at
@@ -31,14 +32,9 @@ export const TYPED_LIMITS = {
    * identifier budget is off): the parse shares the CPU with the checker's worker, and on a lightly
    * loaded machine it made the checker miss its budget more often (docs/agents.md).
    */
-  identifierPrepareMs: envInt("AIP_TYPED_IDENTIFIER_PREPARE_MS", 60_000, 0, 60_000),
+  identifierPrepareMs: envInt("AIP_TYPED_IDENTIFIER_PREPARE_MS")!,
   ...SERVICE_LIMITS,
 };
-
-function envInt(name: string, fallback: number, min: number, max: number): number {
-  const v = Number(process.env[name]);
-  return Number.isInteger(v) && v >= min && v <= max ? v : fallback;
-}
 
 export type ToWorker =
   | { kind: "stats" }

@@ -1,5 +1,6 @@
 /** Model configuration: `AIP_MODEL` and friends, with defaults chosen on the tiny model (docs/performance.md, "Model-backed completion figures"). */
 import { availableParallelism } from "node:os";
+import { envInt, envString } from "../../../protocol/util/env.js";
 
 export interface ModelConfig {
   /** Path to a .gguf file; undefined → no model (degraded mode). */
@@ -24,17 +25,8 @@ export interface ModelConfig {
   warmupKeystrokes: number;
 }
 
-function intEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-  return n;
-}
-
-/** See ModelConfig.warmupKeystrokes (~0.5 s of start-up here). */
-export const DEFAULT_WARMUP_KEYSTROKES = 200;
+/** See ModelConfig.warmupKeystrokes: the registered default of AIP_WARMUP_KEYSTROKES. */
+export const DEFAULT_WARMUP_KEYSTROKES = envInt("AIP_WARMUP_KEYSTROKES", {})!;
 
 export function defaultThreads(cores = availableParallelism()): number {
   return Math.max(1, Math.min(4, Math.floor(cores / 2)));
@@ -42,14 +34,13 @@ export function defaultThreads(cores = availableParallelism()): number {
 
 /** The model configuration from the environment (explicit options win). */
 export function modelConfig(options: Partial<ModelConfig> = {}, env = process.env, defaultSequences = 4): ModelConfig {
-  const path = options.path ?? (env.AIP_MODEL && env.AIP_MODEL !== "" ? env.AIP_MODEL : undefined);
+  const path = options.path ?? envString("AIP_MODEL", env);
   return {
     ...(path !== undefined ? { path } : {}),
-    threads: options.threads ?? intEnv(env, "AIP_MODEL_THREADS", 1, 256) ?? defaultThreads(),
-    contextSize: options.contextSize ?? intEnv(env, "AIP_MODEL_CONTEXT", 256, 131072) ?? 2048,
-    gpuLayers: options.gpuLayers ?? intEnv(env, "AIP_MODEL_GPU_LAYERS", 0, 1000) ?? 0,
-    sequences: options.sequences ?? intEnv(env, "AIP_MODEL_SEQUENCES", 1, 64) ?? defaultSequences,
-    warmupKeystrokes:
-      options.warmupKeystrokes ?? intEnv(env, "AIP_WARMUP_KEYSTROKES", 0, 100_000) ?? DEFAULT_WARMUP_KEYSTROKES,
+    threads: options.threads ?? envInt("AIP_MODEL_THREADS", env) ?? defaultThreads(),
+    contextSize: options.contextSize ?? envInt("AIP_MODEL_CONTEXT", env)!,
+    gpuLayers: options.gpuLayers ?? envInt("AIP_MODEL_GPU_LAYERS", env)!,
+    sequences: options.sequences ?? envInt("AIP_MODEL_SEQUENCES", env) ?? defaultSequences,
+    warmupKeystrokes: options.warmupKeystrokes ?? envInt("AIP_WARMUP_KEYSTROKES", env)!,
   };
 }

@@ -4,6 +4,7 @@ import { AipError } from "../../../protocol/contract/errors.js";
 import { errorResponse } from "../../../protocol/contract/envelope.js";
 import { decodeJson } from "../../../protocol/transport/json.js";
 import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../../protocol/contract/limits.js";
+import { EnvError, checkEnv, envString } from "../../../protocol/util/env.js";
 import { RateLimit, createLogger, type Logger } from "../../../protocol/util/log.js";
 import { AipServer } from "../../../protocol/transport/server.js";
 import { socketIsLive } from "../../../protocol/transport/socket-file.js";
@@ -35,6 +36,12 @@ export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2
   if (argv[0] === "--manifest" && argv.length === 1) {
     process.stdout.write(JSON.stringify(def.manifest, null, 2) + "\n");
     return;
+  }
+  try {
+    checkEnv(process.env, ["agents"]);
+  } catch (err) {
+    if (err instanceof EnvError) return usageError(def, err.message);
+    throw err;
   }
   if (argv[0] === "--listen") {
     const path = argv[1];
@@ -70,7 +77,7 @@ async function readStdin(limit: number): Promise<Buffer | undefined> {
 async function oneShot(def: AgentDefinition): Promise<void> {
   // A scheduler treats stderr output as a crash: nothing may reach it in one-shot mode.
   process.emitWarning = () => undefined;
-  const log = createLogger({ agentName: def.manifest.name, destination: process.env.AIP_LOG_FILE ?? false });
+  const log = createLogger({ agentName: def.manifest.name, destination: envString("AIP_LOG_FILE") ?? false });
   const write = (text: string): Promise<void> =>
     new Promise((resolve) => process.stdout.write(text + "\n", () => resolve()));
   const crash = (err: unknown): void => {
@@ -111,7 +118,7 @@ export async function listen(
   group?: string,
   limits: Partial<Limits> = {},
 ): Promise<void> {
-  const log = createLogger({ agentName: def.manifest.name, destination: process.env.AIP_LOG_FILE ?? 1 });
+  const log = createLogger({ agentName: def.manifest.name, destination: envString("AIP_LOG_FILE") ?? 1 });
   // Node's warnings go to the log, not to stderr (stderr output reads as a crash to a scheduler).
   process.removeAllListeners("warning");
   process.on("warning", (w) => log.warn({ event: "node_warning", warning: w.name, detail: w.message }, w.message));
