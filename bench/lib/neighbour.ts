@@ -16,7 +16,7 @@ import { envInt } from "../../protocol/util/env.js";
 const MiB = 1024 * 1024;
 const HEAD = "POST /v1/invoke HTTP/1.1\r\nHost: aip\r\nContent-Type: application/json\r\n";
 
-/** Every abuse the neighbour knows, in report order (docs/performance.md, Performance: the hostile neighbour). */
+/** Every abuse the neighbour knows, in report order (docs/performance.md, "The hostile neighbour"). */
 export const ABUSES = [
   "non_reading",
   "unfinished_body",

@@ -1,5 +1,5 @@
 /**
- * Cost classes between agents (docs/performance.md, "CPU-heavy agents paced"). Fair turns pace large
+ * Cost classes between agents (docs/architecture.md, "Cost classes between agents"). Fair turns pace large
  * requests at the front door (protocol/transport/turns.ts), but a small request can cost an agent far more CPU
  * than it costs the orchestrator: a search over a workspace, a summary of deep source. On a machine
  * whose cores the agents share with the orchestrator, a client that keeps such an agent busy takes CPU
@@ -40,6 +40,9 @@ export const NOT_HELD: CostDone = () => undefined;
 /** The agents of one orchestrator, compared with each other. */
 export class AgentCosts {
   private readonly agents = new Set<AgentCost>();
+
+  /** `now`: the clock every comparison reads (ms; tests pass one they control). */
+  constructor(readonly now: () => number = () => performance.now()) {}
 
   /** The cost record of a new agent pool. */
   add(): AgentCost {
@@ -83,11 +86,11 @@ export class AgentCost {
   /** A call was answered in `ms`. */
   record(ms: number): void {
     this.meanMs = Number.isNaN(this.meanMs) ? ms : this.meanMs + MEAN_WEIGHT * (ms - this.meanMs);
-    this.answeredAt = performance.now();
+    this.answeredAt = this.costs.now();
   }
 
   /** Heavy now: its calls go one at a time, paced. */
-  heavy(now = performance.now()): boolean {
+  heavy(now = this.costs.now()): boolean {
     if (!(this.meanMs >= HEAVY_MIN_MS)) return false;
     return this.meanMs >= HEAVY_RATIO * this.costs.cheapestOther(this, now);
   }
@@ -97,7 +100,7 @@ export class AgentCost {
    * and another call holds the turn or the pace is not over; then a promise of it.
    */
   turn(): CostDone | Promise<CostDone> {
-    const now = performance.now();
+    const now = this.costs.now();
     if (this.waiters.length === 0 && (!this.heavy(now) || (this.held === 0 && now >= this.nextAt))) return this.grant();
     return new Promise<CostDone>((resolve) => {
       const waiter: Waiter = {
@@ -117,13 +120,13 @@ export class AgentCost {
   private grant(): CostDone {
     if (!this.heavy()) return NOT_HELD;
     this.held++;
-    const t0 = performance.now();
+    const t0 = this.costs.now();
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.held--;
-      const now = performance.now();
+      const now = this.costs.now();
       this.nextAt = Math.max(this.nextAt, now + Math.min(now - t0, HEAVY_MAX_PACE_MS));
       this.pump();
     };
@@ -132,7 +135,7 @@ export class AgentCost {
   /** Start waiting calls whose turn has come. */
   private pump(): void {
     while (this.waiters.length > 0) {
-      const now = performance.now();
+      const now = this.costs.now();
       if (this.heavy(now)) {
         if (this.held > 0) return; // its answer pumps again
         if (now < this.nextAt) {

@@ -37,8 +37,8 @@
  *   answer (at most `bigMaxPaceMs`), if that is later (large requests take at most `bigShare` of the
  *   time: 5 %), the one waiting longest first: a large request waits no longer than those ahead of it
  *   and their paces, and none is refused.
- *   With no small request lately, large ones start as before (docs/performance.md, Large requests
- *   paced by size).
+ *   With no small request lately, large ones start as before (docs/architecture.md, Fair sharing
+ *   between connections).
  */
 import { performance } from "node:perf_hooks";
 

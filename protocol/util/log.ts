@@ -135,7 +135,7 @@ let exitHooked = false;
  * A log file written in batches: the lines logged during one turn of the event loop go to the file in
  * one write when the turn ends (or at BATCH_CHARS), instead of one write per line; a line is on disk
  * before the process handles its next I/O. What is pending is written when the process exits
- * (docs/performance.md, "The request log line").
+ * (docs/performance.md, "The orchestrator hop").
  */
 export class LineBatchFile implements DestinationStream {
   private readonly fd: number;

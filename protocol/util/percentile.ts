@@ -1,7 +1,7 @@
 /**
  * Percentiles, the one implementation every part of the tree uses (orchestrator statistics, benchmarks):
  * nearest rank over samples, and a fixed-bucket latency histogram that answers the same question in
- * constant time per sample (docs/performance.md, "Latency statistics").
+ * constant time per sample (docs/performance.md, "The orchestrator hop").
  */
 
 /** The 0-based nearest-rank index of quantile `q` (0-1) among `n` ascending samples (n > 0). */

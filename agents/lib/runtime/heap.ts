@@ -1,6 +1,6 @@
 /**
- * How far V8 lets an agent's heap grow between full collections (docs/performance.md, The hostile
- * neighbour: a small heap's collections). V8's growing factor shrinks with the heap limit: a heap of
+ * How far V8 lets an agent's heap grow between full collections (docs/performance.md, "The hostile
+ * neighbour"). V8's growing factor shrinks with the heap limit: a heap of
  * gigabytes may grow to several times its live size, one of the tens of MiB a manifest gives an agent
  * (orchestrator/core/memory.ts) barely past it. Then every one or two large requests started a full
  * mark-compact, each costing more CPU than the request; grown by `HEAP_GROWING_PERCENT` such requests

@@ -66,7 +66,7 @@ describe("under socket activation and sd_notify", () => {
     });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ status: "success", agent: "dummy", payload: { context_lines: 2 } });
-    // A log file is written once per event-loop turn (docs/performance.md, LineBatchFile): the line may follow the answer.
+    // A log file is written once per event-loop turn (docs/performance.md, "The orchestrator hop": LineBatchFile): the line may follow the answer.
     await until(
       () => readFileSync(join(t.dir, "aip.log"), "utf8").includes('"inherited_fd":3'),
       10_000,
