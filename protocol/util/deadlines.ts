@@ -7,7 +7,7 @@
  * microseconds). The timer keeps the process alive only while a request is waiting.
  */
 export interface Expiring {
-  /** `performance.now()` at which it expires. */
+  /** The time on the set's clock (`performance.now()` unless given) at which it expires. */
   readonly expiresAt: number;
   /** The deadline passed: called once, after it left the set. */
   expire(): void;
@@ -19,6 +19,9 @@ export class Deadlines {
   /** When the timer fires; Infinity while none is armed. */
   private armedFor = Infinity;
   private readonly fire = (): void => this.onTimer();
+
+  /** `now`: the clock deadlines are read on (ms; tests pass one they control). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   get size(): number {
     return this.members.size;
@@ -42,13 +45,13 @@ export class Deadlines {
     this.armedFor = at;
     // A timer fires up to a millisecond before `at` by performance.now() (libuv counts whole
     // milliseconds): then it is armed again for what is left.
-    this.timer = setTimeout(this.fire, Math.max(1, Math.ceil(at - performance.now())));
+    this.timer = setTimeout(this.fire, Math.max(1, Math.ceil(at - this.now())));
   }
 
   private onTimer(): void {
     this.timer = undefined;
     this.armedFor = Infinity;
-    const now = performance.now();
+    const now = this.now();
     const due: Expiring[] = [];
     for (const m of this.members) if (m.expiresAt <= now) due.push(m);
     for (const m of due) this.members.delete(m);
