@@ -149,12 +149,11 @@ describe("failures", () => {
   it("a slow agent: AIP_ERR_TIMEOUT at the deadline, the agent's signal fires, nothing leaks", async () => {
     agency = await startAgency([{ name: "slow", env: { FIXTURE_ABORT_LOG: "{dir}/aborts.log" } }]);
     const abortLog = join(agency.dir, "aborts.log");
-    const started = Date.now();
-    const r = await call(echo({ constraints: { timeout_ms: 200, delay_ms: 5000 }, trace_id: "slow-1" }));
-    const took = Date.now() - started;
+    // The agent would answer after a minute, longer than this test may run: an answer at all is the
+    // orchestrator's, at the deadline.
+    const r = await call(echo({ constraints: { timeout_ms: 200, delay_ms: 60_000 }, trace_id: "slow-1" }));
     expect(r.error.type).toBe("AIP_ERR_TIMEOUT");
     expect(r.error.detail).toContain("within 200 ms");
-    expect(took).toBeLessThan(2000);
     const a = agentOf("slow");
     expect(a.inflight).toBe(0);
     expect(a.pool.stats()).toMatchObject({ inflight: 0, queued: 0 });
