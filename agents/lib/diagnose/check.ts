@@ -195,9 +195,7 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
       // before the call in this file whose type fits it.
       const scope = checker
         .getSymbolsInScope(call, ts.SymbolFlags.Variable)
-        .filter(
-          (s) => s.valueDeclaration?.getSourceFile() === sf && s.valueDeclaration.getEnd() < call.getStart(sf),
-        )
+        .filter((s) => s.valueDeclaration?.getSourceFile() === sf && s.valueDeclaration.getEnd() < call.getStart(sf))
         .sort((a, b) => b.valueDeclaration!.getStart(sf) - a.valueDeclaration!.getStart(sf));
       const used = new Set(args.map((a) => a.getText(sf)));
       const missing = params.slice(args.length, required).map((p) => {

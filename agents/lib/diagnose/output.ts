@@ -71,6 +71,7 @@ const NODE_FRAME =
   /^at (?:(?:async )?(.+?) \()?((?:file:\/\/|\/|\.{1,2}\/|[A-Za-z]:\\|node:|[\w@.-]+\/)[^()]*?):(\d+)(?::(\d+))?\)?$/;
 /** vitest's `❯ fn file:line:col` / `❯ file:line:col`. */
 const VITEST_FRAME = /^❯ (?:(\S+) )?(\S+?):(\d+):(\d+)$/;
+const JEST_MATCHER = /^(expect\(.+?\)\.(?:not\.)?\w+\(.*?\))(?:\s*\/\/.*)?$/;
 const PY_FRAME = /^File "(.+)", line (\d+)(?:, in (.+))?$/;
 /** `TypeError: msg`, `AssertionError [ERR_ASSERTION]: msg`, `Error: msg`. */
 const ERROR_HEAD = /^((?:[\w$.]*Error|Exception|[\w$.]*Exception)(?: \[[\w_]+\])?):\s?(.*)$/;
@@ -232,7 +233,8 @@ export function parseOutput(text: string): ParsedOutput {
         test = header[1]!.replace(/ › /g, " > ");
         continue;
       }
-      const head = ERROR_HEAD.exec(s) ?? /^(?:error|message):\s+['"|]?(.*?)['"]?$/.exec(s);
+      // jest's matcher failure has no error line: `expect(received).toBe(expected)` heads it.
+      const head = ERROR_HEAD.exec(s) ?? /^(?:error|message):\s+['"|]?(.*?)['"]?$/.exec(s) ?? JEST_MATCHER.exec(s);
       if (!head) continue;
       // The frames that follow, skipping the message's continuation, diffs and code excerpts.
       const frames: RawFrame[] = [];
