@@ -305,6 +305,95 @@ export const CompletePayloadSchema = z.looseObject({
   ...Recoverable,
 });
 
+// ---- diagnose ----
+export const DiagnoseContextSchema = ContextSchema.extend({
+  output: z
+    .string({ error: "expected a string" })
+    .optional()
+    .describe("tool output to diagnose: tsc, a vitest/jest/node:test failure, a Node stack trace, a Python traceback"),
+  output_path: nonEmpty()
+    .optional()
+    .describe(
+      "the same read from a log file inside workspace_root (at most 16 MiB; the middle of a long log is skipped)",
+    ),
+});
+export const DiagnoseConstraintsSchema = ConstraintsSchema.extend({
+  verify: bool().optional().describe("check every fix on an in-memory copy of the files (default true)"),
+  check_wait_ms: intIn(0, 60_000)
+    .optional()
+    .describe("how long to wait for the workspace's checker (default 10000; the first request loads the workspace)"),
+  max_tokens: intIn(1, 512).optional().describe("model: tokens for the explanation (default 96)"),
+  inference_timeout_ms: intIn(1, INFERENCE_TIMEOUT_MAX_MS).optional(),
+  ...LATEST_WINS,
+});
+const EditSchema = z.looseObject({ file_path: z.string(), range: RangeSchema, new_text: z.string() });
+export const DiagnoseFixSchema = z.looseObject({
+  description: z.string(),
+  fix_name: z.string().describe("TypeScript's fix name, agency.* for the agent's own repairs, model"),
+  source: oneOf(["typescript", "agency", "model"]),
+  verified: z.boolean().describe("applied to an in-memory copy and checked: the error is gone and no error appeared"),
+  not_verified: z.string().optional().describe("why not verified: the errors left, or why it was not checked"),
+  edits: z.array(EditSchema),
+});
+export const DiagnoseDiagnosticSchema = z.looseObject({
+  file_path: z.string(),
+  line: z.number().int().min(1),
+  column: z.number().int().min(0),
+  range: RangeSchema,
+  code: z.string().describe('"TS2304", or "syntax" when only the parser answered'),
+  message: z.string(),
+  severity: oneOf(["error", "warning"]),
+  fixes: z.array(DiagnoseFixSchema).describe("verified first"),
+});
+const FrameSchema = z.looseObject({
+  raw: z.string(),
+  function: z.string().optional(),
+  kind: oneOf(["workspace", "dependency", "runtime", "outside", "unmapped"]),
+  file_path: z.string().optional(),
+  line: z.number().int().optional(),
+  column: z.number().int().optional(),
+  mapped_from: z.looseObject({ file_path: z.string(), line: z.number().int() }).optional(),
+  reason: z.string().optional(),
+});
+const CauseSchema = z.looseObject({
+  file_path: z.string(),
+  line: z.number().int().min(1),
+  code: z.string().optional().describe("the lines around the cause, numbered, the cause marked >"),
+  definition: z.looseObject({ name: z.string(), where: z.string() }).optional(),
+});
+const AssertionSchema = z.looseObject({
+  expected: z.string().optional(),
+  actual: z.string().optional(),
+  test_line: z.looseObject({ file_path: z.string(), line: z.number().int() }).optional(),
+});
+export const DiagnosePayloadSchema = z.looseObject({
+  mode: oneOf(["file", "output"]),
+  engine: oneOf(["checker", "syntax"])
+    .optional()
+    .describe("file: the workspace's checker, or the parser alone (engine_reason)"),
+  engine_reason: z.string().optional(),
+  tool: oneOf(["tsc", "vitest", "jest", "node:test", "node", "python", "unknown"]).optional(),
+  diagnostics: z.array(DiagnoseDiagnosticSchema),
+  failures: z
+    .array(
+      z.looseObject({
+        test: z.string().optional(),
+        error: z.string().optional(),
+        message: z.string(),
+        assertion: AssertionSchema.optional(),
+        cause: CauseSchema.optional().describe("the innermost frame in the workspace's own code"),
+        frames: z.array(FrameSchema),
+      }),
+    )
+    .optional(),
+  cause: CauseSchema.optional(),
+  assertion: AssertionSchema.optional(),
+  model: z
+    .looseObject({ used: z.boolean(), reason: z.string().optional(), explanation: z.string().optional() })
+    .describe("without a model: used false and why"),
+  notes: z.array(z.string()),
+});
+
 export interface ActionContract {
   context: z.ZodType<Record<string, unknown>>;
   constraints: z.ZodType<Record<string, unknown>>;
@@ -343,6 +432,12 @@ export const ACTIONS = {
     constraints: CompleteConstraintsSchema,
     payload: CompletePayloadSchema,
     description: "completions at the cursor (lite engine: ranked items; model engine: generated text)",
+  },
+  diagnose: {
+    context: DiagnoseContextSchema,
+    constraints: DiagnoseConstraintsSchema,
+    payload: DiagnosePayloadSchema,
+    description: "a file's errors with checked fixes, or the cause of a failure in tool output mapped to the workspace",
   },
 } as const satisfies Record<string, ActionContract>;
 export type ActionName = keyof typeof ACTIONS;

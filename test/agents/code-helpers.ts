@@ -10,6 +10,7 @@ export const SUMMARIZE = join(DIST, "agents/summarize/main.js");
 export const SEARCH = join(DIST, "agents/search/main.js");
 export const TESTGEN = join(DIST, "agents/testgen/main.js");
 export const COMPLETE_LITE = join(DIST, "agents/complete-lite/main.js");
+export const DIAGNOSE = join(DIST, "agents/diagnose/main.js");
 export const FIXTURES = join(ROOT, "test/fixtures/code");
 
 export type Json = Record<string, any>;

@@ -10,6 +10,7 @@ import { envInt } from "../../../protocol/util/env.js";
 import type { Logger } from "../../../protocol/util/log.js";
 import { SERVICE_LIMITS, type ServiceStats } from "../code/service.js";
 import type { TypedAnswer } from "./typed.js";
+import type { DiagnoseAnswer, DiagnoseRequest } from "../diagnose/check.js";
 
 /** Limits of the typed engine (docs/agents.md, "Type-aware completion"); AIP_TYPED_* override them. */
 export const TYPED_LIMITS = {
@@ -50,7 +51,8 @@ export type ToWorker =
       details?: number;
       /** Epoch ms after which the answer is of no use. */
       deadline: number;
-    };
+    }
+  | ({ kind: "diagnose"; id: number; root: string } & DiagnoseRequest);
 
 export type FromWorker =
   | { kind: "stats"; workspaces: ServiceStats[]; heap_used_bytes: number }
@@ -60,6 +62,8 @@ export type FromWorker =
       id: number;
       status: "ok" | "stale" | "expired" | "failed";
       answer?: TypedAnswer;
+      /** The answer to a "diagnose" request (agents/lib/diagnose/check.ts). */
+      diagnosis?: DiagnoseAnswer;
       fallback?: string[];
       reason?: string;
     };
@@ -168,6 +172,46 @@ export class TypedEngine {
       };
     }
     if (r.status === "ok") return { answer: r.answer!, fallback: r.fallback ?? fallback };
+    return {
+      reason: r.status === "failed" ? `the checker failed: ${r.reason}` : `the checker's answer was ${r.status}`,
+      fallback,
+    };
+  }
+
+  /**
+   * Diagnose a file through the same per-workspace checker (agents/lib/diagnose/check.ts): resolves
+   * within `budgetMs` with the diagnosis or the reason there is none.
+   */
+  async diagnose(
+    req: { root: string } & DiagnoseRequest,
+    budgetMs: number,
+    log?: Logger,
+  ): Promise<{ diagnosis: DiagnoseAnswer; fallback: string[] } | { reason: string; fallback: string[] }> {
+    if (log) this.log = log;
+    const worker = this.start();
+    const id = this.nextId++;
+    const reply = new Promise<FromWorker & { kind: "answer" }>((resolve) => this.pending.set(id, resolve));
+    this.inFlight.add(id);
+    worker.postMessage({ kind: "diagnose", id, ...req } satisfies ToWorker);
+    let timer: NodeJS.Timeout | undefined;
+    const r = await Promise.race([
+      reply,
+      new Promise<undefined>((resolve) => (timer = setTimeout(resolve, budgetMs, undefined))),
+    ]);
+    clearTimeout(timer);
+    const ws = this.last.workspaces.find((w) => w.root === req.root);
+    const fallback = r?.fallback ?? ws?.fallback ?? [];
+    if (!r) {
+      this.pending.delete(id);
+      return {
+        reason:
+          ws === undefined || ws.state === "loading"
+            ? `the checker is still loading this workspace (waited ${budgetMs} ms)`
+            : `the checker did not answer within ${budgetMs} ms`,
+        fallback,
+      };
+    }
+    if (r.status === "ok" && r.diagnosis) return { diagnosis: r.diagnosis, fallback };
     return {
       reason: r.status === "failed" ? `the checker failed: ${r.reason}` : `the checker's answer was ${r.status}`,
       fallback,

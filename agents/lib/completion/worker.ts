@@ -8,6 +8,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { WorkspaceService } from "../code/service.js";
 import { prepareUsage, priorPoints } from "./member-rank.js";
 import { typedCompletions } from "./typed.js";
+import { diagnoseFile } from "../diagnose/check.js";
 import type { ToWorker, FromWorker } from "./engine.js";
 
 const port = parentPort!;
@@ -53,12 +54,25 @@ port.on("message", (msg: ToWorker) => {
   void (async () => {
     if (msg.kind === "stats") return post(stats());
     const svc = serviceFor(msg.root);
-    newest.set(msg.root, msg.id);
+    // Only a newer completion makes an older one stale: a diagnosis is of a file, not of a keystroke.
+    if (msg.kind === "complete") newest.set(msg.root, msg.id);
     await svc.loaded;
-    if (newest.get(msg.root) !== msg.id) return post({ kind: "answer", id: msg.id, status: "stale" });
-    if (Date.now() > msg.deadline) return post({ kind: "answer", id: msg.id, status: "expired" });
+    if (msg.kind === "complete" && newest.get(msg.root) !== msg.id)
+      return post({ kind: "answer", id: msg.id, status: "stale" });
+    if (msg.kind === "complete" && Date.now() > msg.deadline)
+      return post({ kind: "answer", id: msg.id, status: "expired" });
     if (svc.state !== "ready")
       return post({ kind: "answer", id: msg.id, status: "failed", reason: svc.fallback.at(-1) ?? "" });
+    if (msg.kind === "diagnose") {
+      try {
+        const diagnosis = diagnoseFile(svc, msg);
+        post({ kind: "answer", id: msg.id, status: "ok", diagnosis, fallback: svc.fallback });
+      } catch (err) {
+        post({ kind: "answer", id: msg.id, status: "failed", reason: (err as Error).message });
+      }
+      svc.refreshInBackground();
+      return post(stats());
+    }
     prepareUsage(svc);
     try {
       const answer = typedCompletions(svc, msg.path, msg.text, msg.offset, msg.limit, msg.details ?? 0);

@@ -41,7 +41,7 @@ describe("committed contract files", () => {
   it("the JSON Schema document compiles (draft 2020-12, strict) and names every action", () => {
     const doc = JSON.parse(readFileSync(join(ROOT, "protocol/contract/schema.json"), "utf8")) as Json;
     const ajv = schemaValidator(doc);
-    expect(doc.actions).toEqual(["echo", "summarize", "search", "testgen", "complete"]);
+    expect(doc.actions).toEqual(["echo", "summarize", "search", "testgen", "complete", "diagnose"]);
     for (const name of ["Request", "Problem", "ErrorResponse", "SummarizePayload", "CompleteResponse"])
       expect(ajv.getSchema(`aip#/$defs/${name}`), name).toBeTruthy();
     const completeRequest = ajv.getSchema("aip#/$defs/CompleteRequest")!;
@@ -93,7 +93,7 @@ describe("answers of a real agency match the schema it serves", () => {
   const manifest = (name: string): string => join(ROOT, `manifests/${name}.json`);
   beforeAll(async () => {
     agency = await startAgency(
-      ["dummy", "summarize", "search", "testgen", "complete-lite"].map((name) => ({
+      ["dummy", "summarize", "search", "testgen", "complete-lite", "diagnose"].map((name) => ({
         name,
         command: dist(name),
         manifest: manifest(name),
@@ -133,6 +133,14 @@ describe("answers of a real agency match the schema it serves", () => {
         context: { source_code: source, language: "typescript", cursor: { line: 5, column: 23 } },
         constraints: {},
       },
+      diagnose: {
+        context: {
+          workspace_root: ROOT,
+          file_path: "protocol/paths.ts",
+          source_code: "export const n: number = 'x';\n",
+        },
+        constraints: {},
+      },
     };
     const answers: Record<string, Json> = {};
     for (const [action, req] of Object.entries(requests)) {
@@ -149,6 +157,7 @@ describe("answers of a real agency match the schema it serves", () => {
     expect(answers.complete!.engine).toBe("syntactic");
     expect(answers.complete!.items[0]).toMatchObject({ label: "add", kind: "function" });
     expect(answers.complete!.replace).toEqual({ start: { line: 5, column: 21 }, end: { line: 5, column: 23 } });
+    expect(answers.diagnose!.diagnostics[0]).toMatchObject({ file_path: "protocol/paths.ts", line: 1, code: "TS2322" });
 
     // A problem validates too, and the request schema agrees with the agent on what is wrong.
     const bad = (

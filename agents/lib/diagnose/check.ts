@@ -1,0 +1,549 @@
+/**
+ * Diagnostics of a file from the workspace's own language service (the one the typed completion
+ * engine keeps, worker.ts), with fixes that are checked before they are offered (docs/agents.md,
+ * "diagnose"): each candidate's edits are applied to in-memory copies of the files, the files are
+ * checked again, and the fix is `verified` only when the diagnostic is gone and no error appeared
+ * that was not there before. The buffers are put back afterwards; nothing is written to disk.
+ *
+ * Candidates come from TypeScript's code fixes (`getCodeFixesAtPosition`), from a few repairs the
+ * language service does not offer (a missing or extra argument, a value of the wrong primitive type,
+ * a lost `return`), and from the caller (a model's fix): all go through the same check.
+ */
+import { createRequire } from "node:module";
+import { sep } from "node:path";
+import type * as TS from "typescript";
+import type { WorkspaceService } from "../code/service.js";
+
+const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+
+/** Limits of one diagnosis (docs/agents.md, "diagnose"). */
+export const CHECK_LIMITS = {
+  /** Diagnostics reported per file; the rest are counted. */
+  maxDiagnostics: 100,
+  /** Fix candidates kept per diagnostic (after removing duplicates). */
+  maxFixesPerDiagnostic: 6,
+  /** Candidates checked per request (each one a re-check of the files it touches); the rest are marked unchecked. */
+  maxVerifications: 40,
+};
+
+export interface Pos {
+  line: number;
+  column: number;
+}
+
+export interface Edit {
+  /** Absolute path of the file edited. */
+  file: string;
+  start: Pos;
+  end: Pos;
+  new_text: string;
+}
+
+export interface CheckedFix {
+  description: string;
+  /** TypeScript's fix name (`fixSpelling`, `import`…), `agency.*` for the agent's own repairs, `model`. */
+  fix_name: string;
+  source: "typescript" | "agency" | "model";
+  edits: Edit[];
+  verified: boolean;
+  /** Why it is not verified: the errors left or introduced, or why it was not checked. */
+  not_verified?: string;
+}
+
+export interface CheckedDiagnostic {
+  file: string;
+  start: Pos;
+  end: Pos;
+  code: number;
+  message: string;
+  severity: "error" | "warning";
+  fixes: CheckedFix[];
+}
+
+/** A caller's candidate fix for one of the file's diagnostics (matched by line and code, or line alone). */
+export interface CandidateFix {
+  line: number;
+  code?: number;
+  description: string;
+  edits: { file: string; start: Pos; end: Pos; new_text: string }[];
+}
+
+export interface Definition {
+  name: string;
+  file: string;
+  line: number;
+  /** The declaration's first lines (only for a file inside the workspace). */
+  text?: string;
+  /** Where it is when not in the workspace: "dependency", "lib". */
+  where: "workspace" | "dependency" | "lib";
+}
+
+export interface DiagnoseRequest {
+  path: string;
+  text: string;
+  /** Check fixes (default true). */
+  verify?: boolean;
+  /** False: only the definition at `definitionAt` is wanted. */
+  diagnostics?: boolean;
+  /** Extra candidates to check (a model's fix). */
+  candidates?: CandidateFix[];
+  /** Where to look up the definition of what is called (1-based line, 0-based column). */
+  definitionAt?: Pos;
+  /** Epoch ms after which remaining candidates are left unchecked. */
+  deadline: number;
+}
+
+export interface DiagnoseAnswer {
+  diagnostics: CheckedDiagnostic[];
+  /** Diagnostics beyond CHECK_LIMITS.maxDiagnostics, not reported. */
+  more: number;
+  checked: number;
+  unchecked: number;
+  definition?: Definition;
+  ms: { diagnostics: number; fixes: number };
+}
+
+const FORMAT = ts.getDefaultFormatCodeSettings("\n");
+const PREFERENCES: TS.UserPreferences = { quotePreference: "auto", importModuleSpecifierEnding: "auto" };
+
+/**
+ * Fixes that make the error disappear without repairing anything: kept last and never verified.
+ * `fixMissingFunctionDeclaration` and friends declare what a misspelling names; they are real fixes,
+ * ranked below one that uses what exists.
+ */
+const SUPPRESSIONS = new Set(["disableJsDiagnostics", "fixDisableJsDiagnostics"]);
+const DECLARES = new Set([
+  "fixMissingFunctionDeclaration",
+  "fixMissingMember",
+  "addMissingConst",
+  "fixAddMissingMember",
+]);
+const PREFERRED = new Set(["fixSpelling", "import", "fixImport", "returnValueCorrect", "fixAddReturnStatement"]);
+
+function posOf(sf: TS.SourceFile, offset: number): Pos {
+  const lc = sf.getLineAndCharacterOfPosition(offset);
+  return { line: lc.line + 1, column: lc.character };
+}
+
+function offsetOf(text: string, starts: readonly number[], p: Pos): number {
+  const lineStart = starts[p.line - 1] ?? text.length;
+  return Math.min(text.length, lineStart + p.column);
+}
+
+function flatten(m: string | TS.DiagnosticMessageChain): string {
+  return ts.flattenDiagnosticMessageText(m, "\n");
+}
+
+/** The error diagnostics of `path`, syntactic then semantic. */
+function errorsOf(ls: TS.LanguageService, path: string): TS.Diagnostic[] {
+  const syn = ls.getSyntacticDiagnostics(path);
+  // A file that does not parse: its semantic errors are noise on top of the syntax error.
+  const sem = syn.length > 0 ? [] : ls.getSemanticDiagnostics(path);
+  return [...syn, ...sem].filter((d) => d.category === ts.DiagnosticCategory.Error);
+}
+
+const keyOf = (d: TS.Diagnostic): string => `TS${d.code}: ${flatten(d.messageText)}`;
+
+/** The innermost node containing [start, end). */
+function nodeAt(sf: TS.SourceFile, start: number, end = start): TS.Node {
+  let node: TS.Node = sf;
+  for (;;) {
+    const child: TS.Node | undefined = node.forEachChild((c) =>
+      c.getStart(sf) <= start && end <= c.getEnd() ? c : undefined,
+    );
+    if (!child) return node;
+    node = child;
+  }
+}
+
+interface RawFix {
+  description: string;
+  fix_name: string;
+  source: CheckedFix["source"];
+  /** Per file, text changes in that file's offsets. */
+  changes: { file: string; spans: { start: number; length: number; text: string }[] }[];
+}
+
+/** The agent's own repairs for errors TypeScript offers no fix for; each is only a candidate (the check decides). */
+function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): RawFix[] {
+  const out: RawFix[] = [];
+  const start = d.start ?? 0;
+  const node = nodeAt(sf, start, start + (d.length ?? 0));
+  const checker = program.getTypeChecker();
+  const fix = (description: string, name: string, spans: RawFix["changes"][0]["spans"]): void => {
+    out.push({ description, fix_name: `agency.${name}`, source: "agency", changes: [{ file: sf.fileName, spans }] });
+  };
+  const call = findUp(node, ts.isCallExpression) ?? findUp(node, ts.isNewExpression);
+  if ((d.code === 2554 || d.code === 2555) && call?.arguments) {
+    const args = call.arguments;
+    const sig = checker.getResolvedSignature(call);
+    const params = sig?.parameters ?? [];
+    const decls = sig?.declaration?.parameters ?? [];
+    const rest = decls.some((p) => ts.isParameter(p) && p.dotDotDotToken !== undefined);
+    // Required: up to the last parameter with neither `?`, a default, nor a rest.
+    let required = 0;
+    decls.forEach((p, i) => {
+      if (ts.isParameter(p) && !p.questionToken && !p.initializer && !p.dotDotDotToken) required = i + 1;
+    });
+    if (!rest && args.length > params.length && params.length >= 0) {
+      const from = params.length === 0 ? args.pos : args[params.length - 1]!.end;
+      fix(`Remove the extra argument${args.length - params.length > 1 ? "s" : ""}`, "removeArguments", [
+        { start: from, length: args.end - from, text: "" },
+      ]);
+    } else if (args.length < required) {
+      // For each missing parameter: a name in scope spelled as it is, else the nearest local declared
+      // before the call in this file whose type fits it.
+      const scope = checker
+        .getSymbolsInScope(call, ts.SymbolFlags.Variable)
+        .filter((s) => s.valueDeclaration?.getSourceFile() === sf && s.valueDeclaration.getEnd() < call.getStart(sf))
+        .sort((a, b) => b.valueDeclaration!.getStart(sf) - a.valueDeclaration!.getStart(sf));
+      const used = new Set(args.map((a) => a.getText(sf)));
+      const missing = params.slice(args.length, required).map((p) => {
+        const want = checker.getTypeOfSymbolAtLocation(p, call);
+        const exact = scope.find((s) => s.name === p.name);
+        if (exact) return exact.name;
+        const fits = scope.find(
+          (s) => !used.has(s.name) && checker.isTypeAssignableTo(checker.getTypeOfSymbolAtLocation(s, call), want),
+        );
+        if (fits) used.add(fits.name);
+        return fits?.name;
+      });
+      if (missing.every((n) => n !== undefined)) {
+        const text = (args.length > 0 ? ", " : "") + missing.join(", ");
+        fix(`Pass ${missing.join(", ")}`, "addArguments", [{ start: args.end, length: 0, text }]);
+      }
+    }
+  }
+  if ((d.code === 2304 || d.code === 2339) && ts.isIdentifier(node)) {
+    // A misspelling TypeScript offers no suggestion for (it skips short names): the closest names in scope, or members of the receiver.
+    const name = node.text;
+    const parent = node.parent;
+    const candidates =
+      d.code === 2339 && ts.isPropertyAccessExpression(parent) && parent.name === node
+        ? checker
+            .getTypeAtLocation(parent.expression)
+            .getProperties()
+            .map((p) => p.name)
+        : checker.getSymbolsInScope(node, ts.SymbolFlags.Value | ts.SymbolFlags.Alias).map((s) => s.name);
+    const limit = Math.max(1, Math.floor(name.length / 3));
+    const near = [...new Set(candidates)]
+      .map((c) => ({ c, d: distance(name, c, limit) }))
+      .filter((x) => x.d <= limit)
+      .sort((a, b) => a.d - b.d)
+      .slice(0, 3);
+    for (const { c } of near)
+      fix(`Change spelling to '${c}'`, "spelling", [{ start: node.getStart(sf), length: name.length, text: c }]);
+  }
+  if (
+    (d.code === 2345 || d.code === 2322) &&
+    /^(?:Argument of type|Type) '.*' is not assignable to (?:parameter of )?type '(string|number|boolean)'/.test(
+      flatten(d.messageText),
+    )
+  ) {
+    const target = /to (?:parameter of )?type '(string|number|boolean)'/.exec(flatten(d.messageText))![1]!;
+    const expr = findUp(node, ts.isExpression);
+    if (expr && expr.getStart(sf) === start) {
+      const text = expr.getText(sf);
+      const wrap = target === "string" ? "String" : target === "number" ? "Number" : "Boolean";
+      const literal =
+        target === "string" && ts.isNumericLiteral(expr)
+          ? JSON.stringify(expr.text)
+          : target === "number" && ts.isStringLiteral(expr) && /^-?\d+(\.\d+)?$/.test(expr.text)
+            ? expr.text
+            : undefined;
+      if (literal !== undefined)
+        fix(`Write ${literal}`, "convertLiteral", [{ start, length: text.length, text: literal }]);
+      fix(`Convert with ${wrap}(…)`, "convertValue", [{ start, length: text.length, text: `${wrap}(${text})` }]);
+    }
+  }
+  if (d.code === 2355 || d.code === 2366 || d.code === 7030) {
+    const fn = findUp(node, ts.isFunctionLike) as TS.FunctionLikeDeclaration | undefined;
+    const body = fn?.body && ts.isBlock(fn.body) ? fn.body : undefined;
+    if (body) {
+      const last = body.statements.at(-1);
+      if (last && ts.isExpressionStatement(last))
+        fix("Return the last expression", "returnLast", [{ start: last.getStart(sf), length: 0, text: "return " }]);
+      // Locals declared in the body, the last first: the value the function was building.
+      const locals: string[] = [];
+      for (const s of body.statements)
+        if (ts.isVariableStatement(s))
+          for (const decl of s.declarationList.declarations)
+            if (ts.isIdentifier(decl.name)) locals.unshift(decl.name.text);
+      const indent = /[ \t]*$/.exec(sf.text.slice(0, body.end - 1))![0];
+      for (const name of locals.slice(0, 3))
+        fix(`Return ${name}`, "returnLocal", [
+          { start: body.end - 1 - indent.length, length: 0, text: `${indent}  return ${name};\n` },
+        ]);
+    }
+  }
+  return out;
+}
+
+/** Levenshtein distance of `a` and `b`, or `limit + 1` once it exceeds `limit`. */
+function distance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit || a === b) return limit + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      best = Math.min(best, cur[j]!);
+    }
+    if (best > limit) return limit + 1;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+function findUp<T extends TS.Node>(node: TS.Node, test: (n: TS.Node) => n is T): T | undefined {
+  for (let n: TS.Node | undefined = node; n; n = n.parent) if (test(n)) return n;
+  return undefined;
+}
+
+function tsFixes(ls: TS.LanguageService, path: string, d: TS.Diagnostic): RawFix[] {
+  let actions: readonly TS.CodeFixAction[];
+  try {
+    actions = ls.getCodeFixesAtPosition(
+      path,
+      d.start ?? 0,
+      (d.start ?? 0) + (d.length ?? 0),
+      [d.code],
+      FORMAT,
+      PREFERENCES,
+    );
+  } catch {
+    return [];
+  }
+  return actions
+    .filter((a) => !a.commands?.length && a.changes.every((c) => !c.isNewFile))
+    .map((a) => ({
+      description: a.description,
+      fix_name: a.fixName,
+      source: "typescript" as const,
+      changes: a.changes.map((c) => ({
+        file: c.fileName,
+        spans: c.textChanges.map((t) => ({ start: t.span.start, length: t.span.length, text: t.newText })),
+      })),
+    }));
+}
+
+function applySpans(text: string, spans: RawFix["changes"][0]["spans"]): string {
+  const sorted = [...spans].sort((a, b) => b.start - a.start);
+  let out = text;
+  for (const s of sorted) out = out.slice(0, s.start) + s.text + out.slice(s.start + s.length);
+  return out;
+}
+
+/**
+ * Apply `fix` to in-memory copies, check the touched files and the diagnosed one, and put the texts
+ * back. Verified: every error now was there before (by code and message, as many times), the target
+ * counted once less.
+ */
+function verify(
+  svc: WorkspaceService,
+  path: string,
+  before: Map<string, string[]>,
+  target: string,
+  fix: RawFix,
+): { verified: boolean; why?: string } {
+  const ls = svc.languageService;
+  const program = svc.program();
+  const originals = new Map<string, string>();
+  for (const c of fix.changes) {
+    const sf = program.getSourceFile(c.file);
+    if (!sf) return { verified: false, why: `it edits ${c.file}, which the project does not hold` };
+    originals.set(c.file, sf.text);
+  }
+  const files = new Set([path, ...originals.keys()]);
+  for (const f of files) if (!before.has(f)) before.set(f, errorsOf(ls, f).map(keyOf));
+  try {
+    for (const c of fix.changes) svc.update(c.file, applySpans(originals.get(c.file)!, c.spans));
+    const left: string[] = [];
+    const pool = new Map<string, number>();
+    for (const f of files)
+      for (const k of before.get(f) ?? []) pool.set(`${f}\0${k}`, (pool.get(`${f}\0${k}`) ?? 0) + 1);
+    const t = `${path}\0${target}`;
+    pool.set(t, (pool.get(t) ?? 1) - 1);
+    for (const f of files)
+      for (const k of errorsOf(ls, f).map(keyOf)) {
+        const n = pool.get(`${f}\0${k}`) ?? 0;
+        if (n > 0) pool.set(`${f}\0${k}`, n - 1);
+        else left.push(f === path ? k : `${f}: ${k}`);
+      }
+    return left.length === 0
+      ? { verified: true }
+      : { verified: false, why: `errors after the fix: ${left.slice(0, 3).join("; ")}` };
+  } catch (err) {
+    return { verified: false, why: `the check failed: ${(err as Error).message}` };
+  } finally {
+    for (const [f, text] of originals) svc.update(f, text);
+  }
+}
+
+function rankOf(f: CheckedFix): number {
+  return (
+    (f.verified ? 0 : 100) +
+    (SUPPRESSIONS.has(f.fix_name) ? 50 : 0) +
+    (PREFERRED.has(f.fix_name) ? 0 : DECLARES.has(f.fix_name) ? 20 : f.source === "model" ? 5 : 10)
+  );
+}
+
+function lookupDefinition(svc: WorkspaceService, program: TS.Program, path: string, at: Pos): Definition | undefined {
+  const sf = program.getSourceFile(path);
+  if (!sf) return undefined;
+  const line = sf.getLineStarts()[at.line - 1];
+  if (line === undefined) return undefined;
+  const lineEnd = sf.getLineEndOfPosition(line);
+  // The call at or after the column on that line: its callee's name.
+  const from = Math.min(line + at.column, lineEnd);
+  let target: TS.Node | undefined;
+  const visit = (n: TS.Node): void => {
+    if (target || n.getEnd() < line || n.getStart(sf) > lineEnd) return;
+    if ((ts.isCallExpression(n) || ts.isNewExpression(n)) && n.getEnd() > from) {
+      const callee = n.expression;
+      const name = ts.isPropertyAccessExpression(callee) ? callee.name : callee;
+      if (name.getStart(sf) >= line) {
+        target = name;
+        return;
+      }
+    }
+    n.forEachChild(visit);
+  };
+  visit(sf);
+  if (!target) return undefined;
+  const defs = svc.languageService.getDefinitionAtPosition(path, target.getStart(sf));
+  const def = defs?.[0];
+  if (!def) return undefined;
+  const dsf = program.getSourceFile(def.fileName);
+  const where: Definition["where"] = !def.fileName.startsWith(svc.root + sep)
+    ? "lib"
+    : def.fileName.includes(`${sep}node_modules${sep}`)
+      ? "dependency"
+      : "workspace";
+  const dline = dsf ? dsf.getLineAndCharacterOfPosition(def.textSpan.start).line : 0;
+  const text =
+    where === "workspace" && dsf
+      ? dsf.text
+          .split("\n")
+          .slice(dline, dline + 12)
+          .join("\n")
+      : undefined;
+  return {
+    name: target.getText(sf),
+    file: def.fileName,
+    line: dline + 1,
+    where,
+    ...(text !== undefined ? { text } : {}),
+  };
+}
+
+/** The diagnosis of `req.path` with `req.text` as its buffer, through the workspace's service (which must be ready). */
+export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): DiagnoseAnswer {
+  const t0 = performance.now();
+  const { path, text } = req;
+  svc.update(path, text);
+  const program = svc.program();
+  const ls = svc.languageService;
+  const sf = program.getSourceFile(path);
+  if (!sf) throw new Error(`the project does not hold ${path}`);
+  if (req.diagnostics === false) {
+    const definition = req.definitionAt ? lookupDefinition(svc, program, path, req.definitionAt) : undefined;
+    return {
+      diagnostics: [],
+      more: 0,
+      checked: 0,
+      unchecked: 0,
+      ...(definition ? { definition } : {}),
+      ms: { diagnostics: 0, fixes: 0 },
+    };
+  }
+  const syn = ls.getSyntacticDiagnostics(path);
+  const all = [...syn, ...(syn.length > 0 ? [] : ls.getSemanticDiagnostics(path))].filter(
+    (d) => d.category === ts.DiagnosticCategory.Error || d.category === ts.DiagnosticCategory.Warning,
+  );
+  const shown = all.slice(0, CHECK_LIMITS.maxDiagnostics);
+  const tDiag = performance.now();
+  const before = new Map<string, string[]>([[path, errorsOf(ls, path).map(keyOf)]]);
+  let checked = 0;
+  let unchecked = 0;
+  const diagnostics: CheckedDiagnostic[] = [];
+  for (const d of shown) {
+    const start = d.start ?? 0;
+    const raws = [...tsFixes(ls, path, d), ...ownFixes(program, sf, d)];
+    for (const c of req.candidates ?? [])
+      if (c.line === posOf(sf, start).line && (c.code === undefined || c.code === d.code))
+        raws.push({
+          description: c.description,
+          fix_name: "model",
+          source: "model",
+          changes: c.edits.map((e) => {
+            const esf = e.file === path ? sf : program.getSourceFile(e.file);
+            const t = esf?.text ?? "";
+            const st = esf?.getLineStarts() ?? [0];
+            const s = offsetOf(t, st, e.start);
+            return {
+              file: e.file,
+              spans: [{ start: s, length: Math.max(0, offsetOf(t, st, e.end) - s), text: e.new_text }],
+            };
+          }),
+        });
+    const seen = new Set<string>();
+    const fixes: CheckedFix[] = [];
+    for (const raw of raws) {
+      const key = JSON.stringify(raw.changes);
+      if (seen.has(key) || fixes.length >= CHECK_LIMITS.maxFixesPerDiagnostic) continue;
+      seen.add(key);
+      const edits: Edit[] = raw.changes.flatMap((c) => {
+        const csf = c.file === path ? sf : program.getSourceFile(c.file);
+        return c.spans.map((s) => ({
+          file: c.file,
+          start: csf ? posOf(csf, s.start) : { line: 1, column: 0 },
+          end: csf ? posOf(csf, s.start + s.length) : { line: 1, column: 0 },
+          new_text: s.text,
+        }));
+      });
+      const base = { description: raw.description, fix_name: raw.fix_name, source: raw.source, edits };
+      if (SUPPRESSIONS.has(raw.fix_name)) {
+        fixes.push({ ...base, verified: false, not_verified: "it suppresses the error instead of repairing it" });
+      } else if (req.verify === false) {
+        fixes.push({ ...base, verified: false, not_verified: "not checked (constraints.verify is false)" });
+      } else if (d.category !== ts.DiagnosticCategory.Error) {
+        fixes.push({ ...base, verified: false, not_verified: "not checked (a warning)" });
+      } else if (checked >= CHECK_LIMITS.maxVerifications || Date.now() > req.deadline) {
+        unchecked++;
+        fixes.push({
+          ...base,
+          verified: false,
+          not_verified: "not checked (the request's check limit or deadline was reached)",
+        });
+      } else {
+        checked++;
+        const v = verify(svc, path, before, keyOf(d), raw);
+        fixes.push({ ...base, verified: v.verified, ...(v.why !== undefined ? { not_verified: v.why } : {}) });
+      }
+    }
+    fixes.sort((a, b) => rankOf(a) - rankOf(b));
+    diagnostics.push({
+      file: path,
+      start: posOf(sf, start),
+      end: posOf(sf, start + (d.length ?? 0)),
+      code: d.code,
+      message: flatten(d.messageText),
+      severity: d.category === ts.DiagnosticCategory.Error ? "error" : "warning",
+      fixes,
+    });
+  }
+  const definition = req.definitionAt ? lookupDefinition(svc, svc.program(), path, req.definitionAt) : undefined;
+  return {
+    diagnostics,
+    more: all.length - shown.length,
+    checked,
+    unchecked,
+    ...(definition ? { definition } : {}),
+    ms: {
+      diagnostics: Math.round((tDiag - t0) * 100) / 100,
+      fixes: Math.round((performance.now() - tDiag) * 100) / 100,
+    },
+  };
+}
