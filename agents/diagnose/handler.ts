@@ -3,10 +3,10 @@
  * cause of a failure in tool output (tsc, a test runner, a stack trace) mapped to the workspace's code.
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { actionInput } from "../../protocol/actions.js";
-import { AipError } from "../../protocol/errors.js";
-import { isInside } from "../../protocol/paths.js";
-import type { AipRequest } from "../../protocol/schemas.js";
+import { actionInput } from "../../protocol/contract/actions.js";
+import { AipError } from "../../protocol/contract/errors.js";
+import { isInside } from "../../protocol/util/paths.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { guardHandler, partialFields } from "../lib/code/parse.js";
 import { readRequestText } from "../lib/code/source.js";

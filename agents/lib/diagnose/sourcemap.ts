@@ -5,7 +5,7 @@
  * answer with its reason, never an exception.
  */
 import { dirname, resolve } from "node:path";
-import { isInside } from "../../../protocol/paths.js";
+import { isInside } from "../../../protocol/util/paths.js";
 import { containedPath, readContained } from "../code/workspace.js";
 
 /** Largest source map read (bytes). */

@@ -136,7 +136,7 @@ describe("answers of a real agency match the schema it serves", () => {
       diagnose: {
         context: {
           workspace_root: ROOT,
-          file_path: "protocol/paths.ts",
+          file_path: "protocol/util/paths.ts",
           source_code: "export const n: number = 'x';\n",
         },
         constraints: {},
@@ -157,7 +157,11 @@ describe("answers of a real agency match the schema it serves", () => {
     expect(answers.complete!.engine).toBe("syntactic");
     expect(answers.complete!.items[0]).toMatchObject({ label: "add", kind: "function" });
     expect(answers.complete!.replace).toEqual({ start: { line: 5, column: 21 }, end: { line: 5, column: 23 } });
-    expect(answers.diagnose!.diagnostics[0]).toMatchObject({ file_path: "protocol/paths.ts", line: 1, code: "TS2322" });
+    expect(answers.diagnose!.diagnostics[0]).toMatchObject({
+      file_path: "protocol/util/paths.ts",
+      line: 1,
+      code: "TS2322",
+    });
 
     // A problem validates too, and the request schema agrees with the agent on what is wrong.
     const bad = (
