@@ -7,15 +7,9 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
+import { TRUSTED_ENV, TRUSTED_SOURCE_ENV, TRUST_FILE_ENV, TRUST_FILE_NAME } from "../../../protocol/trust-env.js";
 
-/** The effective `trusted_workspaces` list (colon-separated paths or globs), as the agent sees it. */
-export const TRUSTED_ENV = "AIP_TRUSTED_WORKSPACES";
-/** Where that list came from: "config" or "env" (set by the orchestrator beside it). */
-export const TRUSTED_SOURCE_ENV = "AIP_TRUSTED_WORKSPACES_SOURCE";
-/** The file `aip trust` writes (in the state dir), passed to agents by the orchestrator. */
-export const TRUST_FILE_ENV = "AIP_TRUST_FILE";
-/** The trust file's name inside the state dir. */
-export const TRUST_FILE_NAME = "trusted-workspaces.json";
+export { TRUSTED_ENV, TRUSTED_SOURCE_ENV, TRUST_FILE_ENV, TRUST_FILE_NAME };
 /** The trust file is read only up to this size. */
 export const TRUST_FILE_MAX_BYTES = 256 * 1024;
 

@@ -24,6 +24,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { findBwrap, INSTALL_BWRAP, which } from "../../../protocol/bwrap.js";
+import { SANDBOX_HIDE_ENV } from "../../../protocol/trust-env.js";
 import { killTree, procTable, stillRunning, treeCpuMs, treeRssKb } from "../../../protocol/process-tree.js";
 import { workspaceTrust, type TrustDecision } from "./trust.js";
 
@@ -71,8 +72,6 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 1 << 20;
 export const TMPFS_MB = 256;
 /** The unprivileged user the sandbox maps to. */
 export const SANDBOX_UID = 65534;
-/** Colon-separated paths the orchestrator asks every sandbox to hide (its state dir, its sockets' dirs). */
-export const SANDBOX_HIDE_ENV = "AIP_SANDBOX_HIDE";
 const POLL_MS = 25;
 /** How long a killed run waits for its SIGKILLed processes to be gone before it answers anyway. */
 const SETTLE_MAX_MS = 2000;
