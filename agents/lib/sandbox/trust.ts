@@ -5,8 +5,10 @@
  * overrides the config) to every agent, and the file `aip trust DIR` writes in the state dir is read at
  * each decision, so a new trust needs no reload. No request field can trust anything.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
-import { isAbsolute, resolve, sep } from "node:path";
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, renameSync, writeSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { ensureSafeDirectory } from "../../../protocol/safe-dir.js";
 import { TRUSTED_ENV, TRUSTED_SOURCE_ENV, TRUST_FILE_ENV, TRUST_FILE_NAME } from "../../../protocol/trust-env.js";
 
 export { TRUSTED_ENV, TRUSTED_SOURCE_ENV, TRUST_FILE_ENV, TRUST_FILE_NAME };
@@ -145,4 +147,20 @@ export function workspaceTrust(root: string, env: NodeJS.ProcessEnv = process.en
   if (recorded !== undefined)
     return { trusted: true, source: "aip trust", hint: `trusted by \`aip trust ${recorded}\`` };
   return { trusted: false, hint: trustHint(realRoot) };
+}
+
+/**
+ * Replace the trust file's list with `workspaces` (real absolute paths), atomically: a new file created
+ * with O_EXCL under a random name in the (checked) state dir, then renamed over the old one.
+ */
+export function writeTrustFile(file: string, workspaces: readonly string[]): void {
+  ensureSafeDirectory(dirname(file), "state_dir");
+  const tmp = join(dirname(file), `.${TRUST_FILE_NAME}.${randomBytes(8).toString("hex")}.tmp`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify({ version: 1, workspaces: [...new Set(workspaces)].sort() }, null, 2)}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
 }

@@ -12,6 +12,12 @@
  */
 import { spawn, execFile } from "node:child_process";
 import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
   lstatSync,
   mkdtempSync,
   readdirSync,
@@ -25,6 +31,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { findBwrap, INSTALL_BWRAP, which } from "../../../protocol/bwrap.js";
 import { SANDBOX_HIDE_ENV } from "../../../protocol/trust-env.js";
+import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/workspace-roots.js";
 import { killTree, procTable, stillRunning, treeCpuMs, treeRssKb } from "../../../protocol/process-tree.js";
 import { workspaceTrust, type TrustDecision } from "./trust.js";
 
@@ -50,6 +57,11 @@ export interface WorkspaceRun {
   readOnlyPaths?: string[];
   /** Paths inside the workspace to hide behind empty directories (added to AIP_SANDBOX_HIDE's). */
   hide?: string[];
+  /**
+   * Give the run a writable directory at OUTPUT_DIR (a report file, recorded values) whose regular
+   * files come back in the result's `outputs`, each cut at maxOutputBytes.
+   */
+  collect?: boolean;
 }
 
 export type WorkspaceRunResult =
@@ -63,10 +75,14 @@ export type WorkspaceRunResult =
       durationMs: number;
       /** Why the run was killed, when it was. */
       killed?: "timeout" | "cpu" | "memory" | "cancelled";
+      /** With `collect`: the files the run left in OUTPUT_DIR, by name. */
+      outputs?: Record<string, string>;
     }
   | { status: "skipped"; reason: string; hint: string };
 
 export const DEFAULT_MEMORY_MB = 2048;
+/** Where a `collect` run may write the files that come back (inside the sandbox). */
+export const OUTPUT_DIR = "/tmp/aip-out";
 export const DEFAULT_MAX_OUTPUT_BYTES = 1 << 20;
 /** Size of each private tmpfs (/tmp, the writable workspace directories). */
 export const TMPFS_MB = 256;
@@ -170,6 +186,33 @@ function relInside(rel: string): string | undefined {
   const n = normalize(rel);
   if (n === ".." || n.startsWith(`..${sep}`)) return undefined;
   return n === "." ? "" : n.replace(/\/+$/, "");
+}
+
+/**
+ * Top-level entries of the workspace that are symlinks to directories inside the allowed workspace
+ * roots (a linked node_modules): their targets are bound read-only, so that the link works inside the
+ * sandbox. A link anywhere else stays dangling there.
+ */
+function linkedTargets(root: string): string[] {
+  const allowed = workspaceRootsFromEnv();
+  const out: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    const p = join(root, n);
+    try {
+      if (!lstatSync(p).isSymbolicLink()) continue;
+      const real = realpathSync(p);
+      if (statSync(real).isDirectory() && refuseWorkspaceRoot(real, allowed) === undefined) out.push(real);
+    } catch {
+      // dangling: stays so
+    }
+  }
+  return out;
 }
 
 /** The host install an executable outside the system directories belongs to (its prefix), to bind read-only. */
@@ -303,13 +346,19 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
     ...(process.env[SANDBOX_HIDE_ENV] ?? "").split(":").filter((p) => isAbsolute(p)),
     ...(run.hide ?? []),
   ].map((p) => resolve(p));
-  const readOnly = [...installOf(run.argv[0]!, env.PATH!), ...(run.readOnlyPaths ?? [])].filter(
+  const readOnly = [...installOf(run.argv[0]!, env.PATH!), ...linkedTargets(root), ...(run.readOnlyPaths ?? [])].filter(
     (p) => isAbsolute(p) && !SYSTEM_DIRS.some((d) => isInside(d, p)),
   );
   const cpuSeconds = Math.max(1, Math.ceil(run.timeoutMs / 1000));
   const args = [...baseArgs()];
   for (const p of [...new Set(readOnly)].sort((a, b) => a.length - b.length)) args.push("--ro-bind-try", p, p);
-  args.push(...workspaceArgs(root, files, hide), "--chdir", join(root, cwdRel));
+  args.push(...workspaceArgs(root, files, hide));
+  const outDir = join(priv, "out");
+  if (run.collect) {
+    mkdirSync(outDir, { mode: 0o700 });
+    args.push("--bind", outDir, OUTPUT_DIR);
+  }
+  args.push("--chdir", join(root, cwdRel));
   args.push("--", "/usr/bin/prlimit", `--cpu=${cpuSeconds}`, "--core=0", `--fsize=${TMPFS_MB << 20}`, "--");
   args.push(...run.argv);
 
@@ -346,6 +395,7 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
       clearInterval(poll);
       run.signal?.removeEventListener("abort", onAbort);
       if (pid !== undefined) live.delete(pid);
+      if (run.collect && r.status === "ran") r.outputs = readOutputs(outDir, cap);
       cleanup();
       // A killed run answers once its processes are gone, so that it counts as running until then.
       const settle = (waited: number): void => {
@@ -382,6 +432,32 @@ const live = new Set<number>();
 process.once("exit", () => {
   for (const pid of live) killTree(pid);
 });
+
+/** The regular files directly in `dir` (never through a link), each cut at `cap` bytes. */
+function readOutputs(dir: string, cap: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const n of names.slice(0, 64)) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(join(dir, n), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      if (!fstatSync(fd).isFile()) continue;
+      const buf = Buffer.alloc(Math.min(cap, fstatSync(fd).size));
+      const len = readSync(fd, buf, 0, buf.length, 0);
+      out[n] = buf.subarray(0, len).toString("utf8");
+    } catch {
+      // unreadable: left out
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+  return out;
+}
 
 function capture(stream: NodeJS.ReadableStream, cap: number): () => string {
   const chunks: Buffer[] = [];
