@@ -13,6 +13,7 @@ import { access } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { isInside } from "../../protocol/paths.js";
+import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../protocol/workspace-roots.js";
 import { loadProject } from "../lib/code/project.js";
 import { readContainedSync } from "../lib/code/workspace.js";
 import { TextMemo } from "../lib/memo.js";
@@ -69,15 +70,32 @@ function readFor(project: CheckProject, path: string): string | undefined {
   if (!isInside(project.root, path)) return undefined;
   const text = readContainedSync(project.root, path);
   if (text !== undefined) return text;
-  // A declaration file under the workspace's node_modules that resolves elsewhere (a symlinked package).
+  // A declaration file under the workspace's node_modules that resolves elsewhere (a symlinked package):
+  // read only inside an allowed workspace root, with the same reader (no FIFO or device, the size cap).
   if (path.includes(`${sep}node_modules${sep}`) && isDeclarationOrManifest(path)) {
+    let real: string;
     try {
-      const real = realpathSync(path);
-      return real.includes(`${sep}node_modules${sep}`) || isDeclarationOrManifest(real)
-        ? ts.sys.readFile(real)
-        : undefined;
+      real = realpathSync(path);
     } catch {
       return undefined;
+    }
+    if (!isDeclarationOrManifest(real)) return undefined;
+    const allowed = allowedRootOf(real);
+    return allowed === undefined ? undefined : readContainedSync(allowed, real);
+  }
+  return undefined;
+}
+
+/** The (real) allowed workspace root that holds `real`, when `real` may be read at all. */
+function allowedRootOf(real: string): string | undefined {
+  const allowed = workspaceRootsFromEnv();
+  if (refuseWorkspaceRoot(real, allowed) !== undefined) return undefined;
+  for (const r of allowed) {
+    try {
+      const rr = realpathSync(r);
+      if (isInside(rr, real)) return rr;
+    } catch {
+      // a configured root that does not exist
     }
   }
   return undefined;
