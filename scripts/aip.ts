@@ -12,6 +12,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   reload: async () => (await import("../tools/aip/reload.js")).reload,
   canary: async () => (await import("../tools/aip/canary.js")).canary,
   vet: async () => (await import("../tools/aip/vet.js")).vet,
+  trust: async () => (await import("../tools/aip/trust.js")).trust,
+  untrust: async () => (await import("../tools/aip/trust.js")).untrust,
   systemd: async () => (await import("../tools/aip/systemd.js")).systemd,
   lsp: async () => (await import("../tools/aip/lsp.js")).lsp,
   mcp: async () => (await import("../tools/aip/mcp.js")).mcp,

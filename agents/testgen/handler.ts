@@ -241,6 +241,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       testPath: loc.test_path,
       ts,
       runTimeoutMs,
+      signal: ctx.signal,
       ...(src.root !== undefined ? { root: src.root } : {}),
     });
     project.overlay.clear();

@@ -5,6 +5,7 @@
  * timeout and its cases are dropped. The counts and reasons go to the payload.
  */
 import { format } from "prettier";
+import { workspaceTrust } from "../lib/sandbox/workspace-run.js";
 import { assemble, type TestCase, type TestPlan } from "./render.js";
 import {
   findRunner,
@@ -15,6 +16,9 @@ import {
   type Recorded,
   type Runner,
 } from "./verify.js";
+
+/** checks.skipped.run of a workspace nobody trusted (the notes say how to trust it). */
+export const UNTRUSTED = "workspace not trusted";
 
 export interface Verdict {
   test: string;
@@ -33,6 +37,8 @@ export interface Checks {
   framework_types?: "workspace" | "stub";
   /** What was fallen back to (no tsconfig, a stub for the framework's types, …) and why a check was skipped. */
   notes: string[];
+  /** Whether the workspace's code may run (docs/security.md, "Workspace trust"), and how to trust it. */
+  trust?: { trusted: boolean; hint: string };
 }
 
 export interface Checked {
@@ -53,6 +59,8 @@ export interface CheckOptions {
   runTimeoutMs: number;
   /** The real workspace root, when the request had one (runs need it). */
   root?: string;
+  /** The request's: aborting it kills a run in progress. */
+  signal?: AbortSignal;
 }
 
 export async function formatTest(text: string, ts: boolean): Promise<string> {
@@ -117,7 +125,9 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
     return { keep, madeTodo, verdicts, checks };
   }
   const runner = await findRunner(opts.root, plan.framework);
-  const unrunnable = !runner || opts.root === undefined || opts.runTimeoutMs <= 0;
+  const trust = runner && opts.root !== undefined ? workspaceTrust(opts.root) : undefined;
+  if (trust) checks.trust = { trusted: trust.trusted, hint: trust.hint };
+  const unrunnable = !runner || opts.root === undefined || opts.runTimeoutMs <= 0 || trust?.trusted !== true;
   if (unrunnable) {
     // A model's proposal is kept only when it passed a run.
     for (const c of keep.filter((x) => x.kind === "model"))
@@ -137,6 +147,11 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
           ? "no workspace_root: there is no runner to run the test with"
           : `the workspace has no ${plan.framework} installed (node_modules/.bin/${plan.framework})`,
     );
+    return { keep, madeTodo, verdicts, checks };
+  }
+  if (trust?.trusted !== true) {
+    checks.skipped.run = UNTRUSTED;
+    checks.notes.push(`not run: ${UNTRUSTED}; ${trust?.hint ?? ""}`);
     return { keep, madeTodo, verdicts, checks };
   }
   if (opts.runTimeoutMs <= 0) {
@@ -165,6 +180,7 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
     opts.testPath,
     await formatTest(assemble(plan, recording, [], RECORDER), opts.ts),
     opts.runTimeoutMs,
+    opts.signal,
   );
   checks.run_ms = first.ms;
   const stop = runFailed(first, keep, verdicts, checks);
@@ -194,6 +210,7 @@ export async function checkPlan(plan: TestPlan, opts: CheckOptions): Promise<Che
         opts.testPath,
         await formatTest(assemble(plan, keep), opts.ts),
         left,
+        opts.signal,
       );
       checks.run_ms += second.ms;
       const stop2 = runFailed(second, keep, verdicts, checks);

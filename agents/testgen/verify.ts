@@ -1,23 +1,23 @@
 /**
  * Checking a generated test (docs/agents.md, "testgen"): typechecked in-process with the TypeScript API
- * against the workspace (its tsconfig through loadProject, or defaults), then, when the workspace has
- * vitest or jest installed, run by that runner in a child process with a timeout. Nothing of the
- * workspace runs inside the agent; the only thing ever executed is the workspace's own runner, on the
- * generated file. Workspace files are read through the race-free reader (readContainedSync); declaration
+ * against the workspace (its tsconfig through loadProject, or defaults), then, when the workspace is
+ * trusted (docs/security.md, "Workspace trust") and has vitest or jest installed, run by that runner
+ * inside the workspace sandbox with a timeout. Nothing of the workspace runs inside the agent, and
+ * nothing of an untrusted workspace runs at all. Workspace files are read through the race-free reader (readContainedSync); declaration
  * files and package.json under the workspace's node_modules may resolve outside it (pnpm, npm link):
  * those are read as data, never run.
  */
 import { randomBytes } from "node:crypto";
 import { constants, existsSync, realpathSync } from "node:fs";
-import { access, mkdir, mkdtemp, open, readFile, rm, rmdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { execa } from "execa";
 import ts from "typescript";
 import { isInside } from "../../protocol/util/paths.js";
+import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../protocol/util/workspace-roots.js";
 import { loadProject } from "../lib/code/project.js";
 import { readContainedSync } from "../lib/code/workspace.js";
 import { TextMemo } from "../lib/memo.js";
+import { OUTPUT_DIR, runWorkspaceCode } from "../lib/sandbox/workspace-run.js";
 
 /** Test runs take at most this long unless `constraints.run_timeout_ms` says otherwise (the request deadline caps both). */
 export const DEFAULT_RUN_TIMEOUT_MS = 20_000;
@@ -70,15 +70,32 @@ function readFor(project: CheckProject, path: string): string | undefined {
   if (!isInside(project.root, path)) return undefined;
   const text = readContainedSync(project.root, path);
   if (text !== undefined) return text;
-  // A declaration file under the workspace's node_modules that resolves elsewhere (a symlinked package).
+  // A declaration file under the workspace's node_modules that resolves elsewhere (a symlinked package):
+  // read only inside an allowed workspace root, with the same reader (no FIFO or device, the size cap).
   if (path.includes(`${sep}node_modules${sep}`) && isDeclarationOrManifest(path)) {
+    let real: string;
     try {
-      const real = realpathSync(path);
-      return real.includes(`${sep}node_modules${sep}`) || isDeclarationOrManifest(real)
-        ? ts.sys.readFile(real)
-        : undefined;
+      real = realpathSync(path);
     } catch {
       return undefined;
+    }
+    if (!isDeclarationOrManifest(real)) return undefined;
+    const allowed = allowedRootOf(real);
+    return allowed === undefined ? undefined : readContainedSync(allowed, real);
+  }
+  return undefined;
+}
+
+/** The (real) allowed workspace root that holds `real`, when `real` may be read at all. */
+function allowedRootOf(real: string): string | undefined {
+  const allowed = workspaceRootsFromEnv();
+  if (refuseWorkspaceRoot(real, allowed) !== undefined) return undefined;
+  for (const r of allowed) {
+    try {
+      const rr = realpathSync(r);
+      if (isInside(rr, real)) return rr;
+    } catch {
+      // a configured root that does not exist
     }
   }
   return undefined;
@@ -347,9 +364,11 @@ function __agencyRecord(title, value) {
 `;
 
 /**
- * Run `content` with the workspace's runner: written next to where the test will live (so its imports
- * resolve), under a unique name, removed afterwards with any directory made for it. The runner gets its
- * own process group, killed whole at `timeoutMs`.
+ * Run `content` with the workspace's runner, in the workspace sandbox (agents/lib/sandbox): the file
+ * is mounted next to where the test will live (so its imports resolve), under a unique name, in the
+ * sandbox's private copy of that directory: nothing is written to the workspace. The report and the
+ * recorded values come back through the sandbox's output directory. An abort (the request cancelled)
+ * or the timeout kills the runner's whole process tree. Call only for a trusted workspace.
  */
 export async function runTestFile(
   root: string,
@@ -357,17 +376,16 @@ export async function runTestFile(
   testPath: string,
   content: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<RunResult> {
   const started = Date.now();
   const finalAbs = resolve(root, testPath);
   if (!isInside(root, finalAbs))
     return { outcome: "error", tests: [], records: new Map(), message: "test_path is outside the workspace", ms: 0 };
   const dir = dirname(finalAbs);
-  // The directories to make (and remove afterwards), each checked to stay inside the root.
-  const made: string[] = [];
-  for (let d = dir; !existsSync(d); d = dirname(d)) made.unshift(d);
-  const existing = made.length > 0 ? dirname(made[0]!) : dir;
-  if (!isInside(root, realpathSync(existing)))
+  let existing = dir;
+  while (!existsSync(existing)) existing = dirname(existing);
+  if (!isInside(realpathSync(root), realpathSync(existing)))
     return {
       outcome: "error",
       tests: [],
@@ -381,69 +399,57 @@ export async function runTestFile(
     dir,
     `${finalAbs.slice(dir.length + 1).replace(/\.test\.[cm]?[jt]sx?$/, "")}.agency-${randomBytes(4).toString("hex")}.test.${ext}`,
   );
-  const out = await mkdtemp(join(tmpdir(), "agency-testgen-"));
-  const report = join(out, "report.json");
-  const recordFile = join(out, "record.ndjson");
   const records = new Map<string, Recorded>();
-  try {
-    for (const d of made) await mkdir(d);
-    const fh = await open(
-      file,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o644,
-    );
-    try {
-      await fh.writeFile(content);
-    } finally {
-      await fh.close();
-    }
-    const rel = relative(root, file);
-    const args =
-      runner === "vitest"
-        ? ["run", rel, "--reporter=json", `--outputFile=${report}`, "--watch=false"]
-        : ["--runTestsByPath", rel, "--json", `--outputFile=${report}`, "--watchAll=false", "--ci"];
-    const child = execa(join(root, "node_modules", ".bin", runner), args, {
-      cwd: root,
-      reject: false,
-      detached: true,
-      stdin: "ignore",
-      all: true,
-      extendEnv: false,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: process.env.HOME ?? out,
-        CI: "1",
-        NODE_ENV: "test",
-        FORCE_COLOR: "0",
-        NO_COLOR: "1",
-        AGENCY_TESTGEN_RECORD: recordFile,
-      },
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
-      }
-    }, timeoutMs);
-    const res = await child;
-    clearTimeout(timer);
-    const ms = Date.now() - started;
-    if (timedOut)
-      return {
-        outcome: "timeout",
-        tests: [],
-        records,
-        message: `the ${runner} run did not finish in ${timeoutMs} ms: killed`,
-        ms,
-      };
+  const rel = relative(root, file);
+  const report = `${OUTPUT_DIR}/report.json`;
+  const args =
+    runner === "vitest"
+      ? ["run", rel, "--reporter=json", `--outputFile=${report}`, "--watch=false"]
+      : ["--runTestsByPath", rel, "--json", `--outputFile=${report}`, "--watchAll=false", "--ci"];
+  const nodeBin = dirname(process.execPath);
+  const res = await runWorkspaceCode({
+    workspaceRoot: root,
+    argv: [`./node_modules/.bin/${runner}`, ...args],
+    files: { [rel]: content },
+    collect: true,
+    // The runner's `#!/usr/bin/env node` finds the agent's own node first.
+    readOnlyPaths: nodeBin.endsWith("/bin") ? [dirname(nodeBin)] : [nodeBin],
+    env: {
+      PATH: `${nodeBin}:/usr/local/bin:/usr/bin:/bin`,
+      CI: "1",
+      NODE_ENV: "test",
+      FORCE_COLOR: "0",
+      NO_COLOR: "1",
+      AGENCY_TESTGEN_RECORD: `${OUTPUT_DIR}/record.ndjson`,
+    },
+    timeoutMs,
+    ...(signal ? { signal } : {}),
+  });
+  const ms = Date.now() - started;
+  if (res.status === "skipped") return { outcome: "error", tests: [], records, message: res.reason, ms };
+  if (res.killed === "timeout" || res.killed === "cpu")
+    return {
+      outcome: "timeout",
+      tests: [],
+      records,
+      message: `the ${runner} run did not finish in ${timeoutMs} ms: killed`,
+      ms,
+    };
+  if (res.killed !== undefined)
+    return {
+      outcome: "error",
+      tests: [],
+      records,
+      message: res.killed === "memory" ? `the ${runner} run went over its memory limit: killed` : "cancelled",
+      ms,
+    };
+  {
+    const outputs = res.outputs ?? {};
     let parsed: JsonReport;
     try {
-      parsed = JSON.parse(await readFile(report, "utf8")) as JsonReport;
+      parsed = JSON.parse(outputs["report.json"] ?? "") as JsonReport;
     } catch {
-      const text = String(res.all ?? "");
+      const text = `${res.stdout}\n${res.stderr}`;
       if (/No test files? found/i.test(text))
         return {
           outcome: "not-collected",
@@ -456,12 +462,12 @@ export async function runTestFile(
         outcome: "error",
         tests: [],
         records,
-        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${failureLine(text)}`,
+        message: `${runner} exited with ${res.exitCode ?? res.signal}: ${failureLine(res.stderr || res.stdout)}`,
         ms,
       };
     }
     try {
-      for (const line of (await readFile(recordFile, "utf8")).split("\n")) {
+      for (const line of (outputs["record.ndjson"] ?? "").split("\n")) {
         if (!line) continue;
         const r = JSON.parse(line) as { title: string; undefined: boolean; json?: string };
         records.set(r.title, { undefined: r.undefined, ...(typeof r.json === "string" ? { json: r.json } : {}) });
@@ -497,9 +503,5 @@ export async function runTestFile(
       records,
       ms,
     };
-  } finally {
-    await rm(file, { force: true });
-    for (const d of made.reverse()) await rmdir(d).catch(() => undefined);
-    await rm(out, { recursive: true, force: true });
   }
 }

@@ -4,6 +4,7 @@
  * variables that make an interpreter load foreign code, plus the config's `env` for the agent.
  * docs/security.md, "Agents and their environment".
  */
+import { SANDBOX_HIDE_ENV, TRUSTED_ENV, TRUSTED_SOURCE_ENV, TRUST_FILE_ENV } from "../../protocol/util/trust-env.js";
 
 /** Variable names (or `PREFIX*` patterns) that load code into a process or change which code runs. */
 export const UNSAFE_ENV = [
@@ -46,11 +47,18 @@ export interface AgentEnvInput {
   env: Record<string, string>;
   /** Set by the orchestrator for every agent: the workspace roots agents may read. */
   workspaceRoots: readonly string[];
+  /**
+   * Which workspaces' code agents may run, sandboxed (agents/lib/sandbox/trust.ts reads these): the
+   * config's list and where it came from, and the file `aip trust` writes in the state dir.
+   */
+  trust?: { workspaces: readonly string[]; source: "config" | "env"; file: string };
+  /** Paths no sandboxed workspace run may see (the state dir, the socket directories). */
+  sandboxHide?: readonly string[];
 }
 
 /**
  * The whole environment of one agent process: `base` (the orchestrator's) minus UNSAFE_ENV, then
- * AIP_LOG_LEVEL and AIP_WORKSPACE_ROOTS, then the config's `env` (which wins).
+ * AIP_LOG_LEVEL, AIP_WORKSPACE_ROOTS and the trust settings, then the config's `env` (which wins).
  */
 export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
@@ -59,5 +67,11 @@ export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv =
   }
   out.AIP_LOG_LEVEL = base.AIP_LOG_LEVEL ?? "info";
   out.AIP_WORKSPACE_ROOTS = input.workspaceRoots.join(":");
+  if (input.trust) {
+    out[TRUSTED_ENV] = input.trust.workspaces.join(":");
+    out[TRUSTED_SOURCE_ENV] = input.trust.source;
+    out[TRUST_FILE_ENV] = input.trust.file;
+  }
+  if (input.sandboxHide) out[SANDBOX_HIDE_ENV] = input.sandboxHide.join(":");
   return { ...out, ...input.env };
 }

@@ -127,6 +127,18 @@ export const AgencyConfigSchema = z.strictObject({
         .refine((p) => isAbsolute(p), "expected an absolute path"),
     )
     .optional(),
+  /**
+   * Workspaces whose code (test runners, config files, package scripts) agents may run, sandboxed:
+   * absolute paths (a path trusts what is below it) or globs. None by default (docs/security.md).
+   */
+  trusted_workspaces: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((p) => isAbsolute(p), "expected an absolute path or glob"),
+    )
+    .default([]),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
   /** Address the probe port binds: 127.0.0.1, or 0.0.0.0 in a pod, where kubelet probes the pod's IP. */
@@ -173,6 +185,10 @@ export interface AgencyConfig {
   adminSocket: string | undefined;
   /** Allowed workspace roots, passed to every agent as AIP_WORKSPACE_ROOTS. */
   workspaceRoots: string[];
+  /** Trusted workspaces (paths or globs), passed to every agent as AIP_TRUSTED_WORKSPACES. */
+  trustedWorkspaces: string[];
+  /** Whether trustedWorkspaces came from the config file or from AIP_TRUSTED_WORKSPACES. */
+  trustedSource: "config" | "env";
   healthPort: number | undefined;
   healthHost: string;
   stateDir: string;
@@ -202,6 +218,7 @@ const ENV_OVERRIDES: Partial<Record<EnvName, string>> = {
   AIP_SOCKET_GROUP: "socket_group",
   AIP_ADMIN_SOCKET: "admin_socket",
   AIP_WORKSPACE_ROOTS: "workspace_roots",
+  AIP_TRUSTED_WORKSPACES: "trusted_workspaces",
   AIP_HEALTH_PORT: "health_port",
   AIP_HEALTH_HOST: "health_host",
   AIP_STATE_DIR: "state_dir",
@@ -237,7 +254,7 @@ export function parseConfig(
       const value =
         key === "health_port"
           ? envInt(variable, env)
-          : key === "workspace_roots"
+          : key === "workspace_roots" || key === "trusted_workspaces"
             ? envList(variable, env)
             : envString(variable, env);
       if (value !== undefined) withEnv[key] = value;
@@ -288,6 +305,8 @@ export function parseConfig(
     socketGroup: c.socket_group,
     adminSocket: c.admin_api ? (c.admin_socket ? abs(c.admin_socket) : adminSocketFor(socket)) : undefined,
     workspaceRoots: workspaceRoots.map((p) => resolve(p)),
+    trustedWorkspaces: c.trusted_workspaces,
+    trustedSource: env.AIP_TRUSTED_WORKSPACES ? "env" : "config",
     healthPort: c.health_port,
     healthHost: c.health_host,
     stateDir: c.state_dir !== undefined ? abs(c.state_dir) : defaultStateDir(c.mode, abs(c.socket), env),

@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { AipError } from "../../protocol/contract/errors.js";
 import type { Logger } from "../../protocol/util/log.js";
 import { parseManifest } from "../../protocol/contract/manifest.js";
+import { TRUST_FILE_NAME } from "../../protocol/util/trust-env.js";
 import type { AgentManifest } from "../../protocol/contract/schemas.js";
 import { agentEnvironment } from "../core/agent-env.js";
 import type { AgentRecord } from "../core/agent.js";
@@ -33,7 +34,18 @@ export class AgentVetting {
    * checked-in manifest (a canary is vetted before its own manifest is known).
    */
   agentEnv(config: AgentConfig, memory?: string): Record<string, string> {
-    const env = agentEnvironment({ env: config.env, workspaceRoots: this.config.workspaceRoots });
+    const c = this.config;
+    const env = agentEnvironment({
+      env: config.env,
+      workspaceRoots: c.workspaceRoots,
+      trust: { workspaces: c.trustedWorkspaces, source: c.trustedSource, file: join(c.stateDir, TRUST_FILE_NAME) },
+      sandboxHide: [
+        c.stateDir,
+        dirname(c.socket),
+        c.agentSocketDir,
+        ...(c.adminSocket ? [dirname(c.adminSocket)] : []),
+      ],
+    });
     let mem = memory;
     if (mem === undefined) {
       try {

@@ -12,6 +12,11 @@ import { packageRootDir } from "../core/config.js";
 import type { RequestOutcome } from "./forward.js";
 import { registerModelEngineMetrics } from "./model-metrics.js";
 import { processStats } from "../core/procstat.js";
+import { ERROR_CODES } from "../../protocol/contract/errors.js";
+
+/** The label value every unknown agent, version, action or status shares. */
+const OTHER = "other";
+const KNOWN_CODES = new Set<string>(ERROR_CODES);
 
 const STAGES = ["route", "queue", "agent", "total"] as const;
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -143,7 +148,10 @@ export class Metrics {
   private readonly inference: Histogram<"agent">;
   private readonly tokensPerSecond: Histogram<"agent">;
 
+  private readonly sources: MetricsSources;
+
   constructor(src: MetricsSources) {
+    this.sources = src;
     const agents = src.agents;
     const percent = src.canaryPercent ?? ((): number => 0);
     collectDefaultMetrics({ register: this.registry });
@@ -299,15 +307,27 @@ export class Metrics {
     });
   }
 
+  /**
+   * Label values are bounded: only the registered agents, their versions, the actions their manifests
+   * declare and the AIP error codes become values; anything else a client sent shares `other`, so no
+   * request can add series.
+   */
   request(o: RequestOutcome): void {
-    const agent = o.agent ?? "none";
-    const version = o.version ?? "none";
-    const action = o.action || "none";
-    this.requests.at(`${agent}\u0000${version}\u0000${action}\u0000${o.outcome}`, () => ({
+    const known = this.sources.agents();
+    const agent = o.agent == null ? "none" : known.some((a) => a.name === o.agent) ? o.agent : OTHER;
+    const version =
+      o.version == null ? "none" : known.some((a) => a.name === agent && a.version === o.version) ? o.version : OTHER;
+    const action = !o.action
+      ? "none"
+      : known.some((a) => a.manifest.capabilities.includes(o.action!))
+        ? o.action
+        : OTHER;
+    const outcome = o.outcome === "success" || KNOWN_CODES.has(o.outcome) ? o.outcome : OTHER;
+    this.requests.at(`${agent}\u0000${version}\u0000${action}\u0000${outcome}`, () => ({
       agent,
       version,
       action,
-      status: o.outcome,
+      status: outcome,
     })).value++;
     const stages = this.latency.at(agent, () => ({ agent }));
     const t = o.timings_ms;

@@ -228,6 +228,31 @@ export const ENV_VARS = {
     default: "1000",
     doc: "first wait before re-probing an open circuit (doubles per failed probe)",
   },
+  AIP_TRUSTED_WORKSPACES: {
+    kind: "list",
+    scope: OA,
+    default: "none",
+    doc: "workspaces whose code (test runners, configs) may run, in the sandbox: paths or globs, colon-separated; replaces the config's `trusted_workspaces`",
+  },
+  AIP_TRUSTED_WORKSPACES_SOURCE: {
+    kind: "enum",
+    values: ["config", "env"],
+    scope: ["internal"],
+    default: "set by the orchestrator",
+    doc: "where the agents' trusted list came from",
+  },
+  AIP_TRUST_FILE: {
+    kind: "path",
+    scope: ["internal"],
+    default: "set by the orchestrator",
+    doc: "the file `aip trust` writes in the state dir, read by agents at each decision",
+  },
+  AIP_SANDBOX_HIDE: {
+    kind: "list",
+    scope: ["internal"],
+    default: "set by the orchestrator",
+    doc: "paths no sandboxed workspace run may see (state dir, socket directories)",
+  },
   AIP_WARMUP_KEYSTROKES: {
     kind: "int",
     min: 0,

@@ -3,8 +3,8 @@
  * (docs/integrations.md "Use it from your editor"). LSP positions are 0-based lines and UTF-16 columns; AIP-1
  * lines are 1-based with the same columns, so only lines are shifted.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { lstatSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import {
@@ -37,6 +37,7 @@ import {
   type SummarizePayloadSchema,
   type TestgenPayloadSchema,
 } from "../../protocol/contract/actions.js";
+import { readContainedSync } from "../../agents/lib/code/workspace.js";
 import type { Problem } from "../../protocol/contract/errors.js";
 import { newTraceId } from "../../protocol/contract/trace.js";
 import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
@@ -153,7 +154,8 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     return (
       roots
         .filter((r) => !relative(r, path).startsWith("..") && !isAbsolute(relative(r, path)))
-        .sort((a, b) => b.length - a.length)[0] ?? dirname(path)
+        // A file outside every workspace folder gets no workspace of its own: its buffer is all there is.
+        .sort((a, b) => b.length - a.length)[0]
     );
   };
 
@@ -164,8 +166,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     return {
       source_code: d.getText(),
       ...(LANGUAGE_IDS[d.languageId] ? { language: LANGUAGE_IDS[d.languageId] } : {}),
-      ...(path !== undefined ? { file_path: path } : {}),
-      ...(root !== undefined && path !== undefined ? { workspace_root: root } : {}),
+      ...(root !== undefined && path !== undefined ? { file_path: path, workspace_root: root } : {}),
     };
   };
 
@@ -238,7 +239,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
         documentSymbolProvider: true,
         hoverProvider: true,
         workspaceSymbolProvider: true,
-        codeActionProvider: { codeActionKinds: [CodeActionKind.Source] },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.Source], resolveProvider: true },
       },
       serverInfo: { name: "aip lsp", version: "1.0.0" },
     };
@@ -413,25 +414,48 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     }
   });
 
-  connection.onCodeAction(async (params, token) => {
-    const d = doc(params.textDocument.uri);
+  // Listing code actions runs nothing (no agent is asked): the action is offered from what the editor
+  // already knows, and testgen is asked only when the user picks it (codeAction/resolve).
+  connection.onCodeAction((params) => {
+    const d = documents.get(params.textDocument.uri);
+    if (!d || LANGUAGE_IDS[d.languageId] === undefined) return [];
     const ctx = contextOf(d);
     if (ctx.workspace_root === undefined) return [];
-    const answer = await call<TestgenPayload>(
-      d.uri,
-      "testgen",
-      { ...ctx, cursor: toAip(params.range.start) },
-      {},
-      token,
-    );
-    // No function at the cursor (or a buffer that does not parse): no action to offer.
-    if (!answer.ok) return [];
+    const action: CodeAction = {
+      title: "Generate tests for the function at the cursor (aip testgen)",
+      kind: CodeActionKind.Source,
+      data: { uri: d.uri, version: d.version, position: params.range.start },
+    };
+    return [action];
+  });
+
+  connection.onCodeActionResolve(async (action, token) => {
+    const data = action.data as { uri?: unknown; position?: { line?: unknown; character?: unknown } } | undefined;
+    if (typeof data?.uri !== "string" || typeof data.position?.line !== "number") return action;
+    const d = documents.get(data.uri);
+    if (!d) return action;
+    const ctx = contextOf(d);
+    if (ctx.workspace_root === undefined) return action;
+    const position = { line: data.position.line, character: Number(data.position.character) || 0 };
+    const answer = await call<TestgenPayload>(d.uri, "testgen", { ...ctx, cursor: toAip(position) }, {}, token);
+    // No function at the cursor (or a buffer that does not parse): the action has no edit.
+    if (!answer.ok) return action;
     const p = answer.payload;
-    const testPath = join(ctx.workspace_root as string, p.test_path.split("/").join(sep));
+    const root = ctx.workspace_root as string;
+    const testPath = join(root, p.test_path.split("/").join(sep));
+    if (!isInsideRoot(root, testPath)) return action;
     const uri = pathToFileURL(testPath).href;
     const edit: WorkspaceEdit = { documentChanges: [] };
     const open = documents.get(uri);
-    const existing = open?.getText() ?? (existsSync(testPath) ? readFileSync(testPath, "utf8") : undefined);
+    let existing = open?.getText();
+    if (existing === undefined && lexists(testPath)) {
+      // Read the way agents read: no FIFO or device, under the size cap, never through a link out of the root.
+      existing = readContainedSync(realRootOf(root), testPath);
+      if (existing === undefined) {
+        connection.console.warn(`aip lsp: the test file is not a readable regular file inside the workspace: no edit`);
+        return action;
+      }
+    }
     if (existing === undefined) {
       edit.documentChanges!.push({ kind: "create", uri, options: { ignoreIfExists: true } });
       edit.documentChanges!.push({
@@ -444,16 +468,36 @@ export function serveLsp({ connection, agency }: LspOptions): void {
         edits: extendEdits(existing, p.content),
       });
     }
-    const action: CodeAction = {
-      title: `Generate tests for ${p.signature.name} (${p.test_path})`,
-      kind: CodeActionKind.Source,
-      edit,
-    };
-    return [action];
+    return { ...action, title: `Generate tests for ${p.signature.name} (${p.test_path})`, edit };
   });
 
   documents.listen(connection);
   connection.onShutdown(() => aip.close());
+}
+
+/** True when `path` is `root` or below it (lexically). */
+function isInsideRoot(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/** The real path of a workspace root (the reader checks descriptors against it). */
+function realRootOf(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch {
+    return root;
+  }
+}
+
+/** Something is at `path` (a dangling or hostile link included). */
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Edits that extend an existing test file: imports it lacks go on top, the rest at the end. */

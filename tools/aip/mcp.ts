@@ -52,7 +52,7 @@ const TOOLS = {
   generate_tests: {
     action: "testgen",
     description:
-      "A formatted test file (vitest, jest or node:test) for a function or method, named or at a cursor. Returns its path and content; writes nothing.",
+      "A formatted test file (vitest, jest or node:test) for a function or method, named or at a cursor. Returns its path and content; writes nothing to the workspace. The file is always typechecked in-process (nothing of the workspace runs). Only if the workspace's owner trusted it (aip trust DIR, or trusted_workspaces in the agency config) is the workspace's own vitest/jest run on it, inside a bubblewrap sandbox (no network, read-only workspace, no home); otherwise checks.skipped.run says \"workspace not trusted\" and how to trust it.",
     input: {
       path: PATH,
       function: TestgenConstraintsSchema.shape.function,

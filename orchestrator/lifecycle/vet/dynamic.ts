@@ -5,9 +5,10 @@
  * outside the sandbox, reached by strace only through an inherited descriptor.
  */
 import { spawn } from "node:child_process";
-import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { killTree, treeCpuMs } from "../../../protocol/util/process-tree.js";
 import type { Scratch } from "./policy.js";
 import { sandboxArgs, type SandboxLayout } from "./sandbox.js";
 import { TRACED_SYSCALLS, parseStrace, type TraceEvent } from "./strace.js";
@@ -69,7 +70,7 @@ function track(pid: number | undefined, cleanup: () => void): void {
   exitHook = true;
   process.once("exit", () => {
     for (const [group, clean] of active) {
-      killRun(group);
+      killTree(group);
       clean();
     }
   });
@@ -78,69 +79,11 @@ function track(pid: number | undefined, cleanup: () => void): void {
 /** A run may use this many times its CPU limit in wall-clock time (an idle hang, or a loaded machine). */
 export const WALL_FACTOR = 4;
 const CPU_POLL_MS = 100;
-const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
-
-/**
- * CPU time (ms) used so far by `pid` and every descendant, from /proc: each live process's own
- * utime + stime, plus what its reaped children used (cutime + cstime).
- */
-export function treeCpuMs(pid: number): number {
-  const table = procTable();
-  return tree(table, pid).reduce((sum, p) => sum + (table.get(p)?.ticks ?? 0), 0) * TICK_MS;
-}
-
-interface ProcEntry {
-  ppid: number;
-  state: string;
-  ticks: number;
-}
-
-/** Every process in /proc: parent, state and CPU ticks (own utime + stime, plus reaped children's). */
-function procTable(): Map<number, ProcEntry> {
-  const table = new Map<number, ProcEntry>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
-  } catch {
-    return table;
-  }
-  for (const e of entries) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${e}/stat`, "utf8");
-    } catch {
-      continue; // exited meanwhile
-    }
-    // Fields after the parenthesised command (which may contain spaces): state ppid … utime(14) stime cutime cstime.
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    table.set(Number(e), { ppid: Number(f[1]), state: f[0]!, ticks });
-  }
-  return table;
-}
-
-/** `pid` and its descendants in `table`. */
-function tree(table: Map<number, ProcEntry>, pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const [p, { ppid }] of table) {
-    const list = children.get(ppid);
-    if (list) list.push(p);
-    else children.set(ppid, [p]);
-  }
-  const out: number[] = [];
-  const stack = [pid];
-  while (stack.length > 0) {
-    const p = stack.pop()!;
-    out.push(p);
-    stack.push(...(children.get(p) ?? []));
-  }
-  return out;
-}
 
 /**
  * Limit a running process tree to `limitMs` of CPU time (so that a verdict does not flip with the
  * machine's load) and WALL_FACTOR times that of wall-clock time (an idle hang): past either the run is
- * killed whole (killRun) and `over` is told which. `cpuMs()` is the most CPU time seen; `stop()` ends
+ * killed whole (killTree) and `over` is told which. `cpuMs()` is the most CPU time seen; `stop()` ends
  * the watch.
  */
 export function limitCpu(
@@ -155,7 +98,7 @@ export function limitCpu(
     const why = cpuMs > limitMs ? "cpu" : performance.now() - started > limitMs * WALL_FACTOR ? "wall" : undefined;
     if (why === undefined) return;
     clearInterval(timer);
-    killRun(pid);
+    killTree(pid);
     over(why);
   }, CPU_POLL_MS);
   return { stop: () => clearInterval(timer), cpuMs: () => cpuMs };
@@ -249,39 +192,6 @@ export function traceRun(exe: string, probe: Probe, opts: TraceOptions): Promise
     stdin.on("error", () => undefined); // the agent may exit without reading stdin
     stdin.end(probe.stdin);
   });
-}
-
-/** How long killRun waits for bwrap to stop before it kills what it can see. */
-const STOP_WAIT_MS = 200;
-
-/**
- * Kill a run whole: bwrap's process group and every descendant. bwrap's sandbox child starts a
- * session of its own (--new-session), out of the group, and dies with bwrap only once it has set its
- * parent-death signal: killed before that, bwrap would leave it running. So bwrap is stopped first
- * (it can fork nothing more), then every process under it is killed — the sandbox's first process
- * takes its whole PID namespace with it — and bwrap last. Synchronous: it also runs in an exit hook.
- */
-function killRun(pid: number): void {
-  signalGroup(pid, "SIGSTOP");
-  const end = performance.now() + STOP_WAIT_MS;
-  let table = procTable();
-  while (/^[RSD]$/.test(table.get(pid)?.state ?? "") && performance.now() < end) table = procTable();
-  for (const p of tree(table, pid).reverse()) {
-    try {
-      process.kill(p, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-  signalGroup(pid, "SIGKILL");
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
 }
 
 function capture(stream: NodeJS.ReadableStream): () => string {

@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { isInside } from "../../../protocol/util/paths.js";
 import { execa } from "execa";
+import { INSTALL_BWRAP } from "../../../protocol/util/bwrap.js";
 import { TOOL_TIMEOUT_MS, which } from "./tools.js";
 
 export interface SandboxLayout {
@@ -24,7 +25,7 @@ export interface SandboxLayout {
   keep: string[];
 }
 
-export const INSTALL_BWRAP = "apt-get install -y bubblewrap";
+export { INSTALL_BWRAP };
 
 let probed: Promise<string | { bwrap: string }> | undefined;
 

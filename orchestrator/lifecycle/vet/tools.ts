@@ -1,6 +1,5 @@
 /** The host tools vetting needs (strace, readelf): found on PATH and probed once; missing ones say how to install them. */
-import { accessSync, constants } from "node:fs";
-import { posix } from "node:path";
+import { which } from "../../../protocol/util/bwrap.js";
 import { execa } from "execa";
 
 export interface Tools {
@@ -12,23 +11,7 @@ export interface Tools {
 
 const INSTALL: Record<string, string> = { strace: "apt-get install -y strace", readelf: "apt-get install -y binutils" };
 
-/** An executable named `name` (or the path itself when it contains a slash) on `pathEnv`. */
-export function which(name: string, pathEnv = process.env.PATH ?? ""): string | undefined {
-  const candidates = name.includes("/")
-    ? [name]
-    : pathEnv
-        .split(":")
-        .filter(Boolean)
-        .map((d) => posix.join(d, name));
-  return candidates.find((c) => {
-    try {
-      accessSync(c, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
+export { which };
 
 /** Child processes vetting starts on the host (tool probes, readelf, ldconfig) are killed after this long. */
 export const TOOL_TIMEOUT_MS = 10_000;

@@ -4,6 +4,7 @@
  * in a child process; a hanging runner killed at its timeout.
  */
 import { chmodSync, cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { standaloneContext } from "../../../agents/lib/runtime/context.js";
@@ -15,7 +16,14 @@ import { ROOT, tempDir } from "../../helpers.js";
 
 const LIB = join(ROOT, "test/fixtures/code/testgen-lib");
 const temps: { cleanup: () => void }[] = [];
-afterAll(() => temps.forEach((t) => t.cleanup()));
+// The copies are the owner's own workspaces: trusted, so their runner runs (sandboxed).
+const trustedBefore = process.env.AIP_TRUSTED_WORKSPACES;
+process.env.AIP_TRUSTED_WORKSPACES = `${tmpdir()}/aiptg*`;
+afterAll(() => {
+  temps.forEach((t) => t.cleanup());
+  if (trustedBefore === undefined) delete process.env.AIP_TRUSTED_WORKSPACES;
+  else process.env.AIP_TRUSTED_WORKSPACES = trustedBefore;
+});
 
 /** A copy of the fixture library; `modules` links this checkout's node_modules in (vitest installed). */
 function workspace(modules: boolean): string {

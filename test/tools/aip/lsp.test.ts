@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CancellationTokenSource,
   CodeActionRequest,
+  CodeActionResolveRequest,
   CompletionRequest,
   DidChangeTextDocumentNotification,
   DidOpenTextDocumentNotification,
@@ -23,6 +24,7 @@ import {
   WorkDoneProgressCreateRequest,
   WorkspaceSymbolRequest,
   createProtocolConnection,
+  type CodeAction,
   type CompletionList,
   type DocumentSymbol,
   type ProtocolConnection,
@@ -262,13 +264,15 @@ describe("aip lsp over stdio", () => {
     expect(lsp.progress[0]!.title).toBe("Searching the workspace");
   });
 
-  it("code action: Generate tests creates the test file, then extends it", async () => {
-    const actions = (await lsp.conn.sendRequest(CodeActionRequest.type, {
+  it("code action: listed without running anything; Generate tests, once picked, creates the test file, then extends it", async () => {
+    const listed = (await lsp.conn.sendRequest(CodeActionRequest.type, {
       textDocument: { uri },
       range: { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } },
       context: { diagnostics: [] },
     })) as Json[];
-    expect(actions).toHaveLength(1);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]!.edit).toBeUndefined();
+    const actions = [(await lsp.conn.sendRequest(CodeActionResolveRequest.type, listed[0]! as CodeAction)) as Json];
     expect(actions[0]!.title).toBe("Generate tests for add (test/src/math.test.ts)");
     const testUri = pathToFileURL(join(ws.root, "test/src/math.test.ts")).href;
     const edit = actions[0]!.edit as WorkspaceEdit;
@@ -282,11 +286,12 @@ describe("aip lsp over stdio", () => {
       join(ws.root, "test/src/math.test.ts"),
       'import { describe, it, expect } from "vitest";\n\ndescribe("old", () => {});\n',
     );
-    const again = (await lsp.conn.sendRequest(CodeActionRequest.type, {
+    const listedAgain = (await lsp.conn.sendRequest(CodeActionRequest.type, {
       textDocument: { uri },
       range: { start: { line: 8, character: 6 }, end: { line: 8, character: 6 } },
       context: { diagnostics: [] },
     })) as Json[];
+    const again = [(await lsp.conn.sendRequest(CodeActionResolveRequest.type, listedAgain[0]! as CodeAction)) as Json];
     const edits = ((again[0]!.edit as WorkspaceEdit).documentChanges![0] as TextDocumentEdit).edits as TextEdit[];
     expect(again[0]!.title).toBe("Generate tests for increment (test/src/math.test.ts)");
     expect(edits[0]!.newText).toBe('import { Counter } from "../../src/math.js";\n');
