@@ -3,8 +3,8 @@ import type { AgentManifest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
 import { TokenCounter } from "../lib/llm/budget.js";
-import type { ModelHost } from "../lib/llm/host.js";
-import { LatestWins } from "../../protocol/transport/latest.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
+import { LatestWins } from "../../protocol/latest.js";
 import { memoryFor } from "../lib/llm/memory.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { TypedEngine } from "../lib/completion/engine.js";
@@ -24,7 +24,7 @@ const PER_POSITION = 10;
 /** The dry keystrokes' buffer: WARM_MODULE this many times. */
 const WARM_COPIES = 16;
 
-export function createCompleteAgent(manifest: AgentManifest, host: ModelHost, latest: LatestWins): AgentDefinition {
+export function createCompleteAgent(manifest: AgentManifest, host: ModelEngine, latest: LatestWins): AgentDefinition {
   const cache = new ParseCache();
   let counter: TokenCounter | undefined;
   const tokenCounter = (): TokenCounter => (counter ??= new TokenCounter());
@@ -61,8 +61,11 @@ tokens), after the same parsing, symbol context and syntax check as complete-lit
 reports itself degraded and answers from the syntactic engine (payload.engine "lite").
 Request: context.source_code and context.cursor; constraints.max_tokens, constraints.document_id
 (latest wins) optional.
-Environment: AIP_MODEL (path to a .gguf file; required for model answers), AIP_MODEL_THREADS,
-AIP_MODEL_CONTEXT, AIP_MODEL_GPU_LAYERS, AIP_MODEL_SEQUENCES, AIP_WARMUP_KEYSTROKES.
+Environment: AIP_MODEL (path to a .gguf file), AIP_MODEL_THREADS, AIP_MODEL_CONTEXT,
+AIP_MODEL_GPU_LAYERS, AIP_MODEL_SEQUENCES, AIP_WARMUP_KEYSTROKES; or an inference server:
+AIP_MODEL_URL, AIP_MODEL_NAME, AIP_MODEL_KEY_FILE, AIP_MODEL_FIM, AIP_MODEL_TIMEOUT_MS (docs/operations.md).
+A completion that fails the syntax check, or an inference server that fails, is answered by the
+syntactic engine with payload.engine "lite" and payload.reason.
 See docs/agents.md.`,
     handlers: { complete },
     warmup: async (log) => {

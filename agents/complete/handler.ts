@@ -13,8 +13,9 @@ import { moduleSymbols } from "../lib/code/symbols.js";
 import { readContained } from "../lib/code/workspace.js";
 import { detach } from "../lib/memo.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
-import type { ModelHost } from "../lib/llm/host.js";
-import type { LatestWins } from "../../protocol/transport/latest.js";
+import type { FallbackReason, ModelEngine } from "../lib/llm/engine.js";
+import { EngineError } from "../lib/llm/remote/client.js";
+import type { LatestWins } from "../../protocol/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";
@@ -26,7 +27,7 @@ import { trimToBudget } from "./trim.js";
 import { PLACEHOLDER, parseWithPlaceholder } from "../lib/code/placeholder.js";
 
 export interface CompleteDeps {
-  host: ModelHost;
+  host: ModelEngine;
   counter: () => TokenCounter;
   latest: LatestWins;
   cache?: ParseCache;
@@ -84,6 +85,18 @@ export function createComplete(deps: CompleteDeps) {
         extensions: { model_state: host.state.status },
       });
     }
+    /** The model-free engine's answer in place of the model's, saying why (counted per reason in /healthz and /metrics). */
+    const lite = deps.lite;
+    const fallback = lite
+      ? async (reason: FallbackReason, detail: string, extra: Record<string, unknown> = {}): Promise<unknown> => {
+          host.fallbacks[reason]++;
+          ctx.log.info({ event: "model_fallback", reason, detail }, "answered by the model-free engine");
+          const out = (await lite(request, ctx)) as Record<string, unknown>;
+          return { ...out, engine: "lite", reason, reason_detail: detail, ...extra };
+        }
+      : undefined;
+    const down = host.unavailable();
+    if (down !== undefined && fallback) return fallback("circuit_open", down);
     const maxTokens = c.max_tokens ?? 64;
     const inferenceLimit = c.inference_timeout_ms ?? STAGE_BUDGETS_MS.inference;
     const seed = c.seed ?? 0;
@@ -177,21 +190,28 @@ export function createComplete(deps: CompleteDeps) {
       stages.end("budget", signal);
 
       // inference ⇄ syntax
-      const result = await infer({
-        host,
-        prompt: trimmed.tokens,
-        maxTokens,
-        stop,
-        seed,
-        limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)),
-        signal,
-        source,
-        offset,
-        dialect,
-        base: { file: parsed, extra },
-        ...(deps.generate ? { generate: deps.generate } : {}),
-        waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())),
-      });
+      let result: Awaited<ReturnType<typeof infer>>;
+      try {
+        result = await infer({
+          host,
+          prompt: trimmed.tokens,
+          maxTokens,
+          stop,
+          seed,
+          limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)),
+          signal,
+          source,
+          offset,
+          dialect,
+          base: { file: parsed, extra },
+          ...(deps.generate ? { generate: deps.generate } : {}),
+          waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())),
+        });
+      } catch (err) {
+        // An inference server that failed (not a deadline, not a cancellation): the editor still gets an answer.
+        if (err instanceof EngineError && fallback) return await fallback("engine_error", err.message);
+        throw err;
+      }
       ctx.timer.mark("inference"); // advances the timer; the exact split is set below
       ctx.timer.set("inference", result.inferenceMs);
       ctx.timer.set("syntax", result.syntaxMs);
@@ -211,6 +231,8 @@ export function createComplete(deps: CompleteDeps) {
         ...(a.check.error ? { syntax_error: a.check.error } : {}),
       }));
       if (!chosen) {
+        const detail = `The completion failed the syntax check after ${result.attempts.length} attempts: ${result.attempts.at(-1)?.check.error ?? "unknown"}`;
+        if (fallback) return await fallback("syntax_gate", detail, { model_attempts: attemptsOut });
         throw new AipError(
           "AIP_ERR_SYNTAX",
           `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${result.attempts.at(-1)?.check.error ?? "unknown"}`,

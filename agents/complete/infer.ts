@@ -2,7 +2,8 @@
 import { AipError } from "../../protocol/contract/errors.js";
 import type { Token } from "node-llama-cpp";
 import type { Dialect } from "../lib/code/language.js";
-import type { GenerateOptions, Generation, ModelHost } from "../lib/llm/host.js";
+import { DeadlineAbort, type ModelEngine } from "../lib/llm/engine.js";
+import type { GenerateOptions, Generation } from "../lib/llm/host.js";
 import { checkSplice, type CheckResult, type SpliceBase } from "./check.js";
 
 export const MAX_RETRIES = 2;
@@ -17,7 +18,7 @@ export interface Attempt {
 }
 
 export interface InferInput {
-  host: ModelHost;
+  host: ModelEngine;
   prompt: Token[];
   maxTokens: number;
   stop: string[];
@@ -43,7 +44,7 @@ export interface InferResult {
   syntaxMs: number;
 }
 
-class InferenceLimit extends Error {}
+class InferenceLimit extends DeadlineAbort {}
 
 /** Generate, check, retry; throws AIP_ERR_MODEL_TIMEOUT when inference passes its limit, or the signal's reason. */
 export async function infer(input: InferInput): Promise<InferResult> {

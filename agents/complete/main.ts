@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 /** agent-complete: model-backed completion (node-llama-cpp). Without a model it runs degraded and complete-lite serves. */
-import { modelConfig } from "../lib/llm/config.js";
-import { ModelHost } from "../lib/llm/host.js";
-import { LatestWins } from "../../protocol/transport/latest.js";
+import { modelEngine } from "../lib/llm/select.js";
+import { LatestWins } from "../../protocol/latest.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import { createCompleteAgent } from "./agent.js";
 
 const manifest = bundledManifest("complete", import.meta.url);
-const host = new ModelHost(modelConfig({}, process.env, manifest.max_concurrent));
+const host = modelEngine(process.env, manifest.max_concurrent);
 await runAgent(createCompleteAgent(manifest, host, new LatestWins()));

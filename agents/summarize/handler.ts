@@ -9,7 +9,7 @@ import { functionAtOffset } from "../lib/code/cursor.js";
 import { offsetAt } from "../lib/code/position.js";
 import { loadRequestSource } from "../lib/code/source.js";
 import { TokenCounter } from "../lib/llm/budget.js";
-import type { ModelHost } from "../lib/llm/host.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
 import { moduleExports } from "./exports.js";
@@ -20,7 +20,7 @@ import { functionProse, moduleProse } from "./prose.js";
 const RESPONSE_RESERVE_MS = 25;
 
 /** The summarize handler over a parse cache (one per process); with a loaded model the module summary is model prose. */
-export function createSummarize(cache = new ParseCache(), model?: { host: ModelHost; counter: () => TokenCounter }) {
+export function createSummarize(cache = new ParseCache(), model?: { host: ModelEngine; counter: () => TokenCounter }) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { context, constraints } = actionInput("summarize", request);
     const scope = constraints.scope ?? context.scope ?? "module";

@@ -2,15 +2,14 @@
 /** agent-summarize: a structured outline of a module (or of the function at the cursor) and a short extractive summary. */
 import { ParseCache } from "../lib/code/cache.js";
 import { TokenCounter } from "../lib/llm/budget.js";
-import { modelConfig } from "../lib/llm/config.js";
-import { ModelHost } from "../lib/llm/host.js";
+import { modelEngine } from "../lib/llm/select.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { createSummarize } from "./handler.js";
 
 // Same loading code as complete: AIP_MODEL (and AIP_MODEL_THREADS, …); without a model the summary is extractive.
-const host = new ModelHost(modelConfig({}, process.env, 2));
+const host = modelEngine(process.env, 2);
 let counter: TokenCounter | undefined;
 
 export const summarize: AgentDefinition = {

@@ -5,7 +5,8 @@
  */
 import { AipError, isAipError } from "../../protocol/contract/errors.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
-import type { ModelHost } from "../lib/llm/host.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
+import { EngineError } from "../lib/llm/remote/client.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import type { Outline } from "./outline.js";
 
@@ -36,7 +37,7 @@ function outlineLines(o: Outline): string[] {
 
 /** Generate the prose summary; undefined when the model is not ready or timed out (a warning says which). */
 export async function modelProse(
-  host: ModelHost,
+  host: ModelEngine,
   counter: TokenCounter,
   outline: Outline,
   extractive: string,
@@ -46,6 +47,15 @@ export async function modelProse(
   ctx: HandlerContext,
 ): Promise<ModelProse | undefined> {
   if (!host.ready) return undefined;
+  const down = host.unavailable();
+  if (down !== undefined) {
+    host.fallbacks.circuit_open++;
+    ctx.warn(
+      "AIP_ERR_UNAVAILABLE",
+      `The inference server is not answering (${down}); the extractive summary is returned`,
+    );
+    return undefined;
+  }
   const head = `// Module: ${path ?? "(buffer)"}\n// Outline:\n`;
   const tail = `// Extractive summary: ${extractive}\n// Summary in plain English:\n//`;
   let lines = outlineLines(outline);
@@ -97,6 +107,11 @@ export async function modelProse(
         `Inference took ${took} ms, limit is ${limitMs} ms; the extractive summary is returned`,
         { inference_ms: took, limit_ms: limitMs },
       );
+      return undefined;
+    }
+    if (err instanceof EngineError) {
+      host.fallbacks.engine_error++;
+      ctx.warn("AIP_ERR_UNAVAILABLE", `${err.message}; the extractive summary is returned`);
       return undefined;
     }
     throw isAipError(err) ? err : new AipError("AIP_ERR_UNKNOWN", `Model inference failed: ${(err as Error).message}`);

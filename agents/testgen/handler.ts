@@ -19,7 +19,7 @@ import {
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
 import { readContained } from "../lib/code/workspace.js";
-import type { ModelHost } from "../lib/llm/host.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { importStyle, testLocation } from "./paths.js";
@@ -96,7 +96,7 @@ export async function warmPrettier(): Promise<void> {
 }
 
 /** The testgen handler over a parse cache (one per process). */
-export function createTestgen(cache = new ParseCache(), host?: ModelHost) {
+export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { constraints } = actionInput("testgen", request);
     const framework: Framework = constraints.framework ?? "vitest";

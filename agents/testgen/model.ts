@@ -5,7 +5,8 @@
  * that cannot be run (no runner in the workspace), is dropped, never turned into a todo.
  */
 import ts from "typescript";
-import type { ModelHost } from "../lib/llm/host.js";
+import type { ModelEngine } from "../lib/llm/engine.js";
+import { EngineError } from "../lib/llm/remote/client.js";
 import type { TestCase } from "./render.js";
 
 /** Proposals read from one generation, at most. */
@@ -44,7 +45,7 @@ export function proposalCases(text: string, callee: string, async: boolean): Tes
 
 /** Ask the model for `expect` lines about `callee`; [] when it is not ready, fails or runs out of time. */
 export async function modelProposals(
-  host: ModelHost,
+  host: ModelEngine,
   fnSource: string,
   callee: string,
   async: boolean,
@@ -52,6 +53,10 @@ export async function modelProposals(
   signal: AbortSignal,
 ): Promise<TestCase[]> {
   if (!host.ready || limitMs <= 0) return [];
+  if (host.unavailable() !== undefined) {
+    host.fallbacks.circuit_open++;
+    return [];
+  }
   const prompt = `${fnSource.slice(0, MAX_SOURCE_CHARS)}\n\n// Tests of ${callee} with concrete expected values:\nexpect(${callee}(`;
   try {
     const gen = await host.generate(host.tokenize(prompt), {
@@ -62,7 +67,8 @@ export async function modelProposals(
       signal: AbortSignal.any([signal, AbortSignal.timeout(limitMs)]),
     });
     return proposalCases(`expect(${callee}(${gen.text}`, callee, async);
-  } catch {
+  } catch (err) {
+    if (err instanceof EngineError) host.fallbacks.engine_error++;
     return [];
   }
 }

@@ -11,6 +11,7 @@ import { formatIssues } from "../../protocol/contract/schemas.js";
 import { EnvError, checkEnv, envInt, envList, envString, type EnvName } from "../../protocol/util/env.js";
 import { workspaceRootsFromEnv } from "../../protocol/util/workspace-roots.js";
 import { unsafeNames } from "./agent-env.js";
+import { MODEL_ENV_PREFIX, ModelConfigSchema, modelEnv } from "./model-config.js";
 
 const AgentConfigSchema = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, "expected a lowercase name of letters, digits and dashes"),
@@ -22,6 +23,8 @@ const AgentConfigSchema = z.strictObject({
   socket: z.string().min(1).optional(),
   enabled: z.boolean().default(true),
   env: z.record(z.string(), z.string()).default({}),
+  /** The agent's model: a local GGUF file or an inference server (model-config.ts); sets its AIP_MODEL* variables. */
+  model: ModelConfigSchema.optional(),
   /** Names from the unsafe list (NODE_OPTIONS, LD_PRELOAD, …) that `env` may set for this agent. */
   allow_env: z.array(z.string().min(1)).default([]),
   /**
@@ -266,6 +269,13 @@ export function parseConfig(
       );
     }
   }
+  for (const [i, a] of c.agents.entries()) {
+    const both = a.model ? Object.keys(a.env).filter((k) => k.startsWith(MODEL_ENV_PREFIX)) : [];
+    if (both.length > 0)
+      throw new ConfigError(
+        `Invalid agency config ${source}:\n  agents[${i}].env: ${both.join(", ")} set beside agents[${i}].model; set the model in one place`,
+      );
+  }
   const command = (cmd: string[]): string[] => [cmd[0]!.includes("/") ? abs(cmd[0]!) : cmd[0]!, ...cmd.slice(1)];
   const socket = abs(c.socket);
   // Default: the orchestrator's own AIP_WORKSPACE_ROOTS, else your home and /tmp (embedded); none under systemd.
@@ -291,7 +301,7 @@ export function parseConfig(
       manifestPath: abs(a.manifest),
       socket: a.socket ? abs(a.socket, agentSocketDir) : join(agentSocketDir, `${a.name}.sock`),
       enabled: a.enabled,
-      env: a.env,
+      env: a.model ? { ...modelEnv(a.model, baseDir), ...a.env } : a.env,
       allowEnv: a.allow_env,
       versions: Object.fromEntries(
         Object.entries(a.versions).map(([v, d]) => [v, { command: command(d.command), env: d.env }]),

@@ -10,7 +10,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { AgentRecord } from "../core/agent.js";
 import { packageRootDir } from "../core/config.js";
 import type { RequestOutcome } from "./forward.js";
-import { processStats } from "../core/procstat.js";
+import { registerModelEngineMetrics } from "./model-metrics.js";
+import { processStats } from "./procstat.js";
 
 const STAGES = ["route", "queue", "agent", "total"] as const;
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -263,6 +264,7 @@ export class Metrics {
         },
       });
     };
+    registerModelEngineMetrics(this.registry, agents);
     gauge("aip_pool_size", "Current adaptive pool size", (a) => a.pool.size);
     gauge("aip_inflight_requests", "Requests in flight to the agent", (a) => a.inflight);
     gauge("aip_queue_depth", "Requests waiting for a pool slot", (a) => a.pool.stats().queued);

@@ -7,7 +7,8 @@ import { TextMemo } from "../memo.js";
 
 let encoder: Tiktoken | undefined;
 
-function enc(): Tiktoken {
+/** The shared cl100k_base encoder (also the token format of prompts for an inference server: remote/host.ts). */
+export function enc(): Tiktoken {
   encoder ??= get_encoding("cl100k_base");
   return encoder;
 }

@@ -17,6 +17,7 @@ import type { Logger } from "../../../protocol/util/log.js";
 import type { ModelConfig } from "./config.js";
 import { TextMemo } from "../memo.js";
 import { detectFim, fimRoundTrips, type FimInfo } from "./fim.js";
+import { noFallbacks, type ModelEngine } from "./engine.js";
 
 export interface GenerateOptions {
   maxTokens: number;
@@ -79,7 +80,9 @@ function tokenizesPiecewise(model: LlamaModel): boolean {
   return model.detokenize(tokens, false) === pieces.join("");
 }
 
-export class ModelHost {
+export class ModelHost implements ModelEngine {
+  readonly kind = "local";
+  readonly fallbacks = noFallbacks();
   state: ModelState;
   fim: FimInfo = { available: false, format: "prefix" };
   /** Whole start: native bindings + model + context. */
@@ -98,7 +101,7 @@ export class ModelHost {
     onAbort: () => void;
   }[] = [];
   /** Counters for /healthz and tests. */
-  readonly stats = { generations: 0, aborted: 0, generatedTokens: 0, kvReusedTokens: 0, peakBusy: 0 };
+  readonly stats = { generations: 0, aborted: 0, promptTokens: 0, generatedTokens: 0, kvReusedTokens: 0, peakBusy: 0 };
 
   constructor(readonly config: ModelConfig) {
     this.state =
@@ -109,6 +112,11 @@ export class ModelHost {
 
   get ready(): boolean {
     return this.state.status === "ready";
+  }
+
+  /** A loaded model is always there to ask (its state says when it is not loaded). */
+  unavailable(): string | undefined {
+    return undefined;
   }
 
   /** Load the model and create the context; failure leaves the host in state "failed" with the reason (never throws). */
@@ -269,6 +277,7 @@ export class ModelHost {
       const kvReused = Math.max(0, prompt.length - evaluated);
       this.stats.generations++;
       this.stats.generatedTokens += tokens;
+      this.stats.promptTokens += prompt.length;
       this.stats.kvReusedTokens += kvReused;
       return {
         text: res.response,
@@ -319,6 +328,15 @@ export class ModelHost {
     return {
       model: this.config.path ?? null,
       model_state: this.state.status,
+      model_engine: {
+        kind: "local",
+        model: this.config.path ?? null,
+        reachable: this.ready,
+        last_error: this.state.status === "failed" ? { kind: "load", message: this.state.reason } : null,
+        prompt_tokens: this.stats.promptTokens,
+        completion_tokens: this.stats.generatedTokens,
+        fallbacks: { ...this.fallbacks },
+      },
       ...(this.ready
         ? {
             model_bytes: this.modelBytes,
