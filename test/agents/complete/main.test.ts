@@ -177,16 +177,18 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     expect(json.error.limit_ms).toBeLessThan(300);
   });
 
-  it("output that does not parse is retried twice with other seeds, then AIP_ERR_SYNTAX with the retries counted", async () => {
+  it("output that does not parse is retried twice with other seeds, then the model-free engine answers (reason syntax_gate, counted)", async () => {
     const { status, json } = await invokeHttp(
       ctx.sock,
       request({ max_tokens: 12 }, { cursor: { line: 8, column: 13 } }),
     );
-    expect(status).toBe(422);
-    expect(json.error).toMatchObject({ type: "AIP_ERR_SYNTAX", retries: 2 });
-    const attempts = json.error.attempts as Json[];
+    expect(status).toBe(200);
+    expect(json.payload).toMatchObject({ engine: "lite", reason: "syntax_gate" });
+    expect(json.payload.reason_detail).toMatch(/^The completion failed the syntax check after 3 attempts: /);
+    const attempts = json.payload.model_attempts as Json[];
     expect(attempts.map((x) => x.seed)).toEqual([0, 1, 2]);
     expect(attempts.every((x) => x.syntax_ok === false)).toBe(true);
+    expect((await health(ctx.sock)).model_engine).toMatchObject({ kind: "local", fallbacks: { syntax_gate: 1 } });
   });
 
   it("best_effort returns the best candidate flagged, with the retries counted", async () => {
