@@ -8,35 +8,61 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { FIM_DIALECTS } from "../protocol/model-engine.js";
 
-export const ModelConfigSchema = z.union([
-  z.strictObject({
+const LOCAL_ONLY = ["threads", "gpu_layers"] as const;
+const REMOTE_ONLY = [
+  "name",
+  "key_file",
+  "fim",
+  "fim_template",
+  "timeout_ms",
+  "stream",
+  "connections",
+  "ca_file",
+] as const;
+
+/** One object for both kinds (a union's errors would not say which field is wrong): `path` or `url`, never both. */
+export const ModelConfigSchema = z
+  .strictObject({
     /** A .gguf file loaded into the agent's process. */
-    path: z.string().min(1),
+    path: z.string().min(1).optional(),
     threads: z.number().int().min(1).max(256).optional(),
-    context: z.number().int().min(256).max(131072).optional(),
     gpu_layers: z.number().int().min(0).max(1000).optional(),
-  }),
-  z.strictObject({
     /** The engine's base URL (http or https), e.g. http://llama.inference.svc:8080. */
     url: z
       .string()
       .url()
-      .refine((u) => /^https?:\/\//.test(u), "expected an http:// or https:// URL"),
+      .refine((u) => /^https?:\/\//.test(u), "expected an http:// or https:// URL")
+      .optional(),
     /** The model the engine serves. */
-    name: z.string().min(1),
+    name: z.string().min(1).optional(),
     /** A file holding the API key (one line). */
     key_file: z.string().min(1).optional(),
     fim: z.enum(FIM_DIALECTS).optional(),
     /** With fim "template": a model family (qwen, starcoder, codellama, deepseek, codegemma, codestral) or a template. */
     fim_template: z.string().min(1).optional(),
     timeout_ms: z.number().int().min(1).max(600_000).optional(),
+    /** Tokens of the model's window (both kinds). */
     context: z.number().int().min(256).max(1_048_576).optional(),
     stream: z.boolean().optional(),
     connections: z.number().int().min(1).max(256).optional(),
     /** PEM file of the CA that signed the engine's certificate. */
     ca_file: z.string().min(1).optional(),
-  }),
-]);
+  })
+  .superRefine((m, ctx) => {
+    const issue = (message: string, path: string[] = []): void => {
+      ctx.addIssue({ code: "custom", message, path });
+    };
+    if ((m.path === undefined) === (m.url === undefined))
+      issue("expected either path (a .gguf file) or url (an inference server)");
+    if (m.url !== undefined && m.name === undefined)
+      issue("an inference server needs name, the model it serves", ["name"]);
+    const wrong = m.url !== undefined ? LOCAL_ONLY : m.path !== undefined ? REMOTE_ONLY : [];
+    for (const k of wrong)
+      if (m[k] !== undefined)
+        issue(`${k} applies to ${m.url !== undefined ? "a local model (path)" : "an inference server (url)"} only`, [
+          k,
+        ]);
+  });
 export type ModelSettings = z.infer<typeof ModelConfigSchema>;
 
 /** The variables `model` sets; an agent's `env` may not set them as well (one source per setting). */
@@ -49,7 +75,7 @@ export function modelEnv(model: ModelSettings, baseDir: string): Record<string, 
   const set = (k: string, v: string | number | boolean | undefined): void => {
     if (v !== undefined) out[k] = typeof v === "boolean" ? (v ? "1" : "0") : String(v);
   };
-  if ("path" in model) {
+  if (model.path !== undefined) {
     set("AIP_MODEL", abs(model.path));
     set("AIP_MODEL_THREADS", model.threads);
     set("AIP_MODEL_CONTEXT", model.context);

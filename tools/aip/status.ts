@@ -71,6 +71,43 @@ export function agentPasses(a: Snapshot, strict: boolean): boolean {
   return true;
 }
 
+/** The model engine block of an agent's own /healthz (agents/lib/llm: local or remote). */
+type EngineBlock = Record<string, unknown> & {
+  circuit?: { state?: string };
+  errors?: Record<string, number>;
+  fallbacks?: Record<string, number>;
+  latency_ms?: { p95?: number };
+  last_error?: { message?: string } | null;
+};
+
+/** `aip health`'s second table: each model-backed agent's engine, reachability, traffic and fallbacks. */
+export function modelRows(agents: Snapshot[]): string[][] {
+  return agents.flatMap((a) => {
+    const report = (a.health as { report?: Record<string, unknown> } | undefined)?.report;
+    const e = report?.["model_engine"] as EngineBlock | undefined;
+    if (!e) return [];
+    const sum = (o: Record<string, number> | undefined): number => Object.values(o ?? {}).reduce((n, v) => n + v, 0);
+    const fallbacks = Object.entries(e.fallbacks ?? {})
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ");
+    return [
+      [
+        String(a.name),
+        e.kind === "remote" ? `remote ${String(e.url)}` : "local",
+        String(e.model ?? "none"),
+        e.reachable === true ? "yes" : "no",
+        e.circuit?.state ?? "-",
+        `${Number(e.prompt_tokens ?? 0)}/${Number(e.completion_tokens ?? 0)}`,
+        String(sum(e.errors)),
+        e.latency_ms?.p95 !== undefined ? String(e.latency_ms.p95) : "-",
+        fallbacks || "0",
+        String(e.last_error?.message ?? "").slice(0, 60),
+      ],
+    ];
+  });
+}
+
 export const health: Command = {
   summary: "table of agents from /healthz",
   usage: `Usage: aip health [--json] [--strict] [--socket PATH]
@@ -108,6 +145,25 @@ is high count as healthy, unless --strict is given.`,
           ]),
         ),
       );
+      const models = modelRows(all);
+      if (models.length > 0)
+        console.log(
+          `\n${table(
+            [
+              "AGENT",
+              "ENGINE",
+              "MODEL",
+              "REACHABLE",
+              "CIRCUIT",
+              "TOKENS IN/OUT",
+              "ERRORS",
+              "P95 MS",
+              "FALLBACKS",
+              "LAST ERROR",
+            ],
+            models,
+          )}`,
+        );
     }
     return all.length > 0 && all.every((a) => agentPasses(a, strict)) ? EXIT.ok : EXIT.aipError;
   },
