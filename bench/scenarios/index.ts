@@ -6,6 +6,7 @@ import { lsp } from "./lsp.js";
 import { overhead } from "./overhead.js";
 import { pooling } from "./pooling.js";
 import { proxy } from "./proxy.js";
+import { remoteEngine } from "./remote-engine.js";
 import { transport } from "./transport.js";
 import { codeAgents, completion } from "./scripts.js";
 import { typedCompletion } from "./typed-completion.js";
@@ -21,4 +22,5 @@ export const SCENARIOS: Scenario[] = [
   completion,
   lsp,
   typedCompletion,
+  remoteEngine,
 ];

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, invokeHttp as rawInvoke } from "../../../protocol/client.js";
 import { serve, type Served } from "../../../tools/conformance/process.js";
 import { tempDir, withEnv } from "../../helpers.js";
-import { FakeEngine } from "../lib/llm/fake-engine.js";
+import { FakeEngine } from "../../../tools/conformance/fake-engine.js";
 import { COMPLETE } from "../lib/llm/tiny-model.js";
 
 type Json = Record<string, any>;

@@ -14,7 +14,7 @@ import { EngineClient, EngineError, retryAfterMs } from "../../../../agents/lib/
 import { remoteConfig, type FimDialect } from "../../../../agents/lib/llm/remote/config.js";
 import { RemoteHost } from "../../../../agents/lib/llm/remote/host.js";
 import { tempDir } from "../../../helpers.js";
-import { FakeEngine, type SeenRequest } from "./fake-engine.js";
+import { FakeEngine, type SeenRequest } from "../../../../tools/conformance/fake-engine.js";
 
 const MODEL = "qwen2.5-coder-1.5b";
 const KEY = "sk-test-5f2c9a1e7b3d4c6a8e0f";
