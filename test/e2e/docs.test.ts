@@ -91,6 +91,11 @@ const EXAMPLES: { file: string; start: string; how: string }[] = [
   { file: "docs/integrations.md", start: '{\n  "mcpServers"', how: "test/e2e/integrations.test.ts" },
   { file: "docs/operations.md", start: "aip canary start", how: "here" },
   { file: "docs/operations.md", start: "aip health ", how: "here" },
+  {
+    file: "docs/operations.md",
+    start: '{\n  "agents": [\n    {\n      "name": "complete"',
+    how: "test/orchestrator/model-engine.test.ts parses it with parseConfig",
+  },
   { file: "docs/operations.md", start: "# failed requests", how: "here, on the log of `aip up --log`" },
   { file: "docs/operations.md", start: "node dist/scripts/aip.js vet", how: "here" },
   {

@@ -1,10 +1,13 @@
 /** The agency's side of an agent's model: `agents[].model` in the config, the engine metrics, `aip health`'s model table. */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { AgentRecord } from "../../orchestrator/agent.js";
 import { ConfigError, parseConfig } from "../../orchestrator/config.js";
 import { Metrics } from "../../orchestrator/metrics.js";
 import { modelRows } from "../../tools/aip/status.js";
+import { ROOT } from "../helpers.js";
 
 const agent = (extra: Record<string, unknown>) => ({
   name: "complete",
@@ -42,6 +45,18 @@ describe("agents[].model", () => {
       AIP_MODEL_STREAM: "0",
     });
     expect(c.agents[1]!.env).toEqual({ AIP_MODEL: "/opt/aip/models/big.gguf", AIP_MODEL_THREADS: "2" });
+  });
+
+  it("docs/operations.md's example: complete on llama-server, summarize on vLLM with the qwen template", () => {
+    const md = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
+    const at = md.indexOf('```json\n{\n  "agents": [\n    {\n      "name": "complete"');
+    const body = md.slice(md.indexOf("\n", at) + 1, md.indexOf("\n```", at));
+    const c = parseConfig(JSON.parse(body), ROOT);
+    expect(c.agents.map((a) => [a.name, a.env.AIP_MODEL_FIM, a.env.AIP_MODEL_FIM_TEMPLATE ?? null])).toEqual([
+      ["complete", "llama-infill", null],
+      ["summarize", "template", "qwen"],
+    ]);
+    expect(c.agents[0]!.env.AIP_MODEL_KEY_FILE).toBe("/etc/aip/model-key");
   });
 
   it("refuses a key in the config, a non-HTTP URL, an unknown dialect, and AIP_MODEL* set twice", () => {
