@@ -4,7 +4,7 @@ import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
-import { LatestWins } from "../../protocol/latest.js";
+import { LatestWins } from "../../protocol/transport/latest.js";
 import { memoryFor } from "../lib/llm/memory.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { TypedEngine } from "../lib/completion/engine.js";

@@ -15,7 +15,7 @@ import { detach } from "../lib/memo.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
 import type { FallbackReason, ModelEngine } from "../lib/llm/engine.js";
 import { EngineError } from "../lib/llm/remote/client.js";
-import type { LatestWins } from "../../protocol/latest.js";
+import type { LatestWins } from "../../protocol/transport/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** agent-complete: model-backed completion (node-llama-cpp). Without a model it runs degraded and complete-lite serves. */
 import { modelEngine } from "../lib/llm/select.js";
-import { LatestWins } from "../../protocol/latest.js";
+import { LatestWins } from "../../protocol/transport/latest.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import { createCompleteAgent } from "./agent.js";

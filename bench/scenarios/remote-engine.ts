@@ -9,14 +9,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { invokeHttp } from "../../protocol/client.js";
+import { invokeHttp } from "../../protocol/transport/client.js";
 import { serve, type Served } from "../../tools/conformance/process.js";
-import { packageRootDir } from "../../orchestrator/config.js";
+import { packageRootDir } from "../../orchestrator/core/config.js";
 import { modelConfig } from "../../agents/lib/llm/config.js";
 import { remoteConfig } from "../../agents/lib/llm/remote/config.js";
 import { RemoteHost } from "../../agents/lib/llm/remote/host.js";
 import { FakeEngine } from "../../tools/conformance/fake-engine.js";
-import { percentileOf } from "../../protocol/percentile.js";
+import { percentileOf } from "../../protocol/util/percentile.js";
 import { table, type Scenario } from "../lib/scenario.js";
 
 const MODEL = "bench-model";

@@ -11,7 +11,7 @@ import type { AgentRecord } from "../core/agent.js";
 import { packageRootDir } from "../core/config.js";
 import type { RequestOutcome } from "./forward.js";
 import { registerModelEngineMetrics } from "./model-metrics.js";
-import { processStats } from "./procstat.js";
+import { processStats } from "../core/procstat.js";
 
 const STAGES = ["route", "queue", "agent", "total"] as const;
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

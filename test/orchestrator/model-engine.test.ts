@@ -3,9 +3,9 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AgentRecord } from "../../orchestrator/agent.js";
-import { ConfigError, parseConfig } from "../../orchestrator/config.js";
-import { Metrics } from "../../orchestrator/metrics.js";
+import type { AgentRecord } from "../../orchestrator/core/agent.js";
+import { ConfigError, parseConfig } from "../../orchestrator/core/config.js";
+import { Metrics } from "../../orchestrator/request/metrics.js";
 import { modelRows } from "../../tools/aip/status.js";
 import { ROOT } from "../helpers.js";
 

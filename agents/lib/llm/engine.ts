@@ -4,7 +4,7 @@
  * (tokens), so deadlines, the token budget and the syntax gate are the same code for both.
  */
 import type { Token } from "node-llama-cpp";
-import type { Logger } from "../../../protocol/log.js";
+import type { Logger } from "../../../protocol/util/log.js";
 import type { ModelConfig } from "./config.js";
 import type { FimInfo } from "./fim.js";
 import type { GenerateOptions, Generation, ModelState } from "./host.js";

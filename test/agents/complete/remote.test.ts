@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpRequest, invokeHttp as rawInvoke } from "../../../protocol/client.js";
+import { httpRequest, invokeHttp as rawInvoke } from "../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../tools/conformance/process.js";
 import { tempDir, withEnv } from "../../helpers.js";
 import { FakeEngine } from "../../../tools/conformance/fake-engine.js";

@@ -5,10 +5,10 @@
  * and the prefix and suffix of a fill-in-the-middle prompt are kept apart by a marker token.
  */
 import type { Token } from "node-llama-cpp";
-import type { Logger } from "../../../../protocol/log.js";
+import type { Logger } from "../../../../protocol/util/log.js";
 import { enc } from "../budget.js";
 import type { ModelConfig } from "../config.js";
-import { UPSTREAM_BUCKETS_S } from "../../../../protocol/model-engine.js";
+import { UPSTREAM_BUCKETS_S } from "../../../../protocol/contract/model-engine.js";
 import { isDeadline, noFallbacks, type ModelEngine } from "../engine.js";
 import type { FimInfo } from "../fim.js";
 import type { GenerateOptions, Generation, ModelState } from "../host.js";

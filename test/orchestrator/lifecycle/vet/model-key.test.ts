@@ -5,11 +5,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { agentEnvironment } from "../../../orchestrator/agent-env.js";
-import { traceRun } from "../../../orchestrator/vet/dynamic.js";
-import { vetAgent } from "../../../orchestrator/vet/index.js";
-import { findSandbox } from "../../../orchestrator/vet/sandbox.js";
-import { ROOT, tempDir } from "../../helpers.js";
+import { agentEnvironment } from "../../../../orchestrator/core/agent-env.js";
+import { traceRun } from "../../../../orchestrator/lifecycle/vet/dynamic.js";
+import { vetAgent } from "../../../../orchestrator/lifecycle/vet/index.js";
+import { findSandbox } from "../../../../orchestrator/lifecycle/vet/sandbox.js";
+import { ROOT, tempDir } from "../../../helpers.js";
 
 const COMPLETE = join(ROOT, "dist/agents/complete/main.js");
 const KEY = "sk-vet-9a8b7c6d5e4f3a2b1c0d";

@@ -5,8 +5,8 @@
  * most one health interval (limits.health_interval_ms).
  */
 import type { Registry } from "prom-client";
-import { UPSTREAM_BUCKETS_S } from "../protocol/model-engine.js";
-import type { AgentRecord } from "./agent.js";
+import { UPSTREAM_BUCKETS_S } from "../../protocol/contract/model-engine.js";
+import type { AgentRecord } from "../core/agent.js";
 
 type Values = { labels: Record<string, string | number>; value: number; metricName?: string }[];
 
