@@ -42,7 +42,7 @@ export const ModelConfigSchema = z
     fim_template: z.string().min(1).optional(),
     timeout_ms: z.number().int().min(1).max(600_000).optional(),
     /** Tokens of the model's window (both kinds). */
-    context: z.number().int().min(256).max(1_048_576).optional(),
+    context: z.number().int().min(256).max(131072).optional(),
     stream: z.boolean().optional(),
     connections: z.number().int().min(1).max(256).optional(),
     /** PEM file of the CA that signed the engine's certificate. */

@@ -4,6 +4,7 @@ import { httpRequest, invokeHttp } from "../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../tools/conformance/process.js";
 import { ROOT, tempDir, withEnv } from "../../helpers.js";
 import { modelEnv } from "../lib/llm/tiny-model.js";
+import { FakeEngine } from "../../../tools/conformance/fake-engine.js";
 
 type Json = Record<string, any>;
 const SUMMARIZE = join(ROOT, "dist/agents/summarize/main.js");
@@ -68,5 +69,52 @@ describe("summarize without a model", () => {
     expect(json.payload.summary).toMatch(/Math helpers/);
     const h = JSON.parse((await httpRequest(s.sock, { path: "/healthz" })).body) as Json;
     expect(h).toMatchObject({ status: "ok", summary_mode: "extractive" });
+  });
+});
+
+describe("summarize with its model on an inference server (the contract server)", () => {
+  let s: Awaited<ReturnType<typeof start>>;
+  let engine: FakeEngine;
+  beforeAll(async () => {
+    engine = await new FakeEngine().start();
+    engine.answer = () => " Adds two numbers and defines an empty Box class.";
+    s = await start({
+      AIP_MODEL: undefined,
+      AIP_MODEL_URL: engine.url,
+      AIP_MODEL_NAME: "qwen2.5-coder-1.5b",
+      AIP_MODEL_FIM: "ollama",
+      AIP_MODEL_REPROBE_MS: "600000",
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await s.done();
+    await engine.stop();
+  });
+
+  it("the prose comes from the engine (a plain prompt, raw, on Ollama's /api/generate)", async () => {
+    const { json } = (await invokeHttp(s.sock, REQ)) as { json: Json };
+    expect(json.payload).toMatchObject({
+      summary_source: "model",
+      summary: "Adds two numbers and defines an empty Box class.",
+    });
+    const sent = engine.completions().at(-1)!;
+    expect(sent.path).toBe("/api/generate");
+    expect(sent.body).toMatchObject({ model: "qwen2.5-coder-1.5b", raw: true, stream: true });
+    expect(String(sent.body.prompt)).toContain("// export function add");
+    const h = JSON.parse((await httpRequest(s.sock, { path: "/healthz" })).body) as Json;
+    expect(h).toMatchObject({ summary_mode: "model", model_engine: { kind: "remote", reachable: true } });
+  });
+
+  it("an engine failure keeps the extractive summary with an AIP_ERR_UNAVAILABLE warning, never an error", async () => {
+    engine.fault = { status: 503 };
+    const { json } = (await invokeHttp(s.sock, REQ)) as { json: Json };
+    engine.fault = {};
+    expect(json.status).toBe("success");
+    expect(json.payload.summary_source).not.toBe("model");
+    expect(json.payload.summary).toMatch(/Math helpers/);
+    expect(json.warnings[0]).toMatchObject({ type: "AIP_ERR_UNAVAILABLE" });
+    expect(json.warnings[0].detail).toMatch(/answered HTTP 503.*the extractive summary is returned/);
+    const h = JSON.parse((await httpRequest(s.sock, { path: "/healthz" })).body) as Json;
+    expect(h.model_engine.fallbacks.engine_error).toBe(1);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { FIM_DIALECTS, type FimDialect } from "../../../../protocol/contract/model-engine.js";
-import { envInt } from "../../../../protocol/util/env.js";
+import { envFlag, envInt, envString } from "../../../../protocol/util/env.js";
 
 export { FIM_DIALECTS, type FimDialect };
 
@@ -48,9 +48,6 @@ export interface RemoteConfig {
   keyFile?: string;
 }
 
-export const DEFAULT_REMOTE_TIMEOUT_MS = 10_000;
-export const DEFAULT_CIRCUIT_FAILURES = 3;
-export const DEFAULT_REPROBE_MS = 1000;
 /** A key file larger than this is not a key. */
 const MAX_KEY_BYTES = 4096;
 
@@ -72,9 +69,9 @@ export function readKeyFile(path: string): string {
 
 /** The remote model configuration from the environment, or undefined when `AIP_MODEL_URL` is not set. */
 export function remoteConfig(env: NodeJS.ProcessEnv, defaultConnections = 4): RemoteConfig | undefined {
-  const raw = env.AIP_MODEL_URL;
-  if (raw === undefined || raw === "") return undefined;
-  if (env.AIP_MODEL !== undefined && env.AIP_MODEL !== "")
+  const raw = envString("AIP_MODEL_URL", env);
+  if (raw === undefined) return undefined;
+  if (envString("AIP_MODEL", env) !== undefined)
     throw new Error("Set AIP_MODEL (a local .gguf file) or AIP_MODEL_URL (an inference server), not both");
   let url: URL;
   try {
@@ -87,38 +84,33 @@ export function remoteConfig(env: NodeJS.ProcessEnv, defaultConnections = 4): Re
   if (url.username !== "" || url.password !== "")
     throw new Error("AIP_MODEL_URL must not carry credentials: put the key in the file AIP_MODEL_KEY_FILE names");
   if (url.search !== "" || url.hash !== "") throw new Error("AIP_MODEL_URL must not have a query or a fragment");
-  const model = env.AIP_MODEL_NAME ?? "";
-  if (model === "") throw new Error("AIP_MODEL_NAME must name the model the engine at AIP_MODEL_URL serves");
-  const fim = (env.AIP_MODEL_FIM || "openai-suffix") as FimDialect;
-  if (!FIM_DIALECTS.includes(fim))
-    throw new Error(`AIP_MODEL_FIM must be one of ${FIM_DIALECTS.join(", ")}, got ${JSON.stringify(fim)}`);
+  const model = envString("AIP_MODEL_NAME", env);
+  if (model === undefined) throw new Error("AIP_MODEL_NAME must name the model the engine at AIP_MODEL_URL serves");
+  const fim = (envString("AIP_MODEL_FIM", env) ?? "openai-suffix") as FimDialect;
   let template: string | undefined;
   if (fim === "template") {
-    const t = env.AIP_MODEL_FIM_TEMPLATE ?? "";
+    const t = envString("AIP_MODEL_FIM_TEMPLATE", env) ?? "";
     template = FIM_TEMPLATES[t] ?? t;
     if (!template.includes("{prefix}") || !template.includes("{suffix}"))
       throw new Error(
         `AIP_MODEL_FIM=template needs AIP_MODEL_FIM_TEMPLATE: a family (${Object.keys(FIM_TEMPLATES).join(", ")}) or a template with {prefix} and {suffix}`,
       );
   }
-  const keyFile = env.AIP_MODEL_KEY_FILE || undefined;
+  const keyFile = envString("AIP_MODEL_KEY_FILE", env);
   const key = keyFile !== undefined ? readKeyFile(keyFile) : undefined;
-  const caFile = env.AIP_MODEL_CA_FILE || undefined;
+  const caFile = envString("AIP_MODEL_CA_FILE", env);
   if (caFile !== undefined) readFileSync(caFile); // fail at start, not at the first request
-  const stream = env.AIP_MODEL_STREAM ?? "1";
-  if (stream !== "0" && stream !== "1")
-    throw new Error(`AIP_MODEL_STREAM must be 0 or 1, got ${JSON.stringify(stream)}`);
   return {
     url: url.href.replace(/\/+$/, ""),
     model,
     fim,
     ...(template !== undefined ? { template } : {}),
-    timeoutMs: envInt("AIP_MODEL_TIMEOUT_MS", env) ?? DEFAULT_REMOTE_TIMEOUT_MS,
-    contextSize: envInt("AIP_MODEL_CONTEXT", env) ?? 2048,
-    stream: stream === "1",
+    timeoutMs: envInt("AIP_MODEL_TIMEOUT_MS", env)!,
+    contextSize: envInt("AIP_MODEL_CONTEXT", env)!,
+    stream: envFlag("AIP_MODEL_STREAM", env, true),
     connections: envInt("AIP_MODEL_CONNECTIONS", env) ?? defaultConnections,
-    circuitFailures: envInt("AIP_MODEL_CIRCUIT_FAILURES", env) ?? DEFAULT_CIRCUIT_FAILURES,
-    reprobeMs: envInt("AIP_MODEL_REPROBE_MS", env) ?? DEFAULT_REPROBE_MS,
+    circuitFailures: envInt("AIP_MODEL_CIRCUIT_FAILURES", env)!,
+    reprobeMs: envInt("AIP_MODEL_REPROBE_MS", env)!,
     ...(caFile !== undefined ? { caFile } : {}),
     key: () => key,
     ...(keyFile !== undefined ? { keyFile } : {}),
