@@ -50,7 +50,7 @@ export interface AgentEnvInput {
 
 /**
  * The whole environment of one agent process: `base` (the orchestrator's) minus UNSAFE_ENV, then
- * AIP_LOG_LEVEL and AIP_WORKSPACE_ROOTS, then the config's `env` (which wins).
+ * AIP_LOG_LEVEL and AIP_WORKSPACE_ROOTS (with AIP_WORKSPACE_ROOTS_DEFAULTS=off), then the config's `env` (which wins).
  */
 export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
@@ -58,6 +58,8 @@ export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv =
     if (v !== undefined && !isUnsafeEnv(k)) out[k] = v;
   }
   out.AIP_LOG_LEVEL = base.AIP_LOG_LEVEL ?? "info";
+  // The config's whole list, defaults included: the agent allows exactly these.
   out.AIP_WORKSPACE_ROOTS = input.workspaceRoots.join(":");
+  out.AIP_WORKSPACE_ROOTS_DEFAULTS = "off";
   return { ...out, ...input.env };
 }

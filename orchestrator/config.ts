@@ -8,7 +8,14 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../protocol/limits.js";
 import { formatIssues } from "../protocol/schemas.js";
-import { workspaceRootsFromEnv } from "../protocol/workspace-roots.js";
+import {
+  WORKSPACE_ROOTS_DEFAULTS_ENV,
+  WORKSPACE_ROOTS_ENV,
+  defaultWorkspaceRoots,
+  keepsDefaultRoots,
+  mergeRoots,
+  parseRootList,
+} from "../protocol/workspace-roots.js";
 import { unsafeNames } from "./agent-env.js";
 
 const AgentConfigSchema = z.strictObject({
@@ -112,8 +119,8 @@ export const AgencyConfigSchema = z.strictObject({
   /** false: no admin socket at all. */
   admin_api: z.boolean().default(true),
   /**
-   * Directories a request's workspace_root may be in (docs/security.md). Default: the invoking user's
-   * home and /tmp in embedded mode; under systemd it must be configured (default: none).
+   * Directories a request's workspace_root may be in (docs/security.md), added to the defaults: the
+   * invoking user's home and /tmp in embedded mode, none under systemd.
    */
   workspace_roots: z
     .array(
@@ -123,6 +130,8 @@ export const AgencyConfigSchema = z.strictObject({
         .refine((p) => isAbsolute(p), "expected an absolute path"),
     )
     .optional(),
+  /** false: `workspace_roots` replaces the default roots instead of adding to them. */
+  workspace_roots_defaults: z.boolean().optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
   /** Address the probe port binds: 127.0.0.1, or 0.0.0.0 in a pod, where kubelet probes the pod's IP. */
@@ -169,6 +178,8 @@ export interface AgencyConfig {
   adminSocket: string | undefined;
   /** Allowed workspace roots, passed to every agent as AIP_WORKSPACE_ROOTS. */
   workspaceRoots: string[];
+  /** The vetting cache; default `<stateDir>/vet-cache.json` (an embedded agency keeps one per user). */
+  vetCacheFile?: string;
   healthPort: number | undefined;
   healthHost: string;
   stateDir: string;
@@ -198,6 +209,7 @@ const ENV_OVERRIDES = {
   AIP_SOCKET_GROUP: "socket_group",
   AIP_ADMIN_SOCKET: "admin_socket",
   AIP_WORKSPACE_ROOTS: "workspace_roots",
+  AIP_WORKSPACE_ROOTS_DEFAULTS: "workspace_roots_defaults",
   AIP_HEALTH_PORT: "health_port",
   AIP_HEALTH_HOST: "health_host",
   AIP_STATE_DIR: "state_dir",
@@ -232,7 +244,13 @@ export function parseConfig(
     const value = env[variable];
     if (value === undefined || value === "") continue;
     withEnv[key] =
-      key === "health_port" ? Number(value) : key === "workspace_roots" ? value.split(":").filter(Boolean) : value;
+      key === "health_port"
+        ? Number(value)
+        : key === "workspace_roots"
+          ? value.split(":").filter(Boolean)
+          : key === "workspace_roots_defaults"
+            ? keepsDefaultRoots(value)
+            : value;
   }
   const parsed = AgencyConfigSchema.safeParse(withEnv);
   if (!parsed.success) {
@@ -259,8 +277,13 @@ export function parseConfig(
   }
   const command = (cmd: string[]): string[] => [cmd[0]!.includes("/") ? abs(cmd[0]!) : cmd[0]!, ...cmd.slice(1)];
   const socket = abs(c.socket);
-  // Default: the orchestrator's own AIP_WORKSPACE_ROOTS, else your home and /tmp (embedded); none under systemd.
-  const workspaceRoots = c.workspace_roots ?? (c.mode === "systemd" ? [] : workspaceRootsFromEnv(process.env));
+  // Listed roots (else the orchestrator's own AIP_WORKSPACE_ROOTS) after the defaults: your home and
+  // /tmp in embedded mode, none under systemd; workspace_roots_defaults false drops the defaults.
+  const listed = c.workspace_roots ?? (c.mode === "systemd" ? [] : parseRootList(process.env[WORKSPACE_ROOTS_ENV]));
+  const keepDefaults =
+    c.mode !== "systemd" &&
+    (c.workspace_roots_defaults ?? keepsDefaultRoots(process.env[WORKSPACE_ROOTS_DEFAULTS_ENV]));
+  const workspaceRoots = mergeRoots(listed, keepDefaults ? defaultWorkspaceRoots() : []);
   return {
     baseDir,
     socket,
@@ -268,7 +291,7 @@ export function parseConfig(
     mode: c.mode,
     socketGroup: c.socket_group,
     adminSocket: c.admin_api ? (c.admin_socket ? abs(c.admin_socket) : adminSocketFor(socket)) : undefined,
-    workspaceRoots: workspaceRoots.map((p) => resolve(p)),
+    workspaceRoots,
     healthPort: c.health_port,
     healthHost: c.health_host,
     stateDir: c.state_dir !== undefined ? abs(c.state_dir) : defaultStateDir(c.mode, abs(c.socket), env),
