@@ -199,6 +199,18 @@ export function packageRootDir(): string {
   return idx === -1 ? resolve(here, "..") : here.slice(0, idx);
 }
 
+/** This package's version (package.json): `aip --version`, /healthz and aip_build_info. */
+export function packageVersion(): string {
+  try {
+    return (
+      (JSON.parse(readFileSync(join(packageRootDir(), "package.json"), "utf8")) as { version?: string }).version ??
+      "unknown"
+    );
+  } catch {
+    return "unknown";
+  }
+}
+
 export const DEFAULT_CONFIG_PATH = "manifests/agency.json";
 
 /** Environment variables that override the config file (documented in docs/operations.md "Configuration"). */

@@ -4,11 +4,9 @@
  * quantiles), the process metrics carry their standard names (`process_*`, `nodejs_*`), and
  * `promtool check metrics` is clean (tested).
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AgentRecord } from "./agent.js";
-import { packageRootDir } from "./config.js";
+import { packageVersion } from "./config.js";
 import type { RequestOutcome } from "./forward.js";
 import { processStats } from "./procstat.js";
 
@@ -107,18 +105,6 @@ function observe(s: HistogramSeries, value: number, bounds: readonly number[]): 
   if (i < bounds.length) s.buckets[i]!++;
   s.sum += value;
   s.count++;
-}
-
-/** This package's version (package.json), for aip_build_info. */
-function packageVersion(): string {
-  try {
-    return (
-      (JSON.parse(readFileSync(join(packageRootDir(), "package.json"), "utf8")) as { version?: string }).version ??
-      "unknown"
-    );
-  } catch {
-    return "unknown";
-  }
 }
 
 export interface MetricsSources {
