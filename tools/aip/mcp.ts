@@ -89,6 +89,18 @@ function toolError(type: string, detail: string, problem?: unknown): CallToolRes
   };
 }
 
+/**
+ * An agent's message in the tool's own argument names: the model called `complete_at` with `cursor`
+ * and `max_items`, not an AIP request with `context.cursor` and `constraints.max_items`.
+ */
+export function inToolTerms(text: string): string {
+  return text
+    .replace(/context\.workspace_root/g, "the workspace (aip mcp --workspace, or the client's roots)")
+    .replace(/context\.file_path/g, "path")
+    .replace(/context\.(cursor|source_code|query)/g, "$1")
+    .replace(/constraints\.(\w+)/g, "$1");
+}
+
 export function createMcpServer(agency: Agency, workspace: string | undefined): McpServer {
   const server = new McpServer(
     { name: "aip", version: "1.0.0" },
@@ -148,7 +160,11 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
             `The agency on ${agency.socket} did not answer: ${(err as Error).message}`,
           );
         }
-        if (!answer.ok) return toolError(answer.problem.type, answer.problem.detail, answer.problem);
+        if (!answer.ok) {
+          const p = answer.problem;
+          const worded = { ...p, detail: inToolTerms(p.detail), suggestion: inToolTerms(p.suggestion) };
+          return toolError(p.type, worded.detail, worded);
+        }
         return { content: [{ type: "text", text: JSON.stringify(answer.payload) }], structuredContent: answer.payload };
       },
     );
