@@ -43,6 +43,7 @@ import type { Problem } from "../../protocol/errors.js";
 import { newTraceId } from "../../protocol/trace.js";
 import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { LocalFallback } from "./lsp-fallback.js";
 import { BufferOnlyRoots } from "./lsp-roots.js";
 import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
 
@@ -140,6 +141,13 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
   const tell = (message: string): void =>
     void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message });
   const bufferOnly = new BufferOnlyRoots(tell);
+  const fallback = new LocalFallback(
+    (message, level) =>
+      void connection.sendNotification(ShowMessageNotification.type, {
+        type: level === "info" ? MessageType.Info : MessageType.Warning,
+        message,
+      }),
+  );
   /** The agency serves (an embedded one starts once initialize named the folders); its failure as the LSP error. */
   const agencyReady = (): Promise<void> =>
     agency.ready.catch((err: Error) => {
@@ -212,7 +220,19 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
     try {
       await agencyReady();
       const sent = bufferOnly.context(context);
-      const answer = await send(sent);
+      let answer: Answer<T>;
+      try {
+        answer = await send(sent);
+      } catch (err) {
+        if (controller.signal.aborted) throw err;
+        fallback.note(true);
+        if (fallback.covers(action, constraints)) return await fallback.answer<T>(action, context, constraints);
+        throw err;
+      }
+      const unavailable = !answer.ok && answer.problem.type === "AIP_ERR_UNAVAILABLE";
+      fallback.note(unavailable);
+      if (unavailable && fallback.covers(action, constraints))
+        return await fallback.answer<T>(action, context, constraints);
       const retry = answer.ok ? undefined : bufferOnly.retry(sent, answer.problem);
       return retry ? await send(retry) : answer;
     } catch (err) {
