@@ -21,12 +21,17 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-V" || name === "version") {
+    const { packageVersion } = await import("../orchestrator/core/config.js");
+    console.log(`aip ${packageVersion()} (node ${process.versions.node})`);
+    return EXIT.ok;
+  }
   if (!name || name === "--help" || name === "-h" || name === "help") {
     const lines = await Promise.all(
       Object.entries(COMMANDS).map(async ([n, load]) => `  ${n.padEnd(10)} ${(await load()).summary}`),
     );
     console.log(
-      `Usage: aip COMMAND [options]   (aip COMMAND --help for details)\n\nCommands:\n${lines.join("\n")}\n\nEvery command that talks to the orchestrator takes --socket PATH (default: $AIP_SOCKET or ./run/aip.sock).`,
+      `Usage: aip COMMAND [options]   (aip COMMAND --help for details; aip --version)\n\nCommands:\n${lines.join("\n")}\n\nEvery command that talks to the orchestrator takes --socket PATH (default: $AIP_SOCKET or ./run/aip.sock).`,
     );
     return name ? EXIT.ok : EXIT.usage;
   }

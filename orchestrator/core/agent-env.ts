@@ -58,7 +58,8 @@ export interface AgentEnvInput {
 
 /**
  * The whole environment of one agent process: `base` (the orchestrator's) minus UNSAFE_ENV, then
- * AIP_LOG_LEVEL, AIP_WORKSPACE_ROOTS and the trust settings, then the config's `env` (which wins).
+ * AIP_LOG_LEVEL, AIP_WORKSPACE_ROOTS (with AIP_WORKSPACE_ROOTS_DEFAULTS=off) and the trust settings, then the
+ * config's `env` (which wins).
  */
 export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
@@ -66,6 +67,7 @@ export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv =
     if (v !== undefined && !isUnsafeEnv(k)) out[k] = v;
   }
   out.AIP_LOG_LEVEL = base.AIP_LOG_LEVEL ?? "info";
+  // The config's whole list, defaults included: the agent allows exactly these.
   out.AIP_WORKSPACE_ROOTS = input.workspaceRoots.join(":");
   if (input.trust) {
     out[TRUSTED_ENV] = input.trust.workspaces.join(":");
@@ -73,5 +75,6 @@ export function agentEnvironment(input: AgentEnvInput, base: NodeJS.ProcessEnv =
     out[TRUST_FILE_ENV] = input.trust.file;
   }
   if (input.sandboxHide) out[SANDBOX_HIDE_ENV] = input.sandboxHide.join(":");
+  out.AIP_WORKSPACE_ROOTS_DEFAULTS = "off";
   return { ...out, ...input.env };
 }

@@ -9,7 +9,14 @@ import { z } from "zod";
 import { DEFAULT_LIMITS } from "../../protocol/contract/limits.js";
 import { formatIssues } from "../../protocol/contract/schemas.js";
 import { EnvError, checkEnv, envInt, envList, envString, type EnvName } from "../../protocol/util/env.js";
-import { workspaceRootsFromEnv } from "../../protocol/util/workspace-roots.js";
+import {
+  WORKSPACE_ROOTS_DEFAULTS_ENV,
+  WORKSPACE_ROOTS_ENV,
+  defaultWorkspaceRoots,
+  keepsDefaultRoots,
+  mergeRoots,
+  parseRootList,
+} from "../../protocol/util/workspace-roots.js";
 import { unsafeNames } from "./agent-env.js";
 import { MODEL_ENV_PREFIX, ModelConfigSchema, modelEnv } from "./model-config.js";
 
@@ -116,8 +123,8 @@ export const AgencyConfigSchema = z.strictObject({
   /** false: no admin socket at all. */
   admin_api: z.boolean().default(true),
   /**
-   * Directories a request's workspace_root may be in (docs/security.md). Default: the invoking user's
-   * home and /tmp in embedded mode; under systemd it must be configured (default: none).
+   * Directories a request's workspace_root may be in (docs/security.md), added to the defaults: the
+   * invoking user's home and /tmp in embedded mode, none under systemd.
    */
   workspace_roots: z
     .array(
@@ -139,6 +146,8 @@ export const AgencyConfigSchema = z.strictObject({
         .refine((p) => isAbsolute(p), "expected an absolute path or glob"),
     )
     .default([]),
+  /** false: `workspace_roots` replaces the default roots instead of adding to them. */
+  workspace_roots_defaults: z.boolean().optional(),
   /** 127.0.0.1 port serving only /healthz and /metrics to probes. */
   health_port: z.number().int().min(1).max(65535).optional(),
   /** Address the probe port binds: 127.0.0.1, or 0.0.0.0 in a pod, where kubelet probes the pod's IP. */
@@ -189,6 +198,8 @@ export interface AgencyConfig {
   trustedWorkspaces: string[];
   /** Whether trustedWorkspaces came from the config file or from AIP_TRUSTED_WORKSPACES. */
   trustedSource: "config" | "env";
+  /** The vetting cache; default `<stateDir>/vet-cache.json` (an embedded agency keeps one per user). */
+  vetCacheFile?: string;
   healthPort: number | undefined;
   healthHost: string;
   stateDir: string;
@@ -208,6 +219,18 @@ export function packageRootDir(): string {
   return idx === -1 ? resolve(here, "..") : here.slice(0, idx);
 }
 
+/** This package's version (package.json): `aip --version`, /healthz and aip_build_info. */
+export function packageVersion(): string {
+  try {
+    return (
+      (JSON.parse(readFileSync(join(packageRootDir(), "package.json"), "utf8")) as { version?: string }).version ??
+      "unknown"
+    );
+  } catch {
+    return "unknown";
+  }
+}
+
 export const DEFAULT_CONFIG_PATH = "manifests/agency.json";
 
 /** Environment variables that override the config file (protocol/util/env.ts, docs/operations.md). */
@@ -219,6 +242,7 @@ const ENV_OVERRIDES: Partial<Record<EnvName, string>> = {
   AIP_ADMIN_SOCKET: "admin_socket",
   AIP_WORKSPACE_ROOTS: "workspace_roots",
   AIP_TRUSTED_WORKSPACES: "trusted_workspaces",
+  AIP_WORKSPACE_ROOTS_DEFAULTS: "workspace_roots_defaults",
   AIP_HEALTH_PORT: "health_port",
   AIP_HEALTH_HOST: "health_host",
   AIP_STATE_DIR: "state_dir",
@@ -256,7 +280,9 @@ export function parseConfig(
           ? envInt(variable, env)
           : key === "workspace_roots" || key === "trusted_workspaces"
             ? envList(variable, env)
-            : envString(variable, env);
+            : key === "workspace_roots_defaults"
+              ? keepsDefaultRoots(envString(variable, env))
+              : envString(variable, env);
       if (value !== undefined) withEnv[key] = value;
     } catch (err) {
       if (err instanceof EnvError) throw new ConfigError(`Invalid agency config ${source}:\n  ${err.message}`);
@@ -295,8 +321,13 @@ export function parseConfig(
   }
   const command = (cmd: string[]): string[] => [cmd[0]!.includes("/") ? abs(cmd[0]!) : cmd[0]!, ...cmd.slice(1)];
   const socket = abs(c.socket);
-  // Default: the orchestrator's own AIP_WORKSPACE_ROOTS, else your home and /tmp (embedded); none under systemd.
-  const workspaceRoots = c.workspace_roots ?? (c.mode === "systemd" ? [] : workspaceRootsFromEnv(process.env));
+  // Listed roots (else the orchestrator's own AIP_WORKSPACE_ROOTS) after the defaults: your home and
+  // /tmp in embedded mode, none under systemd; workspace_roots_defaults false drops the defaults.
+  const listed = c.workspace_roots ?? (c.mode === "systemd" ? [] : parseRootList(process.env[WORKSPACE_ROOTS_ENV]));
+  const keepDefaults =
+    c.mode !== "systemd" &&
+    (c.workspace_roots_defaults ?? keepsDefaultRoots(process.env[WORKSPACE_ROOTS_DEFAULTS_ENV]));
+  const workspaceRoots = mergeRoots(listed, keepDefaults ? defaultWorkspaceRoots() : []);
   return {
     baseDir,
     socket,
@@ -304,7 +335,7 @@ export function parseConfig(
     mode: c.mode,
     socketGroup: c.socket_group,
     adminSocket: c.admin_api ? (c.admin_socket ? abs(c.admin_socket) : adminSocketFor(socket)) : undefined,
-    workspaceRoots: workspaceRoots.map((p) => resolve(p)),
+    workspaceRoots,
     trustedWorkspaces: c.trusted_workspaces,
     trustedSource: env.AIP_TRUSTED_WORKSPACES ? "env" : "config",
     healthPort: c.health_port,

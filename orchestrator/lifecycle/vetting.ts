@@ -73,7 +73,7 @@ export class AgentVetting {
     if (this.config.vetting === "off") return undefined;
     this.policy ??= loadPolicy(this.config.vetPolicy);
     if (!this.cache) {
-      this.cache = new VetCache(join(this.config.stateDir, "vet-cache.json"));
+      this.cache = new VetCache(this.config.vetCacheFile ?? join(this.config.stateDir, "vet-cache.json"));
       for (const r of this.cache.rejected) {
         this.log.warn(
           { event: "vet_cache_entry_rejected", executable: r.path, reason: r.reason },

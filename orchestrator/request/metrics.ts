@@ -4,11 +4,9 @@
  * quantiles), the process metrics carry their standard names (`process_*`, `nodejs_*`), and
  * `promtool check metrics` is clean (tested).
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AgentRecord } from "../core/agent.js";
-import { packageRootDir } from "../core/config.js";
+import { packageVersion } from "../core/config.js";
 import type { RequestOutcome } from "./forward.js";
 import { registerModelEngineMetrics } from "./model-metrics.js";
 import { processStats } from "../core/procstat.js";
@@ -113,18 +111,6 @@ function observe(s: HistogramSeries, value: number, bounds: readonly number[]): 
   if (i < bounds.length) s.buckets[i]!++;
   s.sum += value;
   s.count++;
-}
-
-/** This package's version (package.json), for aip_build_info. */
-function packageVersion(): string {
-  try {
-    return (
-      (JSON.parse(readFileSync(join(packageRootDir(), "package.json"), "utf8")) as { version?: string }).version ??
-      "unknown"
-    );
-  } catch {
-    return "unknown";
-  }
 }
 
 export interface MetricsSources {

@@ -1,5 +1,6 @@
 /** What the orchestrator says about itself and its agents: /healthz, /livez, /readyz and /v1/agents. */
 import type { AgentRecord } from "../core/agent.js";
+import { packageVersion } from "../core/config.js";
 
 export interface StatusView {
   httpStatus: number;
@@ -37,6 +38,7 @@ export function healthz(s: StatusSource): StatusView {
     httpStatus: available > 0 ? 200 : 503,
     body: {
       status,
+      version: packageVersion(),
       mode: s.mode,
       pid: process.pid,
       uptime_s: uptimeS(s.startedAt),

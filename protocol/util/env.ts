@@ -106,6 +106,13 @@ export const ENV_VARS = {
     default: "warn embedded, required systemd",
     doc: "sandbox vetting of agents (config `vetting`)",
   },
+  AIP_WORKSPACE_ROOTS_DEFAULTS: {
+    kind: "enum",
+    values: ["on", "off", "1", "0", "true", "false", "yes", "no"],
+    scope: OA,
+    default: "on",
+    doc: "`off`: `AIP_WORKSPACE_ROOTS` and `workspace_roots` replace the default roots instead of adding to them",
+  },
   AIP_WORKSPACE_ROOTS: {
     kind: "list",
     scope: OA,

@@ -88,6 +88,8 @@ const EXAMPLES: { file: string; start: string; how: string }[] = [
   { file: "docs/integrations.md", start: "local aip_client", how: "test/tools/aip/lsp.nvim.test.ts" },
   { file: "docs/integrations.md", start: '{ "command": "aip"', how: "test/e2e/integrations.test.ts" },
   { file: "docs/integrations.md", start: "[language-server.aip]", how: "test/e2e/integrations.test.ts" },
+  { file: "docs/integrations.md", start: '{\n  "glspc.server.command"', how: "test/e2e/integrations.test.ts" },
+  { file: "docs/integrations.md", start: "(with-eval-after-load 'eglot", how: "test/e2e/integrations.test.ts" },
   { file: "docs/integrations.md", start: '{\n  "mcpServers"', how: "test/e2e/integrations.test.ts" },
   { file: "docs/operations.md", start: "aip canary start", how: "here" },
   { file: "docs/operations.md", start: "aip health ", how: "here" },

@@ -1,5 +1,6 @@
 /** The editor and coding-agent snippets of docs/integrations.md start working servers (the Neovim one runs in test/tools/aip/lsp.nvim.test.ts). */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -17,6 +18,7 @@ import {
   createProtocolConnection,
   type DocumentSymbol,
 } from "vscode-languageserver-protocol/node";
+import { ROOT } from "../helpers.js";
 import type { Agency } from "../orchestrator/harness.js";
 import { AIP, MATH_TS, bundledAgency, readmeBlock, workspace } from "../tools/aip/bridge-helpers.js";
 
@@ -85,6 +87,25 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
     const args = JSON.parse(/^args = (\[.*\])$/m.exec(toml)![1]!) as string[];
     expect(toml).toMatch(/language-servers = \[.*"aip"\]/);
     expect(await symbolsVia(command, args)).toEqual(["add", "Counter", "total"]);
+  }, 60_000);
+
+  it("the VS Code Generic LSP Client settings start a server that answers", async () => {
+    const section = readFileSync(join(ROOT, "docs/integrations.md"), "utf8");
+    const block = /```json\n(\{\n {2}"glspc[\s\S]*?)```/.exec(section)![1]!;
+    const cfg = JSON.parse(block) as Record<string, string | string[]>;
+    expect(cfg["glspc.server.languageId"]).toContain("typescript");
+    expect(
+      await symbolsVia(cfg["glspc.server.command"] as string, cfg["glspc.server.commandArguments"] as string[]),
+    ).toEqual(["add", "Counter", "total"]);
+  }, 60_000);
+
+  it("the Emacs eglot block's command list starts a server that answers", async () => {
+    const elisp = readmeBlock("Use it from your editor", "elisp");
+    expect(elisp).toMatch(/eglot-server-programs/);
+    expect(elisp).toMatch(/typescript-ts-mode/);
+    const list = /\. \(("[^)]*")\)/.exec(elisp)![1]!;
+    const [command, ...args] = [...list.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
+    expect(await symbolsVia(command!, args)).toEqual(["add", "Counter", "total"]);
   }, 60_000);
 
   it("the MCP configuration starts a server whose tools answer", async () => {

@@ -67,8 +67,9 @@ describe("README examples", () => {
     for (const link of links) expect(existsSync(join(ROOT, link)), link).toBe(true);
   });
 
-  it("lists the test prerequisites that .ci/run installs", () => {
-    const ci = readFileSync(join(ROOT, ".ci/run"), "utf8");
+  it("lists the test prerequisites that scripts/install-test-tools installs (and .ci/run runs it)", () => {
+    expect(readFileSync(join(ROOT, ".ci/run"), "utf8")).toContain("scripts/install-test-tools");
+    const ci = readFileSync(join(ROOT, "scripts/test-tools.mjs"), "utf8");
     for (const pkg of [
       "strace",
       "socat",
@@ -80,6 +81,8 @@ describe("README examples", () => {
       "bubblewrap",
       "neovim",
       "prometheus",
+      "python3-pytest",
+      "python3-jedi",
     ]) {
       expect(README, pkg).toContain(pkg);
       expect(ci, pkg).toContain(pkg);

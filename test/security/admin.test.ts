@@ -74,7 +74,12 @@ describe("the admin API runs nothing a client sends", () => {
       { env: {}, workspaceRoots: ["/tmp"] },
       { PATH: "/usr/bin", NODE_OPTIONS: "--require /x.cjs", LD_PRELOAD: "/x.so", PYTHONPATH: "/x" },
     );
-    expect(env).toEqual({ PATH: "/usr/bin", AIP_LOG_LEVEL: "info", AIP_WORKSPACE_ROOTS: "/tmp" });
+    expect(env).toEqual({
+      PATH: "/usr/bin",
+      AIP_LOG_LEVEL: "info",
+      AIP_WORKSPACE_ROOTS: "/tmp",
+      AIP_WORKSPACE_ROOTS_DEFAULTS: "off",
+    });
   });
 
   it("a canary that misbehaves only outside a scratch-looking $HOME is caught: vetting runs with the real HOME path", async () => {

@@ -5,12 +5,13 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 import { loadConfig } from "../../orchestrator/core/config.js";
-import { startAgency } from "../../orchestrator/entry.js";
+import { startAgency, type RunningAgency } from "../../orchestrator/entry.js";
 import { httpRequest } from "../../protocol/transport/client.js";
 import type { Problem } from "../../protocol/contract/errors.js";
+import { mergeRoots } from "../../protocol/util/workspace-roots.js";
 import { socketPath } from "./socket.js";
 
 export interface Agency {
@@ -19,6 +20,9 @@ export interface Agency {
   embedded: boolean;
   /** Where the embedded agency logs (JSON Lines), when embedded. */
   logFile?: string;
+  /** Resolves once the agency serves (an embedded one starts in the background); rejects when it cannot start. */
+  ready: Promise<void>;
+  /** Stops an embedded agency and removes its directory (once, however often called). */
   close(): Promise<void>;
 }
 
@@ -32,19 +36,22 @@ async function answers(socket: string): Promise<boolean> {
   }
 }
 
-/** Connect to the agency on the given socket, or start an embedded one when none answers. */
 /**
  * `connectAgency` for a stdio server command (`aip lsp`, `aip mcp`): the agency on `--socket`, or an
  * embedded one from `--config`; undefined, with the reason on stderr, when neither can be had.
+ * `roots`: the client's workspace folders, allowed in an embedded agency besides its configured roots
+ * (it starts once they are known).
  */
 export async function agencyForServer(
   command: string,
   flags: Record<string, string | true | undefined>,
+  roots?: Promise<readonly string[]>,
 ): Promise<Agency | undefined> {
   try {
     return await connectAgency({
       socket: flags.socket,
       config: typeof flags.config === "string" ? flags.config : undefined,
+      ...(roots ? { roots } : {}),
     });
   } catch (err) {
     process.stderr.write(`aip ${command}: no agency and none could be started: ${(err as Error).message}\n`);
@@ -52,12 +59,35 @@ export async function agencyForServer(
   }
 }
 
+/**
+ * Folders a client names that an embedded agency adds to its allowed roots: absolute, and not `/`
+ * (an editor opened at the file system's root does not open every file to the agents).
+ */
+export function clientRoots(paths: readonly string[]): string[] {
+  return paths.filter((p) => isAbsolute(p) && resolve(p) !== "/").map((p) => resolve(p));
+}
+
+/**
+ * Where an embedded agency keeps its vetting verdicts: one file per user that outlives the agency's
+ * temporary directory, so that the next editor session starts without vetting again.
+ */
+export function userVetCacheFile(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
+  return join(base, "aip", "vet-cache.json");
+}
+
+/**
+ * Connect to the agency on the given socket, or start an embedded one when none answers. The embedded
+ * one starts in the background (`ready`), after `roots` (default: none beyond the config's) are known.
+ */
 export async function connectAgency(options: {
   socket?: string | true | undefined;
   config?: string | undefined;
+  roots?: Promise<readonly string[]>;
 }): Promise<Agency> {
   const wanted = socketPath(options.socket);
-  if (await answers(wanted)) return { socket: wanted, embedded: false, close: async () => undefined };
+  if (await answers(wanted))
+    return { socket: wanted, embedded: false, ready: Promise.resolve(), close: async () => undefined };
   const dir = mkdtempSync(join(tmpdir(), "aip-embedded-"));
   const env = {
     ...process.env,
@@ -65,16 +95,39 @@ export async function connectAgency(options: {
     AIP_AGENT_SOCKET_DIR: join(dir, "agents"),
     AIP_STATE_DIR: join(dir, "state"),
   };
-  const config = loadConfig(options.config, env);
+  let config;
+  try {
+    config = loadConfig(options.config, env);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  config.vetCacheFile = userVetCacheFile();
   const logFile = join(dir, "aip.log");
-  const agency = await startAgency(config, { deps: { logDestination: logFile }, admin: false });
+  let agency: RunningAgency | undefined;
+  let cancel: () => void = () => undefined;
+  const cancelled = new Promise<undefined>((resolveCancel) => (cancel = () => resolveCancel(undefined)));
+  const ready = (async () => {
+    const extra = await Promise.race([options.roots ?? Promise.resolve([]), cancelled]);
+    if (extra === undefined) throw new Error("the embedded agency was closed before it started");
+    config.workspaceRoots = mergeRoots(clientRoots(extra), config.workspaceRoots);
+    agency = await startAgency(config, { deps: { logDestination: logFile }, admin: false });
+  })();
+  ready.catch(() => undefined); // seen by whoever awaits it; never an unhandled rejection
+  let closing: Promise<void> | undefined;
   return {
     socket: config.socket,
     embedded: true,
     logFile,
-    async close() {
-      await agency.stop("closed");
-      rmSync(dir, { recursive: true, force: true });
+    ready,
+    close() {
+      closing ??= (async () => {
+        cancel();
+        await ready.catch(() => undefined);
+        await agency?.stop("client");
+        rmSync(dir, { recursive: true, force: true });
+      })();
+      return closing;
     },
   };
 }

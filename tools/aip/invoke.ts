@@ -2,7 +2,9 @@
 import { readFileSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { invokeHttp } from "../../protocol/transport/client.js";
+import type { Problem } from "../../protocol/contract/errors.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { barrelNote, flagHint } from "./hints.js";
 import { socketPath } from "./socket.js";
 
 const LANGUAGES: Record<string, string> = {
@@ -99,11 +101,16 @@ Exit status: 0 success, 1 AIP error (the problem is printed), 2 usage error.`,
     if (flags.json) console.log(JSON.stringify(env, null, 2));
     else if (env.status === "success")
       console.log(typeof env.payload === "string" ? env.payload : JSON.stringify(env.payload, null, 2));
+    if (env.status === "success") {
+      const note = barrelNote(env.payload, context.workspace_root !== undefined);
+      if (note) console.error(note);
+    }
     if (env.status !== "success") {
       const e = env.error ?? {};
+      const hint = flagHint(e as unknown as Problem);
       if (!flags.json)
         console.error(
-          `${String(e.type)} (${String(e.status)}): ${String(e.detail)}\n  suggestion: ${String(e.suggestion ?? "")}`,
+          `${String(e.type)} (${String(e.status)}): ${String(e.detail)}\n  ${hint ? `aip invoke: ${hint}\n  ` : ""}suggestion: ${String(e.suggestion ?? "")}`,
         );
       return EXIT.aipError;
     }

@@ -12,8 +12,10 @@ import {
   CompletionItemKind,
   InsertTextFormat,
   LSPErrorCodes,
+  MessageType,
   ProposedFeatures,
   ResponseError,
+  ShowMessageNotification,
   SymbolKind,
   TextDocuments,
   TextDocumentSyncKind,
@@ -42,6 +44,9 @@ import type { Problem } from "../../protocol/contract/errors.js";
 import { newTraceId } from "../../protocol/contract/trace.js";
 import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { LocalFallback } from "./lsp-fallback.js";
+import { BufferOnlyRoots } from "./lsp-roots.js";
+import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
 
 type Json = Record<string, unknown>;
 type CompletePayload = z.output<typeof CompletePayloadSchema>;
@@ -123,14 +128,35 @@ export function problemError(problem: Problem): ResponseError<Problem> {
 export interface LspOptions {
   connection: Connection;
   agency: Agency;
+  /** Told the client's workspace folders at initialize (an embedded agency allows them). */
+  onFolders?: (paths: string[]) => void;
 }
 
 /** Wire the language server's handlers to the agency. */
-export function serveLsp({ connection, agency }: LspOptions): void {
+export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
   const aip = new AipCaller(agency.socket);
   const documents = new TextDocuments(TextDocument);
   const clientId = `lsp-${newTraceId().slice(0, 12)}`;
   let roots: string[] = [];
+  /** window/showMessage, a notification: the editor shows it and nothing waits for an answer. */
+  const tell = (message: string): void =>
+    void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message });
+  const bufferOnly = new BufferOnlyRoots(tell);
+  const fallback = new LocalFallback(
+    (message, level) =>
+      void connection.sendNotification(ShowMessageNotification.type, {
+        type: level === "info" ? MessageType.Info : MessageType.Warning,
+        message,
+      }),
+  );
+  /** The agency serves (an embedded one starts once initialize named the folders); its failure as the LSP error. */
+  const agencyReady = (): Promise<void> =>
+    agency.ready.catch((err: Error) => {
+      throw new ResponseError(
+        LSPErrorCodes.RequestFailed,
+        `The embedded agency did not start: ${err.message}${agency.logFile ? ` (log: ${agency.logFile})` : ""}`,
+      );
+    });
   /** initializationOptions.inline_best_effort: offer the model's best candidate even when it failed the syntax check. */
   let inlineBestEffort = false;
   /**
@@ -183,16 +209,35 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     const sub = token.onCancellationRequested(() => controller.abort());
     const set = uri !== undefined ? (inflight.get(uri) ?? new Set()) : undefined;
     if (uri !== undefined && set) inflight.set(uri, set.add(controller));
-    try {
-      return await aip.invoke<T>(
+    const send = (ctx: Json): Promise<Answer<T>> =>
+      aip.invoke<T>(
         {
           action,
-          context,
+          context: ctx,
           constraints: { ...(uri !== undefined ? { document_id: uri, client_id: clientId } : {}), ...constraints },
         },
         controller.signal,
       );
+    try {
+      await agencyReady();
+      const sent = bufferOnly.context(context);
+      let answer: Answer<T>;
+      try {
+        answer = await send(sent);
+      } catch (err) {
+        if (controller.signal.aborted) throw err;
+        fallback.note(true);
+        if (fallback.covers(action, constraints)) return await fallback.answer<T>(action, context, constraints);
+        throw err;
+      }
+      const unavailable = !answer.ok && answer.problem.type === "AIP_ERR_UNAVAILABLE";
+      fallback.note(unavailable);
+      if (unavailable && fallback.covers(action, constraints))
+        return await fallback.answer<T>(action, context, constraints);
+      const retry = answer.ok ? undefined : bufferOnly.retry(sent, answer.problem);
+      return retry ? await send(retry) : answer;
     } catch (err) {
+      if (err instanceof ResponseError) throw err;
       if (controller.signal.aborted)
         throw new ResponseError(LSPErrorCodes.RequestCancelled, `Cancelled: ${action} on ${uri ?? "the workspace"}`);
       throw new ResponseError(
@@ -218,6 +263,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   connection.onInitialize((params) => {
     const folders = params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : []);
     roots = folders.filter((u) => u.startsWith("file:")).map((u) => fileURLToPath(u));
+    onFolders?.(roots);
     const options = (params.initializationOptions ?? {}) as {
       inline_best_effort?: unknown;
       inline_timeout_ms?: unknown;
@@ -553,16 +599,21 @@ LSP log channel says so. See docs/integrations.md "Use it from your editor".`,
     const { flags, positionals } = parseArgs(argv, ["socket", "config"], ["stdio"]);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     const connection = createConnection(ProposedFeatures.all, process.stdin, process.stdout);
-    const agency = await agencyForServer("lsp", flags);
+    let foldersKnown: (paths: string[]) => void = () => undefined;
+    const folders = new Promise<string[]>((resolve) => (foldersKnown = resolve));
+    const agency = await agencyForServer("lsp", flags, folders);
     if (agency === undefined) return EXIT.aipError;
-    serveLsp({ connection, agency });
+    // The library exits the process on "exit", on stdin's end and when the editor dies: stop the agency first.
+    const guard = guardExit(() => agency.close(), EXIT_CLEANUP_LIMIT_MS);
+    serveLsp({ connection, agency, onFolders: foldersKnown });
     const closed = new Promise<void>((resolve) => {
       connection.onExit(resolve);
       process.stdin.once("end", resolve); // the editor went away without "exit"
     });
     connection.listen();
     await closed;
-    await agency.close();
+    await guard.cleanup();
+    guard.restore();
     process.stdin.destroy();
     return EXIT.ok;
   },

@@ -23,6 +23,7 @@ import {
 } from "../../protocol/contract/actions.js";
 import { CursorSchema } from "../../protocol/contract/schemas.js";
 import { AipCaller, agencyForServer, type Agency } from "./agency.js";
+import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 const PATH = z.string().min(1).describe("the file, relative to the workspace root (or absolute inside it)");
@@ -88,6 +89,18 @@ function toolError(type: string, detail: string, problem?: unknown): CallToolRes
   };
 }
 
+/**
+ * An agent's message in the tool's own argument names: the model called `complete_at` with `cursor`
+ * and `max_items`, not an AIP request with `context.cursor` and `constraints.max_items`.
+ */
+export function inToolTerms(text: string): string {
+  return text
+    .replace(/context\.workspace_root/g, "the workspace (aip mcp --workspace, or the client's roots)")
+    .replace(/context\.file_path/g, "path")
+    .replace(/context\.(cursor|source_code|query)/g, "$1")
+    .replace(/constraints\.(\w+)/g, "$1");
+}
+
 export function createMcpServer(agency: Agency, workspace: string | undefined): McpServer {
   const server = new McpServer(
     { name: "aip", version: "1.0.0" },
@@ -130,6 +143,14 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
           ...(source !== undefined ? { source_code: source } : {}),
           ...(query !== undefined ? { query } : {}),
         };
+        try {
+          await agency.ready;
+        } catch (err) {
+          return toolError(
+            "AIP_ERR_UNAVAILABLE",
+            `The embedded agency did not start: ${(err as Error).message}${agency.logFile ? ` (log: ${agency.logFile})` : ""}`,
+          );
+        }
         let answer;
         try {
           answer = await aip.invoke({ action: tool.action, context, constraints }, extra.signal);
@@ -139,7 +160,11 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
             `The agency on ${agency.socket} did not answer: ${(err as Error).message}`,
           );
         }
-        if (!answer.ok) return toolError(answer.problem.type, answer.problem.detail, answer.problem);
+        if (!answer.ok) {
+          const p = answer.problem;
+          const worded = { ...p, detail: inToolTerms(p.detail), suggestion: inToolTerms(p.suggestion) };
+          return toolError(p.type, worded.detail, worded);
+        }
         return { content: [{ type: "text", text: JSON.stringify(answer.payload) }], structuredContent: answer.payload };
       },
     );
@@ -160,13 +185,30 @@ started (from --config). See docs/integrations.md "Use it from a coding agent".`
     const { flags, positionals } = parseArgs(argv, ["workspace", "socket", "config"]);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     const workspace = typeof flags.workspace === "string" ? resolve(flags.workspace) : undefined;
-    const agency = await agencyForServer("mcp", flags);
+    // An embedded agency allows --workspace, else the client's roots (asked once it has initialized).
+    let rootsKnown: (paths: string[]) => void = () => undefined;
+    const clientRoots = new Promise<string[]>((resolveRoots) => (rootsKnown = resolveRoots));
+    const agency = await agencyForServer(
+      "mcp",
+      flags,
+      workspace !== undefined ? Promise.resolve([workspace]) : clientRoots,
+    );
     if (agency === undefined) return EXIT.aipError;
+    const guard = guardExit(() => agency.close(), EXIT_CLEANUP_LIMIT_MS);
     if (agency.embedded)
       process.stderr.write(
         `aip mcp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})\n`,
       );
     const server = createMcpServer(agency, workspace);
+    server.server.oninitialized = () => {
+      const listed =
+        agency.embedded && workspace === undefined && server.server.getClientCapabilities()?.roots
+          ? server.server
+              .listRoots()
+              .then((r) => r.roots.filter((x) => x.uri.startsWith("file:")).map((x) => fileURLToPath(x.uri)))
+          : Promise.resolve([]);
+      listed.then(rootsKnown, () => rootsKnown([]));
+    };
     const transport = new StdioServerTransport();
     const closed = new Promise<void>((resolveClosed) => {
       transport.onclose = resolveClosed;
@@ -175,7 +217,8 @@ started (from --config). See docs/integrations.md "Use it from a coding agent".`
     await server.connect(transport);
     await closed;
     await server.close();
-    await agency.close();
+    await guard.cleanup();
+    guard.restore();
     return EXIT.ok;
   },
 };

@@ -12,7 +12,7 @@ import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { AipError } from "../../../protocol/contract/errors.js";
 import { isInside } from "../../../protocol/util/paths.js";
-import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/util/workspace-roots.js";
+import { allowRootSuggestion, refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/util/workspace-roots.js";
 
 /** Files larger than this are not read (the seed's lesson: never read a whole file to learn it is too large). */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
@@ -71,8 +71,7 @@ export async function resolveRoot(root: string, fs: WorkspaceFs = nodeFs): Promi
   const allowed = workspaceRootsFromEnv();
   const refuse = (why: string): AipError =>
     new AipError("AIP_ERR_FORBIDDEN_PATH", `context.workspace_root ${JSON.stringify(root)} is not allowed: ${why}`, {
-      suggestion:
-        "Use a workspace inside an allowed root; the operator lists them in the agency config (workspace_roots) or AIP_WORKSPACE_ROOTS",
+      suggestion: allowRootSuggestion(root),
       extensions: { workspace_root: root, allowed_roots: allowed },
     });
   const lexical = refuseWorkspaceRoot(resolve(root), allowed);

@@ -135,11 +135,8 @@ export class VetCache {
     const e = this.entries.get(path);
     if (!e || e.policyKey !== policyKey) return undefined;
     const f = e.fingerprint;
-    const same =
-      f.size === fp.size &&
-      f.mtimeMs === fp.mtimeMs &&
-      f.sha256 === fp.sha256 &&
-      JSON.stringify(f.chain) === JSON.stringify(fp.chain);
+    // The content decides, not the mtime: a rebuild that writes the same bytes keeps the verdict.
+    const same = f.size === fp.size && f.sha256 === fp.sha256 && JSON.stringify(f.chain) === JSON.stringify(fp.chain);
     return same ? e.report : undefined;
   }
 
@@ -163,6 +160,56 @@ export class VetCache {
     if (!this.file) return;
     writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.entries)));
   }
+}
+
+/**
+ * Variables that differ from one session or start to the next without choosing what code runs: the
+ * terminal's, the service manager's, npm's, the editor's, and the roots list (which only decides what
+ * requests an agent accepts). They still reach the agent; they are left out of the cache key, so that
+ * a restart from another shell, unit or editor keeps the verdicts.
+ */
+export const VOLATILE_ENV = [
+  "AIP_WORKSPACE_ROOTS",
+  "AIP_WORKSPACE_ROOTS_DEFAULTS",
+  "INVOCATION_ID",
+  "JOURNAL_STREAM",
+  "SYSTEMD_EXEC_PID",
+  "MANAGERPID",
+  "SSH_*",
+  "XDG_SESSION_*",
+  "XDG_VTNR",
+  "TERM_SESSION_ID",
+  "WINDOWID",
+  "SHLVL",
+  "OLDPWD",
+  "PWD",
+  "_",
+  "TMUX",
+  "TMUX_PANE",
+  "STY",
+  "GPG_TTY",
+  "HOSTNAME",
+  "COLUMNS",
+  "LINES",
+  "INIT_CWD",
+  "npm_*",
+  "NVIM",
+  "NVIM_LISTEN_ADDRESS",
+  "VSCODE_*",
+  "KITTY_*",
+  "WEZTERM_*",
+  "ALACRITTY_*",
+] as const;
+
+/** `env` without VOLATILE_ENV: what a verdict is keyed by. */
+export function keyedEnv(env: Record<string, string>): Record<string, string> {
+  const volatile = (k: string): boolean =>
+    VOLATILE_ENV.some((p) => (p.endsWith("*") ? k.startsWith(p.slice(0, -1)) : k === p));
+  return Object.fromEntries(
+    Object.entries(env)
+      .filter(([k]) => !volatile(k))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
 }
 
 let memoryKey: Buffer | undefined;

@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { fingerprint, VetCache, type Fingerprint } from "./cache.js";
+import { fingerprint, keyedEnv, VetCache, type Fingerprint } from "./cache.js";
 import { commandPaths, findSandbox, type SandboxLayout } from "./sandbox.js";
 import { agentEnvironment } from "../../core/agent-env.js";
 import { DEFAULT_PROBES, traceRun, type Probe, type ProbeRun, type TraceOptions } from "./dynamic.js";
@@ -96,8 +96,13 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
     ...info.chain,
     ...(options.layout?.keep ?? []),
   ];
+  // Keyed by what decides the verdict; not by the hidden socket directories (an embedded agency's are
+  // new each start) nor by VOLATILE_ENV.
+  const { hide: _hide, ...placed } = layout;
   const policyKey = createHash("sha256")
-    .update(JSON.stringify({ policy, timeoutMs, pathEnv, args, env, layout, probes: options.probes ?? [] }))
+    .update(
+      JSON.stringify({ policy, timeoutMs, pathEnv, args, env: keyedEnv(env), placed, probes: options.probes ?? [] }),
+    )
     .digest("hex");
   let fp: Fingerprint | undefined;
   try {

@@ -7,6 +7,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agency } from "../../orchestrator/harness.js";
+import { inToolTerms } from "../../../tools/aip/mcp.js";
 import { AIP, bundledAgency, workspace } from "./bridge-helpers.js";
 
 type Json = Record<string, any>;
@@ -113,7 +114,12 @@ describe("aip mcp over stdio with the SDK's Client", () => {
       const r = (await client.callTool({ name, arguments: args })) as Json;
       expect(r.isError, name).toBe(true);
       expect(text(r), name).toMatch(message);
+      // In the tool's argument names, not the AIP request's fields.
+      expect(text(r).split("\n")[0], name).not.toMatch(/\b(context|constraints)\.\w/);
     }
+    expect(inToolTerms("constraints.function: no function nosuch; context.cursor is required")).toBe(
+      "function: no function nosuch; cursor is required",
+    );
   });
 
   it("a path outside the workspace is refused, also through a symlink", async () => {

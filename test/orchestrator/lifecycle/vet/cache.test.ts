@@ -1,6 +1,7 @@
-import { copyFileSync, utimesSync } from "node:fs";
+import { appendFileSync, copyFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { keyedEnv } from "../../../../orchestrator/lifecycle/vet/cache.js";
 import { DEFAULT_POLICY, VetCache, vetAgent } from "../../../../orchestrator/lifecycle/vet/index.js";
 import { tempDir } from "../../../helpers.js";
 import { CORPUS } from "./helpers.js";
@@ -9,7 +10,7 @@ describe("vetting cache and could-not-vet", () => {
   const t = tempDir("aipvc-");
   afterAll(() => t.cleanup());
 
-  it("reuses a verdict while path, size, mtime, sha256 and policy are unchanged; persists it to a file", async () => {
+  it("reuses a verdict while path, size, sha256 and policy are unchanged; persists it to a file", async () => {
     const exe = join(t.dir, "agent.sh");
     copyFileSync(join(CORPUS, "good-shell.sh"), exe);
     const file = join(t.dir, "cache/vet.json");
@@ -24,10 +25,40 @@ describe("vetting cache and could-not-vet", () => {
     // A restarted orchestrator reads the same verdict from the file.
     expect((await vetAgent(exe, { cache: new VetCache(file) })).cached).toBe(true);
 
-    // A new mtime (same content) or another policy means vetting again.
+    // A rebuild that writes the same bytes (a new mtime) keeps the verdict; another policy or new content does not.
     utimesSync(exe, new Date(), new Date(Date.now() + 5000));
-    expect((await vetAgent(exe, { cache })).cached).toBeUndefined();
+    expect((await vetAgent(exe, { cache })).cached).toBe(true);
     expect((await vetAgent(exe, { cache, policy: { ...DEFAULT_POLICY, allow_gpu: true } })).cached).toBeUndefined();
+    appendFileSync(exe, "# changed\n");
+    expect((await vetAgent(exe, { cache })).cached).toBeUndefined();
+  });
+
+  it("keeps a verdict across starts from another shell, unit or editor, and hidden socket directories", async () => {
+    const exe = join(t.dir, "agent2.sh");
+    copyFileSync(join(CORPUS, "good-shell.sh"), exe);
+    const file = join(t.dir, "cache2/vet.json");
+    const base = { PATH: "/usr/bin:/bin", HOME: t.dir, AIP_LOG_LEVEL: "info" };
+    const start = (env: Record<string, string>, hide: string[]) =>
+      vetAgent(exe, { cache: new VetCache(file), env: { ...base, ...env }, layout: { hide } });
+    expect(
+      (await start({ INVOCATION_ID: "a1", SHLVL: "1", AIP_WORKSPACE_ROOTS: "/tmp" }, [join(t.dir, "s1")])).cached,
+    ).toBeUndefined();
+    // A systemd restart, another terminal, an editor that allows its folder, an embedded agency's new directory:
+    const again = await start(
+      {
+        INVOCATION_ID: "b2",
+        SHLVL: "3",
+        SSH_CONNECTION: "10.0.0.1 5 10.0.0.2 22",
+        NVIM: "/run/user/0/nvim.42.0",
+        npm_lifecycle_event: "start",
+        AIP_WORKSPACE_ROOTS: "/tmp:/srv/x",
+      },
+      [join(t.dir, "s2")],
+    );
+    expect(again.cached).toBe(true);
+    // A variable that can change what the agent does is part of the key.
+    expect((await start({ AIP_MODEL: "/models/x.gguf" }, [])).cached).toBeUndefined();
+    expect(keyedEnv({ B: "1", INVOCATION_ID: "x", SSH_TTY: "/dev/pts/1", A: "2" })).toEqual({ A: "2", B: "1" });
   });
 
   it("cannot vet without strace, says how to install it, and caches nothing", async () => {

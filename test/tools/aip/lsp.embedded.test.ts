@@ -1,0 +1,158 @@
+/**
+ * `aip lsp`'s embedded agency as an editor meets it: the editor's folders become allowed roots, a file
+ * outside every allowed root still gets buffer-only symbols and hover (and the user is told once), and
+ * however the editor goes away (exit, closed stdin, SIGTERM) nothing stays in the temporary directory.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  DidOpenTextDocumentNotification,
+  DocumentSymbolRequest,
+  ExitNotification,
+  HoverRequest,
+  InitializeRequest,
+  InitializedNotification,
+  ShowMessageNotification,
+  ShutdownRequest,
+  StreamMessageReader,
+  StreamMessageWriter,
+  WorkDoneProgressCreateRequest,
+  WorkspaceSymbolRequest,
+  createProtocolConnection,
+  type DocumentSymbol,
+  type ProtocolConnection,
+  type SymbolInformation,
+} from "vscode-languageserver-protocol/node";
+import { tempDir } from "../../helpers.js";
+import { AIP, MATH_TS } from "./bridge-helpers.js";
+
+const t = tempDir("aiple-");
+afterAll(() => t.cleanup());
+
+/** Folders: `allowed` (the only configured root), `project` (the editor's folder), `elsewhere` (neither). */
+const dirs = Object.fromEntries(
+  ["allowed", "project", "elsewhere", "cache"].map((d) => {
+    mkdirSync(join(t.dir, d), { recursive: true });
+    return [d, join(t.dir, d)];
+  }),
+) as Record<"allowed" | "project" | "elsewhere" | "cache", string>;
+writeFileSync(join(dirs.project, "math.ts"), MATH_TS);
+const config = join(t.dir, "agency.json");
+writeFileSync(
+  config,
+  JSON.stringify({
+    vetting: "off",
+    limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 },
+    agents: [
+      { name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" },
+      { name: "search", command: ["dist/agents/search/main.js"], manifest: "manifests/search.json" },
+    ],
+  }),
+);
+
+interface Session {
+  conn: ProtocolConnection;
+  child: ChildProcess;
+  messages: string[];
+  tmp: string;
+  exited: Promise<number | null>;
+}
+
+/** `aip lsp` with its own TMPDIR, only `allowed` as a root (defaults off), initialized with `project` as its folder. */
+async function session(): Promise<Session> {
+  const tmp = join(t.dir, `tmp-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(tmp);
+  const child = spawn(process.execPath, [AIP, "lsp", "--socket", join(t.dir, "nobody.sock"), "--config", config], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      TMPDIR: tmp,
+      XDG_CACHE_HOME: dirs.cache,
+      AIP_WORKSPACE_ROOTS: dirs.allowed,
+      AIP_WORKSPACE_ROOTS_DEFAULTS: "off",
+    },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+  const messages: string[] = [];
+  conn.onNotification(ShowMessageNotification.type, (m: { message: string }) => {
+    messages.push(m.message);
+  });
+  conn.onRequest(WorkDoneProgressCreateRequest.method, () => null);
+  conn.listen();
+  const folder = pathToFileURL(dirs.project).href;
+  await conn.sendRequest(InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: folder,
+    capabilities: {},
+    workspaceFolders: [{ uri: folder, name: "project" }],
+  });
+  await conn.sendNotification(InitializedNotification.type, {});
+  return { conn, child, messages, tmp, exited };
+}
+
+async function open(s: Session, path: string): Promise<string> {
+  const uri = pathToFileURL(path).href;
+  await s.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
+  });
+  return uri;
+}
+
+describe("aip lsp's embedded agency", () => {
+  it("allows the editor's folder, answers from the buffer outside every root (telling the user once), and leaves nothing in TMPDIR", async () => {
+    const s = await session();
+    try {
+      // The folder is allowed although only `allowed` was configured: search reads it.
+      const hits = (await s.conn.sendRequest(WorkspaceSymbolRequest.type, { query: "Counter" })) as SymbolInformation[];
+      expect(hits.map((h) => h.name)).toContain("Counter");
+
+      // A file outside every allowed root: symbols and hover from the open buffer, one message for the folder.
+      const uri = await open(s, join(dirs.elsewhere, "loose.ts"));
+      const symbols = (await s.conn.sendRequest(DocumentSymbolRequest.type, {
+        textDocument: { uri },
+      })) as DocumentSymbol[];
+      expect(symbols.map((x) => x.name)).toEqual(["add", "Counter", "total"]);
+      const hover = (await s.conn.sendRequest(HoverRequest.type, {
+        textDocument: { uri },
+        position: { line: 2, character: 4 },
+      })) as { contents: { value: string } };
+      expect(hover.contents.value).toContain("function add(a: number, b: number)");
+      expect(s.messages).toHaveLength(1);
+      expect(s.messages[0]).toContain(`the agency does not allow ${dirs.elsewhere}`);
+      expect(s.messages[0]).toContain(`AIP_WORKSPACE_ROOTS=${dirs.elsewhere}`);
+      expect(s.messages[0]).toMatch(/read at start/);
+    } finally {
+      await s.conn.sendRequest(ShutdownRequest.type);
+      await s.conn.sendNotification(ExitNotification.type);
+      expect(await s.exited).toBe(0);
+      s.conn.dispose();
+    }
+    expect(readdirSync(s.tmp)).toEqual([]);
+    // The verdict cache is the user's, outside TMPDIR (vetting is off here: nothing to keep).
+    expect(readdirSync(dirs.cache)).toEqual([]);
+  }, 120_000);
+
+  it.each([
+    ["its stdin closes", (s: Session) => s.child.stdin!.end()],
+    ["it gets SIGTERM", (s: Session) => s.child.kill("SIGTERM")],
+  ])(
+    "stops the embedded agency and leaves nothing in TMPDIR when %s",
+    async (_how, stop) => {
+      const s = await session();
+      const uri = await open(s, join(dirs.project, "math.ts"));
+      const symbols = (await s.conn.sendRequest(DocumentSymbolRequest.type, {
+        textDocument: { uri },
+      })) as DocumentSymbol[];
+      expect(symbols.length).toBe(3);
+      stop(s);
+      await s.exited;
+      s.conn.dispose();
+      expect(readdirSync(s.tmp)).toEqual([]);
+    },
+    120_000,
+  );
+});
