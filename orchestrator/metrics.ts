@@ -314,11 +314,7 @@ export class Metrics {
     const known = this.sources.agents();
     const agent = o.agent == null ? "none" : known.some((a) => a.name === o.agent) ? o.agent : OTHER;
     const version =
-      o.version == null
-        ? "none"
-        : known.some((a) => a.name === agent && a.version === o.version)
-          ? o.version
-          : OTHER;
+      o.version == null ? "none" : known.some((a) => a.name === agent && a.version === o.version) ? o.version : OTHER;
     const action = !o.action
       ? "none"
       : known.some((a) => a.manifest.capabilities.includes(o.action!))
