@@ -4,7 +4,16 @@
  * owner-only (0600; the directory 0700). docs/security.md, "State".
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, closeSync, constants } from "node:fs";
+import {
+  fchmodSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  closeSync,
+  constants,
+} from "node:fs";
 import { dirname } from "node:path";
 
 /** Mode of state and log files: owner-only, or 0640 when a group is configured to read them. */
@@ -15,9 +24,15 @@ export function stateFileMode(group?: string): number {
 /** Write `data` to `path` atomically (a reader sees the old file or the new one, never half), with `mode` (default 0600). */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data, { mode });
-  chmodSync(tmp, mode); // the umask may have narrowed it; never wider than asked
+  // A random name created with O_EXCL (never through a link): a name planted in advance cannot be used.
+  const tmp = `${path}.${randomBytes(8).toString("hex")}.tmp`;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  try {
+    writeFileSync(fd, data);
+    fchmodSync(fd, mode); // the umask may have narrowed it; never wider than asked
+  } finally {
+    closeSync(fd);
+  }
   renameSync(tmp, path);
 }
 

@@ -65,7 +65,7 @@ describe("testgen's reads of a hostile workspace", { timeout: 180_000 }, () => {
   it("a .d.ts over the 1 MiB cap is not read", async () => {
     const root = workspace("big");
     evilPackage(join(root, "node_modules"), (f) =>
-      writeFileSync(f, `export type Evil = \"BIG_MARKER\" | \"b\";\n/*${"x".repeat(2 << 20)}*/\n`),
+      writeFileSync(f, `export type Evil = "BIG_MARKER" | "b";\n/*${"x".repeat(2 << 20)}*/\n`),
     );
     const r = await testgen(root);
     expect(r.out).toContain('"status":"success"');

@@ -9,6 +9,7 @@ import { tempDir } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
 import { SERVICE_LIMITS, WorkspaceService } from "../../../../agents/lib/code/service.js";
 import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
+import { workspaceId } from "../../../../agents/lib/completion/engine.js";
 import { memberFacts } from "../../../../agents/lib/completion/member-rank.js";
 import { lineageOf } from "../../../../agents/lib/code/stale.js";
 
@@ -204,15 +205,17 @@ describe("complete-lite, typed engine", () => {
       expect(labels(b)).toEqual(["area"]);
       expect(b.fallbacks[0]).toMatch(/^tsconfig\.json does not parse/);
       // /healthz shows the worker's last stats and asks it for new ones: poll until both workspaces are in.
-      const roots = (h: Json): string[] => h.typed.workspaces.map((w: Json) => w.root as string);
+      const roots = (h: Json): string[] => h.typed.workspaces.map((w: Json) => w.workspace as string);
       let health: Json = {};
       for (let tries = 0; tries < 100; tries++) {
         health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
-        if (roots(health).includes(bare.dir) && roots(health).includes(broken.dir)) break;
+        if (roots(health).includes(workspaceId(bare.dir)) && roots(health).includes(workspaceId(broken.dir))) break;
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(health.typed.limits).toMatchObject({ max_workspaces: 3 });
-      expect(roots(health)).toEqual(expect.arrayContaining([bare.dir, broken.dir]));
+      expect(roots(health)).toEqual(expect.arrayContaining([workspaceId(bare.dir), workspaceId(broken.dir)]));
+      // No client's path on /healthz.
+      expect(JSON.stringify(health)).not.toContain(bare.dir);
     } finally {
       bare.cleanup();
       broken.cleanup();
