@@ -41,6 +41,7 @@ import type { Problem } from "../../protocol/contract/errors.js";
 import { newTraceId } from "../../protocol/contract/trace.js";
 import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { serveDiagnostics } from "./lsp-diagnose.js";
 
 type Json = Record<string, unknown>;
 type CompletePayload = z.output<typeof CompletePayloadSchema>;
@@ -213,6 +214,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
     for (const c of inflight.get(e.document.uri) ?? []) c.abort();
   });
   documents.onDidClose((e) => inflight.delete(e.document.uri));
+  const diagnosis = serveDiagnostics({ connection, documents, contextOf, call });
 
   connection.onInitialize((params) => {
     const folders = params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : []);
@@ -238,7 +240,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
         documentSymbolProvider: true,
         hoverProvider: true,
         workspaceSymbolProvider: true,
-        codeActionProvider: { codeActionKinds: [CodeActionKind.Source] },
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.Source] },
       },
       serverInfo: { name: "aip lsp", version: "1.0.0" },
     };
@@ -416,7 +418,9 @@ export function serveLsp({ connection, agency }: LspOptions): void {
   connection.onCodeAction(async (params, token) => {
     const d = doc(params.textDocument.uri);
     const ctx = contextOf(d);
-    if (ctx.workspace_root === undefined) return [];
+    // The verified fixes of the last diagnosis (published with the document's diagnostics).
+    const fixes = diagnosis.quickFixes(params);
+    if (ctx.workspace_root === undefined) return fixes;
     const answer = await call<TestgenPayload>(
       d.uri,
       "testgen",
@@ -425,7 +429,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
       token,
     );
     // No function at the cursor (or a buffer that does not parse): no action to offer.
-    if (!answer.ok) return [];
+    if (!answer.ok) return fixes;
     const p = answer.payload;
     const testPath = join(ctx.workspace_root as string, p.test_path.split("/").join(sep));
     const uri = pathToFileURL(testPath).href;
@@ -449,7 +453,7 @@ export function serveLsp({ connection, agency }: LspOptions): void {
       kind: CodeActionKind.Source,
       edit,
     };
-    return [action];
+    return [...fixes, action];
   });
 
   documents.listen(connection);
