@@ -101,7 +101,9 @@ describe("aip mcp over stdio with the SDK's Client", () => {
     expect(completion.isError, text(completion)).toBeFalsy();
     expect(completion.structuredContent.engine).toBe("syntactic");
     expect(completion.structuredContent.items[0]).toMatchObject({ label: "add", kind: "function" });
+  });
 
+  it("diagnose: pasted stack trace to the cause in the workspace", async () => {
     const diagnosis = (await client.callTool({
       name: "diagnose",
       arguments: { output: "TypeError: boom\n    at add (src/math.ts:2:3)\n    at node:internal/x:1:1\n" },
