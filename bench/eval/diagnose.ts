@@ -21,9 +21,9 @@ import { diagnoseFile, type CheckedFix } from "../../agents/lib/diagnose/check.j
 import { createDiagnose } from "../../agents/diagnose/handler.js";
 import { TypedEngine } from "../../agents/lib/completion/engine.js";
 import { standaloneContext } from "../../agents/lib/runtime/context.js";
-import { createLogger } from "../../protocol/log.js";
-import type { AipRequest } from "../../protocol/schemas.js";
-import { percentileOf } from "../../protocol/percentile.js";
+import { createLogger } from "../../protocol/util/log.js";
+import type { AipRequest } from "../../protocol/contract/schemas.js";
+import { percentileOf } from "../../protocol/util/percentile.js";
 import { rng } from "../lib/rng.js";
 
 interface Project {

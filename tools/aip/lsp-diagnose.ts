@@ -19,7 +19,7 @@ import {
   type WorkspaceEdit,
 } from "vscode-languageserver/node";
 import type { z } from "zod";
-import type { DiagnosePayloadSchema } from "../../protocol/actions.js";
+import type { DiagnosePayloadSchema } from "../../protocol/contract/actions.js";
 import type { Answer } from "./agency.js";
 
 type Json = Record<string, unknown>;
