@@ -14,6 +14,8 @@
  *   bench/search-phrasings.json, split into "dev" (looked at while tuning) and "holdout" (only scored).
  *
  * - testgen: typecheck %, run %, asserting files % and pass % of kept tests (bench/eval/testgen.ts).
+ * - diagnose: injected errors located and fixed (verified fixes against TypeScript's own quick fixes),
+ *   the cause frame of real test failures and of built output's stack traces (bench/eval/diagnose.ts).
  *
  * Prints the figures and writes bench/results/<date>-eval-code.json. Deterministic (seeded).
  */
@@ -35,6 +37,7 @@ import { functionAtOffset } from "../agents/lib/code/cursor.js";
 import { isAipError } from "../protocol/contract/errors.js";
 import { createLogger } from "../protocol/util/log.js";
 import { evalCompletion } from "./eval/completion.js";
+import { evalDiagnose } from "./eval/diagnose.js";
 import type { AipRequest } from "../protocol/contract/schemas.js";
 import { rng } from "./lib/rng.js";
 
@@ -512,6 +515,7 @@ async function main(): Promise<void> {
   if (!only || only === "cursors") results.cursors = await evalCursors(ps);
   if (!only || only === "search") results.search = await evalSearch(ps);
   if (!only || only === "completion") results.completion = await evalCompletion(ps);
+  if (!only || only === "diagnose") results.diagnose = await evalDiagnose(ps, ROOT);
   if (!only || only === "testgen") {
     // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
     const lib = join(ROOT, "test/fixtures/code/testgen-lib");

@@ -555,6 +555,7 @@ describe("every example in README.md and docs/", () => {
       expect(Object.keys(h.agents).sort()).toEqual([
         "complete",
         "complete-lite",
+        "diagnose",
         "dummy",
         "search",
         "summarize",

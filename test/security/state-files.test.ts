@@ -5,7 +5,7 @@
 import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { writeFileAtomic } from "../../orchestrator/state-file.js";
+import { writeFileAtomic } from "../../orchestrator/core/state-file.js";
 import { tempDir } from "../helpers.js";
 
 const t = tempDir("aipsec-state-");

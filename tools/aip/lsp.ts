@@ -44,6 +44,7 @@ import type { Problem } from "../../protocol/contract/errors.js";
 import { newTraceId } from "../../protocol/contract/trace.js";
 import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
+import { serveDiagnostics } from "./lsp-diagnose.js";
 import { LocalFallback } from "./lsp-fallback.js";
 import { BufferOnlyRoots } from "./lsp-roots.js";
 import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
@@ -259,6 +260,7 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
     for (const c of inflight.get(e.document.uri) ?? []) c.abort();
   });
   documents.onDidClose((e) => inflight.delete(e.document.uri));
+  const diagnosis = serveDiagnostics({ connection, documents, contextOf, call });
 
   connection.onInitialize((params) => {
     const folders = params.workspaceFolders?.map((f) => f.uri) ?? (params.rootUri ? [params.rootUri] : []);
@@ -285,7 +287,10 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
         documentSymbolProvider: true,
         hoverProvider: true,
         workspaceSymbolProvider: true,
-        codeActionProvider: { codeActionKinds: [CodeActionKind.Source], resolveProvider: true },
+        codeActionProvider: {
+          codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.Source],
+          resolveProvider: true,
+        },
       },
       serverInfo: { name: "aip lsp", version: "1.0.0" },
     };
@@ -466,13 +471,15 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
     const d = documents.get(params.textDocument.uri);
     if (!d || LANGUAGE_IDS[d.languageId] === undefined) return [];
     const ctx = contextOf(d);
-    if (ctx.workspace_root === undefined) return [];
+    // The verified fixes of the last diagnosis (published with the document's diagnostics).
+    const fixes = diagnosis.quickFixes(params);
+    if (ctx.workspace_root === undefined) return fixes;
     const action: CodeAction = {
       title: "Generate tests for the function at the cursor (aip testgen)",
       kind: CodeActionKind.Source,
       data: { uri: d.uri, version: d.version, position: params.range.start },
     };
-    return [action];
+    return [...fixes, action];
   });
 
   connection.onCodeActionResolve(async (action, token) => {

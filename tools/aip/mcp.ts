@@ -13,6 +13,8 @@ import { z } from "zod";
 import {
   CompleteConstraintsSchema,
   CompletePayloadSchema,
+  DiagnoseConstraintsSchema,
+  DiagnosePayloadSchema,
   SearchConstraintsSchema,
   SearchContextSchema,
   SearchPayloadSchema,
@@ -29,7 +31,7 @@ import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 const PATH = z.string().min(1).describe("the file, relative to the workspace root (or absolute inside it)");
 const CURSOR = CursorSchema.describe("a position: line 1-based, column 0-based in UTF-16 code units");
 
-/** The 4 tools: input shapes from the action contracts, output = the action's payload. */
+/** The 5 tools: input shapes from the action contracts, output = the action's payload. */
 const TOOLS = {
   summarize_file: {
     action: "summarize",
@@ -74,6 +76,18 @@ const TOOLS = {
     },
     output: CompletePayloadSchema,
   },
+  diagnose: {
+    action: "diagnose",
+    description:
+      "Diagnose a failure: paste tsc, vitest/jest/node:test output or a stack trace as `output` to get the cause's file, line, code and the failing assertion; or give `path` for a file's type errors with fixes, each checked on an in-memory copy (verified: true when the error is gone and none appeared). Writes nothing.",
+    input: {
+      path: PATH.optional(),
+      output: z.string().optional().describe("tool output or a stack trace to diagnose"),
+      source_code: z.string().optional().describe("the buffer, when it differs from the file on disk"),
+      verify: DiagnoseConstraintsSchema.shape.verify,
+    },
+    output: DiagnosePayloadSchema,
+  },
 } as const;
 
 export type ToolName = keyof typeof TOOLS;
@@ -106,7 +120,7 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
     { name: "aip", version: "1.0.0" },
     {
       instructions:
-        "Code intelligence for TypeScript/JavaScript from the local agency: summarize_file, search_workspace, generate_tests, complete_at.",
+        "Code intelligence for TypeScript/JavaScript from the local agency: summarize_file, search_workspace, generate_tests, complete_at, diagnose.",
     },
   );
   const aip = new AipCaller(agency.socket);
@@ -135,13 +149,14 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
         const root =
           (path !== undefined && isAbsolute(path) ? all.find((r) => !relative(r, path).startsWith("..")) : undefined) ??
           all[0]!;
-        const { path: _p, cursor, source_code: source, query, ...constraints } = args;
+        const { path: _p, cursor, source_code: source, query, output, ...constraints } = args;
         const context: Record<string, unknown> = {
           workspace_root: root,
           ...(path !== undefined ? { file_path: path } : {}),
           ...(cursor !== undefined ? { cursor } : {}),
           ...(source !== undefined ? { source_code: source } : {}),
           ...(query !== undefined ? { query } : {}),
+          ...(output !== undefined ? { output } : {}),
         };
         try {
           await agency.ready;
@@ -173,11 +188,11 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
 }
 
 export const mcp: Command = {
-  summary: "an MCP server over stdio for coding agents (summarize, search, tests, completion)",
+  summary: "an MCP server over stdio for coding agents (summarize, search, tests, completion, diagnosis)",
   usage: `Usage: aip mcp [--workspace DIR] [--socket PATH] [--config FILE]
 
-Speaks the Model Context Protocol on stdin/stdout with 4 tools: summarize_file,
-search_workspace, generate_tests, complete_at. Files are confined to the workspace:
+Speaks the Model Context Protocol on stdin/stdout with 5 tools: summarize_file,
+search_workspace, generate_tests, complete_at, diagnose. Files are confined to the workspace:
 --workspace DIR, else the roots the client gives. Requests go to the agency on --socket
 (default: $AIP_SOCKET or ./run/aip.sock); when none answers, an embedded agency is
 started (from --config). See docs/integrations.md "Use it from a coding agent".`,

@@ -31,7 +31,7 @@ describe("aip mcp over stdio with the SDK's Client", () => {
   let ws: { root: string; cleanup: () => void };
   let client: Client;
   beforeAll(async () => {
-    agency = await bundledAgency(["summarize", "search", "testgen", "complete-lite"]);
+    agency = await bundledAgency(["summarize", "search", "testgen", "complete-lite", "diagnose"]);
     ws = workspace();
     writeFileSync(join(ws.root, "..", `${ws.root.split("/").at(-1)}-secret.ts`), "export const secret = 1;\n");
     symlinkSync("/etc", join(ws.root, "etc-link"));
@@ -43,10 +43,11 @@ describe("aip mcp over stdio with the SDK's Client", () => {
     ws?.cleanup();
   });
 
-  it("lists the 4 tools with input schemas from the action contracts and output schemas", async () => {
+  it("lists the 5 tools with input schemas from the action contracts and output schemas", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       "complete_at",
+      "diagnose",
       "generate_tests",
       "search_workspace",
       "summarize_file",
@@ -101,6 +102,20 @@ describe("aip mcp over stdio with the SDK's Client", () => {
     expect(completion.isError, text(completion)).toBeFalsy();
     expect(completion.structuredContent.engine).toBe("syntactic");
     expect(completion.structuredContent.items[0]).toMatchObject({ label: "add", kind: "function" });
+  });
+
+  it("diagnose: pasted stack trace to the cause in the workspace", async () => {
+    const diagnosis = (await client.callTool({
+      name: "diagnose",
+      arguments: { output: "TypeError: boom\n    at add (src/math.ts:2:3)\n    at node:internal/x:1:1\n" },
+    })) as Json;
+    expect(diagnosis.isError, text(diagnosis)).toBeFalsy();
+    expect(diagnosis.structuredContent).toMatchObject({
+      mode: "output",
+      tool: "node",
+      cause: { file_path: "src/math.ts", line: 2, code: expect.stringContaining(">    2 |") },
+      model: { used: false },
+    });
   });
 
   it("bad input is a clear tool error", async () => {

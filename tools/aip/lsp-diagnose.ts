@@ -1,0 +1,146 @@
+/**
+ * `aip lsp`'s diagnostics (docs/integrations.md): each open document is diagnosed by the agency's
+ * `diagnose` action shortly after it opens or changes, the errors are published, and the verified
+ * fixes of the last answer are offered as quick fixes, from that answer (no new request per
+ * code-action request).
+ */
+import { join, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { TextDocument } from "vscode-languageserver-textdocument";
+import {
+  CodeActionKind,
+  DiagnosticSeverity,
+  type CancellationToken,
+  type CodeAction,
+  type CodeActionParams,
+  type Connection,
+  type Diagnostic,
+  type TextDocuments,
+  type WorkspaceEdit,
+} from "vscode-languageserver/node";
+import type { z } from "zod";
+import type { DiagnosePayloadSchema } from "../../protocol/contract/actions.js";
+import type { Answer } from "./agency.js";
+
+type Json = Record<string, unknown>;
+type DiagnosePayload = z.output<typeof DiagnosePayloadSchema>;
+
+/** How long after the last change a document is diagnosed (a pause in typing). */
+export const DIAGNOSE_DEBOUNCE_MS = 300;
+/** How soon a document is diagnosed again when its workspace's checker was still loading. */
+const DIAGNOSE_RETRY_MS = 1000;
+/** The deadline of one diagnosis: the first on a workspace loads its checker. */
+const DIAGNOSE_TIMEOUT_MS = 15_000;
+
+const NEVER: CancellationToken = {
+  isCancellationRequested: false,
+  onCancellationRequested: () => ({ dispose: () => undefined }),
+};
+
+const toLsp = (p: { line: number; column: number }) => ({ line: p.line - 1, character: p.column });
+
+export interface DiagnosticsOptions {
+  connection: Connection;
+  documents: TextDocuments<TextDocument>;
+  contextOf: (d: TextDocument) => Json;
+  call: (
+    uri: string,
+    action: string,
+    context: Json,
+    constraints: Json,
+    token: CancellationToken,
+  ) => Promise<Answer<DiagnosePayload>>;
+}
+
+/** Publish diagnostics for open documents; returns the quick fixes for a code-action request. */
+export function serveDiagnostics({ connection, documents, contextOf, call }: DiagnosticsOptions): {
+  quickFixes: (params: CodeActionParams) => CodeAction[];
+} {
+  /** Per document: the version diagnosed, its root and the answer. */
+  const last = new Map<string, { version: number; root: string; payload: DiagnosePayload }>();
+  const timers = new Map<string, NodeJS.Timeout>();
+
+  async function diagnose(d: TextDocument): Promise<void> {
+    const ctx = contextOf(d);
+    if (ctx.workspace_root === undefined) return;
+    let answer: Answer<DiagnosePayload>;
+    try {
+      answer = await call(d.uri, "diagnose", ctx, { timeout_ms: DIAGNOSE_TIMEOUT_MS }, NEVER);
+    } catch {
+      return; // cancelled by a newer version, or no agency: the next change tries again
+    }
+    if (!answer.ok || documents.get(d.uri)?.version !== d.version) return;
+    const root = ctx.workspace_root as string;
+    last.set(d.uri, { version: d.version, root, payload: answer.payload });
+    const diagnostics: Diagnostic[] = answer.payload.diagnostics.map((x) => ({
+      range: { start: toLsp(x.range.start), end: toLsp(x.range.end) },
+      severity: x.severity === "warning" ? DiagnosticSeverity.Warning : DiagnosticSeverity.Error,
+      code: x.code,
+      source: "aip diagnose",
+      message: x.message,
+    }));
+    await connection.sendDiagnostics({ uri: d.uri, version: d.version, diagnostics });
+    // The workspace's checker was still loading (the parser answered alone): asked again once it may be ready.
+    if (answer.payload.engine === "syntax" && /loading/.test(answer.payload.engine_reason ?? ""))
+      timers.set(
+        d.uri,
+        setTimeout(() => {
+          timers.delete(d.uri);
+          if (documents.get(d.uri)?.version === d.version) void diagnose(d);
+        }, DIAGNOSE_RETRY_MS),
+      );
+  }
+
+  const schedule = (d: TextDocument): void => {
+    clearTimeout(timers.get(d.uri));
+    timers.set(
+      d.uri,
+      setTimeout(() => {
+        timers.delete(d.uri);
+        void diagnose(d);
+      }, DIAGNOSE_DEBOUNCE_MS),
+    );
+  };
+  documents.onDidChangeContent((e) => schedule(e.document));
+  documents.onDidClose((e) => {
+    clearTimeout(timers.get(e.document.uri));
+    timers.delete(e.document.uri);
+    last.delete(e.document.uri);
+    void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+  });
+
+  return {
+    quickFixes(params) {
+      const entry = last.get(params.textDocument.uri);
+      const d = documents.get(params.textDocument.uri);
+      if (!entry || !d || d.version !== entry.version) return [];
+      const { start, end } = params.range;
+      const out: CodeAction[] = [];
+      for (const x of entry.payload.diagnostics) {
+        const r = { start: toLsp(x.range.start), end: toLsp(x.range.end) };
+        const before = (a: { line: number; character: number }, b: typeof a) =>
+          a.line < b.line || (a.line === b.line && a.character <= b.character);
+        if (!before(r.start, end) || !before(start, r.end)) continue;
+        for (const fix of x.fixes) {
+          if (!fix.verified) continue;
+          const changes: WorkspaceEdit["changes"] = {};
+          for (const e of fix.edits) {
+            const uri = pathToFileURL(join(entry.root, e.file_path.split("/").join(sep))).href;
+            (changes[uri] ??= []).push({
+              range: { start: toLsp(e.range.start), end: toLsp(e.range.end) },
+              newText: e.new_text,
+            });
+          }
+          out.push({
+            title: fix.description,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [{ range: r, message: x.message, code: x.code, source: "aip diagnose" }],
+            isPreferred: out.length === 0,
+            edit: { changes },
+          });
+        }
+      }
+      return out;
+    },
+  };
+}
