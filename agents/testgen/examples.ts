@@ -248,7 +248,8 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
   }
   const text = (m ? c.slice(m[0].length) : c).trim();
   // Printed output that is no expression: a string as console.log shows it.
-  if (logged && text !== "" && !/^[[{(]/.test(text) && !text.includes("\n"))
+  // Only a lone line: several (`// On terminals with Unicode: ✔` / `// On others: √`) describe alternatives.
+  if (logged && text !== "" && rest.length === 0 && !/^[[{(]/.test(text) && !text.includes("\n"))
     return { kind: "value", value: JSON.stringify(text), marked: true };
   return { kind: "value", value: text, marked: m !== null };
 }
@@ -372,7 +373,7 @@ export function readExamples(
     function read(st: ts.Statement, trailing: string[], below: string[], line: number): void {
       const src = st.getSourceFile();
       if (ts.isImportDeclaration(st) || ts.isImportEqualsDeclaration(st)) return;
-      let target: { call: ts.CallExpression; awaited: boolean } | { name: string } | undefined;
+      let target: { call: ts.Expression; awaited: boolean } | { name: string } | undefined;
       let logged = false;
       if (ts.isVariableStatement(st)) {
         for (const d of st.declarationList.declarations) {
@@ -422,9 +423,17 @@ export function readExamples(
               const sub = { call: callText(call, src), awaited: subject.awaited, needs: callNeeds(call, src) };
               addCase(sub, { kind: "value", value, marked: true }, line, st, m === "toBe" ? "toBe" : "toEqual");
             }
+            return;
           }
-          return;
         }
+        // An expression around the call: `ansiRegex().test("cake") //=> false`, `"a".match(re()) //=> […]`.
+        if (
+          !target &&
+          !(ts.isBinaryExpression(e.e) && isAssignment(e.e.operatorToken.kind)) &&
+          !/^expect\(/.test(e.e.getText(src)) &&
+          callsCallee(e.e)
+        )
+          target = { call: e.e, awaited: e.awaited };
       }
       if (!target) return;
       const first = trailing.find((c) => c !== "") ?? below[0];
@@ -515,16 +524,27 @@ export function readExamples(
       return texts.size > 0 ? { setup: [...texts] } : {};
     }
 
-    function callNeeds(call: ts.CallExpression, src: ts.SourceFile): string[] {
+    function callNeeds(call: ts.Expression, src: ts.SourceFile): string[] {
       const r = rewrite(call, src);
       return [...freeNames(r.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
     }
 
-    function callText(call: ts.CallExpression, src: ts.SourceFile): string {
+    function callText(call: ts.Expression, src: ts.SourceFile): string {
       return rewrite(call, src).text;
     }
   }
   return { cases, skipped };
+
+  function callsCallee(e: ts.Node): boolean {
+    let found = false;
+    const visit = (n: ts.Node): void => {
+      if (found || ts.isFunctionLike(n)) return;
+      if (ts.isCallExpression(n) && isCallee(n.expression)) found = true;
+      else ts.forEachChild(n, visit);
+    };
+    visit(e);
+    return found;
+  }
 
   function isCallee(e: ts.Expression): boolean {
     if (cls !== undefined)
@@ -670,4 +690,8 @@ export function readDocExamples(
   if (read.skipped.length > MAX_SKIPPED_NOTES)
     notes.push(`${read.skipped.length - MAX_SKIPPED_NOTES} more @example lines not asserted`);
   return { ...read, notes };
+}
+
+function isAssignment(k: ts.SyntaxKind): boolean {
+  return k >= ts.SyntaxKind.FirstAssignment && k <= ts.SyntaxKind.LastAssignment;
 }

@@ -260,3 +260,34 @@ describe("exampleCases: mixed blocks, and what is not converted", () => {
     expect(exampleCases(doc(["add(1, 2) // => 3", "@returns the sum"]), "add")).toEqual([]);
   });
 });
+
+describe("exampleCases: expressions around the call", () => {
+  it("a method called on the result, or the call inside another value's method (ansi-regex)", () => {
+    const value = bare([
+      "@example",
+      "```",
+      "import ansiRegex from 'ansi-regex';",
+      "",
+      "ansiRegex().test('\\u001B[4mcake\\u001B[0m');",
+      "//=> true",
+      "",
+      "'\\u001B[4mcake\\u001B[0m'.match(ansiRegex({onlyFirst: true}));",
+      "//=> ['\\u001B[4m']",
+      "```",
+    ]);
+    expect(asserts(value, "ansiRegex")).toEqual([
+      "expect(ansiRegex().test('\\u001B[4mcake\\u001B[0m')).toBe(true);",
+      "expect('\\u001B[4mcake\\u001B[0m'.match(ansiRegex({onlyFirst: true}))).toEqual(['\\u001B[4m']);",
+    ]);
+  });
+
+  it("printed output stated as alternatives (figures) is no single value: not asserted", () => {
+    const value = doc([
+      "@example",
+      "console.log(replaceSymbols('✔ check'));",
+      "// On terminals with Unicode symbols:  ✔ check",
+      "// On other terminals:                 √ check",
+    ]);
+    expect(asserts(value, "replaceSymbols")).toEqual([]);
+  });
+});
