@@ -32,6 +32,7 @@ import { moduleExports } from "../agents/summarize/exports.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen } from "../agents/testgen/handler.js";
 import { evalTestgen } from "./eval/testgen.js";
+import { evalRealExamples } from "./eval/examples-real.js";
 import { parseFile } from "../agents/lib/code/parse.js";
 import { functionAtOffset } from "../agents/lib/code/cursor.js";
 import { isAipError } from "../protocol/contract/errors.js";
@@ -530,6 +531,8 @@ async function main(): Promise<void> {
       Number(process.env.EVAL_TESTGEN_LIMIT ?? 20),
     );
   }
+  // testgen's @example reading on the JSDoc of real packages in this checkout's node_modules.
+  if (!only || only === "testgen" || only === "examples") results.testgen_examples_real = await evalRealExamples(ROOT);
   console.log(JSON.stringify(results, null, 2));
   if (!only)
     writeFileSync(

@@ -1,30 +1,56 @@
 /**
- * JSDoc `@example` blocks that state a result become assertions (docs/agents.md, "testgen"):
+ * JSDoc `@example` blocks that state a result become assertions (docs/agents.md, "testgen"). The block
+ * is read as code, statement by statement; a statement that calls the function under test (directly,
+ * through a namespace such as `_.chunk`, after `await`, inside `console.log(…)`, as `const x = …`, or
+ * later through that `x`) and is followed by a stated result becomes one case:
  *
- *     camelCase("foo-bar") // => "fooBar"
- *     add(1, 2); // returns 3
- *     console.log(add(1, 2)); // 3
+ *     camelCase("foo-bar") // => "fooBar"          add(1, 2); // 3
+ *     add(1, 2); // Returns 3                      add(1, 2) // → 3
+ *     _.chunk(["a", "b"], 1);                      console.log(parse("a=1"));
+ *     // => [["a"], ["b"]]                         // { a: "1" }
+ *     parse("a=1&b=2")                             split(1, 0) // throws RangeError
+ *     // => {
+ *     //   a: "1",
+ *     //   b: "2"
+ *     // }
  *
- * A line counts when its code is a call of the function under test (possibly through `console.log`,
- * `await`, or `const x =`) and a comment after it (or on the next line, alone) states the value as a
- * literal: a string, number, boolean, null, undefined, NaN, an array or an object of those. Arguments
- * may only be literals too (and a few well-known globals), so that the test needs nothing the example
- * left out. Everything else in the example is ignored.
+ * The result is the comment after the statement, or the comment lines right below it; a value may run
+ * over several comment lines. It must be a value a test can write down (literals, arrays and objects of
+ * them, the block's own consts, a few globals such as `new Date(…)`); the arguments may use the block's
+ * earlier declarations, which the test then repeats. What cannot be turned into an assertion is
+ * returned with the reason (a result that is not a value, an argument the example never defines).
  */
 import ts from "typescript";
 
 export interface ExampleCase {
-  /** The call as written, without `await` (`camelCase("foo-bar")`). */
+  /** The call as the test writes it, callee spelled as imported (`camelCase("foo-bar")`). */
   call: string;
-  /** The expected value, as a source expression (`"fooBar"`). */
+  /** The expected value, as a source expression (`"fooBar"`); "" for `toThrow` without a class. */
   expected: string;
   /** How to compare: `toBe` for primitives, `toEqual` for arrays and objects, or the special matchers. */
-  matcher: "toBe" | "toEqual" | "toBeUndefined" | "toBeNull" | "toBeNaN";
+  matcher: "toBe" | "toEqual" | "toBeUndefined" | "toBeNull" | "toBeNaN" | "toThrow";
   /** 1-based line of the example in the doc comment. */
   line: number;
+  /** Declarations of the block the call (or the expected value) uses, in order, as statements. */
+  setup?: string[];
+  /** The example awaited the call. */
+  awaited?: boolean;
 }
 
-/** Globals an example's arguments may name. */
+/** A statement of an example that called the function and stated something, but gave no assertion. */
+export interface SkippedExample {
+  line: number;
+  /** The statement, shortened. */
+  code: string;
+  reason: string;
+}
+
+export interface ExampleOptions {
+  /** How the test spells the callee (the import's name; `Alias.method` for a static method). Default: the callee. */
+  as?: string;
+}
+
+/** Globals an example may use in arguments, declarations and expected values. */
 const GLOBALS = new Set([
   "undefined",
   "NaN",
@@ -41,8 +67,43 @@ const GLOBALS = new Set([
   "Symbol",
   "Map",
   "Set",
+  "WeakMap",
+  "WeakSet",
   "BigInt",
+  "Promise",
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "URL",
+  "URLSearchParams",
+  "Uint8Array",
+  "ArrayBuffer",
+  "TextEncoder",
+  "TextDecoder",
+  "parseInt",
+  "parseFloat",
+  "isNaN",
+  "isFinite",
+  "encodeURIComponent",
+  "decodeURIComponent",
 ]);
+
+const BUILTIN_ERRORS = new Set([
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "ReferenceError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+]);
+
+/** Lines of a multi-line result that are read, at most. */
+const MAX_VALUE_LINES = 40;
+/** Lines one statement of an example may span, at most. */
+const MAX_STATEMENT_LINES = 30;
 
 /** The `@example` blocks of a doc comment's text (`comment.value`), fences and gutters removed, with their first line. */
 export function exampleBlocks(commentValue: string): { text: string; line: number }[] {
@@ -51,7 +112,8 @@ export function exampleBlocks(commentValue: string): { text: string; line: numbe
   let cur: string[] | undefined;
   let start = 0;
   const flush = (): void => {
-    if (cur) out.push({ text: cur.filter((l) => !/^\s*```/.test(l)).join("\n"), line: start });
+    // Fence lines stay as blank lines, so that line numbers hold.
+    if (cur) out.push({ text: cur.map((l) => (/^\s*```/.test(l) ? "" : l)).join("\n"), line: start });
     cur = undefined;
   };
   let inFence = false;
@@ -61,7 +123,7 @@ export function exampleBlocks(commentValue: string): { text: string; line: numbe
     if (tag) {
       flush();
       if (tag[1] === "example") {
-        cur = [l.replace(/^\s*@example\s*/, "")];
+        cur = [l.replace(/^\s*@example\s*/, "").replace(/^<caption>.*?<\/caption>\s*/, "")];
         start = i + 1;
       }
       return;
@@ -72,26 +134,152 @@ export function exampleBlocks(commentValue: string): { text: string; line: numbe
   return out;
 }
 
-/** The stated result in a trailing comment: `=> v`, `returns v`, `→ v`, or (after console.log) the bare value. */
-function statedValue(comment: string, bare: boolean): string | undefined {
-  const c = comment.trim();
-  const m = /^(?:=>|->|→|returns?:?|result:?|output:?|gives:?|evaluates to:?)\s*(.+)$/i.exec(c);
-  if (m) return m[1]!.trim();
-  return bare ? c : undefined;
+function parse(text: string): ts.SourceFile | undefined {
+  const sf = ts.createSourceFile("e.ts", text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  return (sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length > 0 ? undefined : sf;
 }
 
-/** A literal (recursively) as TypeScript sees it; undefined when `text` is anything else. */
-function literal(text: string): ts.Expression | undefined {
-  const sf = ts.createSourceFile("v.ts", `(${text});`, ts.ScriptTarget.Latest, false);
-  if ((sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length > 0) return undefined;
-  const st = sf.statements[0];
-  if (sf.statements.length !== 1 || !st || !ts.isExpressionStatement(st)) return undefined;
+/** One expression parsed alone; undefined when `text` is not exactly one expression. */
+function expression(text: string): { e: ts.Expression; sf: ts.SourceFile } | undefined {
+  if (text.trim() === "") return undefined;
+  const sf = parse(`(${text}\n);`);
+  const st = sf?.statements[0];
+  if (!sf || sf.statements.length !== 1 || !st || !ts.isExpressionStatement(st)) return undefined;
   let e = st.expression;
   while (ts.isParenthesizedExpression(e)) e = e.expression;
-  return isLiteral(e, new Set()) ? e : undefined;
+  return { e, sf };
 }
 
-function isLiteral(e: ts.Node, allowed: Set<string>): boolean {
+/** Names of a binding (an identifier or a destructuring pattern). */
+function bindingNames(name: ts.BindingName, out: Set<string>): void {
+  if (ts.isIdentifier(name)) out.add(name.text);
+  else for (const el of name.elements) if (!ts.isOmittedExpression(el)) bindingNames(el.name, out);
+}
+
+/** Identifiers `node` reads that it does not declare itself (parameters and inner declarations are bound). */
+export function freeNames(node: ts.Node): Set<string> {
+  const out = new Set<string>();
+  const visit = (n: ts.Node, bound: Set<string>): void => {
+    if (ts.isIdentifier(n)) {
+      if (!bound.has(n.text)) out.add(n.text);
+      return;
+    }
+    if (ts.isTypeNode(n)) return;
+    if (ts.isPropertyAccessExpression(n)) return visit(n.expression, bound);
+    if (ts.isPropertyAssignment(n)) {
+      if (ts.isComputedPropertyName(n.name)) visit(n.name.expression, bound);
+      return visit(n.initializer, bound);
+    }
+    if (ts.isShorthandPropertyAssignment(n)) return visit(n.name, bound);
+    if (ts.isAsExpression(n) || ts.isSatisfiesExpression(n)) return visit(n.expression, bound);
+    if (ts.isFunctionLike(n)) {
+      const inner = new Set(bound);
+      if ((ts.isFunctionExpression(n) || ts.isFunctionDeclaration(n)) && n.name) inner.add(n.name.text);
+      for (const p of n.parameters) bindingNames(p.name, inner);
+      const body = (n as { body?: ts.Node }).body;
+      if (body) {
+        const declared = (x: ts.Node): void => {
+          if (ts.isVariableDeclaration(x)) bindingNames(x.name, inner);
+          else if ((ts.isFunctionDeclaration(x) || ts.isClassDeclaration(x)) && x.name) inner.add(x.name.text);
+          if (!ts.isFunctionLike(x)) ts.forEachChild(x, declared);
+        };
+        ts.forEachChild(body, declared);
+      }
+      for (const p of n.parameters) if (p.initializer) visit(p.initializer, inner);
+      if (body) visit(body, inner);
+      return;
+    }
+    if (ts.isVariableDeclaration(n)) {
+      if (n.initializer) visit(n.initializer, bound);
+      return;
+    }
+    if (ts.isBindingElement(n)) {
+      if (n.initializer) visit(n.initializer, bound);
+      return;
+    }
+    if (ts.isMethodDeclaration(n) || ts.isPropertyDeclaration(n)) return;
+    ts.forEachChild(n, (c) => visit(c, bound));
+  };
+  visit(node, new Set());
+  return out;
+}
+
+interface Scope {
+  /** The block's declarations so far: name → its statement (as the test writes it) and what it needs. */
+  decls: Map<string, { text: string; needs: string[] }>;
+  /** Names bound to a call of the callee (`const r = f(x)`): name → the call. */
+  results: Map<string, { call: string; awaited: boolean; needs: string[] }>;
+}
+
+/** The result stated by a comment: after a marker (`=>`, `returns`, `→`, …) or, `bare`, the whole text. */
+const MARKER =
+  /^(?:=+>|->|→|⇒|returns?\b:?|result(?:s| is)?\b:?|output(?:s)?\b:?|prints?\b:?|logs?\b:?|gives?\b:?|evaluates to\b:?|yields?\b:?)\s*/i;
+/** `result will be v`, `x is v`, `// x === v`: weaker markers, only read when the value is a literal. */
+const WEAK = /^(?:[\w$.]+\s+)?(?:will be|would be|is|equals|===?)\s+/i;
+const THROWS = /^(?:=+>\s*|→\s*)?(?:throws?|rejects?)(?:\s+(?:an?\s+)?`?([A-Z][\w$]*)`?)?\b/i;
+
+interface Stated {
+  kind: "value" | "throws";
+  value: string;
+  /** A strong marker (`=>`, `returns`, …), or a throw: worth reporting when it does not convert. */
+  marked: boolean;
+  /** The comment lines the value took (for continuation). */
+  thrown?: string;
+}
+
+/**
+ * What a comment (first line) plus its following comment lines state: a throw, or a value after a
+ * marker (`=>`, `returns`, …), after a weaker one (`result will be`, `is`), or bare. `logged`: the
+ * call was printed, and printed strings have no quotes (`// 2m` is the string "2m").
+ */
+function stated(first: string, rest: string[], logged: boolean): Stated {
+  const c = first.trim();
+  const t = THROWS.exec(c);
+  if (t) return { kind: "throws", value: "", marked: true, ...(t[1] ? { thrown: t[1] } : {}) };
+  const m = MARKER.exec(c);
+  const tries = [m ? c.slice(m[0].length) : undefined, WEAK.exec(c) ? c.replace(WEAK, "") : undefined, c];
+  for (const text of tries) {
+    if (text === undefined) continue;
+    const value = valueText(text, rest);
+    // Printed output names no variables: `// a-b` is the string "a-b", not `a - b`.
+    const printedNames =
+      logged && value !== undefined && [...freeNames(expression(value)!.e)].some((n) => !GLOBALS.has(n));
+    if (value !== undefined && !printedNames) return { kind: "value", value, marked: m !== null };
+  }
+  const text = (m ? c.slice(m[0].length) : c).trim();
+  // Printed output that is no expression: a string as console.log shows it.
+  // Only a lone line: several (`// On terminals with Unicode: ✔` / `// On others: √`) describe alternatives.
+  if (logged && text !== "" && rest.length === 0 && !/^[[{(]/.test(text) && !text.includes("\n"))
+    return { kind: "value", value: JSON.stringify(text), marked: true };
+  return { kind: "value", value: text, marked: m !== null };
+}
+
+/** The value in `text` (continued by `rest` while it does not parse), cut before trailing prose; undefined when none parses. */
+function valueText(text: string, rest: string[]): string | undefined {
+  let acc = text.trim().replace(/;$/, "");
+  if (acc === "") {
+    if (rest.length === 0) return undefined;
+    acc = rest[0]!.trim();
+    rest = rest.slice(1);
+  }
+  for (let i = 0; i <= Math.min(rest.length, MAX_VALUE_LINES); i++) {
+    const whole = acc.replace(/;$/, "");
+    if (expression(whole)) return whole;
+    // `3 (the sum)`, `true // why`, `"a", because …`: the value before the prose.
+    for (const cut of [" //", " (", ", ", " - ", " – ", ". ", " because", " if "]) {
+      const at = whole.indexOf(cut);
+      if (at > 0 && expression(whole.slice(0, at))) return whole.slice(0, at).trim();
+    }
+    if (i === rest.length || !/^[[{(]/.test(acc.trim())) break;
+    acc += `\n${rest[i]!}`;
+  }
+  return undefined;
+}
+
+function matcherFor(e: ts.Expression): ExampleCase["matcher"] {
+  if (ts.isIdentifier(e) && e.text === "undefined") return "toBeUndefined";
+  if (ts.isIdentifier(e) && e.text === "NaN") return "toBeNaN";
+  if (e.kind === ts.SyntaxKind.NullKeyword) return "toBeNull";
   if (
     ts.isStringLiteral(e) ||
     ts.isNumericLiteral(e) ||
@@ -99,158 +287,411 @@ function isLiteral(e: ts.Node, allowed: Set<string>): boolean {
     ts.isNoSubstitutionTemplateLiteral(e) ||
     e.kind === ts.SyntaxKind.TrueKeyword ||
     e.kind === ts.SyntaxKind.FalseKeyword ||
-    e.kind === ts.SyntaxKind.NullKeyword
+    (ts.isPrefixUnaryExpression(e) && ts.isNumericLiteral(e.operand)) ||
+    (ts.isIdentifier(e) && e.text === "Infinity")
   )
-    return true;
-  if (ts.isIdentifier(e))
-    return e.text === "undefined" || e.text === "NaN" || e.text === "Infinity" || allowed.has(e.text);
-  if (ts.isPrefixUnaryExpression(e))
-    return (
-      (e.operator === ts.SyntaxKind.MinusToken || e.operator === ts.SyntaxKind.PlusToken) &&
-      isLiteral(e.operand, allowed)
-    );
-  if (ts.isArrayLiteralExpression(e)) return e.elements.every((x) => isLiteral(x, allowed));
-  if (ts.isObjectLiteralExpression(e))
-    return e.properties.every(
-      (p) =>
-        ts.isPropertyAssignment(p) &&
-        (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name) || ts.isNumericLiteral(p.name)) &&
-        isLiteral(p.initializer, allowed),
-    );
-  if (ts.isParenthesizedExpression(e)) return isLiteral(e.expression, allowed);
-  return false;
+    return "toBe";
+  return "toEqual";
 }
 
-/** Arguments may also use a few globals (`new Date(0)`, `Math.PI`, `[1, 2].map(...)` is refused: no functions). */
-function isSafeArgument(e: ts.Node): boolean {
-  if (isLiteral(e, GLOBALS)) return true;
-  if (ts.isPropertyAccessExpression(e)) return ts.isIdentifier(e.expression) && GLOBALS.has(e.expression.text);
-  if (ts.isNewExpression(e) || ts.isCallExpression(e)) {
-    const callee = e.expression;
-    const known =
-      (ts.isIdentifier(callee) && GLOBALS.has(callee.text)) ||
-      (ts.isPropertyAccessExpression(callee) &&
-        ts.isIdentifier(callee.expression) &&
-        GLOBALS.has(callee.expression.text));
-    return known && (e.arguments ?? []).every(isSafeArgument);
-  }
-  if (ts.isArrayLiteralExpression(e)) return e.elements.every(isSafeArgument);
-  if (ts.isObjectLiteralExpression(e))
-    return e.properties.every((p) => ts.isPropertyAssignment(p) && isSafeArgument(p.initializer));
-  if (ts.isRegularExpressionLiteral(e)) return true;
-  return false;
-}
-
-function matcherFor(e: ts.Expression): ExampleCase["matcher"] {
-  if (ts.isIdentifier(e) && e.text === "undefined") return "toBeUndefined";
-  if (ts.isIdentifier(e) && e.text === "NaN") return "toBeNaN";
-  if (e.kind === ts.SyntaxKind.NullKeyword) return "toBeNull";
-  if (ts.isArrayLiteralExpression(e) || ts.isObjectLiteralExpression(e)) return "toEqual";
-  return "toBe";
-}
-
-/** The call of `callee` in `code` (`f(x)`, `await f(x)`, `console.log(f(x))`, `const y = f(x)`), and whether it was logged. */
-function callIn(code: string, callee: string): { call: string; logged: boolean } | undefined {
-  const sf = ts.createSourceFile("e.ts", code, ts.ScriptTarget.Latest, true);
-  if ((sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length > 0) return undefined;
-  const st = sf.statements[0];
-  if (sf.statements.length !== 1 || !st) return undefined;
-  let e: ts.Expression | undefined;
-  if (ts.isExpressionStatement(st)) e = st.expression;
-  else if (ts.isVariableStatement(st) && st.declarationList.declarations.length === 1)
-    e = st.declarationList.declarations[0]!.initializer;
-  if (!e) return undefined;
-  let logged = false;
-  const unwrap = (x: ts.Expression): ts.Expression => {
-    while (ts.isParenthesizedExpression(x) || ts.isAwaitExpression(x)) x = x.expression;
-    return x;
+/** Whether `e` could hold a value that was computed elsewhere: a call of anything but a known global constructor. */
+function callsUnknown(e: ts.Node): boolean {
+  let found = false;
+  const visit = (n: ts.Node): void => {
+    if (found) return;
+    if (ts.isCallExpression(n) || ts.isNewExpression(n) || ts.isTaggedTemplateExpression(n)) {
+      const callee = ts.isTaggedTemplateExpression(n) ? n.tag : n.expression;
+      const root = ts.isPropertyAccessExpression(callee) ? callee.expression : callee;
+      if (!ts.isIdentifier(root) || !GLOBALS.has(root.text)) found = true;
+    }
+    if (ts.isFunctionLike(n) || ts.isTemplateExpression(n)) found = true;
+    ts.forEachChild(n, visit);
   };
-  e = unwrap(e);
-  if (
-    ts.isCallExpression(e) &&
-    e.expression.getText(sf) === "console.log" &&
-    e.arguments.length === 1 &&
-    e.arguments[0] !== undefined
-  ) {
-    logged = true;
-    e = unwrap(e.arguments[0]);
-  }
-  if (!ts.isCallExpression(e) || e.expression.getText(sf) !== callee) return undefined;
-  if (e.typeArguments) return undefined;
-  if (!e.arguments.every(isSafeArgument)) return undefined;
-  return { call: e.getText(sf), logged };
+  visit(e);
+  return found;
 }
 
-/** Split `code // comment` at the last `//` outside strings (a cheap scan; template literals count as strings). */
-function splitComment(line: string): { code: string; comment?: string } {
-  let quote: string | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (quote) {
-      if (ch === "\\") i++;
-      else if (ch === quote) quote = undefined;
-    } else if (ch === '"' || ch === "'" || ch === "`") quote = ch;
-    else if (ch === "/" && line[i + 1] === "/") return { code: line.slice(0, i).trim(), comment: line.slice(i + 2) };
-  }
-  return { code: line.trim() };
-}
+const short = (s: string, n = 60): string => {
+  const one = s.replace(/\s+/g, " ").trim();
+  return one.length > n ? `${one.slice(0, n - 3)}...` : one;
+};
 
-/**
- * The assertions an `@example` block states for calls of `callee` (`fn` or `Class.fn` for a static method).
- * `commentValue` is the doc comment's `value` (between `/*` and `*\/`).
- */
-export function exampleCases(commentValue: string, callee: string): ExampleCase[] {
-  const out: ExampleCase[] = [];
+/** Reads the examples of a doc comment: the cases for calls of `callee`, and what could not be converted. */
+export function readExamples(
+  commentValue: string,
+  callee: string,
+  opts: ExampleOptions = {},
+): { cases: ExampleCase[]; skipped: SkippedExample[] } {
+  const cases: ExampleCase[] = [];
+  const skipped: SkippedExample[] = [];
   const seen = new Set<string>();
+  const as = opts.as ?? callee;
+  const [cls, method] = callee.includes(".") ? callee.split(".", 2) : [undefined, callee];
   for (const block of exampleBlocks(commentValue)) {
+    const scope: Scope = { decls: new Map(), results: new Map() };
     const lines = block.text.split("\n");
-    for (let i = 0; i < lines.length; i++) {
-      const { code, comment } = splitComment(lines[i]!);
-      if (code === "" || !code.includes(callee)) continue;
-      let stated = comment;
-      // The result on the next line, alone: `f(x)\n// => y`.
-      if (stated === undefined || stated.trim() === "") {
-        const next = lines[i + 1] !== undefined ? splitComment(lines[i + 1]!) : undefined;
-        if (next && next.code === "" && next.comment !== undefined) stated = next.comment;
+    const isComment = (l: string): boolean => /^\s*(\/\/|\/\*|\*)/.test(l);
+    let i = 0;
+    while (i < lines.length) {
+      const t = lines[i]!.trim();
+      if (t === "" || isComment(t)) {
+        i++;
+        continue;
       }
-      if (stated === undefined) continue;
-      const found = callIn(code.replace(/;$/, ""), callee);
-      if (!found) continue;
-      const value = statedValue(stated, found.logged);
-      if (value === undefined) continue;
-      const expr = literal(value.replace(/;$/, ""));
-      if (!expr) continue;
-      const key = `${found.call} ${value}`;
-      if (seen.has(key)) continue;
+      // The statement: the fewest lines from here that parse.
+      let sf: ts.SourceFile | undefined;
+      let j = i;
+      for (; j < lines.length && j - i < MAX_STATEMENT_LINES; j++) {
+        sf = parse(lines.slice(i, j + 1).join("\n"));
+        if (sf) break;
+      }
+      if (!sf || sf.statements.length === 0) {
+        i++;
+        continue;
+      }
+      const text = sf.text;
+      // The comment after the last statement on its line, and the comment lines right below.
+      const last = sf.statements[sf.statements.length - 1]!;
+      const trailing = ts.getTrailingCommentRanges(text, last.end) ?? [];
+      const below: string[] = [];
+      for (let k = j + 1; k < lines.length && /^\s*\/\//.test(lines[k]!); k++)
+        below.push(lines[k]!.replace(/^\s*\/\/\s?/, ""));
+      const comment = trailing.map((r) =>
+        text
+          .slice(r.pos, r.end)
+          .replace(/^\/\/\s?|^\/\*+|\*+\/$/g, "")
+          .trim(),
+      );
+      for (const st of sf.statements) {
+        const isLast = st === last;
+        read(st, isLast ? comment : [], isLast ? below : [], block.line + i + lineIn(st));
+      }
+      i = j + 1;
+    }
+
+    /** One statement: declarations join the scope; a call with a stated result becomes a case. */
+    function read(st: ts.Statement, trailing: string[], below: string[], line: number): void {
+      const src = st.getSourceFile();
+      if (ts.isImportDeclaration(st) || ts.isImportEqualsDeclaration(st)) return;
+      let target: { call: ts.Expression; awaited: boolean } | { name: string } | undefined;
+      let logged = false;
+      if (ts.isVariableStatement(st)) {
+        for (const d of st.declarationList.declarations) {
+          if (!d.initializer) continue;
+          const names = new Set<string>();
+          bindingNames(d.name, names);
+          const init = unwrap(d.initializer);
+          const rewritten = rewrite(d.initializer, src);
+          const needs = [...freeNames(rewritten.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
+          const kw = st.declarationList.flags & ts.NodeFlags.Const ? "const" : "let";
+          const declText = `${kw} ${d.name.getText(src)} = ${rewritten.text};`;
+          if (needs.every((n) => scope.decls.has(n)))
+            for (const n of names) scope.decls.set(n, { text: declText, needs: [...needs, ...names] });
+          else for (const n of names) scope.decls.delete(n);
+          if (ts.isIdentifier(d.name) && ts.isCallExpression(init.e) && isCallee(init.e.expression)) {
+            scope.results.set(d.name.text, { call: callText(init.e, src), awaited: init.awaited, needs });
+            if (st.declarationList.declarations.length === 1) target = { call: init.e, awaited: init.awaited };
+          } else if (ts.isIdentifier(d.name)) scope.results.delete(d.name.text);
+        }
+      } else if (ts.isExpressionStatement(st)) {
+        let e = unwrap(st.expression);
+        if (
+          ts.isCallExpression(e.e) &&
+          /^console\.(log|info|debug)$/.test(e.e.expression.getText(src)) &&
+          e.e.arguments.length === 1
+        ) {
+          logged = true;
+          e = unwrap(e.e.arguments[0]!);
+        }
+        if (ts.isCallExpression(e.e) && isCallee(e.e.expression)) target = { call: e.e, awaited: e.awaited };
+        else if (ts.isIdentifier(e.e) && scope.results.has(e.e.text)) target = { name: e.e.text };
+        else if (!logged && ts.isCallExpression(e.e) && ts.isPropertyAccessExpression(e.e.expression)) {
+          // `expect(f(x)).toBe(v)` written in the example itself.
+          const m = e.e.expression.name.text;
+          const inner = e.e.expression.expression;
+          if (
+            (m === "toBe" || m === "toEqual" || m === "toStrictEqual") &&
+            e.e.arguments.length === 1 &&
+            ts.isCallExpression(inner) &&
+            inner.expression.getText(src) === "expect" &&
+            inner.arguments.length === 1
+          ) {
+            const subject = unwrap(inner.arguments[0]!);
+            if (ts.isCallExpression(subject.e) && isCallee(subject.e.expression)) {
+              const call = subject.e;
+              const value = e.e.arguments[0]!.getText(src);
+              const sub = { call: callText(call, src), awaited: subject.awaited, needs: callNeeds(call, src) };
+              addCase(sub, { kind: "value", value, marked: true }, line, st, m === "toBe" ? "toBe" : "toEqual");
+            }
+            return;
+          }
+        }
+        // An expression around the call: `ansiRegex().test("cake") //=> false`, `"a".match(re()) //=> […]`.
+        if (
+          !target &&
+          !(ts.isBinaryExpression(e.e) && isAssignment(e.e.operatorToken.kind)) &&
+          !/^expect\(/.test(e.e.getText(src)) &&
+          callsCallee(e.e)
+        )
+          target = { call: e.e, awaited: e.awaited };
+      }
+      if (!target) return;
+      const first = trailing.find((c) => c !== "") ?? below[0];
+      const rest = trailing.some((c) => c !== "") ? below : below.slice(1);
+      if (first === undefined) return;
+      // A plain call, `console.log`, or a name bound to the call: a bare value after it is its result.
+      let s = stated(first, rest, logged);
+      // A remark on the call's own line, the result on the next: `f(x) // with defaults` / `// => 3`.
+      if (s.kind === "value" && !expression(s.value) && trailing.length > 0 && below.length > 0)
+        s = stated(below[0]!, below.slice(1), logged);
+      const subject =
+        "call" in target
+          ? { call: callText(target.call, src), awaited: target.awaited, needs: callNeeds(target.call, src) }
+          : scope.results.get(target.name)!;
+      addCase(subject, s, line, st);
+    }
+
+    function addCase(
+      subject: { call: string; awaited: boolean; needs: string[] },
+      s: Stated,
+      line: number,
+      st: ts.Statement,
+      matcher?: ExampleCase["matcher"],
+    ): void {
+      const code = short(st.getText());
+      const missing = subject.needs.filter((n) => !scope.decls.has(n));
+      if (s.kind === "throws") {
+        if (missing.length > 0)
+          return void skipped.push({
+            line,
+            code,
+            reason: `it uses ${list(missing)}, which the example does not define`,
+          });
+        const key = `${subject.call} throws`;
+        if (seen.has(key)) return;
+        seen.add(key);
+        cases.push({
+          call: subject.call,
+          expected: s.thrown !== undefined && BUILTIN_ERRORS.has(s.thrown) ? s.thrown : "",
+          matcher: "toThrow",
+          line,
+          ...setupOf(subject.needs),
+          ...(subject.awaited ? { awaited: true } : {}),
+        });
+        return;
+      }
+      const parsed = expression(s.value);
+      const valueNeeds = parsed ? [...freeNames(parsed.e)].filter((n) => !GLOBALS.has(n)) : [];
+      const valueMissing = valueNeeds.filter((n) => !scope.decls.has(n));
+      if (!parsed || valueMissing.length > 0 || callsUnknown(parsed.e)) {
+        // Prose after a plain call (`f(x) // does the thing`) is not a stated result; a marked one is reported.
+        if (s.marked)
+          skipped.push({
+            line,
+            code,
+            reason: `the stated result \`${short(s.value, 40)}\` is not a value a test can write down (a literal, or data of literals)`,
+          });
+        return;
+      }
+      if (missing.length > 0)
+        return void skipped.push({ line, code, reason: `it uses ${list(missing)}, which the example does not define` });
+      const value = s.value;
+      const key = `${subject.call} ${value}`;
+      if (seen.has(key)) return;
       seen.add(key);
-      out.push({
-        call: found.call,
-        expected: value.replace(/;$/, ""),
-        matcher: matcherFor(expr),
-        line: block.line + i,
+      const m = matcher ?? matcherFor(parsed.e);
+      cases.push({
+        call: subject.call,
+        expected: value,
+        matcher: m,
+        line,
+        ...setupOf([...subject.needs, ...valueNeeds]),
+        ...(subject.awaited ? { awaited: true } : {}),
       });
     }
+
+    /** The declarations `names` need, transitively, in the order the block made them. */
+    function setupOf(names: string[]): { setup?: string[] } {
+      const texts = new Set<string>();
+      const want = new Set<string>();
+      const add = (n: string): void => {
+        if (want.has(n)) return;
+        want.add(n);
+        for (const m of scope.decls.get(n)?.needs ?? []) add(m);
+      };
+      names.forEach(add);
+      for (const [n, d] of scope.decls) if (want.has(n)) texts.add(d.text);
+      return texts.size > 0 ? { setup: [...texts] } : {};
+    }
+
+    function callNeeds(call: ts.Expression, src: ts.SourceFile): string[] {
+      const r = rewrite(call, src);
+      return [...freeNames(r.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
+    }
+
+    function callText(call: ts.Expression, src: ts.SourceFile): string {
+      return rewrite(call, src).text;
+    }
   }
-  return out;
+  return { cases, skipped };
+
+  function callsCallee(e: ts.Node): boolean {
+    let found = false;
+    const visit = (n: ts.Node): void => {
+      if (found || ts.isFunctionLike(n)) return;
+      if (ts.isCallExpression(n) && isCallee(n.expression)) found = true;
+      else ts.forEachChild(n, visit);
+    };
+    visit(e);
+    return found;
+  }
+
+  function isCallee(e: ts.Expression): boolean {
+    if (cls !== undefined)
+      return (
+        ts.isPropertyAccessExpression(e) &&
+        ts.isIdentifier(e.expression) &&
+        e.expression.text === cls &&
+        e.name.text === method
+      );
+    if (ts.isIdentifier(e)) return e.text === method;
+    // Through a namespace: `_.chunk(…)`, `R.add(…)`, `utils.camelCase(…)`.
+    return (
+      ts.isPropertyAccessExpression(e) &&
+      ts.isIdentifier(e.expression) &&
+      e.name.text === method &&
+      !GLOBALS.has(e.expression.text)
+    );
+  }
+
+  /** `node`'s text with every reference to the callee spelled as the test imports it; reparsed. */
+  function rewrite(node: ts.Node, src: ts.SourceFile): { text: string; node: ts.Node } {
+    const start = node.getStart(src);
+    const spans: [number, number][] = [];
+    const visit = (n: ts.Node): void => {
+      if ((ts.isIdentifier(n) || ts.isPropertyAccessExpression(n)) && isCallee(n) && !isPropertyName(n)) {
+        spans.push([n.getStart(src) - start, n.end - start]);
+        return;
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(node);
+    let text = src.text.slice(start, node.end);
+    for (const [a, b] of spans.reverse()) text = text.slice(0, a) + as + text.slice(b);
+    const reparsed = expression(text);
+    return { text, node: reparsed?.e ?? node };
+  }
 }
 
-/** One assertion per framework: `expect(call).toBe(v)`, or node:assert. */
+/** Whether `n` is the name of a property (`x.f`, `{ f: 1 }`), not a reference. */
+function isPropertyName(n: ts.Node): boolean {
+  const p = n.parent;
+  return (
+    (ts.isPropertyAccessExpression(p) && p.name === n) ||
+    (ts.isPropertyAssignment(p) && p.name === n) ||
+    (ts.isMethodDeclaration(p) && p.name === n)
+  );
+}
+
+function rootOf(as: string): string {
+  return as.split(".")[0]!;
+}
+
+function list(names: string[]): string {
+  return names.map((n) => `\`${n}\``).join(", ");
+}
+
+function unwrap(e: ts.Expression): { e: ts.Expression; awaited: boolean } {
+  let awaited = false;
+  for (;;) {
+    if (ts.isParenthesizedExpression(e)) e = e.expression;
+    else if (ts.isAwaitExpression(e)) {
+      awaited = true;
+      e = e.expression;
+    } else break;
+  }
+  return { e, awaited };
+}
+
+function lineIn(st: ts.Statement): number {
+  const sf = st.getSourceFile();
+  return sf.getLineAndCharacterOfPosition(st.getStart(sf)).line;
+}
+
+/** The assertions an `@example` block states for calls of `callee` (`fn` or `Class.fn` for a static method). */
+export function exampleCases(commentValue: string, callee: string, opts: ExampleOptions = {}): ExampleCase[] {
+  return readExamples(commentValue, callee, opts).cases;
+}
+
+/** The statements of one case: the block's declarations it needs, then the assertion (vitest/jest, or node:assert). */
 export function assertionFor(c: ExampleCase, framework: "vitest" | "jest" | "node:test", awaited: boolean): string {
-  const call = awaited ? `await ${c.call}` : c.call;
+  const wait = awaited || c.awaited === true;
+  const call = wait ? `await ${c.call}` : c.call;
+  const setup = (c.setup ?? []).map((s) => `${s}\n`).join("");
+  if (c.matcher === "toThrow") {
+    const cls = c.expected;
+    if (framework === "node:test")
+      return `${setup}${wait ? `await assert.rejects(${c.call}` : `assert.throws(() => ${c.call}`}${cls ? `, ${cls}` : ""});`;
+    return `${setup}${wait ? `await expect(${c.call}).rejects` : `expect(() => ${c.call})`}.toThrow(${cls});`;
+  }
   if (framework === "node:test") {
     switch (c.matcher) {
       case "toBeUndefined":
-        return `assert.equal(${call}, undefined);`;
+        return `${setup}assert.equal(${call}, undefined);`;
       case "toBeNull":
-        return `assert.equal(${call}, null);`;
+        return `${setup}assert.equal(${call}, null);`;
       case "toBeNaN":
-        return `assert.ok(Number.isNaN(${call}));`;
+        return `${setup}assert.ok(Number.isNaN(${call}));`;
       case "toEqual":
-        return `assert.deepStrictEqual(${call}, ${c.expected});`;
+        return `${setup}assert.deepStrictEqual(${call}, ${c.expected});`;
       default:
-        return `assert.equal(${call}, ${c.expected});`;
+        return `${setup}assert.equal(${call}, ${c.expected});`;
     }
   }
   const arg = c.matcher === "toBe" || c.matcher === "toEqual" ? c.expected : "";
-  return `expect(${call}).${c.matcher}(${arg});`;
+  return `${setup}expect(${call}).${c.matcher}(${arg});`;
+}
+
+/** Examples shown in the notes as not converted, at most (the rest are counted). */
+const MAX_SKIPPED_NOTES = 5;
+
+/**
+ * The example cases of a target's doc comment, spelled with the name the test imports (`exported`),
+ * and notes for the examples that stated a result but could not become an assertion.
+ */
+export function readDocExamples(
+  doc: string | undefined,
+  sig: { name: string; class?: string },
+  isMethod: boolean,
+  isStatic: boolean,
+  exported: string | undefined,
+): { cases: ExampleCase[]; skipped: SkippedExample[]; notes: string[] } {
+  if (doc === undefined) return { cases: [], skipped: [], notes: [] };
+  const callee = isMethod ? `${sig.class}.${sig.name}` : sig.name;
+  const as = isMethod ? `${exported ?? sig.class}.${sig.name}` : (exported ?? sig.name);
+  const read = readExamples(doc, callee, { as });
+  if (isMethod && !isStatic) {
+    // An instance method's examples call it on a receiver the example built: that is not known here.
+    const stated = readExamples(doc, sig.name).cases.length;
+    return {
+      cases: [],
+      skipped: [],
+      notes:
+        stated > 0
+          ? [
+              `@example of ${sig.class}.${sig.name} not asserted: the receiver of an instance method's example is not known`,
+            ]
+          : [],
+    };
+  }
+  const notes = read.skipped
+    .slice(0, MAX_SKIPPED_NOTES)
+    .map((s) => `@example (doc line ${s.line}) \`${s.code}\` not asserted: ${s.reason}`);
+  if (read.skipped.length > MAX_SKIPPED_NOTES)
+    notes.push(`${read.skipped.length - MAX_SKIPPED_NOTES} more @example lines not asserted`);
+  return { ...read, notes };
+}
+
+function isAssignment(k: ts.SyntaxKind): boolean {
+  return k >= ts.SyntaxKind.FirstAssignment && k <= ts.SyntaxKind.LastAssignment;
 }

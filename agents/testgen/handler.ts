@@ -1,6 +1,6 @@
 /** The testgen action: the function at the cursor (or named) → a formatted, parse-checked test file. */
 import { stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { format } from "prettier";
 import tsc from "typescript";
 import { actionInput } from "../../protocol/contract/actions.js";
@@ -18,25 +18,31 @@ import {
 } from "../lib/code/parse.js";
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
-import { readContained } from "../lib/code/workspace.js";
+import { readContained, readContainedSync } from "../lib/code/workspace.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { importStyle, testLocation } from "./paths.js";
-import { exampleCases } from "./examples.js";
+import { readDocExamples } from "./examples.js";
 import { guardCases } from "./guards.js";
+import { characterizePlan, finishStubs, type Observation } from "./characterize.js";
+import { effectsOf } from "./effects.js";
+import { callSites, inputVectors } from "./inputs.js";
 import { modelProposals } from "./model.js";
 import { checkPlan, formatTest } from "./pipeline.js";
 import { assemble, constructorArgs, planTests, thrownBy, type Framework } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
 import { typedCall, type TypedCall } from "./typed.js";
-import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS } from "./verify.js";
+import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS, type CheckProject } from "./verify.js";
 
 /** Arguments computed for lone buffers (see the use). */
 const bufferArgs = new TextMemo<TypedCall | undefined>(64);
 
 /** The model's time for proposals, at most (and a quarter of what the request has left). */
 const MODEL_LIMIT_MS = 5000;
+
+/** The observation run's time, at most (and a third of what the request has left). */
+const OBSERVE_LIMIT_MS = 15_000;
 
 /** Time kept back from the request's deadline for formatting and answering after a test run. */
 const RUN_MARGIN_MS = 1500;
@@ -146,12 +152,12 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
     const isStatic = target.slice.decl.type === "MethodDefinition" && target.slice.decl.static;
     const ctorArgs = target.cls ? constructorArgs(target.cls, parsed.source, ts) : [];
     const throws = thrownBy(target.slice.fn);
+    const effects = effectsOf(target.slice.fn, program);
     const imports = program.body.flatMap((s) => (s.type === "ImportDeclaration" ? [s.source.value] : []));
     const isMethod = sig.class !== undefined;
-    const examples =
-      target.slice.doc && (!isMethod || isStatic)
-        ? exampleCases(target.slice.doc.value, isMethod ? `${sig.class}.${sig.name}` : sig.name)
-        : [];
+    const read = readDocExamples(target.slice.doc?.value, sig, isMethod, isStatic, exp?.name);
+    const examples = read.cases;
+    notes.push(...read.notes);
     const guards = throws !== undefined ? guardCases(target.slice.fn, sig.params, parsed.source) : [];
     const fnEnd = target.slice.fn.range[1];
     const sourceText = parsed.source;
@@ -212,6 +218,36 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       examples,
       guards,
     });
+    // Without an example stating the value: what the function does today, observed in the sandbox.
+    let obs: Observation = { status: "not-run", cases: [], notes: [] };
+    const observeMs = Math.min(
+      OBSERVE_LIMIT_MS,
+      constraints.run_timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS,
+      Math.max(0, ctx.remainingMs() / 3),
+    );
+    if (src.root !== undefined && importable && observeMs > 0) {
+      const base = typed?.args ?? [];
+      const sites = callSites(workspaceFiles(project), exp.name, sig.params.length);
+      const inputs =
+        ts && typed && project.program
+          ? inputVectors(project.program, srcAbs, { fnEnd, testFile: testAbs, style, callee }, base, sites)
+          : undefined;
+      if (inputs) {
+        mergeImports(plan.typeImports, inputs.typeImports);
+        mergeImports((plan.valueImports ??= new Map()), inputs.valueImports);
+      }
+      obs = await characterizePlan(plan, {
+        root: src.root,
+        framework,
+        testPath: loc.test_path,
+        effects,
+        vectors: inputs?.vectors ?? [base, ...sites.map((x) => x.args)],
+        timeoutMs: observeMs,
+        signal: ctx.signal,
+      });
+      notes.push(...obs.notes);
+      ctx.timer.mark("observe");
+    }
     // With a model: its proposals join the cases, kept only if they typecheck and pass (see model.ts).
     let proposed = 0;
     if (host?.ready && importable && (!isMethod || isStatic)) {
@@ -245,6 +281,15 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       ...(src.root !== undefined ? { root: src.root } : {}),
     });
     project.overlay.clear();
+    // A placeholder that pins nothing is never kept as a test: a marked it.skip with the reason.
+    checked.keep = finishStubs(
+      plan,
+      checked.keep,
+      obs.reason ??
+        (checked.checks.skipped.run !== undefined
+          ? `not pinned: not run (${checked.checks.skipped.run})`
+          : "not pinned: its result is not plain data; assert what matters by hand"),
+    );
     ctx.timer.mark("check");
     const firstDrop = checked.verdicts.find((v) => v.outcome === "dropped");
     if (firstDrop) plan.emptyReason = firstDrop.reason;
@@ -261,7 +306,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       );
     }
     ctx.timer.mark("format");
-    const valueKinds = new Set(["example", "value", "throws", "model"]);
+    const valueKinds = new Set(["example", "value", "throws", "model", "observed"]);
     return {
       test_path: loc.test_path,
       framework,
@@ -275,6 +320,8 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
         dropped: checked.verdicts.filter((v) => v.outcome === "dropped").length,
         value_assertions: checked.keep.filter((c) => valueKinds.has(c.kind)).length,
         from_examples: checked.keep.filter((c) => c.kind === "example").length,
+        observed: checked.keep.filter((c) => c.kind === "observed").length,
+        stubs: plan.stubs?.length ?? 0,
         verdicts: checked.verdicts,
       },
       checks: checked.checks,
@@ -282,4 +329,24 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       ...partialFields(parsed),
     };
   });
+}
+
+/** The workspace's source files (not declarations) with their text, for call sites of the function. */
+function workspaceFiles(project: CheckProject): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = [];
+  for (const f of project.fileNames) {
+    if (/\.d\.[cm]?ts$/.test(f) || f.includes("/node_modules/")) continue;
+    const text = readContainedSync(project.root, f);
+    if (text !== undefined) out.push({ path: relative(project.root, f), text });
+    if (out.length >= 400) break;
+  }
+  return out;
+}
+
+function mergeImports(into: Map<string, Set<string>>, from: Map<string, Set<string>>): void {
+  for (const [spec, names] of from) {
+    const set = into.get(spec) ?? new Set<string>();
+    for (const n of names) set.add(n);
+    into.set(spec, set);
+  }
 }

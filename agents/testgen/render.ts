@@ -54,7 +54,15 @@ export interface TestCase {
   /** The statements inside the test. */
   body: string;
   async: boolean;
-  kind: "example" | "value" | "throws" | "smoke" | "model";
+  kind: "example" | "value" | "throws" | "smoke" | "model" | "observed";
+}
+
+/** A case left as `it.skip` with its call and the reason it asserts nothing (see stubs.ts). */
+export interface StubCase {
+  title: string;
+  reason: string;
+  body: string;
+  async: boolean;
 }
 
 /** A test file as parts: the cases can be dropped or turned into `it.todo` after checking, then assembled. */
@@ -76,6 +84,8 @@ export interface TestPlan {
   preamble?: string;
   /** Why no case was kept, for the `it.todo` that stands in for them (a suite without a test fails to load). */
   emptyReason?: string;
+  /** Cases that pin nothing (no value could be observed or stated), written as `it.skip` with the reason. */
+  stubs?: StubCase[];
 }
 
 /** What the function body throws, ignoring nested functions. */
@@ -163,13 +173,24 @@ export function planTests(input: RenderInput): TestPlan {
   };
   // The documented examples first: they state the values.
   const exampleCallee = isMethod ? (input.isStatic ? `${sig.class}.${sig.name}` : undefined) : sig.name;
+  // A guard's case names the error class; an example's bare "throws" for the same call gives way to it.
+  const guardCalls = new Set(
+    (input.throws !== undefined ? (input.guards ?? []) : []).map((g) => {
+      const a = (input.args ?? sampleArgs(sig.params, input.ts)).slice();
+      while (a.length < g.param) a.push("undefined");
+      a[g.param] = g.value;
+      return `${callee}(${a.join(", ")})`;
+    }),
+  );
   for (const ex of exampleCallee !== undefined ? (input.examples ?? []) : []) {
+    if (ex.matcher === "toThrow" && ex.expected === "" && guardCalls.has(ex.call)) continue;
     const shown = ex.call.length > 60 ? `${ex.call.slice(0, 57)}...` : ex.call;
-    const callText = isMethod && input.isStatic ? ex.call.replace(`${sig.class}.`, `${importName}.`) : ex.call;
+    const stated =
+      ex.matcher === "toThrow" ? `throws${ex.expected ? ` ${ex.expected}` : ""}` : ex.expected.replace(/\s+/g, " ");
     add({
-      title: `example: ${shown} → ${ex.expected.length > 40 ? `${ex.expected.slice(0, 37)}...` : ex.expected}`,
-      body: assertionFor({ ...ex, call: callText }, framework, sig.async),
-      async: sig.async,
+      title: `example: ${shown.replace(/\s+/g, " ")} → ${stated.length > 40 ? `${stated.slice(0, 37)}...` : stated}`,
+      body: assertionFor(ex, framework, sig.async),
+      async: sig.async || ex.awaited === true,
       kind: "example",
     });
   }
@@ -195,6 +216,9 @@ export function planTests(input: RenderInput): TestPlan {
       while (a.length < g.param) a.push("undefined");
       a[g.param] = g.value;
       const badCall = `${callee}(${a.join(", ")})`;
+      // The documented example already states this throw.
+      if ((input.examples ?? []).some((e) => e.matcher === "toThrow" && e.expected !== "" && e.call === badCall))
+        continue;
       // Only built-in error classes are named in the assertion: others would need an import of their own.
       const cls = BUILTIN_ERRORS.has(g.thrown) ? g.thrown : "";
       const what = cls ? `${/^[AEIOU]/.test(cls) ? "an" : "a"} ${cls}` : "an error";
@@ -238,15 +262,16 @@ export function assemble(
     );
     lines.push(`import { ${used.join(", ")} } from "vitest";`);
   }
+  const stubs = plan.stubs ?? [];
+  const bodies = [...keep, ...stubs].map((c) => c.body).join("\n");
   if (plan.framework === "node:test") {
     lines.push('import { describe, it } from "node:test";');
-    if (keep.length > 0) lines.push('import assert from "node:assert/strict";');
+    if (/\bassert\./.test(bodies)) lines.push('import assert from "node:assert/strict";');
   }
-  const bodies = keep.map((c) => c.body).join("\n");
   const usedIn = (names: Iterable<string>): string[] =>
     [...names].filter((n) => new RegExp(`\\b${n}\\b`).test(bodies)).sort();
   // Without a case left, the import would be unused (an error under noUnusedLocals).
-  const main = plan.importLine !== undefined && keep.length > 0 ? plan.importLine : undefined;
+  const main = plan.importLine !== undefined && keep.length + stubs.length > 0 ? plan.importLine : undefined;
   // A class both constructed and named in a cast is imported once, as a value; the code under test is already
   // imported, and a class from its module joins that import.
   const values = new Set<string>(main !== undefined ? [plan.importName ?? ""] : []);
@@ -274,10 +299,14 @@ export function assemble(
   const body: string[] = [];
   if (plan.preamble) body.push(plan.preamble);
   for (const c of keep) body.push(`it(${JSON.stringify(c.title)}, ${c.async ? "async " : ""}() => {\n${c.body}\n});`);
+  for (const s of stubs)
+    body.push(
+      `it.skip(${JSON.stringify(`${s.title} (${s.reason})`)}, ${s.async ? "async " : ""}() => {\n${s.body}\n});`,
+    );
   for (const t of madeTodo) body.push(todo(`${t.title} (${t.reason})`));
   for (const t of plan.todos) body.push(todo(t));
   // Runners reject a file without a single test ("No test found in suite"): a todo says why.
-  if (keep.length + madeTodo.length + plan.todos.length === 0)
+  if (keep.length + stubs.length + madeTodo.length + plan.todos.length === 0)
     body.push(todo(`${plan.describe}: no generated case was kept${plan.emptyReason ? ` (${plan.emptyReason})` : ""}`));
   lines.push(`describe(${JSON.stringify(plan.describe)}, () => {\n${body.join("\n\n")}\n});`);
   return lines.join("\n") + "\n";

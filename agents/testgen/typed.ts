@@ -45,7 +45,7 @@ const WEB_GLOBALS = new Set([
 ]);
 const MAX_PROPS = 12;
 
-function findFunction(sf: ts.SourceFile, end: number): ts.SignatureDeclaration | undefined {
+export function findFunction(sf: ts.SourceFile, end: number): ts.SignatureDeclaration | undefined {
   let best: ts.SignatureDeclaration | undefined;
   const visit = (n: ts.Node): void => {
     if (n.pos > end || n.end < end) return;
@@ -64,7 +64,7 @@ function nameNode(decl: ts.SignatureDeclaration): ts.Node | undefined {
   return undefined;
 }
 
-class Builder {
+export class Builder {
   readonly typeImports = new Map<string, Set<string>>();
   readonly valueImports = new Map<string, Set<string>>();
   constructor(
@@ -74,7 +74,7 @@ class Builder {
   ) {}
 
   /** An import name for a type (or, with `into` valueImports, a class) declared in an exported, workspace (non-library) module; undefined otherwise. */
-  private importable(sym: ts.Symbol | undefined, into = this.typeImports): string | undefined {
+  importable(sym: ts.Symbol | undefined, into = this.typeImports): string | undefined {
     if (!sym) return undefined;
     const decl = sym.declarations?.[0];
     if (!decl) return undefined;
@@ -327,7 +327,7 @@ class Builder {
 }
 
 /** How many leading parameters a caller must pass (not optional, no default, not rest). */
-function minArgs(checker: ts.TypeChecker, sig: ts.Signature): number {
+export function minArgs(checker: ts.TypeChecker, sig: ts.Signature): number {
   let n = 0;
   for (const p of sig.getParameters()) {
     const d = p.valueDeclaration;
@@ -338,7 +338,7 @@ function minArgs(checker: ts.TypeChecker, sig: ts.Signature): number {
 }
 
 /** The signature a caller sees: of overloads, the one with the most required parameters (the first of those). */
-function callerSignature(checker: ts.TypeChecker, decl: ts.SignatureDeclaration): ts.Signature | undefined {
+export function callerSignature(checker: ts.TypeChecker, decl: ts.SignatureDeclaration): ts.Signature | undefined {
   const name = nameNode(decl);
   const sym = name && checker.getSymbolAtLocation(name);
   const own = checker.getSignatureFromDeclaration(decl);

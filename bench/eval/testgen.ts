@@ -25,6 +25,10 @@ import { createTestgen } from "../../agents/testgen/handler.js";
 import { failureLine } from "../../agents/testgen/verify.js";
 import { createLogger } from "../../protocol/util/log.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";
+import { mutateFile, testForMutant, type Mutant } from "./mutants.js";
+
+/** Mutants per tested function, at most. */
+const MUTANTS_PER_FUNCTION = 6;
 
 export interface TestgenProject {
   name: string;
@@ -172,7 +176,17 @@ function targetsOf(root: string, file: string): { name: string; examples: boolea
   const out: { name: string; examples: boolean }[] = [];
   const exported = (n: ts.Node): boolean =>
     ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-  const hasExample = (n: ts.Node): boolean => ts.getJSDocTags(n).some((t) => t.tagName.text === "example");
+  // An example that states a result: a result comment (`// =>`, `// →`, `// returns`, …) or a printed call.
+  const hasExample = (n: ts.Node): boolean =>
+    ts
+      .getJSDocTags(n)
+      .some(
+        (t) =>
+          t.tagName.text === "example" &&
+          /\/\/\s*(=>|→|->|returns?\b|result|output|prints?\b|["'`\d[{-]|true\b|false\b|null\b|undefined\b)|console\.log\(/i.test(
+            typeof t.comment === "string" ? t.comment : (ts.getTextOfJSDocComment(t.comment) ?? ""),
+          ),
+      );
   const seen = new Set<string>();
   for (const st of sf.statements) {
     if (!exported(st)) continue;
@@ -211,6 +225,7 @@ const VALUE =
   /\b(toBe|toEqual|toStrictEqual|toThrow|toBeUndefined|toBeNull|toBeNaN)\(|assert\.(equal|deepStrictEqual|throws|rejects)\(/;
 
 interface Generated {
+  ms: number;
   target: string;
   file: string;
   test_path: string;
@@ -241,11 +256,15 @@ export async function evalTestgenProject(
     const step = Math.max(1, all.length / limit);
     const picked = all.filter((_, i) => Math.floor(i / step) !== Math.floor((i - 1) / step) || i === 0).slice(0, limit);
     const testgen = createTestgen();
+    // The copy is trusted, as a user's own library is (EVAL_TESTGEN_TRUST=0: measured untrusted).
+    const savedTrust = process.env.AIP_TRUSTED_WORKSPACES;
+    if (process.env.EVAL_TESTGEN_TRUST !== "0") process.env.AIP_TRUSTED_WORKSPACES = copy;
     const gen: Generated[] = [];
     const errors: string[] = [];
     const paths = new Set<string>();
     for (const t of picked) {
       try {
+        const t0 = performance.now();
         const payload = (await testgen(
           {
             action: "testgen",
@@ -262,6 +281,7 @@ export async function evalTestgenProject(
         mkdirSync(dirname(join(copy, testPath)), { recursive: true });
         writeFileSync(join(copy, testPath), content);
         gen.push({
+          ms: performance.now() - t0,
           target: t.name,
           file: t.file,
           test_path: testPath,
@@ -276,6 +296,8 @@ export async function evalTestgenProject(
         errors.push(`${t.file} ${t.name}: ${(err as Error).message.slice(0, 160)}`);
       }
     }
+    if (savedTrust === undefined) delete process.env.AIP_TRUSTED_WORKSPACES;
+    else process.env.AIP_TRUSTED_WORKSPACES = savedTrust;
     // Typecheck every written file in one program of the project's compiler, with the project's options.
     const judge = await judgeCompiler(copy);
     const program = judge.ts.createProgram({
@@ -291,40 +313,49 @@ export async function evalTestgenProject(
       if (d.length > 0)
         typeErrors.set(g.test_path, judge.ts.flattenDiagnosticMessageText(d[0]!.messageText, " ").slice(0, 160));
     }
-    // Run every written file in one run of the project's vitest.
-    const report = join(copy, "vitest-report.json");
-    await execa(
-      join(copy, "node_modules", ".bin", "vitest"),
-      ["run", ...gen.map((g) => g.test_path), "--reporter=json", `--outputFile=${report}`],
-      {
-        cwd: copy,
-        reject: false,
-        timeout: 600_000,
-        env: { CI: "1" },
-      },
+    // Run every written file in one run of the project's vitest, twice.
+    const results = await vitestRun(
+      copy,
+      gen.map((g) => g.test_path),
     );
-    const results = existsSync(report)
-      ? ((
-          JSON.parse(readFileSync(report, "utf8")) as {
-            testResults: { name: string; status: string; message?: string; assertionResults: { status: string }[] }[];
-          }
-        ).testResults ?? [])
-      : [];
+    const again = await vitestRun(
+      copy,
+      gen.map((g) => g.test_path),
+    );
     let loaded = 0;
     let keptTests = 0;
     let passed = 0;
+    let passedTwice = 0;
     const loadErrors: string[] = [];
     for (const g of gen) {
       const r = results.find((x) => x.name === join(copy, g.test_path));
       const ran = r !== undefined && !(r.status === "failed" && r.assertionResults.length === 0);
       if (ran) loaded++;
       else loadErrors.push(`${g.test_path}: ${r?.message ? failureLine(r.message) : "not in the report"}`);
-      for (const a of r?.assertionResults ?? []) {
+      const r2 = again.find((x) => x.name === join(copy, g.test_path));
+      (r?.assertionResults ?? []).forEach((a, i) => {
         if (a.status === "passed" || a.status === "failed") keptTests++;
         if (a.status === "passed") passed++;
-      }
+        if (a.status === "passed" && r2?.assertionResults[i]?.status === "passed") passedTwice++;
+      });
     }
-    const asserting = gen.filter((g) => VALUE.test(g.content.replace(/toBeDefined\(\)/g, "")));
+    const asserting = gen.filter((g) => VALUE.test(keptText(g.content).replace(/toBeDefined\(\)/g, "")));
+    const count = (re: RegExp): number => gen.reduce((n, g) => n + (g.content.match(re) ?? []).length, 0);
+    const fromExamples = count(/\bit\(\s*["'`]example: /g);
+    const observed = count(/\bit\(\s*["'`]observed: /g);
+    const stubs = count(/\bit\.skip\(/g);
+    const lonelyDefined = gen.filter(
+      (g) =>
+        /toBeDefined\(\)/.test(keptText(g.content)) && !VALUE.test(keptText(g.content).replace(/toBeDefined\(\)/g, "")),
+    ).length;
+    const exampleAsserted = withExamplesOf(gen).filter((g) => /\bit\(\s*["'`]example: /.test(g.content));
+    const mut = await killMutants(copy, gen, results);
+    const warm = gen
+      .slice(1)
+      .map((g) => g.ms)
+      .sort((a, b) => a - b);
+    const q = (f: number): number | null =>
+      warm.length === 0 ? null : Math.round(warm[Math.min(warm.length - 1, Math.floor(f * warm.length))]!);
     const withExamples = gen.filter((g) => g.examples);
     const pct = (a: number, b: number): number | null => (b === 0 ? null : Math.round((1000 * a) / b) / 10);
     return {
@@ -336,6 +367,14 @@ export async function evalTestgenProject(
         asserting: asserting.length,
         kept_tests: keptTests,
         passed,
+        passed_twice: passedTwice,
+        from_examples: fromExamples,
+        observed,
+        stubs,
+        mutants: mut.total,
+        mutants_killed: mut.killed,
+        example_functions: withExamplesOf(gen).length,
+        example_functions_asserted: exampleAsserted.length,
       },
       targets_total: all.length,
       targets_tried: picked.length,
@@ -345,8 +384,19 @@ export async function evalTestgenProject(
       typecheck_pct: pct(gen.length - typeErrors.size, gen.length),
       run_pct: pct(loaded, gen.length),
       asserting_files_pct: pct(asserting.length, gen.length),
+      lone_toBeDefined_files: lonelyDefined,
+      tests_from_examples: fromExamples,
+      tests_observed: observed,
+      stubs,
+      passed_twice_pct: pct(passedTwice, keptTests),
+      mutants: mut.total,
+      mutants_killed: mut.killed,
+      mutants_killed_pct: pct(mut.killed, mut.total),
+      mutants_by_kind: mut.byKind,
+      mutants_survived_sample: mut.survived.slice(0, 8),
+      testgen_ms: { p50_warm: q(0.5), p95_warm: q(0.95), first: gen[0] ? Math.round(gen[0].ms) : null },
       functions_with_examples: withExamples.length,
-      asserting_with_examples_pct: pct(withExamples.filter((g) => asserting.includes(g)).length, withExamples.length),
+      asserting_with_examples_pct: pct(exampleAsserted.length, withExamples.length),
       kept_tests: keptTests,
       kept_pass_pct: pct(passed, keptTests),
       agent_runs: Object.fromEntries(
@@ -370,13 +420,30 @@ export async function evalTestgen(
   limit = 20,
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { limit_per_project: limit };
-  const sum = { files: 0, typecheck_ok: 0, run_ok: 0, asserting: 0, kept_tests: 0, passed: 0 };
+  const sum = {
+    files: 0,
+    typecheck_ok: 0,
+    run_ok: 0,
+    asserting: 0,
+    kept_tests: 0,
+    passed: 0,
+    passed_twice: 0,
+    from_examples: 0,
+    observed: 0,
+    stubs: 0,
+    mutants: 0,
+    mutants_killed: 0,
+    example_functions: 0,
+    example_functions_asserted: 0,
+  };
   // Every install first (one at a time: they share npm's cache), then the projects.
   const installs = new Map<string, Awaited<ReturnType<typeof installed>>>();
   for (const p of ps) if (!p.checkoutModules) installs.set(p.name, await installed(p));
   for (const p of ps) {
     const r = await evalTestgenProject(p, checkoutModules, limit, installs.get(p.name));
     out[p.name] = r;
+    // Each project as it is done (a long run that is stopped still leaves its figures).
+    process.stderr.write(`${JSON.stringify({ project: p.name, ...r })}\n`);
     const c = r.counts as typeof sum;
     for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += c[k];
   }
@@ -387,6 +454,104 @@ export async function evalTestgen(
     run_pct: pct(sum.run_ok, sum.files),
     asserting_files_pct: pct(sum.asserting, sum.files),
     kept_pass_pct: pct(sum.passed, sum.kept_tests),
+    passed_twice_pct: pct(sum.passed_twice, sum.kept_tests),
+    mutants_killed_pct: pct(sum.mutants_killed, sum.mutants),
+    example_functions_asserted_pct: pct(sum.example_functions_asserted, sum.example_functions),
   };
   return out;
+}
+
+type VitestFile = { name: string; status: string; message?: string; assertionResults: { status: string }[] };
+
+/** One run of the copy's vitest over `files`: its JSON report's files. */
+async function vitestRun(copy: string, files: string[], timeout = 600_000): Promise<VitestFile[]> {
+  const report = join(copy, `vitest-report-${Math.random().toString(36).slice(2)}.json`);
+  await execa(
+    join(copy, "node_modules", ".bin", "vitest"),
+    ["run", ...files, "--reporter=json", `--outputFile=${report}`],
+    {
+      cwd: copy,
+      reject: false,
+      timeout,
+      env: { CI: "1" },
+    },
+  );
+  if (!existsSync(report)) return [];
+  const out = (JSON.parse(readFileSync(report, "utf8")) as { testResults?: VitestFile[] }).testResults ?? [];
+  rmSync(report, { force: true });
+  return out;
+}
+
+/** The file without its `it.skip` / `it.todo` cases (what a kept test asserts). */
+function keptText(content: string): string {
+  return content.replace(/\bit\.skip\([\s\S]*?\n {2}\}\);/g, "").replace(/\bit\.todo\(.*\);/g, "");
+}
+
+function withExamplesOf<T extends { examples: boolean }>(gen: T[]): T[] {
+  return gen.filter((g) => g.examples);
+}
+
+/** Mutants of each tested function per source file (mutants.ts), each run against that function's generated file. */
+async function killMutants(
+  copy: string,
+  gen: Generated[],
+  baseline: VitestFile[],
+): Promise<{
+  total: number;
+  killed: number;
+  byKind: Record<string, { total: number; killed: number }>;
+  survived: string[];
+}> {
+  const byFile = new Map<string, Generated[]>();
+  for (const g of gen) byFile.set(g.file, [...(byFile.get(g.file) ?? []), g]);
+  const originals = new Map<string, string>();
+  const runs: { g: Generated; m: Mutant; path: string }[] = [];
+  let prefix = 0;
+  for (const [file, gs] of byFile) {
+    const abs = join(copy, file);
+    const source = readFileSync(abs, "utf8");
+    const { text, mutants } = mutateFile(
+      source,
+      file,
+      [...new Set(gs.map((g) => g.target))],
+      MUTANTS_PER_FUNCTION,
+      `f${prefix++}m`,
+    );
+    originals.set(abs, source);
+    writeFileSync(abs, text);
+    for (const g of gs) {
+      // A file whose tests fail on the original code cannot tell a mutant apart.
+      const base = baseline.find((x) => x.name === join(copy, g.test_path));
+      const clean = base !== undefined && base.assertionResults.every((a) => a.status !== "failed");
+      for (const m of mutants.get(g.target) ?? []) {
+        const path = g.test_path.replace(/\.test\.([cm]?[jt]sx?)$/, `.${m.id}.test.$1`);
+        if (clean) {
+          writeFileSync(join(copy, path), testForMutant(g.content, m.id));
+          runs.push({ g, m, path });
+        } else runs.push({ g, m, path: "" });
+      }
+    }
+  }
+  const res = await vitestRun(
+    copy,
+    runs.filter((r) => r.path !== "").map((r) => r.path),
+    1_200_000,
+  );
+  for (const [abs, text] of originals) writeFileSync(abs, text);
+  for (const r of runs) if (r.path !== "") rmSync(join(copy, r.path), { force: true });
+  const byKind: Record<string, { total: number; killed: number }> = {};
+  const survived: string[] = [];
+  let killed = 0;
+  for (const r of runs) {
+    const f = r.path === "" ? undefined : res.find((x) => x.name === join(copy, r.path));
+    // Killed: a test failed, or the file no longer loads; a file with no test that ran kills nothing.
+    const dead = f !== undefined && f.status === "failed";
+    const k = (byKind[r.m.kind] ??= { total: 0, killed: 0 });
+    k.total++;
+    if (dead) {
+      k.killed++;
+      killed++;
+    } else survived.push(`${r.g.target}: ${r.m.what}`);
+  }
+  return { total: runs.length, killed, byKind, survived };
 }

@@ -1,61 +1,293 @@
+/**
+ * @example blocks as popular libraries write them (lodash, date-fns, ms, pretty-bytes, es-toolkit, remeda,
+ * Node's docs), alone and mixed in one block, each turned into the assertion it states or reported with why not.
+ */
 import { describe, expect, it } from "vitest";
-import { assertionFor, exampleCases } from "../../../agents/testgen/examples.js";
+import { assertionFor, exampleCases, readDocExamples, readExamples } from "../../../agents/testgen/examples.js";
 
 /** A doc comment's `value`, as the parser hands it over (between the comment markers). */
 const doc = (lines: string[]): string => `*\n${lines.map((l) => ` * ${l}`).join("\n")}\n `;
+/** A sindresorhus-style doc comment: tab-indented, no `*` gutter. */
+const bare = (lines: string[]): string => `*\n${lines.map((l) => `\t${l}`).join("\n")}\n`;
+const asserts = (value: string, callee: string, async = false): string[] =>
+  exampleCases(value, callee).map((c) => assertionFor(c, "vitest", async));
 
-describe("exampleCases", () => {
-  it("turns `// =>`, `// returns` and console.log result comments into assertions", () => {
+describe("exampleCases: one style at a time", () => {
+  it("`// =>` on the same line or the next (lodash, remeda), through a namespace (`_.chunk`, `R.add`)", () => {
     const value = doc([
-      "Converts to camel case.",
+      "Creates an array of elements split into groups the length of `size`.",
+      "@since 3.0.0",
       "@example",
-      "```ts",
-      'camelCase("foo-bar") // => "fooBar"',
-      'camelCase("a_b"); // returns "aB"',
-      'console.log(camelCase("x-y")); // "xY"',
-      'camelCase("n", { upper: true })',
-      '// => ["N", 1]',
+      "",
+      "_.chunk(['a', 'b', 'c', 'd'], 2);",
+      "// => [['a', 'b'], ['c', 'd']]",
+      "",
+      "_.chunk(['a', 'b', 'c', 'd'], 3);",
+      "// => [['a', 'b', 'c'], ['d']]",
+      "R.chunk([1], 1) // => [[1]]",
+    ]);
+    expect(asserts(value, "chunk")).toEqual([
+      "expect(chunk(['a', 'b', 'c', 'd'], 2)).toEqual([['a', 'b'], ['c', 'd']]);",
+      "expect(chunk(['a', 'b', 'c', 'd'], 3)).toEqual([['a', 'b', 'c'], ['d']]);",
+      "expect(chunk([1], 1)).toEqual([[1]]);",
+    ]);
+  });
+
+  it('`fn(x); // value` with the semicolon and a bare value (ms), `// Returns v`, `// returns "v"`, `// → v`', () => {
+    const value = doc([
+      "@example",
+      "ms('2 days')  // 172800000",
+      "ms('1d');     // 86400000",
+      'ms(60000); // Returns "1m"',
+      'ms(-3 * 60000) // returns "-3m"',
+      "ms(2 * 60000) // → '2m'",
+      "ms('1h') //=> 3600000",
+    ]);
+    expect(asserts(value, "ms")).toEqual([
+      "expect(ms('2 days')).toBe(172800000);",
+      "expect(ms('1d')).toBe(86400000);",
+      'expect(ms(60000)).toBe("1m");',
+      'expect(ms(-3 * 60000)).toBe("-3m");',
+      "expect(ms(2 * 60000)).toBe('2m');",
+      "expect(ms('1h')).toBe(3600000);",
+    ]);
+  });
+
+  it("the call alone, the value alone on the next line (pretty-bytes, with import lines and remarks between)", () => {
+    const value = bare([
+      "Convert bytes to a human readable string: `1337` → `1.34 kB`.",
+      "@example",
       "```",
-      "@param s the input",
+      "import prettyBytes from 'pretty-bytes';",
+      "",
+      "prettyBytes(1337);",
+      "//=> '1.34 kB'",
+      "",
+      "// Display with units of bits",
+      "prettyBytes(1337, {bits: true});",
+      "//=> '1.34 kbit'",
+      "",
+      "prettyBytes(100)",
+      "// '100 B'",
+      "```",
     ]);
-    const cases = exampleCases(value, "camelCase");
-    expect(cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
-      'expect(camelCase("foo-bar")).toBe("fooBar");',
-      'expect(camelCase("a_b")).toBe("aB");',
-      'expect(camelCase("x-y")).toBe("xY");',
-      'expect(camelCase("n", { upper: true })).toEqual(["N", 1]);',
+    expect(asserts(value, "prettyBytes")).toEqual([
+      "expect(prettyBytes(1337)).toBe('1.34 kB');",
+      "expect(prettyBytes(1337, {bits: true})).toBe('1.34 kbit');",
+      "expect(prettyBytes(100)).toBe('100 B');",
     ]);
-    expect(assertionFor(cases[3]!, "node:test", true)).toBe(
-      'assert.deepStrictEqual(await camelCase("n", { upper: true }), ["N", 1]);',
+  });
+
+  it("console.log with the output on its line or the next; printed strings need no quotes", () => {
+    const value = doc([
+      "@example",
+      'console.log(slug("Hello World")); // "hello-world"',
+      'console.log(slug("A B"))',
+      "// a-b",
+      'console.log(slug("x"), slug("y")) // x y',
+    ]);
+    expect(asserts(value, "slug")).toEqual([
+      'expect(slug("Hello World")).toBe("hello-world");',
+      'expect(slug("A B")).toBe("a-b");',
+    ]);
+  });
+
+  it("a result over several comment lines (an object, an array), after the call or after console.log", () => {
+    const value = doc([
+      "@example",
+      "parse('a=1&b=2')",
+      "// => {",
+      "//   a: '1',",
+      "//   b: ['2', '3']",
+      "// }",
+      "console.log(parse('x=1'));",
+      "// {",
+      "//   x: '1'",
+      "// }",
+      "parse('')",
+      "// => [",
+      "//   1,",
+      "//   2",
+      "// ]",
+    ]);
+    expect(asserts(value, "parse")).toEqual([
+      "expect(parse('a=1&b=2')).toEqual({\n  a: '1',\n  b: ['2', '3']\n});",
+      "expect(parse('x=1')).toEqual({\n  x: '1'\n});",
+      "expect(parse('')).toEqual([\n  1,\n  2\n]);",
+    ]);
+  });
+
+  it("arguments that are earlier declarations of the block are repeated in the test (lodash `var users`, es-toolkit)", () => {
+    const value = doc([
+      "@example",
+      "var users = [",
+      "  { 'user': 'barney',  'active': false },",
+      "  { 'user': 'pebbles', 'active': true }",
+      "];",
+      "",
+      "_.findIndex(users, function(o) { return o.user == 'barney'; });",
+      "// => 0",
+      "",
+      "// The `_.matches` iteratee shorthand.",
+      "_.findIndex(users, { 'user': 'pebbles', 'active': true });",
+      "// => 1",
+    ]);
+    const users =
+      "let users = [\n  { 'user': 'barney',  'active': false },\n  { 'user': 'pebbles', 'active': true }\n];";
+    expect(asserts(value, "findIndex")).toEqual([
+      `${users}\nexpect(findIndex(users, function(o) { return o.user == 'barney'; })).toBe(0);`,
+      `${users}\nexpect(findIndex(users, { 'user': 'pebbles', 'active': true })).toBe(1);`,
+    ]);
+    const es = doc([
+      "@example",
+      "const array = [1, 2, 3, 4, 5];",
+      "const size = 2;",
+      "const result = chunk(array, size);",
+      "// result will be [[1, 2], [3, 4], [5]]",
+    ]);
+    expect(asserts(es, "chunk")).toEqual([
+      "const array = [1, 2, 3, 4, 5];\nconst size = 2;\nexpect(chunk(array, size)).toEqual([[1, 2], [3, 4], [5]]);",
+    ]);
+  });
+
+  it("a name bound to the call and printed later, an `expect` line in the example, awaited calls, throws", () => {
+    const value = doc([
+      "@example",
+      "const total = await sum([1, 2]);",
+      "console.log(total); // 3",
+      "expect(sum([])).toBe(0);",
+      "sum(null) // throws TypeError",
+      "sum([NaN]) // => NaN",
+      "sum([undefined]) // => undefined",
+    ]);
+    expect(asserts(value, "sum")).toEqual([
+      "expect(await sum([1, 2])).toBe(3);",
+      "expect(sum([])).toBe(0);",
+      "expect(() => sum(null)).toThrow(TypeError);",
+      "expect(sum([NaN])).toBeNaN();",
+      "expect(sum([undefined])).toBeUndefined();",
+    ]);
+    expect(assertionFor(exampleCases(value, "sum")[2]!, "vitest", true)).toBe(
+      "await expect(sum(null)).rejects.toThrow(TypeError);",
+    );
+    expect(assertionFor(exampleCases(value, "sum")[0]!, "node:test", false)).toBe(
+      "assert.equal(await sum([1, 2]), 3);",
     );
   });
+});
 
-  it("undefined, null and NaN get their own matchers; awaited calls stay awaited", () => {
-    const value = doc(["@example", "await find(2) // => undefined", "find(0) // => null", "ratio(0, 0) // NaN"]);
-    expect(exampleCases(value, "find").map((c) => assertionFor(c, "vitest", true))).toEqual([
-      "expect(await find(2)).toBeUndefined();",
-      "expect(await find(0)).toBeNull();",
+describe("exampleCases: mixed blocks, and what is not converted", () => {
+  it("every style in one block, with prose, other functions and a remark before the result", () => {
+    const value = doc([
+      "Formats a duration.",
+      "@example",
+      "```ts",
+      "import { fmt } from 'durations';",
+      "// Plain numbers are milliseconds:",
+      "fmt(1000) // => '1s'",
+      "fmt(60000); // '1m'",
+      "fmt(0); // Returns '0ms'",
+      "const opts = { long: true };",
+      "fmt(1000, opts) // with the long form",
+      "// → '1 second'",
+      "console.log(fmt(2000))",
+      "// 2s",
+      "other(1) // => 'x'",
+      "fmt(3600000, { parts: 2 })",
+      "// => ['1h',",
+      "//     '0m']",
+      "```",
+      "@param ms the duration",
     ]);
-    // A bare value after a plain call (not console.log) is not a stated result.
-    expect(exampleCases(value, "ratio")).toEqual([]);
+    expect(asserts(value, "fmt")).toEqual([
+      "expect(fmt(1000)).toBe('1s');",
+      "expect(fmt(60000)).toBe('1m');",
+      "expect(fmt(0)).toBe('0ms');",
+      "const opts = { long: true };\nexpect(fmt(1000, opts)).toBe('1 second');",
+      'expect(fmt(2000)).toBe("2s");',
+      "expect(fmt(3600000, { parts: 2 })).toEqual(['1h',\n    '0m']);",
+    ]);
+    expect(readExamples(value, "fmt").skipped).toEqual([]);
   });
 
-  it("skips lines that are not a literal result of a call with literal arguments", () => {
+  it("a stated result that is no value, or an argument the example never defines, is reported with the reason", () => {
     const value = doc([
       "@example",
-      "const user = load() // => a user",
-      'greet(user) // => "hi"',
-      'greet("a") // => `hi ${name}`',
-      'other("a") // => "x"',
-      'greet("b") // prints hi',
-      'greet(new Date(0)) // => "hi 1970"',
-      'Text.greet("c") // => "hi c"',
+      "// Add 10 days to 1 September 2014:",
+      "const result = addDays(new Date(2014, 8, 1), 10)",
+      "//=> Thu Sep 11 2014 00:00:00",
+      "addDays(date, 1) // => '2014-09-02'",
+      "addDays(new Date(0), 0) // => new Date(0)",
+      "addDays(new Date(0), 1) // does not touch its argument",
     ]);
-    expect(exampleCases(value, "greet").map((c) => c.call)).toEqual(["greet(new Date(0))"]);
-    expect(exampleCases(value, "Text.greet").map((c) => c.call)).toEqual(['Text.greet("c")']);
+    const r = readExamples(value, "addDays");
+    expect(r.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      "expect(addDays(new Date(0), 0)).toEqual(new Date(0));",
+    ]);
+    expect(r.skipped).toEqual([
+      {
+        line: 4,
+        code: "const result = addDays(new Date(2014, 8, 1), 10)",
+        reason:
+          "the stated result `Thu Sep 11 2014 00:00:00` is not a value a test can write down (a literal, or data of literals)",
+      },
+      { line: 6, code: "addDays(date, 1)", reason: "it uses `date`, which the example does not define" },
+    ]);
+  });
+
+  it("static methods through their class (renamed on import); instance methods are noted, not asserted", () => {
+    const value = doc(["@example", 'Text.greet("c") // => "hi c"', 'greet("d") // => "hi d"']);
+    const s = readDocExamples(value, { name: "greet", class: "Text" }, true, true, "Texts");
+    expect(s.cases.map((c) => c.call)).toEqual(['Texts.greet("c")']);
+    const inst = readDocExamples(
+      doc(["@example", "const t = new Text();", 't.greet("c") // => "hi c"']),
+      { name: "greet", class: "Text" },
+      true,
+      false,
+      "Text",
+    );
+    expect(inst.cases).toEqual([]);
+    expect(inst.notes).toEqual([
+      "@example of Text.greet not asserted: the receiver of an instance method's example is not known",
+    ]);
+    // A function exported under another name is called by that name.
+    expect(
+      readDocExamples(doc(["@example", "add(1, 2) // => 3"]), { name: "add" }, false, false, "plus").cases[0]!.call,
+    ).toBe("plus(1, 2)");
   });
 
   it("no @example, no cases; text outside @example blocks is not read", () => {
     expect(exampleCases(doc(["add(1, 2) // => 3", "@returns the sum"]), "add")).toEqual([]);
+  });
+});
+
+describe("exampleCases: expressions around the call", () => {
+  it("a method called on the result, or the call inside another value's method (ansi-regex)", () => {
+    const value = bare([
+      "@example",
+      "```",
+      "import ansiRegex from 'ansi-regex';",
+      "",
+      "ansiRegex().test('\\u001B[4mcake\\u001B[0m');",
+      "//=> true",
+      "",
+      "'\\u001B[4mcake\\u001B[0m'.match(ansiRegex({onlyFirst: true}));",
+      "//=> ['\\u001B[4m']",
+      "```",
+    ]);
+    expect(asserts(value, "ansiRegex")).toEqual([
+      "expect(ansiRegex().test('\\u001B[4mcake\\u001B[0m')).toBe(true);",
+      "expect('\\u001B[4mcake\\u001B[0m'.match(ansiRegex({onlyFirst: true}))).toEqual(['\\u001B[4m']);",
+    ]);
+  });
+
+  it("printed output stated as alternatives (figures) is no single value: not asserted", () => {
+    const value = doc([
+      "@example",
+      "console.log(replaceSymbols('✔ check'));",
+      "// On terminals with Unicode symbols:  ✔ check",
+      "// On other terminals:                 √ check",
+    ]);
+    expect(asserts(value, "replaceSymbols")).toEqual([]);
   });
 });

@@ -1,0 +1,184 @@
+/**
+ * Inputs for characterization tests (docs/agents.md, "testgen"): argument lists to call a function
+ * with and observe what it does. They come from the workspace's own calls of the function (arguments
+ * written as values), and from the parameters' types, one parameter varied at a time from the
+ * happy-path call: each member of a union of literals or of an enum, a few values of a primitive
+ * (as property-based testing tools start with: empty, small, negative, fractional, mixed case),
+ * an empty and a two-element array, and an optional parameter given once (left to its default otherwise).
+ */
+import ts from "typescript";
+import { freeNames } from "./examples.js";
+import { Builder, callerSignature, findFunction, minArgs, type TypedOptions } from "./typed.js";
+
+/** Argument lists per function, at most. */
+export const MAX_INPUTS = 8;
+/** Variants of one parameter, at most. */
+const MAX_VARIANTS = 3;
+/** Workspace files searched for calls of the function, at most, and their size. */
+const MAX_CALL_SITE_FILES = 400;
+const MAX_CALL_SITE_BYTES = 256 * 1024;
+/** Calls taken from the workspace, at most. */
+const MAX_CALL_SITES = 3;
+
+const SAFE_GLOBALS = new Set([
+  "undefined",
+  "NaN",
+  "Infinity",
+  "Math",
+  "JSON",
+  "Number",
+  "String",
+  "Boolean",
+  "Array",
+  "Object",
+  "Date",
+  "RegExp",
+  "Map",
+  "Set",
+  "BigInt",
+  "URL",
+  "URLSearchParams",
+]);
+
+const STRINGS = ['""', '"a"', '"Hello World"', '"foo-bar_baz"'];
+const NUMBERS = ["0", "-1", "2.5", "100"];
+
+export interface Inputs {
+  /** Argument lists as source text, the happy path first. */
+  vectors: string[][];
+  /** Where each came from, for the notes: "call site src/x.ts:12" or "types". */
+  origins: string[];
+  typeImports: Map<string, Set<string>>;
+  valueImports: Map<string, Set<string>>;
+}
+
+/** Variants of one parameter's type (besides the happy path's value). */
+function variants(b: Builder, checker: ts.TypeChecker, type: ts.Type, hint: string): string[] {
+  const f = type.flags;
+  if (type.isUnion()) {
+    const members = type.types.filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)));
+    // An enum: its members by name.
+    if (members.length > 0 && members.every((m) => m.flags & ts.TypeFlags.EnumLiteral)) {
+      const out: string[] = [];
+      for (const m of members) {
+        const decl = m.symbol?.valueDeclaration;
+        if (!decl || !ts.isEnumMember(decl)) continue;
+        const enumSym = checker.getSymbolAtLocation(decl.parent.name);
+        const name = b.importable(enumSym, b.valueImports);
+        if (name) out.push(`${name}.${m.symbol.getName()}`);
+      }
+      return out;
+    }
+    if (members.every((m) => m.isLiteral() || m.flags & ts.TypeFlags.BooleanLiteral))
+      return members.map((m) => b.value(m, hint)).filter((v): v is string => v !== undefined);
+    const out: string[] = [];
+    for (const m of members) out.push(...variants(b, checker, m, hint).slice(0, 2));
+    return out;
+  }
+  if (f & ts.TypeFlags.String) return STRINGS;
+  if (f & ts.TypeFlags.Number) return NUMBERS;
+  if (f & ts.TypeFlags.Boolean) return ["false", "true"];
+  if (f & ts.TypeFlags.BigInt) return ["0n", "-5n"];
+  if (checker.isArrayType(type)) {
+    const el = checker.getTypeArguments(type as ts.TypeReference)[0];
+    const vs = el ? [b.value(el, hint), ...variants(b, checker, el, hint)].filter((v) => v !== undefined) : [];
+    return ["[]", ...(vs.length >= 2 ? [`[${vs[1]}, ${vs[0]}]`] : [])];
+  }
+  return [];
+}
+
+/** Calls of `name` in the workspace's files whose arguments are values (literals, arrays, objects of them). */
+export function callSites(
+  files: { path: string; text: string }[],
+  name: string,
+  arity: number,
+): { args: string[]; where: string }[] {
+  const out: { args: string[]; where: string }[] = [];
+  const seen = new Set<string>();
+  for (const f of files.slice(0, MAX_CALL_SITE_FILES)) {
+    if (f.text.length > MAX_CALL_SITE_BYTES || !f.text.includes(`${name}(`)) continue;
+    const sf = ts.createSourceFile(f.path, f.text, ts.ScriptTarget.Latest, true);
+    const visit = (n: ts.Node): void => {
+      if (out.length >= MAX_CALL_SITES * 3) return;
+      if (ts.isCallExpression(n)) {
+        const c = n.expression;
+        const named =
+          (ts.isIdentifier(c) && c.text === name) || (ts.isPropertyAccessExpression(c) && c.name.text === name);
+        if (named && n.arguments.length > 0 && n.arguments.length <= Math.max(arity, 1)) {
+          const ok = n.arguments.every(
+            (a) =>
+              !ts.isSpreadElement(a) && !containsFunction(a) && [...freeNames(a)].every((x) => SAFE_GLOBALS.has(x)),
+          );
+          const args = n.arguments.map((a) => a.getText(sf));
+          const key = args.join(", ");
+          if (ok && !seen.has(key) && key.length <= 400) {
+            seen.add(key);
+            out.push({ args, where: `${f.path}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}` });
+          }
+        }
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+  }
+  return out.slice(0, MAX_CALL_SITES);
+}
+
+function containsFunction(n: ts.Node): boolean {
+  let found = false;
+  const visit = (x: ts.Node): void => {
+    if (found) return;
+    if (ts.isFunctionLike(x)) found = true;
+    else ts.forEachChild(x, visit);
+  };
+  visit(n);
+  return found;
+}
+
+/**
+ * Argument lists for the function at `opts.fnEnd`: the happy path (`base`), the workspace's calls,
+ * then one parameter varied at a time. Undefined when the checker does not find the function.
+ */
+export function inputVectors(
+  program: ts.Program,
+  fileName: string,
+  opts: TypedOptions,
+  base: string[],
+  sites: { args: string[]; where: string }[] = [],
+): Inputs | undefined {
+  const sf = program.getSourceFile(fileName);
+  if (!sf) return undefined;
+  const checker = program.getTypeChecker();
+  const decl = findFunction(sf, opts.fnEnd);
+  const sig = decl && callerSignature(checker, decl);
+  if (!sig) return undefined;
+  const b = new Builder(program, checker, opts);
+  const vectors: string[][] = [base];
+  const origins = ["types (the happy path)"];
+  const keys = new Set([base.join("\0")]);
+  const add = (v: string[], origin: string): void => {
+    const k = v.join("\0");
+    if (keys.has(k) || vectors.length >= MAX_INPUTS) return;
+    keys.add(k);
+    vectors.push(v);
+    origins.push(origin);
+  };
+  for (const s of sites) add(s.args, `call site ${s.where}`);
+  const min = minArgs(checker, sig);
+  sig.getParameters().forEach((p, i) => {
+    const d = p.valueDeclaration;
+    if (d && ts.isParameter(d) && d.dotDotDotToken) return;
+    if (i > base.length) return;
+    const t = d ? checker.getTypeOfSymbolAtLocation(p, d) : checker.getTypeOfSymbol(p);
+    const own = i < min ? base[i] : b.value(t, p.getName());
+    let vs = variants(b, checker, t, p.getName()).filter((v) => v !== own);
+    // An optional parameter: given once, with the happy path's value for its type.
+    if (i >= min && own !== undefined && own !== "undefined") vs = [own, ...vs];
+    for (const v of vs.slice(0, MAX_VARIANTS)) {
+      const next = base.slice();
+      next[i] = v;
+      add(next, `types (${p.getName()})`);
+    }
+  });
+  return { vectors, origins, typeImports: b.typeImports, valueImports: b.valueImports };
+}

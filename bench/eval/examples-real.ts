@@ -1,0 +1,177 @@
+/**
+ * testgen's @example reading measured on real JSDoc (docs/agents.md, "testgen", evaluation): the
+ * published declaration files of the small single-purpose packages installed in this checkout's
+ * node_modules (pretty-ms, pretty-bytes, strip-ansi, string-width, filenamify, …), written by their
+ * authors, not for this eval. For each exported function whose @example states a result (judged here
+ * by a result comment or a printed call, independently of examples.ts), the share that gets at least
+ * one assertion from it; then the assertions are run with vitest against the packages' real code
+ * (pass % says the assertions are right, not just present).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { execa } from "execa";
+import ts from "typescript";
+import { assertionFor, readDocExamples } from "../../agents/testgen/examples.js";
+
+/** Declaration files larger than this are frameworks, not single-purpose packages: left out. */
+const MAX_DTS_BYTES = 40_000;
+const STATES =
+  /\/\/\s*(=>|→|->|returns?\b|result|output|prints?\b|["'`\d[{-]|true\b|false\b|null\b|undefined\b)|console\.log\(/i;
+
+interface Fn {
+  pkg: string;
+  name: string;
+  importLine: string;
+  states: boolean;
+  cases: string[];
+  skipped: string[];
+}
+
+function dtsOf(dir: string): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { types?: string; typings?: string };
+    const rel = pkg.types ?? pkg.typings ?? "index.d.ts";
+    const p = join(dir, rel);
+    return existsSync(p) && statSync(p).isFile() && /\.d\.[cm]?ts$/.test(p) ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Exported functions with @example of one declaration file. */
+function functionsOf(pkg: string, file: string): Fn[] {
+  const text = readFileSync(file, "utf8");
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const defaults = new Set<string>();
+  for (const st of sf.statements) {
+    if (ts.isExportAssignment(st) && ts.isIdentifier(st.expression)) defaults.add(st.expression.text);
+  }
+  const out: Fn[] = [];
+  for (const st of sf.statements) {
+    let name: string | undefined;
+    let isDefault = false;
+    const mods = ts.canHaveModifiers(st) ? (ts.getModifiers(st) ?? []) : [];
+    const exported = mods.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    const dflt = mods.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword);
+    if (ts.isFunctionDeclaration(st) && st.name) {
+      name = st.name.text;
+      isDefault = dflt || defaults.has(name);
+      if (!exported && !isDefault) continue;
+    } else if (ts.isVariableStatement(st) && st.declarationList.declarations.length === 1) {
+      const d = st.declarationList.declarations[0]!;
+      if (!ts.isIdentifier(d.name)) continue;
+      name = d.name.text;
+      isDefault = defaults.has(name);
+      if (!exported && !isDefault) continue;
+    } else continue;
+    const docs = ts.getJSDocCommentsAndTags(st).filter(ts.isJSDoc);
+    // Overloads repeat the name: the first documented one counts.
+    if (out.some((f) => f.name === name)) continue;
+    for (const doc of docs) {
+      const raw = doc.getText(sf);
+      if (!raw.includes("@example")) continue;
+      const value = raw.replace(/^\/\*/, "").replace(/\*\/$/, "");
+      const exampleText = (ts.getJSDocTags(st) ?? [])
+        .filter((t) => t.tagName.text === "example")
+        .map((t) => (typeof t.comment === "string" ? t.comment : (ts.getTextOfJSDocComment(t.comment) ?? "")))
+        .join("\n");
+      const read = readDocExamples(value, { name }, false, false, name);
+      out.push({
+        pkg,
+        name,
+        importLine: isDefault ? `import ${name} from "${pkg}";` : `import { ${name} } from "${pkg}";`,
+        states: STATES.test(exampleText) && exampleText.includes(`${name}(`),
+        cases: read.cases.map((c) => assertionFor(c, "vitest", false)),
+        skipped: read.skipped.map((s) => `${s.code}: ${s.reason}`),
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+export async function evalRealExamples(root: string): Promise<Record<string, unknown>> {
+  const modules = join(root, "node_modules");
+  const fns: Fn[] = [];
+  for (const name of readdirSync(modules).sort()) {
+    if (name.startsWith(".") || name.startsWith("@")) continue;
+    const dir = join(modules, name);
+    if (!statSync(dir).isDirectory()) continue;
+    const dts = dtsOf(dir);
+    if (!dts || statSync(dts).size > MAX_DTS_BYTES) continue;
+    if (!readFileSync(dts, "utf8").includes("@example")) continue;
+    fns.push(...functionsOf(name, dts));
+  }
+  const stating = fns.filter((f) => f.states);
+  const asserted = stating.filter((f) => f.cases.length > 0);
+  // Run the assertions against the packages' own code, one file per function.
+  const tmp = join(root, "bench", ".examples-real-tmp");
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const results: Record<string, { passed: number; failed: number; failures: string[] }> = {};
+  try {
+    writeFileSync(join(tmp, "vitest.config.mjs"), 'export default { test: { include: ["*.test.mjs"] } };\n');
+    const files: string[] = [];
+    for (const f of fns.filter((x) => x.cases.length > 0)) {
+      const file = `${f.pkg}--${f.name}.test.mjs`;
+      const body = f.cases.map((c, i) => `  it(${JSON.stringify(`example ${i + 1}`)}, async () => {\n${c}\n  });`);
+      writeFileSync(
+        join(tmp, file),
+        `import { describe, expect, it } from "vitest";\n${f.importLine}\n\ndescribe(${JSON.stringify(`${f.pkg} ${f.name}`)}, () => {\n${body.join("\n")}\n});\n`,
+      );
+      files.push(file);
+    }
+    const report = join(tmp, "report.json");
+    await execa(
+      join(modules, ".bin", "vitest"),
+      ["run", "--root", tmp, "--config", join(tmp, "vitest.config.mjs"), "--reporter=json", `--outputFile=${report}`],
+      { cwd: tmp, reject: false, timeout: 600_000, env: { CI: "1" } },
+    );
+    const rep = existsSync(report)
+      ? (JSON.parse(readFileSync(report, "utf8")) as {
+          testResults: {
+            name: string;
+            message?: string;
+            assertionResults: { status: string; failureMessages?: string[] }[];
+          }[];
+        })
+      : { testResults: [] };
+    for (const r of rep.testResults) {
+      const key = r.name
+        .split("/")
+        .pop()!
+        .replace(/\.test\.mjs$/, "");
+      const failures = r.assertionResults
+        .filter((a) => a.status === "failed")
+        .map((a) => (a.failureMessages?.[0] ?? "").split("\n")[0]!.slice(0, 160));
+      if (r.assertionResults.length === 0 && r.message) failures.push(r.message.split("\n")[0]!.slice(0, 160));
+      results[key] = {
+        passed: r.assertionResults.filter((a) => a.status === "passed").length,
+        failed: r.assertionResults.length - r.assertionResults.filter((a) => a.status === "passed").length,
+        failures,
+      };
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  const passed = Object.values(results).reduce((n, r) => n + r.passed, 0);
+  const failed = Object.values(results).reduce((n, r) => n + r.failed, 0);
+  const pct = (a: number, b: number): number | null => (b === 0 ? null : Math.round((1000 * a) / b) / 10);
+  return {
+    packages: [...new Set(fns.map((f) => f.pkg))],
+    functions_with_examples: fns.length,
+    functions_stating_a_result: stating.length,
+    stating_asserted: asserted.length,
+    stating_asserted_pct: pct(asserted.length, stating.length),
+    assertions: fns.reduce((n, f) => n + f.cases.length, 0),
+    assertions_passed: passed,
+    assertions_pass_pct: pct(passed, passed + failed),
+    not_asserted: stating
+      .filter((f) => f.cases.length === 0)
+      .map((f) => `${f.pkg} ${f.name}${f.skipped.length ? `: ${f.skipped[0]}` : ""}`),
+    failures: Object.entries(results)
+      .filter(([, r]) => r.failures.length > 0)
+      .map(([k, r]) => `${k}: ${r.failures[0]}`),
+    skipped_examples: fns.flatMap((f) => f.skipped.map((s) => `${f.pkg} ${f.name}: ${s}`)).slice(0, 20),
+  };
+}
