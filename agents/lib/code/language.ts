@@ -1,7 +1,7 @@
 /** Which dialect a source is: by `context.language`, else by the file extension. */
 import { extname } from "node:path";
 import { AipError } from "../../../protocol/errors.js";
-import { LANGUAGE_NAMES, languageByName, languageByPath } from "./languages/registry.js";
+import { LANGUAGE_NAMES, languageByName, languageByPath } from "../../../protocol/languages.js";
 
 export type Language = "typescript" | "javascript";
 

@@ -4,10 +4,10 @@
  * declarations, the declaration at a cursor, imports, exports, search chunks and the names in scope
  * from it. Offsets are UTF-16 code units of the source; lines are 1-based.
  */
+import type { LanguageId } from "../../../../protocol/languages.js";
 import type { ParseDiagnostic } from "../parse.js";
 
-/** A language id as the registry knows it (one folder under languages/). */
-export type LanguageId = "typescript" | "javascript" | "python";
+export type { LanguageId };
 
 export type DeclarationKind =
   "function" | "method" | "class" | "variable" | "constant" | "property" | "type" | "import";

@@ -135,9 +135,8 @@ const SCOPED: readonly DeclarationKind[] = ["function", "method", "class"];
 /** The most characters of a declaration's text a search chunk keeps. */
 const MAX_CHUNK_TEXT = 4000;
 
-export const python: CodeLanguage<PythonDocument> & { load(): Promise<unknown> } = {
+export const python: CodeLanguage<PythonDocument> = {
   id: "python",
-  load: loadPythonParser,
   parse: (source, filePath) => readPython(source, filePath),
   outline: (doc) => doc.outline,
   declarations: (doc) => flatten(doc.outline).sort((a, b) => a.start - b.start),
@@ -191,3 +190,9 @@ export const python: CodeLanguage<PythonDocument> & { load(): Promise<unknown> }
     return out;
   },
 };
+
+/** The registry's entry point (registry.ts): the parser's wasm is compiled before Python is served. */
+export async function load(): Promise<CodeLanguage> {
+  await loadPythonParser();
+  return python as unknown as CodeLanguage;
+}

@@ -270,3 +270,8 @@ function make(id: "typescript" | "javascript", dialect: Dialect): CodeLanguage<T
 
 export const typescript = make("typescript", { language: "typescript", jsx: false });
 export const javascript = make("javascript", { language: "javascript", jsx: true });
+
+/** The registry's entry point (registry.ts). */
+export function load(id: LanguageId): Promise<CodeLanguage> {
+  return Promise.resolve((id === "javascript" ? javascript : typescript) as unknown as CodeLanguage);
+}
