@@ -524,6 +524,7 @@ class Reader {
   allAssign(value: SyntaxNode | undefined, form: string, at: SyntaxNode): void {
     const ex = this.exports;
     ex.line ??= this.line(at.startIndex);
+    const before = ex.declared ?? [];
     if (form === "=") ex.declared = [];
     else ex.declared ??= [];
     const add = (v: SyntaxNode | undefined): void => {
@@ -540,6 +541,9 @@ class Reader {
         if (!ex.forms.includes("+")) ex.forms.push("+");
         add(field(v, "left"));
         add(field(v, "right"));
+      } else if (v.type === "identifier" && v.text === ALL) {
+        // `__all__ = __all__ + [...]`
+        if (form === "=") ex.declared!.push(...before);
       } else if (v.type === "attribute" && field(v, "attribute")?.text === ALL) {
         ex.references.push(field(v, "object")?.text ?? v.text);
       } else if (v.type === "call" && /^(list|tuple)$/.test(field(v, "function")?.text ?? "")) {
