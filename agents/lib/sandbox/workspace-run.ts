@@ -1,0 +1,396 @@
+/**
+ * Running a workspace's code (its test runner, its config files, its package scripts): only when the
+ * workspace is trusted (trust.ts), and then only inside bubblewrap (docs/security.md, "Workspace
+ * runs"). The sandbox is built from nothing rather than from a copy of the host: the system's /usr,
+ * /etc (files others may not read masked), the interpreter's install, the workspace read-only at its
+ * own path, a private /tmp and HOME, no network, new user/pid/ipc/uts/cgroup namespaces mapped to
+ * nobody, no capabilities, no agency sockets or state. Generated files are written to a private
+ * directory and mounted at their workspace paths; the directories along their paths are private
+ * writable copies (tmpfs), so nothing is ever written into the real workspace. CPU time, wall time,
+ * memory and output are limited; an abort or a limit kills the whole process tree at once and the
+ * private directory is removed.
+ */
+import { spawn, execFile } from "node:child_process";
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
+import { findBwrap, INSTALL_BWRAP, which } from "../../../protocol/bwrap.js";
+import { killTree, procTable, stillRunning, treeCpuMs, treeRssKb } from "../../../protocol/process-tree.js";
+import { workspaceTrust, type TrustDecision } from "./trust.js";
+
+export { workspaceTrust, type TrustDecision };
+
+export interface WorkspaceRun {
+  workspaceRoot: string;
+  argv: string[];
+  /** Relative to the workspace root. */
+  cwd?: string;
+  /** Generated files, root-relative: written to a private writable copy, never the real workspace. */
+  files?: Record<string, string>;
+  /** The run's whole environment besides PATH, HOME, TMPDIR and LANG defaults; nothing of the agent's is inherited. */
+  env?: Record<string, string>;
+  /** Wall-clock limit; the CPU-time limit is the same figure. */
+  timeoutMs: number;
+  /** Resident memory of the whole tree (default DEFAULT_MEMORY_MB). */
+  memoryMb?: number;
+  signal?: AbortSignal;
+  /** Per stream (default DEFAULT_MAX_OUTPUT_BYTES); the rest is read and dropped. */
+  maxOutputBytes?: number;
+  /** Further host paths the run needs to read (an interpreter installed outside /usr): bound read-only. */
+  readOnlyPaths?: string[];
+  /** Paths inside the workspace to hide behind empty directories (added to AIP_SANDBOX_HIDE's). */
+  hide?: string[];
+}
+
+export type WorkspaceRunResult =
+  | {
+      status: "ran";
+      exitCode: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      stdout: string;
+      stderr: string;
+      durationMs: number;
+      /** Why the run was killed, when it was. */
+      killed?: "timeout" | "cpu" | "memory" | "cancelled";
+    }
+  | { status: "skipped"; reason: string; hint: string };
+
+export const DEFAULT_MEMORY_MB = 2048;
+export const DEFAULT_MAX_OUTPUT_BYTES = 1 << 20;
+/** Size of each private tmpfs (/tmp, the writable workspace directories). */
+export const TMPFS_MB = 256;
+/** The unprivileged user the sandbox maps to. */
+export const SANDBOX_UID = 65534;
+/** Colon-separated paths the orchestrator asks every sandbox to hide (its state dir, its sockets' dirs). */
+export const SANDBOX_HIDE_ENV = "AIP_SANDBOX_HIDE";
+const POLL_MS = 25;
+/** How long a killed run waits for its SIGKILLed processes to be gone before it answers anyway. */
+const SETTLE_MAX_MS = 2000;
+const SYSTEM_DIRS = ["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+const skipped = (reason: string, hint: string): WorkspaceRunResult => ({ status: "skipped", reason, hint });
+
+let probed: Promise<string | undefined> | undefined;
+
+/** undefined when bwrap can build the sandbox here, else why not. A success is remembered. */
+function probeSandbox(bwrap: string): Promise<string | undefined> {
+  if (probed) return probed;
+  const p = new Promise<string | undefined>((done) => {
+    execFile(bwrap, [...baseArgs(), "--", "/usr/bin/true"], { timeout: 10_000 }, (err, _out, stderr) =>
+      done(err ? (String(stderr).trim() || err.message).slice(0, 500) : undefined),
+    );
+  });
+  probed = p;
+  void p.then((r) => {
+    if (r !== undefined) probed = undefined;
+  });
+  return p;
+}
+
+function baseArgs(): string[] {
+  const args = [
+    "--unshare-all",
+    "--unshare-user",
+    "--uid",
+    String(SANDBOX_UID),
+    "--gid",
+    String(SANDBOX_UID),
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--hostname",
+    "sandbox",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+  ];
+  for (const d of SYSTEM_DIRS.slice(2)) {
+    let st;
+    try {
+      st = lstatSync(d);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(d), d);
+    else if (st.isDirectory()) args.push("--ro-bind", d, d);
+  }
+  args.push("--ro-bind", "/etc", "/etc", ...maskEtc(), "--proc", "/proc", "--dev", "/dev");
+  args.push("--size", String(TMPFS_MB << 20), "--tmpfs", "/tmp", "--dir", "/tmp/home");
+  return args;
+}
+
+/** /etc entries (two levels) others may not read (shadow, private keys): hidden inside the sandbox. */
+function maskEtc(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const p = join(dir, n);
+      let st;
+      try {
+        st = lstatSync(p);
+      } catch {
+        continue;
+      }
+      if (st.isSymbolicLink()) continue;
+      if ((st.mode & 0o004) === 0) {
+        if (st.isDirectory()) out.push("--tmpfs", p);
+        else out.push("--ro-bind", "/dev/null", p);
+      } else if (st.isDirectory() && depth < 2) walk(p, depth + 1);
+    }
+  };
+  walk("/etc", 1);
+  return out;
+}
+
+function isInside(parent: string, child: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+/** A root-relative path that stays inside the root, or undefined. */
+function relInside(rel: string): string | undefined {
+  if (rel === "" || isAbsolute(rel) || rel.includes("\0")) return undefined;
+  const n = normalize(rel);
+  if (n === ".." || n.startsWith(`..${sep}`)) return undefined;
+  return n === "." ? "" : n.replace(/\/+$/, "");
+}
+
+/** The host install an executable outside the system directories belongs to (its prefix), to bind read-only. */
+function installOf(exe: string, pathEnv: string): string[] {
+  const found = exe.includes("/") ? exe : which(exe, pathEnv);
+  if (!found || !isAbsolute(found)) return [];
+  let realExe = found;
+  try {
+    realExe = realpathSync(found);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const p of [found, realExe]) {
+    if (SYSTEM_DIRS.some((d) => isInside(d, p))) continue;
+    const bin = dirname(p);
+    out.push(bin.endsWith("/bin") ? dirname(bin) : bin);
+  }
+  return out;
+}
+
+/**
+ * The workspace as the sandbox sees it: read-only at its own path; where generated files go, each
+ * directory on their way is a private tmpfs holding read-only binds of the real entries, plus the files.
+ */
+function workspaceArgs(root: string, files: Map<string, string>, hide: string[]): string[] {
+  if (files.size === 0) return ["--ro-bind", root, root, ...hideArgs(root, hide)];
+  const dirs = new Set<string>([root]);
+  for (const rel of files.keys()) {
+    let d = dirname(join(root, rel));
+    while (isInside(root, d) && !dirs.has(d)) {
+      dirs.add(d);
+      d = dirname(d);
+    }
+  }
+  const targets = new Set([...files.keys()].map((rel) => join(root, rel)));
+  const args: string[] = [];
+  for (const d of [...dirs].sort((a, b) => a.length - b.length)) {
+    args.push("--size", String(TMPFS_MB << 20), "--tmpfs", d);
+    let names: string[] = [];
+    try {
+      names = statSync(d).isDirectory() ? readdirSync(d) : [];
+    } catch {
+      names = [];
+    }
+    for (const n of names) {
+      const p = join(d, n);
+      if (dirs.has(p) || targets.has(p)) continue;
+      let st;
+      try {
+        st = lstatSync(p);
+      } catch {
+        continue;
+      }
+      // A symlink is recreated as a symlink: bwrap would follow it on the host, outside the workspace.
+      if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(p), p);
+      else if (st.isDirectory() || st.isFile()) args.push("--ro-bind", p, p);
+    }
+  }
+  for (const [rel, host] of files) args.push("--ro-bind", host, join(root, rel));
+  return [...args, ...hideArgs(root, hide)];
+}
+
+function hideArgs(root: string, hide: string[]): string[] {
+  const out: string[] = [];
+  for (const h of hide) {
+    if (!isAbsolute(h) || !isInside(root, h) || h === root) continue;
+    try {
+      if (lstatSync(h).isDirectory()) out.push("--tmpfs", h);
+      else out.push("--ro-bind", "/dev/null", h);
+    } catch {
+      // nothing there to hide
+    }
+  }
+  return out;
+}
+
+/** Run `argv` in the workspace, trusted and sandboxed, or say why it did not run. Never rejects. */
+export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunResult> {
+  const trust = workspaceTrust(run.workspaceRoot);
+  if (!trust.trusted) return skipped("skipped: workspace not trusted", trust.hint);
+  if (run.argv.length === 0 || run.argv.some((a) => a.includes("\0")))
+    return skipped("skipped: nothing to run", "argv must name a program");
+  let root: string;
+  try {
+    root = realpathSync(run.workspaceRoot);
+    if (!statSync(root).isDirectory()) throw new Error("not a directory");
+  } catch {
+    return skipped("skipped: workspace root is not a directory", `check ${run.workspaceRoot}`);
+  }
+  const cwdRel = run.cwd === undefined ? "" : relInside(run.cwd === "" ? "." : run.cwd);
+  if (cwdRel === undefined) return skipped("skipped: cwd outside the workspace", "cwd must be root-relative");
+  const bwrap = findBwrap();
+  if (!bwrap) return skipped("skipped: bubblewrap not found", `install it: ${INSTALL_BWRAP}`);
+  const unable = await probeSandbox(bwrap);
+  if (unable !== undefined)
+    return skipped(
+      "skipped: bubblewrap cannot build the sandbox here",
+      `${unable}; allow unprivileged user namespaces, or run the agency where they are allowed`,
+    );
+  if (run.signal?.aborted) return skipped("skipped: cancelled", "the request was cancelled before the run started");
+
+  const priv = mkdtempSync(join(tmpdir(), "aip-run-"));
+  const cleanup = (): void => rmSync(priv, { recursive: true, force: true });
+  const files = new Map<string, string>();
+  try {
+    let i = 0;
+    for (const [rel, text] of Object.entries(run.files ?? {})) {
+      const r = relInside(rel);
+      if (r === undefined || r === "") {
+        cleanup();
+        return skipped("skipped: generated file outside the workspace", `${rel} must be root-relative`);
+      }
+      const host = join(priv, `f${i++}`);
+      writeFileSync(host, text, { flag: "wx", mode: 0o644 });
+      files.set(r, host);
+    }
+  } catch (e) {
+    cleanup();
+    return skipped("skipped: cannot write the generated files", (e as Error).message);
+  }
+
+  const env: Record<string, string> = {
+    PATH: DEFAULT_PATH,
+    HOME: "/tmp/home",
+    TMPDIR: "/tmp",
+    LANG: "C.UTF-8",
+    ...run.env,
+  };
+  const hide = [
+    ...(process.env[SANDBOX_HIDE_ENV] ?? "").split(":").filter((p) => isAbsolute(p)),
+    ...(run.hide ?? []),
+  ].map((p) => resolve(p));
+  const readOnly = [...installOf(run.argv[0]!, env.PATH!), ...(run.readOnlyPaths ?? [])].filter(
+    (p) => isAbsolute(p) && !SYSTEM_DIRS.some((d) => isInside(d, p)),
+  );
+  const cpuSeconds = Math.max(1, Math.ceil(run.timeoutMs / 1000));
+  const args = [...baseArgs()];
+  for (const p of [...new Set(readOnly)].sort((a, b) => a.length - b.length)) args.push("--ro-bind-try", p, p);
+  args.push(...workspaceArgs(root, files, hide), "--chdir", join(root, cwdRel));
+  args.push("--", "/usr/bin/prlimit", `--cpu=${cpuSeconds}`, "--core=0", `--fsize=${TMPFS_MB << 20}`, "--");
+  args.push(...run.argv);
+
+  const limitKb = (run.memoryMb ?? DEFAULT_MEMORY_MB) * 1024;
+  const cap = run.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const started = performance.now();
+  return new Promise<WorkspaceRunResult>((done) => {
+    const child = spawn(bwrap, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const pid = child.pid;
+    let killed: "timeout" | "cpu" | "memory" | "cancelled" | undefined;
+    let victims: number[] = [];
+    const kill = (why: typeof killed): void => {
+      if (killed !== undefined || pid === undefined) return;
+      killed = why;
+      victims = killTree(pid);
+    };
+    const out = capture(child.stdout, cap);
+    const err = capture(child.stderr, cap);
+    const onAbort = (): void => kill("cancelled");
+    run.signal?.addEventListener("abort", onAbort, { once: true });
+    const wall = setTimeout(() => kill("timeout"), run.timeoutMs);
+    const poll = setInterval(() => {
+      if (pid === undefined) return;
+      const table = procTable();
+      if (treeCpuMs(pid, table) > run.timeoutMs) kill("cpu");
+      else if (treeRssKb(pid, table) > limitKb) kill("memory");
+    }, POLL_MS);
+    if (pid !== undefined) live.add(pid);
+    let finished = false;
+    const finish = (r: WorkspaceRunResult): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(wall);
+      clearInterval(poll);
+      run.signal?.removeEventListener("abort", onAbort);
+      if (pid !== undefined) live.delete(pid);
+      cleanup();
+      // A killed run answers once its processes are gone, so that it counts as running until then.
+      const settle = (waited: number): void => {
+        if (stillRunning(victims).length === 0 || waited >= SETTLE_MAX_MS) done(r);
+        else setTimeout(() => settle(waited + POLL_MS), POLL_MS);
+      };
+      settle(0);
+    };
+    child.on("error", (e) => finish(skipped("skipped: bubblewrap could not start", e.message)));
+    child.on("exit", () => {
+      // A killed sandbox's grandchildren may still hold the pipes: stop reading them.
+      if (killed !== undefined) {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }
+    });
+    child.on("close", (code, sig) =>
+      finish({
+        status: "ran",
+        exitCode: code,
+        signal: sig,
+        timedOut: killed === "timeout" || killed === "cpu",
+        stdout: out(),
+        stderr: err(),
+        durationMs: performance.now() - started,
+        ...(killed !== undefined ? { killed } : {}),
+      }),
+    );
+  });
+}
+
+/** Sandboxes still running: killed if this process exits first. */
+const live = new Set<number>();
+process.once("exit", () => {
+  for (const pid of live) killTree(pid);
+});
+
+function capture(stream: NodeJS.ReadableStream, cap: number): () => string {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  stream.on("data", (c: Buffer) => {
+    if (size < cap) chunks.push(c.subarray(0, cap - size));
+    size += c.length;
+  });
+  stream.on("error", () => undefined);
+  return () => Buffer.concat(chunks).toString("utf8");
+}
