@@ -735,16 +735,19 @@ function indentOf(line: string): number {
  * its line to the next line indented no deeper that is code (a sibling statement), or the end.
  */
 function brokenSegment(root: SyntaxNode, source: string, starts: readonly number[]): [number, number] | undefined {
-  let found: SyntaxNode | undefined;
-  const visit = (n: SyntaxNode): void => {
-    if (found) return;
-    if (n.isError || n.isMissing) {
-      found = n;
-      return;
+  const isStatement = (t: string): boolean => t.endsWith("_statement") || t.endsWith("_definition") || t === "comment";
+  // The first place the code stops making sense: inside an ERROR that holds whole statements (tree-sitter
+  // may wrap a file around one broken line), past those statements; else the innermost error or missing token.
+  const visit = (n: SyntaxNode): SyntaxNode | undefined => {
+    if (n.isMissing) return n;
+    for (const c of n.children) {
+      if (!c) continue;
+      if (c.isMissing || c.hasError || c.isError) return visit(c) ?? c;
+      if (n.isError && !isStatement(c.type)) return c;
     }
-    if (n.hasError) for (const c of n.children) if (c) visit(c);
+    return n.isError ? n : undefined;
   };
-  visit(root);
+  const found = visit(root);
   if (!found) return undefined;
   const first = positionAt(found.startIndex, starts).line - 1;
   const depth = indentOf(source.slice(starts[first], starts[first + 1] ?? source.length));
