@@ -369,7 +369,11 @@ class Reader {
       for (const id of targetNames(field(stmt, "left")))
         this.bind(scope, id.text, where === "module" ? "module" : "local", id.startIndex);
     }
+    // `if TYPE_CHECKING:` runs only under a type checker: its names are not bound at run time
+    const typeOnly =
+      stmt.type === "if_statement" && /^(\w+\.)?TYPE_CHECKING$/.test(field(stmt, "condition")?.text ?? "");
     for (const c of named(stmt)) {
+      if (c.type === "block" && typeOnly) continue;
       if (c.type === "block") {
         for (const s of this.statements(c)) this.statement(s, container, where, scope, decls);
       } else if (c.type === "with_clause") {
