@@ -19,6 +19,7 @@
  *
  * Prints the figures and writes bench/results/<date>-eval-code.json. Deterministic (seeded).
  */
+import { evalPython } from "./eval-python.js";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import ts from "typescript";
@@ -517,6 +518,7 @@ async function main(): Promise<void> {
   if (!only || only === "search") results.search = await evalSearch(ps);
   if (!only || only === "completion") results.completion = await evalCompletion(ps);
   if (!only || only === "diagnose") results.diagnose = await evalDiagnose(ps, ROOT);
+  if (!only || only === "python") results.python = await evalPython();
   if (!only || only === "testgen") {
     // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
     const lib = join(ROOT, "test/fixtures/code/testgen-lib");

@@ -36,6 +36,7 @@ const EXT_BY_LANGUAGE: Record<string, string[]> = {
   typescriptreact: [".tsx"],
   javascript: [".js", ".jsx", ".mjs", ".cjs"],
   javascriptreact: [".jsx"],
+  python: [".py", ".pyi"],
   markdown: [".md", ".markdown"],
   text: [".txt"],
 };

@@ -6,6 +6,10 @@ import { readContained } from "../lib/code/workspace.js";
 import { Bm25Index } from "./bm25.js";
 import { chunkFile, type Chunk } from "./chunk.js";
 import { INTERNAL_WEIGHT, isTestPath, pathWeight } from "./weights.js";
+import { chunkPython } from "./python-chunks.js";
+import { loadLanguage } from "../lib/code/languages/registry.js";
+import type { CodeLanguage } from "../lib/code/languages/types.js";
+import type { PythonDocument } from "../lib/code/languages/python/index.js";
 import { DEFAULT, importedNames, moduleKey, reexports, type Reexports } from "./imports.js";
 import { LEAD, processTerm, splitIdentifier, tokenize } from "./tokenize.js";
 
@@ -19,10 +23,16 @@ export const INDEXED = new Set([
   ".jsx",
   ".mjs",
   ".cjs",
+  ".py",
+  ".pyi",
   ".md",
   ".markdown",
   ".txt",
 ]);
+
+function pythonLanguage(): Promise<CodeLanguage<PythonDocument>> {
+  return loadLanguage("python") as Promise<unknown> as Promise<CodeLanguage<PythonDocument>>;
+}
 
 export interface Doc {
   id: number;
@@ -456,8 +466,18 @@ export class WorkspaceIndex {
       return false;
     }
     const ext = extname(f.rel).toLowerCase();
-    const markdown = ext === ".md" || ext === ".markdown" || ext === ".txt";
-    const chunks = chunkFile(text, markdown, basename(f.rel, ext));
+    const python = ext === ".py" || ext === ".pyi";
+    // Python's import forms are not TypeScript's: its files skip the import and re-export passes below.
+    const markdown = python || ext === ".md" || ext === ".markdown" || ext === ".txt";
+    let chunks: Chunk[];
+    try {
+      chunks = python
+        ? chunkPython(await pythonLanguage(), text, basename(f.rel, ext))
+        : chunkFile(text, markdown, basename(f.rel, ext));
+    } catch {
+      // a file the parser gives up on (its time limit) is still searchable as text
+      chunks = chunkFile(text, true, basename(f.rel, ext));
+    }
     const key = moduleKey(f.rel);
     let byKey = this.filesByKey.get(key);
     if (!byKey) this.filesByKey.set(key, (byKey = new Set()));

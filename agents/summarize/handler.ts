@@ -7,6 +7,7 @@ import { guardHandler, partialFields } from "../lib/code/parse.js";
 import { signatureOf } from "../lib/code/signature.js";
 import { functionAtOffset } from "../lib/code/cursor.js";
 import { offsetAt } from "../lib/code/position.js";
+import { requestLanguage } from "../lib/code/languages/registry.js";
 import { loadRequestSource } from "../lib/code/source.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
@@ -15,6 +16,7 @@ import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
 import { moduleExports } from "./exports.js";
 import { outlineOf } from "./outline.js";
 import { functionProse, moduleProse } from "./prose.js";
+import { summarizePython } from "./python-handler.js";
 
 /** Kept back from the deadline for building the response. */
 const RESPONSE_RESERVE_MS = 25;
@@ -24,6 +26,8 @@ export function createSummarize(cache = new ParseCache(), model?: { host: ModelE
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { context, constraints } = actionInput("summarize", request);
     const scope = constraints.scope ?? context.scope ?? "module";
+    if (requestLanguage(request.context.language, request.context.file_path) === "python")
+      return summarizePython(request, ctx, scope);
     const src = await loadRequestSource(request, cache);
     ctx.timer.mark("parse");
     const { parsed } = src;

@@ -22,7 +22,9 @@ import { readContained, readContainedSync } from "../lib/code/workspace.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
+import { requestLanguage } from "../lib/code/languages/registry.js";
 import { importStyle, testLocation } from "./paths.js";
+import { testgenPython } from "./python.js";
 import { readDocExamples } from "./examples.js";
 import { guardCases } from "./guards.js";
 import { characterizePlan, finishStubs, type Observation } from "./characterize.js";
@@ -105,6 +107,14 @@ export async function warmPrettier(): Promise<void> {
 export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { constraints } = actionInput("testgen", request);
+    if (requestLanguage(request.context.language, request.context.file_path) === "python")
+      return testgenPython(request, ctx, constraints);
+    if (constraints.framework === "pytest" || constraints.framework === "unittest")
+      throw new AipError(
+        "AIP_ERR_INVALID_FIELD",
+        `constraints.framework: ${constraints.framework} is for Python; use vitest, jest or node:test`,
+        { extensions: { errors: [{ path: "constraints.framework", message: "not a TypeScript framework" }] } },
+      );
     const framework: Framework = constraints.framework ?? "vitest";
     const fnName = constraints.function;
     const testPathIn = constraints.test_path;

@@ -3,13 +3,22 @@
  * pins by `constraints.agent` / `constraints.version`, then availability.
  */
 import { AipError } from "../../protocol/contract/errors.js";
+import { languageByPath } from "../../protocol/contract/languages.js";
 import { cpuMillicores, type AipRequest } from "../../protocol/contract/schemas.js";
 import type { AgentRecord } from "../core/agent.js";
 
-/** Every language the request needs: `context.language` plus `constraints.languages`, lowercased. */
+/**
+ * Every language the request needs: `context.language` (else the one `context.file_path`'s extension
+ * implies, `.py` → python) plus `constraints.languages`, lowercased.
+ */
 export function requestedLanguages(request: AipRequest): string[] {
   const set = new Set<string>();
-  if (request.context.language) set.add(request.context.language.toLowerCase());
+  const { language, file_path: filePath } = request.context;
+  if (language) set.add(language.toLowerCase());
+  else if (typeof filePath === "string") {
+    const implied = languageByPath(filePath);
+    if (implied) set.add(implied.id);
+  }
   for (const l of request.constraints.languages ?? []) set.add(l.toLowerCase());
   return [...set].sort();
 }
@@ -37,6 +46,16 @@ export function candidates(request: AipRequest, agents: AgentRecord[]): AgentRec
       (pinVersion === undefined || a.version === pinVersion),
   );
   if (found.length === 0) {
+    const serving = agents.filter((a) => a.state !== "rejected" && a.role !== "retained" && a.serves(request.action));
+    const served = [...new Set(serving.flatMap((a) => a.manifest.languages.map((l) => l.toLowerCase())))].sort();
+    const unserved = languages.filter((l) => !served.includes(l) && !served.includes("*"));
+    if (serving.length > 0 && unserved.length > 0) {
+      throw new AipError(
+        "AIP_ERR_NO_ROUTE",
+        `No agent serves ${unserved.map((l) => JSON.stringify(l)).join(", ")} for action "${request.action}"; served languages: ${served.join(", ")} (${describeRegistered(agents, request.action)})`,
+        { extensions: { action: request.action, languages, unserved, served_languages: served } },
+      );
+    }
     const wanted = [
       `action "${request.action}"`,
       ...(languages.length > 0 ? [`languages ${languages.join(", ")}`] : []),

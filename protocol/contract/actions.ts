@@ -193,9 +193,13 @@ export const SearchPayloadSchema = z.looseObject({
 
 // ---- testgen ----
 export const FRAMEWORKS = ["vitest", "jest", "node:test"] as const;
+/** Test frameworks for Python targets (testgen picks the workspace's when not asked). */
+export const PYTHON_FRAMEWORKS = ["pytest", "unittest"] as const;
 export const TestgenContextSchema = ContextSchema;
 export const TestgenConstraintsSchema = ConstraintsSchema.extend({
-  framework: oneOf(FRAMEWORKS).optional().describe("default vitest"),
+  framework: oneOf([...FRAMEWORKS, ...PYTHON_FRAMEWORKS])
+    .optional()
+    .describe("default vitest; for Python pytest, or unittest when the workspace's tests use it"),
   function: nonEmpty().optional().describe('"add" or "Class.method"; else the function at context.cursor'),
   test_path: nonEmpty().optional(),
   run_timeout_ms: intIn(0, 120_000)
@@ -210,7 +214,7 @@ const TestVerdictSchema = z.looseObject({
 });
 export const TestgenPayloadSchema = z.looseObject({
   test_path: z.string(),
-  framework: oneOf(FRAMEWORKS),
+  framework: oneOf([...FRAMEWORKS, ...PYTHON_FRAMEWORKS]),
   content: z.string(),
   signature: SignatureSchema,
   import: z.looseObject({ specifier: z.string(), name: z.string(), default: z.boolean() }).nullable(),
@@ -229,7 +233,7 @@ export const TestgenPayloadSchema = z.looseObject({
     .looseObject({
       typecheck: oneOf(["passed", "failed", "skipped"]),
       run: oneOf(["passed", "failed", "timeout", "load-error", "skipped"]),
-      runner: oneOf(["vitest", "jest"]).nullable(),
+      runner: oneOf(["vitest", "jest", "pytest"]).nullable(),
       run_ms: z.number().int().min(0).optional(),
       skipped: z
         .looseObject({ typecheck: z.string().optional(), run: z.string().optional() })

@@ -255,6 +255,12 @@ export const ENV_VARS = {
     default: "set by the orchestrator",
     doc: "paths no sandboxed workspace run may see (state dir, socket directories)",
   },
+  AIP_PYTHON: {
+    kind: "path",
+    scope: A,
+    default: "/usr/bin/python3",
+    doc: "the Python interpreter for pytest checks and pyright's site-packages (a virtualenv's `bin/python`); never one from the workspace",
+  },
   AIP_WARMUP_KEYSTROKES: {
     kind: "int",
     min: 0,

@@ -36,7 +36,16 @@ export async function readRequestText(
   request: AipRequest,
   options: ReadOptions = {},
 ): Promise<RequestLocation & { text: string; dialect: Dialect }> {
-  const { source_code: code, file_path: filePath, workspace_root: rootIn, language } = request.context;
+  const raw = await readRequestRaw(request, options);
+  return { ...raw, dialect: dialectOf(request.context.language, request.context.file_path) };
+}
+
+/** The request's source text and where it lives, whatever its language (the caller picks the parser). */
+export async function readRequestRaw(
+  request: AipRequest,
+  options: ReadOptions = {},
+): Promise<RequestLocation & { text: string }> {
+  const { source_code: code, file_path: filePath, workspace_root: rootIn } = request.context;
   let text: string;
   if (filePath !== undefined && rootIn === undefined && typeof code !== "string") {
     throw new AipError(
@@ -62,10 +71,8 @@ export async function readRequestText(
       },
     );
   }
-  const dialect = dialectOf(language, filePath);
   return {
     text,
-    dialect,
     ...(root !== undefined ? { root } : {}),
     ...(absPath !== undefined ? { absPath } : {}),
     ...(displayPath !== undefined ? { displayPath } : {}),

@@ -12,7 +12,11 @@ import { open, readlink, realpath, type FileHandle } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { AipError } from "../../../protocol/contract/errors.js";
 import { isInside } from "../../../protocol/util/paths.js";
-import { allowRootSuggestion, refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/util/workspace-roots.js";
+import {
+  allowRootSuggestion,
+  refuseWorkspaceRoot,
+  workspaceRootsFromEnv,
+} from "../../../protocol/util/workspace-roots.js";
 
 /** Files larger than this are not read (the seed's lesson: never read a whole file to learn it is too large). */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;

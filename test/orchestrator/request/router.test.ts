@@ -34,6 +34,15 @@ describe("routing over real agents", () => {
     ).toBe("py-ts");
   });
 
+  it("takes the language from file_path's extension when context.language is omitted", async () => {
+    expect((await call(echo({ action: "summarize", context: { file_path: "pkg/mod.py" } }))).agent).toBe("py-ts");
+    expect((await call(echo({ action: "summarize", context: { file_path: "pkg/types.pyi" } }))).agent).toBe("py-ts");
+    // an explicit language wins over the extension
+    expect(
+      (await call(echo({ action: "summarize", context: { file_path: "odd.py", language: "javascript" } }))).agent,
+    ).toBe("ts-only");
+  });
+
   it("honours pins by agent and version", async () => {
     expect(
       (await call(echo({ action: "summarize", context: { language: "typescript" }, constraints: { agent: "py-ts" } })))
@@ -50,6 +59,10 @@ describe("routing over real agents", () => {
     expect(r.error.type).toBe("AIP_ERR_NO_ROUTE");
     expect(r.error.detail).toContain("ts-only@1.0.0 [typescript, javascript]");
     expect(r.error.detail).toContain("py-ts@1.0.0 [python, typescript]");
+    expect(r.error.detail).toContain(
+      'No agent serves "rust" for action "summarize"; served languages: javascript, python, typescript',
+    );
+    expect(r.error.served_languages).toEqual(["javascript", "python", "typescript"]);
     const none = await call(echo({ action: "translate" }));
     expect(none.error.detail).toContain("registered actions: complete, summarize");
   });
