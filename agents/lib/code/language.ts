@@ -1,6 +1,7 @@
 /** Which dialect a source is: by `context.language`, else by the file extension. */
 import { extname } from "node:path";
 import { AipError } from "../../../protocol/errors.js";
+import { LANGUAGE_NAMES, languageByName, languageByPath } from "./languages/registry.js";
 
 export type Language = "typescript" | "javascript";
 
@@ -9,15 +10,17 @@ export interface Dialect {
   jsx: boolean;
 }
 
-/** Languages the code agents accept (manifests list the same). */
-export const LANGUAGES: readonly string[] = [
-  "typescript",
-  "javascript",
-  "typescriptreact",
-  "javascriptreact",
-  "tsx",
-  "jsx",
-];
+/** Languages the code agents accept, from the language registry (each manifest lists those its agent serves). */
+export const LANGUAGES: readonly string[] = LANGUAGE_NAMES;
+
+/** What a TypeScript/JavaScript-only path answers for another registered language (`python`). */
+function notServedHere(what: string, language: string): AipError {
+  return new AipError(
+    "AIP_ERR_INVALID_FIELD",
+    `${what}: ${language} is not served by this agent; it serves typescript, javascript, typescriptreact, javascriptreact`,
+    { extensions: { errors: [{ path: what, message: "language not served" }] } },
+  );
+}
 
 const BY_EXTENSION: Record<string, Dialect> = {
   ".ts": { language: "typescript", jsx: false },
@@ -54,6 +57,8 @@ export function dialectOf(language?: string, filePath?: string): Dialect {
   const byPath = filePath ? BY_EXTENSION[extname(filePath).toLowerCase()] : undefined;
   if (language !== undefined) {
     const byName = BY_NAME[language.toLowerCase()];
+    const other = byName ? undefined : languageByName(language);
+    if (other) throw notServedHere("context.language", other.id);
     if (!byName) {
       throw new AipError(
         "AIP_ERR_INVALID_FIELD",
@@ -65,5 +70,7 @@ export function dialectOf(language?: string, filePath?: string): Dialect {
     }
     return { language: byName.language, jsx: byName.jsx || (byPath?.jsx ?? false) };
   }
+  const other = byPath || !filePath ? undefined : languageByPath(filePath);
+  if (other) throw notServedHere("context.file_path", other.id);
   return byPath ?? { language: "typescript", jsx: false };
 }
