@@ -13,6 +13,8 @@
  *   not, class members, members of interfaces and object types) to its file and symbol, per project; and on the developer phrasings of
  *   bench/search-phrasings.json, split into "dev" (looked at while tuning) and "holdout" (only scored).
  *
+ * - python: Python completion's recall@1/@5/@50 per category beside jedi's, and broken Python buffers
+ *   (bench/eval/python-completion.ts);
  * - testgen: typecheck %, run %, asserting files % and pass % of kept tests (bench/eval/testgen.ts).
  *
  * Prints the figures and writes bench/results/<date>-eval-code.json. Deterministic (seeded).
@@ -35,6 +37,7 @@ import { functionAtOffset } from "../agents/lib/code/cursor.js";
 import { isAipError } from "../protocol/errors.js";
 import { createLogger } from "../protocol/log.js";
 import { evalCompletion } from "./eval/completion.js";
+import { evalPythonCompletion } from "./eval/python-completion.js";
 import type { AipRequest } from "../protocol/schemas.js";
 import { rng } from "./lib/rng.js";
 
@@ -512,6 +515,12 @@ async function main(): Promise<void> {
   if (!only || only === "cursors") results.cursors = await evalCursors(ps);
   if (!only || only === "search") results.search = await evalSearch(ps);
   if (!only || only === "completion") results.completion = await evalCompletion(ps);
+  // Python completion against jedi (EVAL_PYTHON: the interpreter with jedi; EVAL_PER_FILE: positions per category and file).
+  if (!only || only === "python")
+    results.python_completion = await evalPythonCompletion(join(CORPUS, "python"), {
+      perFile: Number(process.env.EVAL_PER_FILE ?? 6),
+      python: process.env.EVAL_PYTHON ?? "/usr/bin/python3",
+    });
   if (!only || only === "testgen") {
     // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
     const lib = join(ROOT, "test/fixtures/code/testgen-lib");
@@ -527,6 +536,11 @@ async function main(): Promise<void> {
     );
   }
   console.log(JSON.stringify(results, null, 2));
+  if (only === "python" && process.env.EVAL_PER_FILE === undefined)
+    writeFileSync(
+      join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-python-completion.json`),
+      `${JSON.stringify(results, null, 2)}\n`,
+    );
   if (!only)
     writeFileSync(
       join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-code.json`),

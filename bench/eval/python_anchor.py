@@ -55,6 +55,8 @@ def candidates(text):
         return []
     code = [t for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT)]
     seen = set()
+    # Names known as attributes before this point: used after a `.`, or defined by `def`/`class`.
+    attrs = set()
     out = []
     depth = 0
     line_first = {}
@@ -75,13 +77,17 @@ def candidates(text):
         in_import = first is not None and first.string in ("import", "from")
         known = name in seen
         seen.add(name)
+        after_dot = prev is not None and prev.type == tokenize.OP and prev.string == "."
+        known_attr = name in attrs
+        if after_dot or (prev is not None and prev.string in ("def", "class")):
+            attrs.add(name)
         if in_import or (prev is not None and prev.string in SKIP_AFTER) or name.startswith("__") and name.endswith("__"):
             continue
         assigned = nxt is not None and nxt.type == tokenize.OP and nxt.string in ("=", ":") and depth == 0
         if prev is not None and prev.type == tokenize.OP and prev.string == ".":
             before = code[i - 2] if i >= 2 else None
             # `self.x = …` the first time: the attribute is being defined here.
-            if assigned and not known:
+            if assigned and not known_attr:
                 continue
             if before is not None and before.type == tokenize.NUMBER:
                 continue
