@@ -7,9 +7,36 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkPython, pythonSymbolsBlock } from "../../../agents/complete/python.js";
 import { loadLanguage } from "../../../agents/lib/code/languages/registry.js";
 import type { PythonDocument } from "../../../agents/lib/code/languages/python/index.js";
+import { join } from "node:path";
 import { invokeHttp } from "../../../protocol/client.js";
-import { modelEnv } from "../lib/llm/tiny-model.js";
-import { serveComplete } from "./main.test.js";
+import { serve } from "../../../tools/conformance/process.js";
+import { tempDir } from "../../helpers.js";
+import { COMPLETE, modelEnv } from "../lib/llm/tiny-model.js";
+
+/** agent-complete on a socket with `env` set for the spawn only. */
+async function serveComplete(env: Record<string, string | undefined>) {
+  const t = tempDir();
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  try {
+    const server = await serve(COMPLETE, join(t.dir, "c.sock"), 60_000);
+    return {
+      sock: join(t.dir, "c.sock"),
+      cleanup: async () => {
+        await server.stop();
+        t.cleanup();
+      },
+    };
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
 
 type Json = Record<string, any>;
 
@@ -42,10 +69,10 @@ describe("agent-complete on Python: the syntax gate and the symbol table", () =>
   beforeAll(async () => {
     doc = (await loadLanguage("python")).parse(SOURCE) as PythonDocument;
   });
-  const offset = SOURCE.indexOf("        return full");
+  const offset = SOURCE.indexOf("return full");
   it("passes a completion that parses and fails one that does not", () => {
-    expect(checkPython(SOURCE, offset, "full = full + '/'\n", doc).ok).toBe(true);
-    const bad = checkPython(SOURCE, offset, "full = (full +\n", doc);
+    expect(checkPython(SOURCE, offset, "full = full + '/'\n        ", doc).ok).toBe(true);
+    const bad = checkPython(SOURCE, offset, "full = (full +\n        ", doc);
     expect(bad.ok).toBe(false);
     expect(bad.error).toBeDefined();
   });
