@@ -13,6 +13,8 @@
  *   not, class members, members of interfaces and object types) to its file and symbol, per project; and on the developer phrasings of
  *   bench/search-phrasings.json, split into "dev" (looked at while tuning) and "holdout" (only scored).
  *
+ * - python: Python completion's recall@1/@5/@50 per category beside jedi's, and broken Python buffers
+ *   (bench/eval/python-completion.ts);
  * - testgen: typecheck %, run %, asserting files % and pass % of kept tests (bench/eval/testgen.ts).
  * - diagnose: injected errors located and fixed (verified fixes against TypeScript's own quick fixes),
  *   the cause frame of real test failures and of built output's stack traces (bench/eval/diagnose.ts).
@@ -40,6 +42,7 @@ import { isAipError } from "../protocol/contract/errors.js";
 import { createLogger } from "../protocol/util/log.js";
 import { evalCompletion } from "./eval/completion.js";
 import { evalDiagnose } from "./eval/diagnose.js";
+import { evalPythonCompletion } from "./eval/python-completion.js";
 import type { AipRequest } from "../protocol/contract/schemas.js";
 import { rng } from "./lib/rng.js";
 
@@ -519,6 +522,12 @@ async function main(): Promise<void> {
   if (!only || only === "completion") results.completion = await evalCompletion(ps);
   if (!only || only === "diagnose") results.diagnose = await evalDiagnose(ps, ROOT);
   if (!only || only === "python") results.python = await evalPython();
+  // Python completion against jedi (EVAL_PYTHON: the interpreter with jedi; EVAL_PER_FILE: positions per category and file).
+  if (!only || only === "python" || only === "python-completion")
+    results.python_completion = await evalPythonCompletion(join(CORPUS, "python"), {
+      perFile: Number(process.env.EVAL_PER_FILE ?? 6),
+      python: process.env.EVAL_PYTHON ?? "/usr/bin/python3",
+    });
   if (!only || only === "testgen") {
     // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
     const lib = join(ROOT, "test/fixtures/code/testgen-lib");
@@ -536,6 +545,11 @@ async function main(): Promise<void> {
   // testgen's @example reading on the JSDoc of real packages in this checkout's node_modules.
   if (!only || only === "testgen" || only === "examples") results.testgen_examples_real = await evalRealExamples(ROOT);
   console.log(JSON.stringify(results, null, 2));
+  if (only === "python" && process.env.EVAL_PER_FILE === undefined)
+    writeFileSync(
+      join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-python-completion.json`),
+      `${JSON.stringify(results, null, 2)}\n`,
+    );
   if (!only)
     writeFileSync(
       join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-eval-code.json`),

@@ -6,20 +6,25 @@ import type { AgentDefinition } from "../lib/runtime/types.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { TypedEngine } from "../lib/completion/engine.js";
 import { createCompleteLite } from "../lib/completion/handler.js";
+import { PyrightEngine } from "../lib/completion/python/pyright.js";
 
 const typed = new TypedEngine();
+const pyright = new PyrightEngine();
 
 export const completeLite: AgentDefinition = {
   manifest: bundledManifest("complete-lite", import.meta.url),
   help: `Answers the action "complete" without a model: members from the receiver's type (a TypeScript
-language service per workspace), identifiers in scope, keywords; a syntactic fast path when the
+language service per workspace; pyright for Python), identifiers in scope, keywords; a syntactic fast path when the
 checker is not ready in time (payload.engine says which).
 Request: context.source_code and context.cursor; context.file_path + context.workspace_root for types.
 Environment: AIP_TYPED_MAX_WORKSPACES (3), AIP_TYPED_HEAP_MB (768), AIP_TYPED_BUDGET_MS (250).
 See docs/agents.md.`,
-  handlers: { complete: createCompleteLite(new ParseCache(), typed) },
-  health: () => typed.health(),
-  dispose: () => typed.close(),
+  handlers: { complete: createCompleteLite(new ParseCache(), typed, pyright) },
+  health: () => ({ ...typed.health(), ...pyright.health() }),
+  dispose: async () => {
+    pyright.close();
+    await typed.close();
+  },
 };
 
 await runAgent(completeLite);

@@ -25,6 +25,8 @@ import type { TypedEngine } from "../lib/completion/engine.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
 import { trimToBudget } from "./trim.js";
 import { PLACEHOLDER, parseWithPlaceholder } from "../lib/code/placeholder.js";
+import { isPythonRequest } from "../lib/completion/python/handler.js";
+import { completePythonModel } from "./python.js";
 
 export interface CompleteDeps {
   host: ModelEngine;
@@ -67,6 +69,7 @@ export function createComplete(deps: CompleteDeps) {
   const cache = deps.cache ?? new ParseCache();
   const lines = new LineStartsCache();
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+    if (isPythonRequest(request)) return completePythonModel(deps, request, ctx);
     const stages = new Stages(ctx);
     const { host } = deps;
     const c = actionInput("complete", request).constraints;

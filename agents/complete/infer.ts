@@ -32,6 +32,8 @@ export interface InferInput {
   base: SpliceBase | undefined;
   /** The model call; default `host.generate` (the warm-up's dry keystrokes pass a canned completion). */
   generate?: (prompt: Token[], options: GenerateOptions) => Promise<Generation>;
+  /** The syntax gate for another language than TypeScript's (Python's): replaces the splice check. */
+  check?: (text: string) => CheckResult;
   /** Told when the request starts (true) and stops (false) waiting for the model (prewarm.ts works only then). */
   waiting?: ((waiting: boolean) => void) | undefined;
 }
@@ -82,7 +84,9 @@ export async function infer(input: InferInput): Promise<InferResult> {
       }
       inferenceMs += performance.now() - t0;
       const t1 = performance.now();
-      const check = await checkSplice(input.source, input.offset, gen.text, input.dialect, input.base);
+      const check = input.check
+        ? input.check(gen.text)
+        : await checkSplice(input.source, input.offset, gen.text, input.dialect, input.base);
       syntaxMs += performance.now() - t1;
       const attempt = { seed, temperature, gen, check };
       attempts.push(attempt);

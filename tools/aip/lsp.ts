@@ -60,6 +60,7 @@ const LANGUAGE_IDS: Record<string, string> = {
   typescriptreact: "typescript",
   javascript: "javascript",
   javascriptreact: "javascript",
+  python: "python",
 };
 
 const ITEM_KINDS: Record<string, CompletionItemKind> = {

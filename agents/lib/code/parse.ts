@@ -248,7 +248,10 @@ export function parseFile(source: string, dialect: Dialect, filePath?: string): 
 export const MAX_REPORTED_DIAGNOSTICS = 20;
 
 /** The file's diagnostics as responses carry them (`starts`: the source's line starts, if known). */
-export function reportDiagnostics(file: ParsedFile, starts?: readonly number[]): ReportedDiagnostic[] {
+export function reportDiagnostics(
+  file: Pick<ParsedFile, "source" | "diagnostics">,
+  starts?: readonly number[],
+): ReportedDiagnostic[] {
   if (file.diagnostics.length === 0) return [];
   const ls = starts ?? lineStarts(file.source);
   return file.diagnostics.slice(0, MAX_REPORTED_DIAGNOSTICS).map((d) => {

@@ -18,6 +18,8 @@ import { rank, type Candidate } from "./rank.js";
 import { TYPED_LIMITS, type TypedEngine } from "./engine.js";
 import { prefixAt } from "./typed.js";
 import { PLACEHOLDER, parseWithPlaceholder, preparePlaceholder } from "../code/placeholder.js";
+import { completePython, isPythonRequest } from "./python/handler.js";
+import type { PyrightEngine } from "./python/pyright.js";
 
 /** Time kept back from the deadline for the syntactic answer when the checker is asked first: this share of what is left, at least the floor. */
 const SYNTACTIC_RESERVE_SHARE = 0.4;
@@ -54,8 +56,9 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
  * file of a workspace is answered by the checker when it answers within the budget (`engine: "typed"`),
  * and by the syntactic engine otherwise (`engine: "syntactic"`, with `engine_reason`).
  */
-export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine) {
+export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine, pyright?: PyrightEngine) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
+    if (isPythonRequest(request)) return completePython(request, ctx, pyright);
     const constraints = actionInput("complete", request).constraints;
     const limit = constraints.max_items ?? 50;
     const { cursor: cursorIn, file_path: filePath, language } = request.context;

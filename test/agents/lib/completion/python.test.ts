@@ -1,0 +1,232 @@
+/**
+ * complete-lite on Python (docs/agents.md, "Python completion"): the syntactic engine on a real
+ * workspace (names in scope, self. members with workspace bases, module. public names, broken
+ * buffers), and the typed engine with a real pyright child process.
+ */
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
+import { PyrightEngine, pythonInterpreter } from "../../../../agents/lib/completion/python/pyright.js";
+import { codeOnly } from "../../../../agents/lib/completion/python/syntactic.js";
+import { standaloneContext } from "../../../../agents/lib/runtime/context.js";
+import { createLogger } from "../../../../protocol/util/log.js";
+import type { AipRequest } from "../../../../protocol/contract/schemas.js";
+import { tempDir } from "../../../helpers.js";
+
+const log = createLogger({ agentName: "test", destination: false });
+const ctx = () => standaloneContext({ traceId: "t", budgetMs: 100_000, log });
+
+interface Answer {
+  engine: string;
+  engine_reason?: string;
+  fallbacks?: string[];
+  items: { label: string; kind: string }[];
+  context: string;
+  receiver_kind?: string;
+  partial?: boolean;
+  diagnostics?: { line: number; message: string }[];
+}
+
+const BASE = `class Base:
+    kind = "base"
+
+    def __init__(self, name):
+        self.name = name
+        self._cache = {}
+
+    def describe(self):
+        return self.name
+`;
+
+const SHAPES = `"""Shapes."""
+from .base import Base
+from . import util
+
+__all__ = ["Circle", "area"]
+
+LIMIT = 10
+
+
+class Circle(Base):
+    def __init__(self, radius):
+        super().__init__("circle")
+        self.radius = radius
+
+    @property
+    def diameter(self):
+        return 2 * self.radius
+
+    def scale(self, factor):
+        self.radius *= factor
+
+
+def area(c):
+    return 3.14 * c.radius ** 2
+
+
+def _private():
+    pass
+`;
+
+const UTIL = `__all__ = ["clamp", "lerp"]
+
+
+def clamp(x, lo, hi):
+    return max(lo, min(x, hi))
+
+
+def lerp(a, b, t):
+    return a + (b - a) * t
+
+
+def helper():
+    pass
+`;
+
+describe("complete-lite on Python, syntactic engine", () => {
+  let t: { dir: string; cleanup: () => void };
+  let root: string;
+  const complete = createCompleteLite();
+  const ask = (file: string, source: string, extra: Record<string, unknown> = {}) =>
+    complete(
+      {
+        action: "complete",
+        context: { source_code: source, file_path: file, workspace_root: root, ...extra },
+        constraints: { max_items: 50 },
+      } as unknown as AipRequest,
+      ctx(),
+    ) as Promise<Answer>;
+  const labels = (a: Answer) => a.items.map((i) => i.label);
+
+  beforeAll(() => {
+    t = tempDir("aipy-");
+    root = realpathSync(t.dir);
+    mkdirSync(join(root, "pkg"));
+    writeFileSync(join(root, "pkg/__init__.py"), "");
+    writeFileSync(join(root, "pkg/base.py"), BASE);
+    writeFileSync(join(root, "pkg/shapes.py"), SHAPES);
+    writeFileSync(join(root, "pkg/util.py"), UTIL);
+  });
+  afterAll(() => t.cleanup());
+
+  it("offers self. members of the class and of its workspace base, the class's own first", async () => {
+    const src = SHAPES.replace("        self.radius *= factor", "        self.");
+    const a = await ask("pkg/shapes.py", src.slice(0, src.indexOf("self.\n") + 5));
+    expect(a.engine).toBe("syntactic");
+    expect(a.context).toBe("member");
+    expect(a.receiver_kind).toBe("self");
+    const got = labels(a);
+    for (const name of ["radius", "diameter", "scale", "name", "describe", "kind", "_cache"])
+      expect(got).toContain(name);
+    expect(got.indexOf("radius")).toBeLessThan(got.indexOf("describe"));
+    expect(got[0]).toBe("radius");
+  });
+
+  it("offers a workspace module's public names after module.", async () => {
+    const src = `from pkg import util\n\nutil.`;
+    const a = await ask("pkg/main.py", src, { language: "python" });
+    expect(a.receiver_kind).toBe("module");
+    expect(labels(a).sort()).toEqual(["clamp", "lerp"]);
+  });
+
+  it("offers names in scope: parameters, locals, with/except targets, imports, builtins", async () => {
+    const src = `import os.path as osp
+from collections import OrderedDict
+
+
+def run(path_in, count):
+    total = 0
+    with open(path_in) as handle:
+        try:
+            pass
+        except ValueError as problem:
+            tot`;
+    const a = await ask("pkg/run.py", src);
+    expect(a.context).toBe("identifier");
+    expect(labels(a)[0]).toBe("total");
+    const all = await ask("pkg/run.py", src.replace(/tot$/, "x = ("));
+    const names = labels(all);
+    for (const n of ["path_in", "count", "total", "handle", "problem", "osp", "OrderedDict", "run"])
+      expect(names).toContain(n);
+    const b = await ask("pkg/run.py", src.replace(/tot$/, "le"));
+    expect(labels(b)).toContain("len");
+  });
+
+  it("offers keywords where a statement starts, not after an operator", async () => {
+    const start = await ask("pkg/k.py", "def f(x):\n    ret");
+    expect(labels(start)).toContain("return");
+    const mid = await ask("pkg/k.py", "def f(x):\n    y = ret");
+    expect(labels(mid)).not.toContain("return");
+  });
+
+  it("answers a broken buffer with success, partial and diagnostics", async () => {
+    const src = `def f(items):\n    values = [x for x in items\n    return val`;
+    const a = await ask("pkg/broken.py", src);
+    expect(a.partial).toBe(true);
+    expect(a.diagnostics?.length).toBeGreaterThan(0);
+    expect(labels(a)).toContain("values");
+  });
+
+  it("offers nothing inside a comment or a string", async () => {
+    const a = await ask("pkg/c.py", "total = 1\n# tot");
+    expect(a.items).toEqual([]);
+    const b = await ask("pkg/c.py", 'total = 1\nx = "tot');
+    expect(b.items).toEqual([]);
+  });
+
+  it("ranks by the code's use of a name, not by words in its docstrings", () => {
+    expect(codeOnly(`x = "a.b" # c.d\ny = '''e.f'''`)).toBe(`x = "   "      \ny = '''   '''`);
+  });
+});
+
+describe("complete-lite on Python, typed engine (pyright)", () => {
+  let t: { dir: string; cleanup: () => void };
+  let root: string;
+  const pyright = new PyrightEngine();
+  const complete = createCompleteLite(undefined, undefined, pyright);
+  beforeAll(() => {
+    t = tempDir("aipyt-");
+    root = realpathSync(t.dir);
+    writeFileSync(join(root, "m.py"), "");
+  });
+  afterAll(() => {
+    pyright.close();
+    t.cleanup();
+  });
+  const ask = (source: string, wait: number) =>
+    complete(
+      {
+        action: "complete",
+        context: { source_code: source, file_path: "m.py", workspace_root: root },
+        constraints: { max_items: 50, typed_wait_ms: wait },
+      } as unknown as AipRequest,
+      ctx(),
+    ) as Promise<Answer>;
+
+  it("answers from the syntactic engine while pyright loads, then from pyright with the members of the inferred type", async () => {
+    const src = `import re\n\nword = "abc"\nmatched = re.match("a", word)\nword.`;
+    const first = await ask(src, 0);
+    expect(first.engine).toBe("syntactic");
+    expect(first.engine_reason).toMatch(/no time left|loading|budget/);
+    // The checker's first load takes seconds (more on a loaded machine): asked again until it is ready.
+    let typed = await ask(src, 50_000);
+    for (let i = 0; i < 3 && typed.engine !== "typed"; i++) typed = await ask(src, 50_000);
+    expect(typed.engine_reason).toBeUndefined();
+    expect(typed.engine).toBe("typed");
+    const got = typed.items.map((i) => i.label);
+    expect(got).toContain("startswith");
+    expect(got).toContain("upper");
+    expect(got).not.toContain("group");
+    // A workspace without pyproject.toml or pyrightconfig.json: said so.
+    expect(typed.fallbacks?.join(" ")).toMatch(/no pyproject.toml or pyrightconfig.json/);
+    const h = pyright.health().typed_python as { workspaces: { root: string; state: string; rss_bytes: number }[] };
+    expect(h.workspaces[0]).toMatchObject({ root, state: "ready" });
+    expect(h.workspaces[0]!.rss_bytes).toBeGreaterThan(0);
+  }, 240_000);
+
+  it("names an interpreter that does not exist as the fallback", () => {
+    expect(pythonInterpreter({ AIP_PYTHON: "/nonexistent/venv/bin/python" }).note).toMatch(/does not exist/);
+    expect(pythonInterpreter({ AIP_PYTHON: "/nonexistent/venv/bin/python" }).path).toBeUndefined();
+  });
+});
