@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AipError } from "../../../protocol/contract/errors.js";
 import { AipServer } from "../../../protocol/transport/server.js";
 import { Cancellation } from "../../../protocol/transport/cancel.js";
@@ -208,8 +208,7 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     const call = transport.send(request("slow-1"), controller);
     setTimeout(() => controller.abort(new AipError("AIP_ERR_TIMEOUT", "deadline")), 50);
     await expect(call).rejects.toMatchObject({ code: "AIP_ERR_TIMEOUT" });
-    for (let i = 0; i < 200 && agentSaw === undefined; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(agentSaw).toMatchObject({ code: "AIP_ERR_CANCELLED" });
+    await vi.waitFor(() => expect(agentSaw).toMatchObject({ code: "AIP_ERR_CANCELLED" }), { timeout: 5000 });
   });
 
   it("no socket: the error says the request never reached the agent (so it may be retried)", async () => {
@@ -247,8 +246,7 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     // Two answers in one read for one request.
     await expect(transport.send(request("two-1"), signal())).resolves.toContain("two-1");
     await expect(transport.send(request("nd-1"), signal())).rejects.toMatchObject({ code: "EPROTO" });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true);
+    await vi.waitFor(() => expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true), { timeout: 5000 });
   });
 });
 
@@ -348,7 +346,7 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
     });
     transport = ndjsonTransport(socket, 4);
     const held = transport.send(request("hold"), traced("hold"));
-    while (reads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await vi.waitFor(() => expect(reads.length).toBeGreaterThan(0), { timeout: 5000 });
     expect(reads[0]!.trim().split("\n")).toEqual(['{"control":"unordered"}', request("hold")]);
     await Promise.all(["w-1", "w-2", "w-3"].map((id) => transport!.send(request(id), traced(id))));
     expect(reads[1]!.trim().split("\n")).toEqual(["w-1", "w-2", "w-3"].map((id) => request(id)));
@@ -428,7 +426,7 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
     transport = ndjsonTransport(socket, 4);
     const first = traced("again");
     const cancelled = transport.send(request("again"), first).catch((e: unknown) => e);
-    while (seen === 0) await new Promise((r) => setTimeout(r, 5));
+    await vi.waitFor(() => expect(seen).toBeGreaterThan(0), { timeout: 5000 });
     first.abort(new AipError("AIP_ERR_CANCELLED", "superseded"));
     expect(await cancelled).toMatchObject({ code: "AIP_ERR_CANCELLED" });
     const second = await transport.send(request("again"), traced("again"));
@@ -447,8 +445,9 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
         expect(err).toBeInstanceOf(BrokenAnswer);
         expect(neverReachedAgent(err)).toBe(false);
       }
-      await new Promise((r) => setTimeout(r, 50));
-      expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true);
+      await vi.waitFor(() => expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true), {
+        timeout: 5000,
+      });
       await transport.close();
     }
   });

@@ -5,7 +5,7 @@
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { successResponse } from "../../../protocol/contract/envelope.js";
 import { FAST_HEAD_MAX_BYTES, parseSimpleInvoke } from "../../../protocol/transport/http-fast.js";
 import { REFUSALS_PER_S } from "../../../protocol/transport/http.js";
@@ -264,9 +264,15 @@ describe("the fast path on a server", () => {
     c.write(request("", body(2)));
     await new Promise((r) => setTimeout(r, 50));
     release();
-    for (let i = 0; i < 100 && parseResponses(data).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(parseResponses(data).length).toBeGreaterThanOrEqual(3), {
+      timeout: 10_000,
+      interval: 10,
+    });
     c.write(request("", body(3)) + request("", body(4)));
-    for (let i = 0; i < 100 && parseResponses(data).length < 5; i++) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(parseResponses(data).length).toBeGreaterThanOrEqual(5), {
+      timeout: 10_000,
+      interval: 10,
+    });
     c.destroy();
     expect(parseResponses(data).map((r) => (JSON.parse(r.body) as { payload: { i: number } }).payload.i)).toEqual([
       0, 1, 2, 3, 4,
@@ -298,7 +304,10 @@ describe("the fast path on a server", () => {
     c.write(text.slice(0, 30));
     await new Promise((r) => setTimeout(r, 30));
     c.write(text.slice(30));
-    for (let i = 0; i < 100 && parseResponses(data).length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(parseResponses(data).length).toBeGreaterThanOrEqual(1), {
+      timeout: 10_000,
+      interval: 10,
+    });
     c.destroy();
     expect(JSON.parse(parseResponses(data)[0]!.body).status).toBe("success");
     expect(s.httpHandedOver).toBe(1);
@@ -371,8 +380,11 @@ describe("the fast path on a server", () => {
       bytes += d.length;
     });
     c.resume();
-    for (let i = 0; i < 500 && bytes < 10 * big.length; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(bytes).toBeGreaterThanOrEqual(10 * big.length), { timeout: 10_000, interval: 10 });
+    await vi.waitFor(() => expect(parseResponses(Buffer.concat(chunks))).toHaveLength(10), {
+      timeout: 10_000,
+      interval: 10,
+    });
     c.destroy();
     expect(parseResponses(Buffer.concat(chunks)).map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(invoked).toBe(10);
@@ -447,8 +459,7 @@ describe("the fast path on a server", () => {
     expect(s.httpHandedOver).toBe(1);
     c.destroy();
     await closed;
-    for (let i = 0; i < 100 && !signals[0]!.aborted; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(signals[0]!.aborted).toBe(true);
+    await vi.waitFor(() => expect(signals[0]!.aborted).toBe(true), { timeout: 10_000, interval: 10 });
     expect(signals[0]!.reason).toMatchObject({ code: "AIP_ERR_CANCELLED" });
   });
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { lstatSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { successResponse } from "../../../protocol/contract/envelope.js";
 import { AipServer, type ServerEvent } from "../../../protocol/transport/server.js";
 import { httpRequest, ndjsonExchange } from "../../../protocol/transport/client.js";
@@ -266,9 +266,7 @@ describe("close: the keep-alive linger", () => {
     sock.on("error", () => undefined);
     const body = JSON.stringify({ action: "echo", context: { source_code: "a" }, constraints: {} });
     sock.write(raw(body));
-    for (let i = 0; i < 200 && !received.includes('"status":"success"'); i++)
-      await new Promise((r) => setTimeout(r, 10));
-    expect(received).toContain('"status":"success"');
+    await vi.waitFor(() => expect(received).toContain('"status":"success"'), { timeout: 10_000, interval: 10 });
     const closing = s.close(3000);
     // The next request reaches the kernel while the process is starved past the whole linger.
     setTimeout(() => {
