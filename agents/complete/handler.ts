@@ -18,6 +18,7 @@ import { EngineError } from "../lib/llm/remote/client.js";
 import type { LatestWins } from "../../protocol/transport/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
+import { modelCompletion } from "./answer.js";
 import { infer, type Attempt, type InferInput } from "./infer.js";
 import type { Prewarm } from "./prewarm.js";
 import { headerText, localSymbolsLine, symbolsBlock, typedContextLine } from "./prompt.js";
@@ -255,19 +256,7 @@ export function createComplete(deps: CompleteDeps) {
             }
           : null;
       const payload = {
-        engine: "model",
-        // The one complete shape (protocol/contract/actions.ts): the generated text as the single item, inserted at the cursor.
-        items: [
-          {
-            label: chosen.gen.text.split("\n", 1)[0]!.trim() || chosen.gen.text,
-            kind: "text",
-            insert_text: chosen.gen.text,
-            detail: "model",
-          },
-        ],
-        replace: { start: cursor, end: cursor },
-        completion: chosen.gen.text,
-        insert_at: cursor,
+        ...modelCompletion(chosen.gen.text, cursor),
         syntax_ok: chosen.check.ok,
         ...(chosen.check.ok ? {} : { best_effort: true, syntax_error: chosen.check.error }),
         retries: result.attempts.length - 1,

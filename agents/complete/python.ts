@@ -19,6 +19,7 @@ import { parsePython } from "../lib/completion/python/handler.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import type { CompleteDeps } from "./handler.js";
+import { modelCompletion } from "./answer.js";
 import { infer } from "./infer.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
 import { trimToBudget } from "./trim.js";
@@ -176,18 +177,7 @@ export async function completePythonModel(
   const diagnostics = reportDiagnostics(doc, starts);
   stages.end("response", ctx.signal);
   return {
-    engine: "model",
-    items: [
-      {
-        label: chosen.gen.text.split("\n", 1)[0]!.trim() || chosen.gen.text,
-        kind: "text",
-        insert_text: chosen.gen.text,
-        detail: "model",
-      },
-    ],
-    replace: { start: cursor, end: cursor },
-    completion: chosen.gen.text,
-    insert_at: cursor,
+    ...modelCompletion(chosen.gen.text, cursor),
     syntax_ok: chosen.check.ok,
     retries,
     prompt: {

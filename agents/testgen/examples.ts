@@ -89,7 +89,8 @@ const GLOBALS = new Set([
   "decodeURIComponent",
 ]);
 
-const BUILTIN_ERRORS = new Set([
+/** The error classes every JavaScript realm has: an example may throw them and a test may name them. */
+export const BUILTIN_ERRORS = new Set([
   "Error",
   "TypeError",
   "RangeError",

@@ -4,20 +4,9 @@ import type { FRAMEWORKS } from "../../protocol/contract/actions.js";
 import type { Node } from "../lib/code/parse.js";
 import { paramInfo, type SignatureInfo } from "../lib/code/signature.js";
 import { walk } from "../lib/code/walk.js";
-import { assertionFor, type ExampleCase } from "./examples.js";
+import { BUILTIN_ERRORS, assertionFor, type ExampleCase } from "./examples.js";
 import type { GuardCase } from "./guards.js";
 import { edgeCases, sampleArgs } from "./values.js";
-
-const BUILTIN_ERRORS = new Set([
-  "Error",
-  "TypeError",
-  "RangeError",
-  "SyntaxError",
-  "ReferenceError",
-  "EvalError",
-  "URIError",
-  "AggregateError",
-]);
 
 export type Framework = (typeof FRAMEWORKS)[number];
 

@@ -216,7 +216,7 @@ export class ConfigError extends Error {}
 export function packageRootDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const idx = here.lastIndexOf("/dist/");
-  return idx === -1 ? resolve(here, "..") : here.slice(0, idx);
+  return idx === -1 ? resolve(here, "../..") : here.slice(0, idx);
 }
 
 /** This package's version (package.json): `aip --version`, /healthz and aip_build_info. */
@@ -273,6 +273,11 @@ export function parseConfig(
 ): AgencyConfig {
   const withEnv: Record<string, unknown> =
     typeof raw === "object" && raw !== null ? { ...(raw as object) } : { value: raw };
+  // A switch set in the environment overrides the file's; unset, it leaves the file's alone.
+  const envBool = (variable: EnvName, e: NodeJS.ProcessEnv): boolean | undefined => {
+    const raw = envString(variable, e);
+    return raw === undefined ? undefined : keepsDefaultRoots(raw);
+  };
   for (const [variable, key] of Object.entries(ENV_OVERRIDES) as [EnvName, string][]) {
     try {
       const value =
@@ -281,7 +286,7 @@ export function parseConfig(
           : key === "workspace_roots" || key === "trusted_workspaces"
             ? envList(variable, env)
             : key === "workspace_roots_defaults"
-              ? keepsDefaultRoots(envString(variable, env))
+              ? envBool(variable, env)
               : envString(variable, env);
       if (value !== undefined) withEnv[key] = value;
     } catch (err) {

@@ -86,6 +86,6 @@ describe("the default install", () => {
   });
 
   it("node-llama-cpp's own install script does not run (the prebuilt CPU build needs nothing at install)", () => {
-    expect(pkg.allowScripts).toEqual({ "node-llama-cpp": false });
+    expect(pkg.allowScripts).toEqual({ "node-llama-cpp": false, "tree-sitter-python": false });
   });
 });
