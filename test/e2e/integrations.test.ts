@@ -126,6 +126,7 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
         "complete_at",
+        "diagnose",
         "generate_tests",
         "search_workspace",
         "summarize_file",

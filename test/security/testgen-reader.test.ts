@@ -44,7 +44,10 @@ function testgen(root: string): Promise<{ out: string; killed: boolean }> {
     const child = execFile(
       process.execPath,
       [TESTGEN],
-      { timeout: 60_000, env: { ...process.env, AIP_WORKSPACE_ROOTS: allowed.dir } },
+      {
+        timeout: 60_000,
+        env: { ...process.env, AIP_WORKSPACE_ROOTS: allowed.dir, AIP_WORKSPACE_ROOTS_DEFAULTS: "off" },
+      },
       (err, stdout) => resolve({ out: stdout, killed: err?.killed === true }),
     );
     child.stdin!.end(JSON.stringify(request));

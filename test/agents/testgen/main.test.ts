@@ -75,9 +75,8 @@ describe("agent-testgen", () => {
       verdicts: [],
     });
     expect(res.payload.checks).toMatchObject({ typecheck: "passed", run: "skipped", runner: null });
-    expect(res.payload.checks.notes).toContain(
-      "not run: constraints.run_timeout_ms is 0, or no time is left before the request's deadline",
-    );
+    // This checkout is not a trusted workspace: nothing of it runs, and the note says how to trust it.
+    expect(res.payload.checks.notes[0]).toMatch(/^not run: workspace not trusted; run `aip trust \//);
   });
 
   it("on this repo: a class method by name gets an instance from its constructor (agents/lib/runtime/timer.ts)", async () => {
@@ -198,7 +197,9 @@ describe("agent-testgen", () => {
       context: { source_code: SAMPLE },
       constraints: { function: "add", framework: "mocha" },
     });
-    expect(fw.error.detail).toBe('constraints.framework: expected one of vitest, jest, node:test, got "mocha"');
+    expect(fw.error.detail).toBe(
+      'constraints.framework: expected one of vitest, jest, node:test, pytest, unittest, got "mocha"',
+    );
     const broken = await agent.invoke({
       action: "testgen",
       context: { workspace_root: FIXTURES, file_path: "broken.ts", cursor: { line: 2, column: 2 } },
