@@ -192,7 +192,8 @@ describe("aip up with a bad config", () => {
   it("env overrides apply and are validated too", async () => {
     const r = await aip(["up"], { AIP_MODE: "cluster" });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/mode: Invalid option: expected one of "embedded"\|"systemd"/);
+    // The env registry checks it at start and names the variable (protocol/util/env.ts).
+    expect(r.stderr).toMatch(/Invalid environment:\n {2}AIP_MODE\b[^\n]*embedded[^\n]*systemd/);
   });
 });
 
