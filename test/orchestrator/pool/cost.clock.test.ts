@@ -70,7 +70,7 @@ describe("AgentCost on a controlled clock", () => {
     expect(heavy.heavy()).toBe(true);
     const { granted, at } = ask(heavy, 3);
     expect(granted.map((g) => g !== undefined)).toEqual([true, false, false]);
-    // The first call takes 10 ms; the cheap agent keeps answering meanwhile.
+    // The first call runs a while on the injected clock; the cheap agent keeps answering meanwhile.
     await advance(10);
     cheap.record(1);
     granted[0]!();
