@@ -19,6 +19,7 @@ export function refusesRoot(problem: Problem, context: Json): boolean {
 
 export class BufferOnlyRoots {
   private readonly refused = new Set<string>();
+  private readonly loose = new Set<string>();
 
   /** `tell`: shown to the user once per refused root (window/showMessage). */
   constructor(private readonly tell: (message: string) => void) {}
@@ -27,6 +28,20 @@ export class BufferOnlyRoots {
   context(context: Json): Json {
     if (typeof context.workspace_root !== "string" || !this.refused.has(context.workspace_root)) return context;
     return typeof context.source_code === "string" ? withoutRoot(context) : context;
+  }
+
+  /**
+   * A file outside every workspace folder: it gets no workspace (a shared directory such as /tmp must not
+   * become one, or whatever lies next to the file would be read as its project). The user is told once
+   * per directory, since the fix is the editor's (open the project as a folder), not the agency's.
+   */
+  outsideFolders(dir: string): void {
+    if (this.loose.has(dir)) return;
+    this.loose.add(dir);
+    this.tell(
+      `aip lsp: ${dir} is outside every workspace folder, so symbols, hover and completion use the open buffer ` +
+        `only and its imports are not read. Open its project as a workspace folder to use it.`,
+    );
   }
 
   /**

@@ -4,7 +4,7 @@
  * lines are 1-based with the same columns, so only lines are shifted.
  */
 import { lstatSync, realpathSync } from "node:fs";
-import { isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import {
@@ -191,6 +191,8 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
   const contextOf = (d: TextDocument): Json => {
     const path = pathOf(d.uri);
     const root = rootOf(path);
+    // With no folder at all the editor is in single-file mode by choice: nothing to tell.
+    if (path !== undefined && root === undefined && roots.length > 0) bufferOnly.outsideFolders(dirname(path));
     return {
       source_code: d.getText(),
       ...(LANGUAGE_IDS[d.languageId] ? { language: LANGUAGE_IDS[d.languageId] } : {}),

@@ -64,6 +64,8 @@ describe("aip mcp over stdio with the SDK's Client", () => {
       "vitest",
       "jest",
       "node:test",
+      "pytest",
+      "unittest",
     ]);
   });
 
