@@ -9,7 +9,7 @@ import { checkPlan } from "../../../agents/testgen/pipeline.js";
 import { proposalCases } from "../../../agents/testgen/model.js";
 import { planTests } from "../../../agents/testgen/render.js";
 import { checkProject } from "../../../agents/testgen/verify.js";
-import { ROOT, tempDir } from "../../helpers.js";
+import { ROOT, tempDir, withEnv } from "../../helpers.js";
 
 const t = tempDir("aiptgm-");
 afterAll(() => t.cleanup());
@@ -77,14 +77,17 @@ describe("a model's proposals through the checks", () => {
       ),
     );
     const project = await checkProject(t.dir);
-    const checked = await checkPlan(plan, {
-      project,
-      testFile: join(t.dir, "src/money.test.ts"),
-      testPath: "src/money.test.ts",
-      ts: true,
-      runTimeoutMs: 60_000,
-      root: t.dir,
-    });
+    // Its owner trusts the fixture: a model's proposal is kept only when it passed a (sandboxed) run.
+    const checked = await withEnv({ AIP_TRUSTED_WORKSPACES: t.dir }, () =>
+      checkPlan(plan, {
+        project,
+        testFile: join(t.dir, "src/money.test.ts"),
+        testPath: "src/money.test.ts",
+        ts: true,
+        runTimeoutMs: 60_000,
+        root: t.dir,
+      }),
+    );
     expect(checked.keep.map((c) => c.body)).toContain('expect(symbolOf("USD")).toBe("$");');
     expect(checked.keep.filter((c) => c.kind === "model")).toHaveLength(1);
     expect(checked.madeTodo).toEqual([]);
