@@ -134,9 +134,10 @@ describe("answers of a real agency match the schema it serves", () => {
         constraints: {},
       },
       diagnose: {
+        // A small project: the checker's first load of a large one may outlast the wait for it.
         context: {
-          workspace_root: ROOT,
-          file_path: "protocol/util/paths.ts",
+          workspace_root: join(ROOT, "test/fixtures/code/testgen-lib"),
+          file_path: "src/money.ts",
           source_code: "export const n: number = 'x';\n",
         },
         constraints: {},
@@ -158,7 +159,7 @@ describe("answers of a real agency match the schema it serves", () => {
     expect(answers.complete!.items[0]).toMatchObject({ label: "add", kind: "function" });
     expect(answers.complete!.replace).toEqual({ start: { line: 5, column: 21 }, end: { line: 5, column: 23 } });
     expect(answers.diagnose!.diagnostics[0]).toMatchObject({
-      file_path: "protocol/util/paths.ts",
+      file_path: "src/money.ts",
       line: 1,
       code: "TS2322",
     });
