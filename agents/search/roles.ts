@@ -137,8 +137,8 @@ function rolesOf(name: string, params: string, returnType: string): Roles {
 /**
  * Lift per query word on the side the candidate has it (output: head noun, return type or verb; input:
  * parameters), up to three words. An input word counts half: parameter lists are long and share words
- * across siblings. A crossed word is not penalised: on dev, holdout and fresh a cut of 0.05-0.1 per crossed
- * word lost more than it won (bench/results/2026-12-02-eval-search-h14f.json).
+ * across siblings. A crossed word is not penalised: on the dev, holdout and fresh phrasings a cut per
+ * crossed word lost more than it won (docs/agents.md, search).
  */
 export const ROLE_AGREE = 0.1;
 const INPUT_AGREE = 0.5;

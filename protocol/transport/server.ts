@@ -411,8 +411,8 @@ export class AipServer {
     let unflushed = 0;
     const open = this.sockets.size;
     // A connection still answering a request it read (in the linger's last moment, or its body still
-    // arriving) is not cut: cutting it would drop a request already read (a fault run at a load average
-    // of 20-28 saw 31 such, answered AIP_ERR_CANCELLED to a closed connection). Its answer carries
+    // arriving) is not cut: cutting it would drop a request already read, answered AIP_ERR_CANCELLED to
+    // a closed connection (seen in fault runs on an overloaded host). Its answer carries
     // Connection: close; it is waited for within what is left of the grace.
     const answering: Socket[] = [];
     for (const socket of this.sockets) {

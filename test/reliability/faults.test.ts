@@ -54,8 +54,8 @@ export interface FaultResult extends Tally {
   inject_delay_ms: number;
   /**
    * Of the measured requests, those sent before the fault struck that were late or lost: what the load
-   * itself did, with no fault yet (one reload run at a load average of ~10: 1,571 late, max 27.7 s
-   * unread, most of them sent before the SIGHUP).
+   * itself did, with no fault yet (on a loaded host a reload run can count many such, most of them
+   * sent before the SIGHUP).
    */
   before_fault: { sent: number; late: number; lost: number };
   /** Fault → the last request that did not succeed was answered (0: clients saw no failure). */
@@ -112,7 +112,7 @@ async function underLoad(
   const called = Date.now();
   const injected = await inject(agency, before);
   // The fault's moment: for the reload, the SIGHUP, which follows a /healthz read that a loaded orchestrator
-  // answered after up to 37.8 s in one run (counted from the call, that wait made "back after" 41.8 s).
+  // may answer after tens of seconds (counted from the call, that wait would inflate "back after").
   const t0 = typeof injected === "object" ? injected.struckAt : called;
   const backFrom = typeof injected === "number" ? injected : t0;
   const a = agency;
@@ -137,9 +137,9 @@ async function underLoad(
     }
     return read;
   };
-  // A request its client gave up on may still wait unread in the socket (up to 8.7 s in one loaded run): the
+  // A request its client gave up on may still wait unread in the socket for seconds on a loaded host: the
   // orchestrator reads and logs it later (AIP_ERR_CANCELLED). Reading the log as soon as the load stopped
-  // counted the last seconds' such requests as lost (55 in one run, each logged 3.9 s after it was sent),
+  // counted the last seconds' such requests as lost,
   // so the log is read again until every unanswered request is in it, or for at most UNREAD_WAIT_MS.
   // (A request on a connection the server closed cannot be read later: only those that timed out are waited for.)
   const unanswered = outcomes.filter((o) => o.kind === "lost" && /timeout/i.test(o.code ?? ""));

@@ -1,7 +1,7 @@
 /**
- * Bad input (issue 8, item 6): fast-check and raw bytes against the orchestrator's front door and the
+ * Bad input: fast-check and raw bytes against the orchestrator's front door and the
  * agent runtime (agent-dummy), both real processes. Every complete frame must be answered with a valid
- * AIP-1 envelope, nothing may crash, RSS may grow by < 64 MB (the heap settles higher the more well-behaved requests a fast machine serves meanwhile: 27 MB at 61k, 50 MB at 121k), well-behaved clients are served meanwhile.
+ * AIP-1 envelope, nothing may crash, RSS may grow by < 64 MB (the heap settles higher the more well-behaved requests a fast machine serves meanwhile), well-behaved clients are served meanwhile.
  * Full run (`npm run test:reliability`): >= 100,000 inputs; inside `npm test`: a short run.
  */
 import fc from "fast-check";

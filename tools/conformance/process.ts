@@ -16,8 +16,8 @@ export interface OneShotResult {
 
 /**
  * How long a one-shot run may take before it is killed and reported as not exiting: a hang detector, wide
- * enough for an agent that loads a model on a busy host (agent-complete loading the tiny GGUF took over
- * 15 s at a load average of 10).
+ * enough for an agent that loads a model on a busy host (agent-complete loading even the tiny test GGUF
+ * takes seconds there).
  */
 export const ONE_SHOT_TIMEOUT_MS = 30_000;
 
@@ -64,7 +64,7 @@ export interface Served {
 /**
  * Servers started by `serve` and not yet exited. They are killed when this process exits: a caller that
  * gave up on a start (a test hook's timeout on a starved host) never gets the `Served` to stop, and the
- * agent would outlive it (seen after a CI run at a load average of 19).
+ * agent would outlive it.
  */
 const running = new Set<ChildProcess>();
 let killOnExit = false;

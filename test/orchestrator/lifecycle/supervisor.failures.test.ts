@@ -111,8 +111,8 @@ describe("failures", () => {
     expect((await call(echo())).status).toBe("success");
   });
 
-  // A long synchronous step (testgen type-checking a large workspace held its thread for 7 s at a load
-  // average of 8) leaves probes unanswered while the process uses CPU: busy, not stuck. It used to be
+  // A long synchronous step (testgen type-checking a large workspace on a loaded host holds its thread
+  // for seconds) leaves probes unanswered while the process uses CPU: busy, not stuck. It used to be
   // killed mid-request after restart_unhealthy_after probes, and its caller got AIP_ERR_AGENT_CRASHED.
   it("an agent busy in a long synchronous step is not restarted by the periodic checks, and answers", async () => {
     agency = await startAgency([{ name: "busy", timeout_ms: 20_000 }], {

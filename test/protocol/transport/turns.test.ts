@@ -127,8 +127,8 @@ describe("FairTurns", () => {
         ran.push(name);
         return Promise.resolve();
       };
-    // Connection 1 has used 100 ms of the thread, connection 2 almost nothing (a margin no descheduling of
-    // "light" on a loaded machine reaches: 20 ms was reached once at a load average of 15).
+    // Connection 1 has used 100 ms of the thread, connection 2 almost nothing (a margin wider than any
+    // descheduling of "light" on a loaded machine).
     void turns.run(1, 10, job("heavy", 100), () => undefined);
     void turns.run(2, 10, job("light"), () => undefined);
     // Both queue more in the same turn: connection 1 queued first, connection 2 goes first.

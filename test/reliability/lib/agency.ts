@@ -66,7 +66,7 @@ export async function startRealAgency(
   const successors = new Set<number>();
   const health = async (): Promise<{ pid: number; agents: Record<string, AgentHealth> }> => {
     // Read on the admin socket: on the front door it queues behind 200 clients' reconnects, which under load
-    // kept one reload run's reads waiting over 60 s (docs/reliability.md).
+    // kept a reload run's reads waiting for a minute (docs/reliability.md).
     const h = JSON.parse((await httpRequest(adminSocketFor(socket), { path: "/healthz", timeoutMs: 5000 })).body) as {
       pid: number;
       agents: Record<string, AgentHealth>;

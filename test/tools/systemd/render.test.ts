@@ -12,7 +12,7 @@ const file = (files: { path: string; content: string }[], path: string): string 
 };
 const lines = (text: string): string[] => text.split("\n");
 
-/** The hardening set issue 7 names, as it must appear in every agent drop-in. */
+/** The hardening set docs/operations.md names, as it must appear in every agent drop-in. */
 const REQUIRED = [
   "RestrictAddressFamilies=AF_UNIX",
   "ProtectSystem=strict",
