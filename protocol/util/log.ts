@@ -45,8 +45,8 @@ export function createLogger(options: LoggerOptions): Logger {
 }
 
 /**
- * Writes a logger's line built by hand, for the one line per request (docs/performance.md, "The request
- * log line"): `{"level":…,"timestamp":…` then the logger's bindings, then `members` (the line's own
+ * Writes a logger's line built by hand, for the one line per request (docs/performance.md, "The
+ * orchestrator hop"): `{"level":…,"timestamp":…` then the logger's bindings, then `members` (the line's own
  * members as JSON text, without braces, ending with `"msg":…`), to the logger's own destination: the
  * line pino writes for `log[level](fields, msg)`, without pino's per-key serialisation. Returns false,
  * writing nothing, when the level is off (or the logger has no destination).
