@@ -2,7 +2,7 @@
  * The environment an agent runs with, built in one place for the real run and for vetting (the two
  * must not differ, or a candidate could tell them apart): the orchestrator's environment without the
  * variables that make an interpreter load foreign code, plus the config's `env` for the agent.
- * docs/security.md, "Agents and their environment".
+ * docs/security.md, "The admin API runs nothing a client sends".
  */
 import { SANDBOX_HIDE_ENV, TRUSTED_ENV, TRUSTED_SOURCE_ENV, TRUST_FILE_ENV } from "../../protocol/util/trust-env.js";
 

@@ -1,7 +1,7 @@
 /**
  * Files the orchestrator keeps in its state directory (canary state, the vetting cache and its key):
  * written atomically (temp file + rename, so a crash leaves the old file or the new one) and created
- * owner-only (0600; the directory 0700). docs/security.md, "State".
+ * owner-only (0600; the directory 0700). docs/security.md, "Who can reach what".
  */
 import { randomBytes } from "node:crypto";
 import {

@@ -1,7 +1,7 @@
 /**
  * One orchestrator per agent socket directory: `<agent_socket_dir>/orchestrator.lock` holds the owner's
  * pid. It is created with link(2), which fails atomically when the file exists; a lock whose pid no
- * longer runs is stale and taken over. docs/security.md, "One orchestrator per socket directory".
+ * longer runs is stale and taken over. docs/security.md, "One orchestrator per agent socket directory".
  */
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * Cost classes between agents (docs/architecture.md, "Cost classes between agents"). Fair turns pace large
+ * Cost classes between agents (docs/architecture.md, "Fair sharing between connections"). Fair turns pace large
  * requests at the front door (protocol/transport/turns.ts), but a small request can cost an agent far more CPU
  * than it costs the orchestrator: a search over a workspace, a summary of deep source. On a machine
  * whose cores the agents share with the orchestrator, a client that keeps such an agent busy takes CPU

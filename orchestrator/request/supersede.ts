@@ -1,7 +1,7 @@
 /**
  * Latest wins in the orchestrator (protocol/transport/latest.ts has the rule and its key): the client_id is scoped
  * to the client connection before anything reads it, so two clients never cancel each other, whatever
- * ids they send (docs/aip-1.md, "Latest wins").
+ * ids they send (docs/operations.md, "Latest wins").
  */
 
 /**

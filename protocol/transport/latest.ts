@@ -1,5 +1,5 @@
 /**
- * Latest wins (docs/aip-1.md, "Latest wins"): editors fire a request per keystroke. A request carrying
+ * Latest wins (docs/operations.md, "Latest wins"): editors fire a request per keystroke. A request carrying
  * `constraints.document_id` (and optionally `constraints.client_id`) supersedes the queued or running
  * request with the same key; that one is aborted with AIP_ERR_CANCELLED, which also reaches whatever
  * it was waiting on (the agent call, the model's context).

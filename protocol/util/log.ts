@@ -108,7 +108,7 @@ export function journalStream(inner: DestinationStream): DestinationStream {
 /**
  * Open a log destination once, so several loggers (one per agent name) can share it. A log file is
  * created owner-only (0600), and an existing regular file is narrowed to 0600: logs carry trace ids,
- * paths and errors (docs/security.md, "State"). A descriptor that is the journal stream gets
+ * paths and errors (docs/security.md, "Who can reach what"). A descriptor that is the journal stream gets
  * journald priority prefixes.
  */
 export function openDestination(destination: string | number | DestinationStream): DestinationStream {

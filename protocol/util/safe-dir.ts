@@ -1,5 +1,5 @@
 /**
- * Directories the agency keeps state and sockets in (docs/security.md, "Safe directories"): they must
+ * Directories the agency keeps state and sockets in (docs/security.md, "Who can reach what"): they must
  * be owned by the agency's user (or root) and writable by no one else, or someone else could plant a
  * symlink or a socket in them. A directory that fails is refused, naming the path and the fix.
  */
