@@ -122,3 +122,19 @@ export async function ndjsonSession(socketPath: string): Promise<NdjsonSession> 
     close: () => socket.destroy(),
   };
 }
+
+/**
+ * Wait until `cond` holds (readiness, not time): it is checked every 10 ms, and the wait fails naming
+ * `what` after `timeoutMs`. The one polling helper of the suites; prefer an event where there is one.
+ */
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+  what = "condition",
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ABUSES, CONTROLS } from "../../bench/lib/neighbour.js";
 import { httpRequest, invokeHttp, waitForSocket } from "../../protocol/transport/client.js";
-import { DUMMY, ROOT, jsonLines, pidAlive, tempDir } from "../helpers.js";
+import { DUMMY, ROOT, jsonLines, pidAlive, tempDir, until } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
 import { FIXTURE_AGENT, manifestFor } from "../orchestrator/harness.js";
 import { AIP, startRealAgency, type RealAgency } from "../reliability/lib/agency.js";
@@ -256,9 +256,7 @@ describe("every example in README.md and docs/", () => {
       const ok = await invokeHttp(agency.socket, { action: "echo", context: {}, constraints: {} });
       const trace = ok.json.trace_id as string;
       // The request line is written after the answer: wait for it.
-      const end = Date.now() + 10_000;
-      while (!readFileSync(agency.logFile, "utf8").includes(`"trace_id":"${trace}"`) && Date.now() < end)
-        await new Promise((r) => setTimeout(r, 50));
+      await until(() => readFileSync(agency.logFile, "utf8").includes(`"trace_id":"${trace}"`), 10_000, "its log line");
       const [failures, oneTrace, lifecycle] = commands(block("docs/operations.md", "# failed requests")).map((c) =>
         c.replaceAll("run/aip.log", agency.logFile).replace('"TRACE"', `"${trace}"`),
       );

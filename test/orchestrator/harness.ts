@@ -8,6 +8,8 @@ import { Orchestrator, type OrchestratorDeps } from "../../orchestrator/orchestr
 import type { AipServer } from "../../protocol/transport/server.js";
 import { ROOT, tempDir } from "../helpers.js";
 
+export { until } from "../helpers.js";
+
 export const FIXTURE_AGENT = join(ROOT, "test/fixtures/agents/fixture-agent.mjs");
 export const BAD_AGENT = join(ROOT, "test/fixtures/agents/bad-agent.mjs");
 
@@ -157,17 +159,4 @@ export function echo(
     constraints: extra.constraints ?? {},
     ...(extra.trace_id ? { trace_id: extra.trace_id } : {}),
   };
-}
-
-/** Poll a condition on the orchestrator's state (readiness, not time): resolves when true. */
-export async function until(
-  cond: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-  what = "condition",
-): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }

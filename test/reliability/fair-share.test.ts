@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { httpRequest } from "../../protocol/transport/client.js";
-import { ndjsonSession, type NdjsonSession } from "../helpers.js";
+import { ndjsonSession, until, type NdjsonSession } from "../helpers.js";
 import { startAgency, type Agency } from "../orchestrator/harness.js";
 
 /** Each call holds its slot this long at the agent; 4 slots. */
@@ -36,14 +36,6 @@ async function pool(): Promise<{ inflight: number; queued: number; connections: 
   return h.agents.slow!.pool;
 }
 
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** Pipeline `n` slow echoes on one NDJSON connection; resolves each answer in `answers` as it comes. */
 function pipeline(session: NdjsonSession, n: number, answers: Record<string, any>[]): Promise<unknown> {
   return Promise.all(
@@ -57,7 +49,7 @@ describe("fair share of an agent's pool between connections", () => {
     flood = await ndjsonSession(agency.socket);
     const floodAnswers: Record<string, any>[] = [];
     const flooded = pipeline(flood, 60, floodAnswers);
-    await until(async () => (await pool()).queued >= 50, "the flood to queue");
+    await until(async () => (await pool()).queued >= 50, 20_000, "the flood to queue");
 
     const other = await httpRequest(agency.socket, { body: JSON.stringify(echo("other-1")), timeoutMs: 20_000 });
     const answeredBefore = floodAnswers.length;
@@ -77,7 +69,7 @@ describe("fair share of an agent's pool between connections", () => {
     flood = await ndjsonSession(agency.socket);
     const floodAnswers: Record<string, any>[] = [];
     const flooded = pipeline(flood, 24, floodAnswers);
-    await until(async () => (await pool()).inflight === SLOTS, "the flood to fill the slots");
+    await until(async () => (await pool()).inflight === SLOTS, 20_000, "the flood to fill the slots");
     expect(await pool()).toMatchObject({ inflight: SLOTS, connections: 1 });
 
     // A second connection with its own backlog: from then on the slots are split 2 and 2.
@@ -85,8 +77,8 @@ describe("fair share of an agent's pool between connections", () => {
     try {
       const secondAnswers: Record<string, any>[] = [];
       const both = pipeline(second, 8, secondAnswers);
-      await until(async () => (await pool()).connections === 2, "the second connection to queue");
-      await until(async () => secondAnswers.length >= 4, "the second connection's first answers");
+      await until(async () => (await pool()).connections === 2, 20_000, "the second connection to queue");
+      await until(async () => secondAnswers.length >= 4, 20_000, "the second connection's first answers");
       // Its 8 requests finish in 4 rounds of 2 slots while the flood still has a backlog.
       await both;
       expect(secondAnswers.map((a) => a.status)).toEqual(Array(8).fill("success"));
@@ -104,7 +96,7 @@ describe("fair share of an agent's pool between connections", () => {
     const floodAnswers: Record<string, any>[] = [];
     // 4 in flight, 8 queued, 8 refused at once (its own connection waits the most).
     const flooded = pipeline(flood, 20, floodAnswers);
-    await until(async () => (await pool()).queued === 8, "the queue to fill");
+    await until(async () => (await pool()).queued === 8, 20_000, "the queue to fill");
 
     const other = await httpRequest(agency.socket, { body: JSON.stringify(echo("other-2")), timeoutMs: 20_000 });
     const reply = JSON.parse(other.body) as Record<string, any>;

@@ -16,7 +16,7 @@ import { adminSocketFor } from "../../orchestrator/core/config.js";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { httpRequest } from "../../protocol/transport/client.js";
-import { ROOT } from "../helpers.js";
+import { ROOT, until } from "../helpers.js";
 import { FULL, startRealAgency, type RealAgency } from "./lib/agency.js";
 import { faultLoad, tally, type ReadRecord, type Tally } from "./lib/load.js";
 
@@ -34,14 +34,6 @@ afterEach(async () => {
   await agency?.cleanup();
   agency = undefined;
 });
-
-async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 export interface FaultResult extends Tally {
   fault: string;

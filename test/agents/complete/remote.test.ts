@@ -111,24 +111,21 @@ describe("agent-complete with AIP_MODEL_URL", () => {
     engine.answer = () => " a + b;";
   });
 
-  it("a superseded request's upstream request is cancelled within 50 ms", async () => {
+  it("a superseded request's upstream request is closed before it finishes (how fast: the remote-engine bench)", async () => {
     engine.fault = { hold: true };
     const doc = { document_id: "file:///sample.ts" };
     const arrived = engine.next("/v1/completions");
     const first = invoke(agent.socketPath, request({ ...doc, timeout_ms: 10_000 }));
     const upstream = await arrived;
     const closed = engine.closed(upstream);
-    const sentAt = performance.now();
     const second = invoke(agent.socketPath, request({ ...doc, timeout_ms: 10_000 }));
     await closed;
-    const ms = upstream.closedAt! - sentAt;
     const finished = upstream.finished;
     engine.fault = {};
     engine.release();
     expect((await first).json.status).toBe("error");
     expect((await second).json.status).toBe("success");
     expect(finished).toBe(false);
-    expect(ms).toBeLessThan(50);
   });
 
   it("an engine that fails: the model-free engine answers (engine_error, then circuit_open); no keystroke reaches it once open", async () => {

@@ -32,10 +32,9 @@ describe("printedManifest: the --manifest run's limit is CPU time", () => {
   });
 
   it("an idle hang is stopped at WALL_FACTOR times the limit", async () => {
-    const t0 = performance.now();
+    // `sleep 30` would end on its own later and fail otherwise: this message is the wall-time stop's.
     await expect(printedManifest(["sh", "-c", "sleep 30"], env, opts(200))).rejects.toThrow(
       /--manifest failed: no answer within 800 ms/,
     );
-    expect(performance.now() - t0).toBeLessThan(20_000);
   });
 });

@@ -75,9 +75,8 @@ it("a server that does not answer in time still times out", async () => {
   cleanup = t.cleanup;
   const socketPath = join(t.dir, "s.sock");
   await startServer(socketPath, 5_000);
-  const started = Date.now();
+  // The server would answer after 5 s: a rejection naming the 150 ms timeout is the timer's, not the answer's.
   await expect(
     httpRequest(socketPath, { method: "GET", path: "/healthz", timeoutMs: 150, agent: false }),
   ).rejects.toThrow("HTTP request timed out after 150 ms");
-  expect(Date.now() - started).toBeLessThan(4_000);
 });

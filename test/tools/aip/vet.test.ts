@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DUMMY, ROOT, tempDir } from "../../helpers.js";
+import { DUMMY, ROOT, tempDir, until } from "../../helpers.js";
 import { sh } from "../systemd/helpers.js";
 import { CORPUS } from "../../orchestrator/lifecycle/vet/helpers.js";
 
@@ -77,16 +77,6 @@ function describePid(pid: number): string {
   }
 }
 
-/** Wait until `cond()` holds, checking every 20 ms, at most `ms`. */
-async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
-
 describe("aip vet interrupted", () => {
   it("Ctrl-C (SIGINT) kills the agent under vetting too, though it runs in its own process group, and removes its scratch", async () => {
     const t = tempDir("aipvi-");
@@ -103,11 +93,11 @@ describe("aip vet interrupted", () => {
         env: { ...process.env, TMPDIR: scratch },
       });
       const exited = new Promise<number | null>((r) => cli.on("exit", (code) => r(code)));
-      expect(await until(() => livePids(exe).length >= 2, 20_000)).toBe(true); // strace and the agent (both runs)
+      await until(() => livePids(exe).length >= 2, 20_000, "strace and the agent (both runs)");
       cli.kill("SIGINT");
       expect(await exited).toBe(130);
       // Generous: on a loaded machine a killed sandbox takes a moment to be torn down and reaped.
-      await until(() => livePids(exe).length === 0, 15_000);
+      await until(() => livePids(exe).length === 0, 15_000, "the sandbox torn down").catch(() => undefined);
       expect(livePids(exe).map(describePid)).toEqual([]);
       expect(readdirSync(scratch)).toEqual([]);
     } finally {

@@ -5,7 +5,7 @@ import type ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, invokeHttp } from "../../../../protocol/transport/client.js";
 import { serve, type Served } from "../../../../tools/conformance/process.js";
-import { tempDir } from "../../../helpers.js";
+import { tempDir, until } from "../../../helpers.js";
 import { COMPLETE_LITE, cursorOf, type Json } from "../../code-helpers.js";
 import { SERVICE_LIMITS, WorkspaceService } from "../../../../agents/lib/code/service.js";
 import { typedCompletions } from "../../../../agents/lib/completion/typed.js";
@@ -207,11 +207,14 @@ describe("complete-lite, typed engine", () => {
       // /healthz shows the worker's last stats and asks it for new ones: poll until both workspaces are in.
       const roots = (h: Json): string[] => h.typed.workspaces.map((w: Json) => w.workspace as string);
       let health: Json = {};
-      for (let tries = 0; tries < 100; tries++) {
-        health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
-        if (roots(health).includes(workspaceId(bare.dir)) && roots(health).includes(workspaceId(broken.dir))) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until(
+        async () => {
+          health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
+          return roots(health).includes(workspaceId(bare.dir)) && roots(health).includes(workspaceId(broken.dir));
+        },
+        5_000,
+        "both workspaces on /healthz",
+      ).catch(() => undefined);
       expect(health.typed.limits).toMatchObject({ max_workspaces: 3 });
       expect(roots(health)).toEqual(expect.arrayContaining([workspaceId(bare.dir), workspaceId(broken.dir)]));
       // No client's path on /healthz.
