@@ -246,10 +246,15 @@ describe("the fast path on a server", () => {
   it("answers pipelined requests in order, whether they come together or while one is answered", async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((r) => (release = r));
+    let entered: () => void = () => undefined;
+    const answering = new Promise<void>((r) => (entered = r));
     const s = await start({
       invoke: async (req) => {
         const i = (req as { context: { i: number } }).context.i;
-        if (i === 0) await held;
+        if (i === 0) {
+          entered();
+          await held;
+        }
         return successResponse({ i }, "t");
       },
     });
@@ -258,11 +263,10 @@ describe("the fast path on a server", () => {
     let data = Buffer.alloc(0);
     c.on("data", (d: Buffer) => (data = Buffer.concat([data, d])));
     c.write(request("", body(0)));
-    // Requests 1 and 2 arrive while 0 is being answered; 3 and 4 together, after.
-    await new Promise((r) => setTimeout(r, 50));
+    // Requests 1 and 2 arrive (are in the server's socket) while 0 is being answered; 3 and 4 together, after.
+    await answering;
     c.write(request("", body(1)));
-    c.write(request("", body(2)));
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => c.write(request("", body(2)), r));
     release();
     await vi.waitFor(() => expect(parseResponses(data).length).toBeGreaterThanOrEqual(3), {
       timeout: 10_000,

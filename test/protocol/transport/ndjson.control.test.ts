@@ -74,8 +74,10 @@ describe("NDJSON control lines", () => {
     const c = await session(s.socketPath);
     c.socket.write(`{"control":"unordered"}\n${[150, 1, 60].map((ms) => JSON.stringify({ ms })).join("\n")}\n`);
     const lines = await c.next(3);
-    await new Promise((r) => setTimeout(r, 50));
     expect(lines.map((l) => l.payload.ms)).toEqual([1, 60, 150]);
+    // The next line is the next request's answer: nothing answered the control line meanwhile.
+    c.socket.write(`${JSON.stringify({ ms: 0 })}\n`);
+    expect((await c.next(4)).map((l) => l.payload?.ms)).toEqual([1, 60, 150, 0]);
     c.socket.destroy();
   });
 
