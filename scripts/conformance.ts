@@ -3,14 +3,16 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "../tools/aip/command.js";
-import { DEFAULT_SAMPLE, runConformance, type Sample } from "../tools/conformance/kit.js";
+import { CHECKS, DEFAULT_SAMPLE, runConformance, type Sample } from "../tools/conformance/kit.js";
 
-const USAGE = `Usage: npm run conformance -- PATH_TO_AGENT_EXECUTABLE [--request GOOD_REQUEST.json]
+const USAGE = `Usage: npm run conformance -- PATH_TO_AGENT_EXECUTABLE [--request GOOD_REQUEST.json] [--only TEXT]
 
 Runs the AIP-1 conformance battery (one-shot, HTTP and NDJSON over a Unix socket,
 limits, lifecycle) against an agent and names each failed check and why.
 --request: a request the agent answers with success (its context and constraints
 are used; default: {"context":{"source_code":"const a = 1;\\n"},"constraints":{}}).
+--only: run just the checks whose name contains TEXT (case-insensitive), e.g.
+"good request" while fixing one check.
 Requests for the bundled agents: manifests/requests/<agent>.json.
 Exit status: 0 when every check passes, 1 otherwise, 2 on a usage error.`;
 
@@ -21,7 +23,7 @@ function usageError(message: string): never {
 
 let parsed;
 try {
-  parsed = parseArgs(process.argv.slice(2), ["request"], ["help"]);
+  parsed = parseArgs(process.argv.slice(2), ["request", "only"], ["help"]);
 } catch (err) {
   usageError((err as Error).message);
 }
@@ -45,6 +47,9 @@ if (typeof requestFile === "string") {
   if (typeof context.workspace_root === "string") context.workspace_root = resolve(context.workspace_root);
   sample = { context, constraints: req.constraints ?? {} };
 }
+const only = typeof parsed.flags.only === "string" ? parsed.flags.only : undefined;
+if (only !== undefined && !CHECKS.some((c) => c.name.toLowerCase().includes(only.toLowerCase())))
+  usageError(`no check's name contains "${only}"`);
 const exe = resolve(target);
 const results = await runConformance(
   exe,
@@ -54,6 +59,7 @@ const results = await runConformance(
     );
   },
   sample,
+  only,
 );
 const failed = results.filter((r) => !r.ok).length;
 console.log(`\n${results.length - failed} passed, ${failed} failed`);

@@ -410,11 +410,15 @@ export const CHECKS: Check[] = [
   },
 ];
 
-/** Run the battery against `exe`; `onResult` sees each result as it comes; `sample` is the good request's body. */
+/**
+ * Run the battery against `exe`; `onResult` sees each result as it comes; `sample` is the good request's
+ * body; `only`, when given, runs just the checks whose name contains it (case-insensitive).
+ */
 export async function runConformance(
   exe: string,
   onResult?: (r: CheckResult) => void,
   sample: Sample = DEFAULT_SAMPLE,
+  only?: string,
 ): Promise<CheckResult[]> {
   const m = await runOnce(exe, ["--manifest"], "");
   let manifest: AgentManifest;
@@ -450,6 +454,7 @@ export async function runConformance(
     await waitForSocket(server.socketPath);
     const ctx: KitContext = { exe, manifest, action: manifest.capabilities[0]!, server, dir, sample };
     for (const check of CHECKS) {
+      if (only !== undefined && !check.name.toLowerCase().includes(only.toLowerCase())) continue;
       const start = performance.now();
       try {
         await check.run(ctx);

@@ -50,7 +50,7 @@ describe("complete falls back to complete-lite (real agents, real model)", { tim
 
   it("with the model: complete serves below the CPU threshold, complete-lite above it", async () => {
     const load = new FixedLoadSampler(0);
-    agency = await startAgency(specs(modelEnv(true)), { cpu_sample_ms: 50 }, { load });
+    agency = await startAgency(specs(modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" })), { cpu_sample_ms: 50 }, { load });
     await until(
       () => agent("complete").state === "healthy" && agent("complete-lite").state === "healthy",
       90_000,
