@@ -5,12 +5,15 @@
  * the server through `startAgency`, so what a user runs is what the tests and benchmarks run.
  */
 import type { Server } from "node:http";
+import { dirname } from "node:path";
+import { ensureSafeDirectory } from "../protocol/util/safe-dir.js";
 import type { AgencyConfig } from "./core/config.js";
 import { lockSocketDir } from "./lifecycle/lock.js";
 import { inheritedHandover, signalReady, startSuccessor } from "./lifecycle/reload.js";
 import type { Orchestrator, OrchestratorDeps } from "./orchestrator.js";
 
 export { LockedError } from "./lifecycle/lock.js";
+export { UnsafeDirectoryError } from "../protocol/util/safe-dir.js";
 
 export interface AgencyOptions {
   /** What the orchestrator is built with (log destination, pool sizing, transport, …). */
@@ -38,6 +41,26 @@ export interface RunningAgency {
 }
 
 /**
+ * The directories the agency keeps state and sockets in, created owner-only where missing: each must be
+ * owned by this user (or root) and writable by no one else, or someone else could plant a symlink or a
+ * socket in it. Throws UnsafeDirectoryError naming the path and the fix (docs/security.md, "Safe directories").
+ */
+export function checkDirectories(config: AgencyConfig): void {
+  const dirs = new Map<string, [string, number]>([
+    [config.stateDir, ["state_dir", 0o700]],
+    [config.agentSocketDir, ["agent_socket_dir", 0o700]],
+  ]);
+  const sockets: [string, string | undefined][] = [
+    ["socket", config.socket],
+    ["admin_socket", config.adminSocket],
+    ...config.agents.filter((a) => a.enabled).map((a): [string, string] => [`agents[${a.name}].socket`, a.socket]),
+  ];
+  for (const [what, socket] of sockets)
+    if (socket !== undefined && !dirs.has(dirname(socket))) dirs.set(dirname(socket), [`${what}'s directory`, 0o750]);
+  for (const [dir, [what, mode]] of dirs) ensureSafeDirectory(dir, what, mode);
+}
+
+/**
  * Start the agency: take the lock, start the orchestrator (vetting and starting its agents), then
  * listen. Throws `LockedError` when another orchestrator holds the agent socket directory, and the
  * start's error (after cleaning up) when an agent or a socket cannot be had.
@@ -48,6 +71,7 @@ export async function startAgency(config: AgencyConfig, options: AgencyOptions =
   // agent sockets says so at once and vets nothing. A reload's successor (a child of the running
   // orchestrator, handed its socket) takes the lock over from its parent.
   const handover = own ? inheritedHandover(process.env) : { adopt: [], readyFd: undefined };
+  checkDirectories(config);
   lockSocketDir(config.agentSocketDir, handover.readyFd !== undefined ? process.ppid : undefined);
   const { listenAdmin, listenFrontDoor, listenHealthPort } = await import("./frontdoor.js");
   const { Orchestrator } = await import("./orchestrator.js");

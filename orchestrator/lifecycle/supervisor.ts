@@ -4,10 +4,11 @@
  */
 import { execa } from "execa";
 import { Socket } from "node:net";
-import { renameSync } from "node:fs";
+import { lstatSync, renameSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { waitForSocket } from "../../protocol/transport/client.js";
+import { removeSocketFile } from "../../protocol/transport/socket-file.js";
 import type { Logger } from "../../protocol/util/log.js";
 import { processStats } from "../core/procstat.js";
 import type { ProbeResult } from "../core/health.js";
@@ -208,6 +209,8 @@ export class Supervisor {
   private standby: { child: ChildHandle; ready: boolean } | undefined;
   private standbyTimer: NodeJS.Timeout | undefined;
   private standbyFailures = 0;
+  /** The inode of the socket a promoted standby serves on (renamed onto the agent's path). */
+  private promotedIno: number | undefined;
 
   constructor(private readonly o: SupervisorOptions) {
     this.backoff = o.restartInitialMs;
@@ -254,6 +257,7 @@ export class Supervisor {
     this.stopping = false;
     const gen = ++this.generation;
     this.child = child;
+    this.promotedIno = undefined; // a process it starts removes its own socket
     this.o.onState("starting", { pid: child.pid });
     this.drain(child.stdout, "stdout");
     this.drain(child.stderr, "stderr");
@@ -323,6 +327,13 @@ export class Supervisor {
       renameSync(this.o.standbySocketPath, this.o.socketPath);
     } catch {
       return false;
+    }
+    // The promoted process removes, when it stops, the name it bound (the standby's): the agent's
+    // name, which it serves on now, is this supervisor's to remove (only while it is this socket).
+    try {
+      this.promotedIno = lstatSync(this.o.socketPath).ino;
+    } catch {
+      this.promotedIno = undefined;
     }
     this.standby = undefined;
     const gen = ++this.generation;
@@ -420,5 +431,6 @@ export class Supervisor {
       clearTimeout(timer);
     }
     await standby;
+    if (this.promotedIno !== undefined) await removeSocketFile(this.o.socketPath, this.promotedIno);
   }
 }

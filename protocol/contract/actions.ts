@@ -196,12 +196,35 @@ export const FRAMEWORKS = ["vitest", "jest", "node:test"] as const;
 /** Test frameworks for Python targets (testgen picks the workspace's when not asked). */
 export const PYTHON_FRAMEWORKS = ["pytest", "unittest"] as const;
 export const TestgenContextSchema = ContextSchema;
+/** The longest constraints.test_path, in characters. */
+export const TEST_PATH_MAX_CHARS = 1024;
+/**
+ * Where the test goes: a path relative to the workspace root that stays inside it. A refusal names the
+ * rule, never the value (it may be hostile text meant to be shown back: a prompt, markup, a terminal escape).
+ */
+const testPath = () =>
+  nonEmpty()
+    .max(TEST_PATH_MAX_CHARS, { error: `expected at most ${TEST_PATH_MAX_CHARS} characters` })
+    .refine((p) => ![...p].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f), {
+      error: "expected no control characters",
+    })
+    .refine((p) => !p.startsWith("/") && !p.startsWith("~"), {
+      error: "expected a path relative to the workspace root, not an absolute one",
+    })
+    .refine((p) => !p.split(/[\\/]/).includes(".."), {
+      error: "expected no '..' segment: the test stays inside the workspace",
+    });
+
 export const TestgenConstraintsSchema = ConstraintsSchema.extend({
   framework: oneOf([...FRAMEWORKS, ...PYTHON_FRAMEWORKS])
     .optional()
     .describe("default vitest; for Python pytest, or unittest when the workspace's tests use it"),
   function: nonEmpty().optional().describe('"add" or "Class.method"; else the function at context.cursor'),
-  test_path: nonEmpty().optional(),
+  test_path: testPath()
+    .optional()
+    .describe(
+      "where the test goes, relative to the workspace root and inside it (no '..'); default beside or mirroring the source",
+    ),
   run_timeout_ms: intIn(0, 120_000)
     .optional()
     .describe("the workspace's test runner is killed after this long (default 20000; 0: do not run)"),
@@ -446,6 +469,9 @@ export const ACTIONS = {
 } as const satisfies Record<string, ActionContract>;
 export type ActionName = keyof typeof ACTIONS;
 
+/** Fields whose refused value is never shown back (paths a client may fill with text meant for a reader). */
+const UNSHOWN = new Set(["constraints.test_path"]);
+
 /** zod issues → the AIP-1 error: a missing required field is MISSING_FIELD naming it, anything else INVALID_FIELD with "expected X, got Y". */
 export function issuesToError(error: z.ZodError, prefix: string): AipError {
   const pathOf = (issue: z.core.$ZodIssue): string => [prefix, ...issue.path.map(String)].join(".");
@@ -460,6 +486,8 @@ export function issuesToError(error: z.ZodError, prefix: string): AipError {
   const errors = error.issues.map((i) => ({ path: pathOf(i), message: i.message }));
   const detail = error.issues
     .map((i) => {
+      if (UNSHOWN.has(pathOf(i)))
+        return `${pathOf(i)}: ${i.message}, got ${typeof i.input === "string" ? `a string of ${i.input.length} characters` : typeof i.input}`;
       const shown = JSON.stringify(i.input) ?? String(i.input);
       return `${pathOf(i)}: ${i.message}, got ${shown.length > 60 ? `${shown.slice(0, 57)}...` : shown}`;
     })

@@ -9,8 +9,9 @@ export class UnsafeDirectoryError extends Error {}
 
 /**
  * Why `path` is not a safe directory for `what` (e.g. "state_dir"), or undefined when it is: it must
- * be a real directory (not a symlink to one), owned by this user or root, and not writable by others
- * (a sticky world-writable directory such as /tmp is refused too: others can still create names in it).
+ * be a real directory (not a symlink to one), owned by this user or root, and not writable by others:
+ * not by every user (a sticky one such as /tmp is refused too: others can still create names in it),
+ * and not by a group other than this user's own.
  */
 export function unsafeDirectory(path: string, what: string): string | undefined {
   let st;
@@ -34,6 +35,10 @@ export function unsafeDirectory(path: string, what: string): string | undefined 
     return `${what} ${path} is owned by uid ${st.uid}, not by this user (uid ${uid}) or root; use a directory of your own, or: chown ${uid} ${path}`;
   if ((st.mode & 0o002) !== 0)
     return `${what} ${path} is writable by every user (mode ${(st.mode & 0o7777).toString(8)}); fix it: chmod o-w ${path} (or choose a private directory)`;
+  // Group-writable is refused unless the group is this user's own (a private group and umask 002).
+  const gid = process.getgid?.() ?? 0;
+  if ((st.mode & 0o020) !== 0 && st.gid !== gid)
+    return `${what} ${path} is writable by group ${st.gid}, not only by this user (mode ${(st.mode & 0o7777).toString(8)}); fix it: chmod g-w ${path}`;
   return undefined;
 }
 
