@@ -10,11 +10,9 @@ function conformance(env: Record<string, string | undefined>, sample: Sample): P
   return withEnv(env, () => runConformance(COMPLETE, undefined, sample));
 }
 
-// Each one-shot check starts the agent afresh: no dry warm-up keystrokes there (the warm-up itself is
-// main.test.ts's), only the model load.
 conformanceSuite("agent-complete conformance with the tiny model", () =>
   conformance(
-    { ...modelEnv(true), AIP_MODEL_SEQUENCES: "1", AIP_WARMUP_KEYSTROKES: "0" },
+    { ...modelEnv(true), AIP_MODEL_SEQUENCES: "1" },
     {
       context: { language: "typescript", source_code: SOURCE, cursor: { line: 2, column: 9 } },
       constraints: { max_tokens: 4, best_effort: true, timeout_ms: 10_000 },
