@@ -14,7 +14,7 @@ import type { FunctionSlice } from "../lib/code/cursor.js";
 import { python, type PythonDocument } from "../lib/code/languages/python/index.js";
 import { reportDiagnostics } from "../lib/code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../lib/code/position.js";
-import { readRequestText } from "../lib/code/source.js";
+import { readRequestIn } from "../lib/code/source.js";
 import { parsePython } from "../lib/completion/python/handler.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
@@ -105,7 +105,7 @@ export async function completePythonModel(
   stages.end("accept", ctx.signal);
 
   // slice: the enclosing function from the tree
-  const loc = await readRequestText({ ...request, context: { ...request.context, language: "typescript" } });
+  const loc = await readRequestIn(request, ["python"]);
   const source = loc.text;
   const starts = lineStarts(source);
   const cursor = request.context.cursor ?? positionAt(source.length, starts);

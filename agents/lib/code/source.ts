@@ -4,6 +4,8 @@ import { AipError } from "../../../protocol/contract/errors.js";
 import type { AipRequest } from "../../../protocol/contract/schemas.js";
 import type { ParseCache } from "./cache.js";
 import { dialectOf, type Dialect } from "./language.js";
+import type { LanguageId } from "../../../protocol/contract/languages.js";
+import { requestLanguage } from "./languages/registry.js";
 import type { ParsedFile } from "./parse.js";
 import { containedPath, readContained, resolveRoot, type ReadOptions } from "./workspace.js";
 
@@ -31,13 +33,36 @@ export async function locateRequestFile(request: AipRequest, options: ReadOption
   return { root, absPath, displayPath: relative(root, absPath).split(sep).join("/") };
 }
 
-/** The request's source text and where it lives, not parsed yet (MISSING_FIELD, FORBIDDEN_PATH, size errors). */
+/** The request's TypeScript/JavaScript source text and where it lives, not parsed yet (MISSING_FIELD, FORBIDDEN_PATH, size errors). */
 export async function readRequestText(
   request: AipRequest,
   options: ReadOptions = {},
 ): Promise<RequestLocation & { text: string; dialect: Dialect }> {
   const raw = await readRequestRaw(request, options);
   return { ...raw, dialect: dialectOf(request.context.language, request.context.file_path) };
+}
+
+/**
+ * The request's source text in one of the languages the caller serves, named by the language registry
+ * (`context.language`, else `file_path`'s extension): AIP_ERR_INVALID_FIELD for an unknown language or
+ * one the caller does not serve, checked before anything is read.
+ */
+export async function readRequestIn<L extends LanguageId>(
+  request: AipRequest,
+  served: readonly L[],
+  options: ReadOptions = {},
+): Promise<RequestLocation & { text: string; language: L }> {
+  const { language: name, file_path: filePath } = request.context;
+  const language = requestLanguage(name, filePath, served[0]);
+  if (!(served as readonly LanguageId[]).includes(language)) {
+    const what = name !== undefined ? "context.language" : "context.file_path";
+    throw new AipError(
+      "AIP_ERR_INVALID_FIELD",
+      `${what}: ${language} is not served here; expected ${served.join(", ")}`,
+      { extensions: { errors: [{ path: what, message: "language not served" }] } },
+    );
+  }
+  return { ...(await readRequestRaw(request, options)), language: language as L };
 }
 
 /** The request's source text and where it lives, whatever its language (the caller picks the parser). */

@@ -8,10 +8,12 @@ import { actionInput } from "../../../../protocol/contract/actions.js";
 import type { AipRequest } from "../../../../protocol/contract/schemas.js";
 import { loadLanguage } from "../../code/languages/registry.js";
 import type { PythonDocument } from "../../code/languages/python/index.js";
+import { PythonDocuments } from "../../code/languages/python/incremental.js";
+import { AipError } from "../../../../protocol/contract/errors.js";
 import { reportDiagnostics } from "../../code/parse.js";
 import { PLACEHOLDER } from "../../code/placeholder.js";
 import { lineStarts, offsetAt, positionAt } from "../../code/position.js";
-import { readRequestText } from "../../code/source.js";
+import { readRequestIn } from "../../code/source.js";
 import type { HandlerContext } from "../../runtime/types.js";
 import { TYPED_LIMITS } from "../engine.js";
 import { prefixAt } from "../typed.js";
@@ -29,10 +31,64 @@ export function isPythonRequest(request: AipRequest): boolean {
   return filePath !== undefined && /\.pyi?$/i.test(filePath);
 }
 
-/** Parse a Python buffer with the language layer (loaded on first use). */
-export async function parsePython(source: string, label?: string): Promise<PythonDocument> {
+/** The documents editors are typing in, re-read from their last state keystroke by keystroke (one set per process). */
+export const pythonDocuments = new PythonDocuments();
+
+/**
+ * Parse a Python buffer with the language layer (loaded on first use). With `key` (the editor's
+ * document), from that document's last state when it has one.
+ */
+export async function parsePython(source: string, label?: string, key?: string): Promise<PythonDocument> {
   const python = await loadLanguage("python");
-  return python.parse(source, label) as PythonDocument;
+  return key !== undefined ? pythonDocuments.get(key, source, label) : (python.parse(source, label) as PythonDocument);
+}
+
+/**
+ * A document of `source` with no structure, for a buffer the parser gave up on: completion falls back to
+ * the names the buffer uses near the cursor (a token scan), builtins and keywords.
+ */
+export function unparsedDocument(source: string): PythonDocument {
+  return {
+    language: "python",
+    source,
+    diagnostics: [],
+    module_doc: "",
+    outline: [],
+    imports: [],
+    exports: { forms: [], dynamic: false, implicit: [], references: [] },
+    bindings: [],
+    scopes: [],
+    lines: source.split("\n").length,
+  };
+}
+
+/**
+ * The document of a buffer to complete in. When the parser fails or runs out of time (a huge or
+ * hostile buffer, a loaded machine), the document's last good state, else a token scan, with the reason.
+ */
+export async function completionDocument(
+  source: string,
+  label: string | undefined,
+  key: string,
+  documents: Pick<PythonDocuments, "get" | "last"> = pythonDocuments,
+): Promise<{ doc: PythonDocument; fallback?: string }> {
+  await loadLanguage("python");
+  try {
+    return { doc: documents.get(key, source, label) };
+  } catch (err) {
+    if (!(err instanceof AipError) || err.code !== "AIP_ERR_PARSE") throw err;
+    const last = documents.last(key);
+    return last
+      ? { doc: { ...last, source, diagnostics: [] }, fallback: `${err.message}: scopes from the document's last parse` }
+      : { doc: unparsedDocument(source), fallback: `${err.message}: names from a token scan` };
+  }
+}
+
+/** The key of the editor document a request is about: its `document_id` (per client), else its file. */
+export function documentKey(request: AipRequest, absPath?: string): string {
+  const c = request.constraints as { document_id?: unknown; client_id?: unknown } | undefined;
+  if (typeof c?.document_id === "string") return `id:${String(c.client_id ?? "")}:${c.document_id}`;
+  return `file:${absPath ?? request.context.file_path ?? ""}`;
 }
 
 /** The complete action on a Python buffer. */
@@ -43,8 +99,7 @@ export async function completePython(
 ): Promise<unknown> {
   const constraints = actionInput("complete", request).constraints;
   const limit = constraints.max_items ?? 50;
-  // Read as any request's text is (containment, size limits); the TypeScript dialect it names is unused.
-  const loc = await readRequestText({ ...request, context: { ...request.context, language: "typescript" } });
+  const loc = await readRequestIn(request, ["python"]);
   const source = loc.text;
   const starts = lineStarts(source);
   const cursor = request.context.cursor ?? positionAt(source.length, starts);
@@ -75,10 +130,15 @@ export async function completePython(
   }
   // The name being typed is completed with a placeholder (`self.` + newline does not parse): the
   // statement is whole and the class or function around the cursor keeps its extent.
-  const doc = await parsePython(
+  const { doc, fallback: parseFallback } = await completionDocument(
     source.slice(0, offset) + PLACEHOLDER + source.slice(offset),
     loc.displayPath ?? request.context.file_path,
+    documentKey(request, loc.absPath),
   );
+  if (parseFallback !== undefined) {
+    fallbacks = [...fallbacks, parseFallback];
+    engineReason = parseFallback;
+  }
   ctx.timer.mark("parse");
   const answer = pythonCompletions(doc, offset, {
     root: loc.root,

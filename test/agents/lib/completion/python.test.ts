@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
 import { PyrightEngine, pythonInterpreter } from "../../../../agents/lib/completion/python/pyright.js";
 import { codeOnly } from "../../../../agents/lib/completion/python/syntactic.js";
+import { completionDocument, pythonDocuments } from "../../../../agents/lib/completion/python/handler.js";
+import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
+import { AipError } from "../../../../protocol/contract/errors.js";
 import { standaloneContext } from "../../../../agents/lib/runtime/context.js";
 import { createLogger } from "../../../../protocol/util/log.js";
 import type { AipRequest } from "../../../../protocol/contract/schemas.js";
@@ -173,6 +176,57 @@ def run(path_in, count):
     expect(a.items).toEqual([]);
     const b = await ask("pkg/c.py", 'total = 1\nx = "tot');
     expect(b.items).toEqual([]);
+  });
+
+  it("refuses a language it does not serve by the registry's names, before reading anything", async () => {
+    await expect(ask("pkg/x.py", "x = 1\nx", { language: "cobol" })).rejects.toMatchObject({
+      code: "AIP_ERR_INVALID_FIELD",
+    });
+    const a = await ask("pkg/x.py", "total = 1\ntot", { language: "py" });
+    expect(labels(a)[0]).toBe("total");
+  });
+
+  it("completes keystroke by keystroke in one document_id, from the document's last state", async () => {
+    const base = "def run(count):\n    total = 0\n    return total\n";
+    const typed = "tot";
+    const partial = pythonDocuments.stats().partial;
+    let a: Answer | undefined;
+    for (let k = 1; k <= typed.length; k++) {
+      const src = base.replace("    return", `    ${typed.slice(0, k)}\n    return`);
+      const cursor = { line: 3, column: 4 + k };
+      a = (await complete(
+        {
+          action: "complete",
+          context: { source_code: src, file_path: "pkg/keys.py", workspace_root: root, cursor },
+          constraints: { max_items: 50, document_id: "keys" },
+        } as unknown as AipRequest,
+        ctx(),
+      )) as Answer;
+    }
+    expect(labels(a!)[0]).toBe("total");
+    // Every keystroke after the first re-read the function only.
+    expect(pythonDocuments.stats().partial - partial).toBe(typed.length - 1);
+  });
+
+  it("falls back when the parser gives up: the document's last state, else a token scan, saying so", async () => {
+    const timeout = () => {
+      throw new AipError("AIP_ERR_PARSE", "big.py: parsing took longer than 2000 ms");
+    };
+    const src = "def f(alpha, beta):\n    gamma = alpha + beta\n    return gam";
+    const scan = await completionDocument(src, "big.py", "k", { get: timeout, last: () => undefined });
+    expect(scan.fallback).toMatch(/took longer than 2000 ms: names from a token scan/);
+    expect(scan.doc.source).toBe(src);
+    expect(scan.doc.scopes).toEqual([]);
+    const before = readPython("def f(alpha, beta):\n    gamma = alpha + beta\n");
+    const last = await completionDocument(src, "big.py", "k", { get: timeout, last: () => before });
+    expect(last.fallback).toMatch(/scopes from the document's last parse/);
+    expect(last.doc.scopes.map((x) => x.name)).toEqual(["f"]);
+    expect(last.doc.source).toBe(src);
+    // Other failures are not hidden.
+    const boom = () => {
+      throw new Error("boom");
+    };
+    await expect(completionDocument(src, "big.py", "k", { get: boom, last: () => undefined })).rejects.toThrow("boom");
   });
 
   it("ranks by the code's use of a name, not by words in its docstrings", () => {

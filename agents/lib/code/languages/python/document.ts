@@ -728,7 +728,7 @@ class Reader {
 }
 
 /** Rounds of blanking broken statements before the document is read as it is. */
-const MAX_REPAIRS = 16;
+export const MAX_REPAIRS = 16;
 
 function indentOf(line: string): number {
   return line.length - line.trimStart().length;
@@ -738,7 +738,11 @@ function indentOf(line: string): number {
  * The first ERROR (or missing token) that swallows lines, as [start, end) offsets of whole lines: from
  * its line to the next line indented no deeper that is code (a sibling statement), or the end.
  */
-function brokenSegment(root: SyntaxNode, source: string, starts: readonly number[]): [number, number] | undefined {
+export function brokenSegment(
+  root: SyntaxNode,
+  source: string,
+  starts: readonly number[],
+): [number, number] | undefined {
   const isStatement = (t: string): boolean => t.endsWith("_statement") || t.endsWith("_definition") || t === "comment";
   // The first place the code stops making sense: inside an ERROR that holds whole statements (tree-sitter
   // may wrap a file around one broken line), past those statements; else the innermost error or missing token.
@@ -766,14 +770,14 @@ function brokenSegment(root: SyntaxNode, source: string, starts: readonly number
 }
 
 /** A declaration header on a blanked line, kept by name so a broken definition is still listed. */
-const HEADER = /^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)/gm;
+export const HEADER = /^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)/gm;
 
 /** Read `source` into a PythonDocument (the parser must be loaded). */
 export function readPython(source: string, label?: string): PythonDocument {
   const starts = lineStarts(source);
   let text = source;
   const diagnostics: ParseDiagnostic[] = [];
-  const salvaged: { name: string; kind: "def" | "class"; indent: number; start: number; end: number }[] = [];
+  const salvaged: Salvaged[] = [];
   for (let round = 0; round <= MAX_REPAIRS; round++) {
     const segment = withTree(
       text,
@@ -801,52 +805,100 @@ export function readPython(source: string, label?: string): PythonDocument {
     // spaces keep every offset and line of the rest where it was
     text = text.slice(0, a) + cut.replace(/[^\n]/g, " ") + text.slice(b);
   }
-  return withTree(
-    text,
-    (root) => {
-      const r = new Reader(source);
-      const outline = r.block(root, "", "module", r.bindings);
-      for (const s of salvaged) {
-        if (s.indent !== 0) continue;
-        const d = r.simple(
-          s.name,
-          s.kind === "def" ? "function" : "class",
-          "",
-          root,
-          root,
-          source
-            .slice(s.start, source.indexOf("\n", s.start) === -1 ? source.length : source.indexOf("\n", s.start))
-            .trim(),
-        );
-        Object.assign(d, {
-          start: s.start,
-          end: s.end,
-          line_start: r.line(s.start),
-          line_end: r.line(Math.max(s.start, s.end - 1)),
-          name_start: s.start,
-        });
-        outline.push(d);
-        r.bind(r.bindings, s.name, s.kind === "def" ? "function" : "class", s.start);
-      }
-      outline.sort((x, y) => x.start - y.start);
-      const all = [...diagnostics, ...r.indentDiagnostics].sort((x, y) => x.start - y.start);
-      const bindings = [...r.bindings.values()].sort((x, y) => x.offset - y.offset);
-      r.exports.implicit = bindings.map((b) => b.name).filter((n) => !n.startsWith("_"));
-      if (r.exports.declared) r.exports.declared = [...new Set(r.exports.declared)];
-      r.scopes.sort((x, y) => x.start - y.start);
-      return {
-        language: "python" as const,
-        source,
-        diagnostics: all.slice(0, MAX_DIAGNOSTICS),
-        module_doc: docstringOf(root),
-        outline,
-        imports: r.imports,
-        exports: r.exports,
-        bindings,
-        scopes: r.scopes,
-        lines: starts.length,
-      };
-    },
-    label,
-  );
+  return withTree(text, (root) => readRoot(source, root, diagnostics, salvaged), label);
+}
+
+type Salvaged = { name: string; kind: "def" | "class"; indent: number; start: number; end: number };
+
+/** The document of `source` from a tree of it (of `source` with its broken segments blanked when `salvaged` is not empty). */
+function readRoot(
+  source: string,
+  root: SyntaxNode,
+  diagnostics: ParseDiagnostic[],
+  salvaged: Salvaged[],
+): PythonDocument {
+  const r = new Reader(source);
+  const outline = r.block(root, "", "module", r.bindings);
+  for (const s of salvaged) {
+    if (s.indent !== 0) continue;
+    const d = r.simple(
+      s.name,
+      s.kind === "def" ? "function" : "class",
+      "",
+      root,
+      root,
+      source
+        .slice(s.start, source.indexOf("\n", s.start) === -1 ? source.length : source.indexOf("\n", s.start))
+        .trim(),
+    );
+    Object.assign(d, {
+      start: s.start,
+      end: s.end,
+      line_start: r.line(s.start),
+      line_end: r.line(Math.max(s.start, s.end - 1)),
+      name_start: s.start,
+    });
+    outline.push(d);
+    r.bind(r.bindings, s.name, s.kind === "def" ? "function" : "class", s.start);
+  }
+  outline.sort((x, y) => x.start - y.start);
+  const all = [...diagnostics, ...r.indentDiagnostics].sort((x, y) => x.start - y.start);
+  const bindings = [...r.bindings.values()].sort((x, y) => x.offset - y.offset);
+  r.exports.implicit = bindings.map((b) => b.name).filter((n) => !n.startsWith("_"));
+  if (r.exports.declared) r.exports.declared = [...new Set(r.exports.declared)];
+  r.scopes.sort((x, y) => x.start - y.start);
+  return {
+    language: "python" as const,
+    source,
+    diagnostics: all.slice(0, MAX_DIAGNOSTICS),
+    module_doc: docstringOf(root),
+    outline,
+    imports: r.imports,
+    exports: r.exports,
+    bindings,
+    scopes: r.scopes,
+    lines: r.starts.length,
+  };
+}
+
+/** The document of `source` from a tree of it without errors (`root.hasError` false): no repair rounds. */
+export function readParsed(source: string, root: SyntaxNode): PythonDocument {
+  return readRoot(source, root, [], []);
+}
+
+/** What one top-level statement of a module contributes to its document (for re-reading only an edited one). */
+export interface TopLevelPart {
+  decls: Declaration[];
+  scopes: Scope[];
+  imports: ImportEntry[];
+  bindings: Binding[];
+  /** Indentation errors, and whether it touched `__all__`: either makes a partial re-read unsafe. */
+  irregular: boolean;
+}
+
+/** The syntax errors under `node` (of a tree of `source`), as `readPython` reports them. */
+export function syntaxErrors(source: string, node: SyntaxNode): ParseDiagnostic[] {
+  const r = new Reader(source);
+  r.collectDiagnostics(node);
+  return r.diagnostics;
+}
+
+/** Read one top-level statement (`node`, of a tree of `source`) as `readPython` reads it in the module. */
+export function readTopLevel(source: string, node: SyntaxNode): TopLevelPart {
+  const r = new Reader(source);
+  const decls: Declaration[] = [];
+  r.statement(node, "", "module", r.bindings, decls);
+  const e = r.exports;
+  return {
+    decls,
+    scopes: r.scopes,
+    imports: r.imports,
+    bindings: [...r.bindings.values()],
+    irregular:
+      r.indentDiagnostics.length > 0 ||
+      e.declared !== undefined ||
+      e.forms.length > 0 ||
+      e.references.length > 0 ||
+      e.dynamic,
+  };
 }

@@ -9,6 +9,7 @@ import type { Node as TsNode, Parser as TsParser, Tree } from "web-tree-sitter";
 import { AipError } from "../../../../../protocol/contract/errors.js";
 
 export type SyntaxNode = TsNode;
+export type SyntaxTree = Tree;
 
 /** A parse taking longer than this is abandoned (AIP_ERR_PARSE): tree-sitter is linear, so only a hostile buffer gets near it. */
 export const PARSE_TIMEOUT_MS = 2000;
@@ -39,13 +40,17 @@ export function pythonParserLoaded(): boolean {
   return parser !== undefined;
 }
 
-/** Parse `source` and hand the tree to `fn`; the tree is deleted afterwards. */
-export function withTree<T>(source: string, fn: (root: SyntaxNode) => T, label = "source"): T {
+/**
+ * Parse `source` into a tree the caller owns (and deletes); with `old`, a tree of the previous text
+ * already edited to match (`Tree.edit`), only what the edit touched is parsed again.
+ * AIP_ERR_PARSE when the parser fails or takes longer than PARSE_TIMEOUT_MS.
+ */
+export function parseTree(source: string, label = "source", old?: Tree): Tree {
   if (!parser) throw new Error("the Python parser is not loaded (await loadPythonParser() first)");
   const started = performance.now();
   let tree: Tree | null = null;
   try {
-    tree = parser.parse(source, null, {
+    tree = parser.parse(source, old ?? null, {
       progressCallback: () => performance.now() - started > PARSE_TIMEOUT_MS,
     });
   } catch (err) {
@@ -56,6 +61,12 @@ export function withTree<T>(source: string, fn: (root: SyntaxNode) => T, label =
     parser.reset();
     throw new AipError("AIP_ERR_PARSE", `${label}: parsing took longer than ${PARSE_TIMEOUT_MS} ms`);
   }
+  return tree;
+}
+
+/** Parse `source` and hand the tree to `fn`; the tree is deleted afterwards. */
+export function withTree<T>(source: string, fn: (root: SyntaxNode) => T, label = "source"): T {
+  const tree = parseTree(source, label);
   try {
     return fn(tree.rootNode);
   } finally {
