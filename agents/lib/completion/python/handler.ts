@@ -99,6 +99,9 @@ export async function completePython(
 ): Promise<unknown> {
   const constraints = actionInput("complete", request).constraints;
   const limit = constraints.max_items ?? 50;
+  // The parser (WebAssembly, compiled on first use) loads while the request is read and the checker
+  // is asked: a first request pays for the slower of the two, not for both.
+  loadLanguage("python").catch(() => undefined);
   const loc = await readRequestIn(request, ["python"]);
   const source = loc.text;
   const starts = lineStarts(source);
@@ -120,6 +123,7 @@ export async function completePython(
             { root: loc.root, path: loc.absPath, text: source, line: cursor.line - 1, character: cursor.column },
             budget,
             ctx.log,
+            constraints.typed_wait_ms !== undefined,
           )
         : { reason: "no time left for the checker", fallback: [] };
     ctx.timer.mark("typed");

@@ -349,18 +349,28 @@ export class PyrightEngine {
     this.workspace(root, log);
   }
 
-  /** Completions within `budgetMs`, or the reason the syntactic engine must answer. */
+  /**
+   * Completions within `budgetMs`, or the reason the syntactic engine must answer; while the workspace
+   * loads, that reason at once unless `waitWhileLoading`.
+   */
   async complete(
     req: { root: string; path: string; text: string; line: number; character: number },
     budgetMs: number,
     log?: Logger,
+    waitWhileLoading = false,
   ): Promise<PyrightResult & { fallback: string[] }> {
     const ws = this.workspace(req.root, log);
     let timer: NodeJS.Timeout | undefined;
+    const loading = ws.state === "loading";
     const answer = ws.complete(req.path, req.text, req.line, req.character).then(
       (items) => ({ items }),
       (err: Error) => ({ reason: `the checker failed: ${err.message}` }),
     );
+    // A workspace's first analysis takes seconds: while it runs, waiting out the default budget on
+    // every keystroke only delays the syntactic answer (a budget the client names is waited). The
+    // request is still sent: its answer ends the load.
+    if (loading && !waitWhileLoading)
+      return { reason: "the checker is still loading this workspace", fallback: ws.fallback };
     const late = new Promise<{ reason: string }>(
       (resolve) =>
         (timer = setTimeout(

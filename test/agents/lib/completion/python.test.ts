@@ -279,6 +279,26 @@ describe("complete-lite on Python, typed engine (pyright)", () => {
     expect(h.workspaces[0]!.rss_bytes).toBeGreaterThan(0);
   }, 240_000);
 
+  it("does not wait out the default budget while a new workspace loads", async () => {
+    const other = tempDir("aipyt2-");
+    try {
+      const dir = realpathSync(other.dir);
+      writeFileSync(join(dir, "n.py"), "");
+      const a = (await complete(
+        {
+          action: "complete",
+          context: { source_code: "word = 'a'\nword.", file_path: "n.py", workspace_root: dir },
+          constraints: { max_items: 50 },
+        } as unknown as AipRequest,
+        ctx(),
+      )) as Answer;
+      expect(a.engine).toBe("syntactic");
+      expect(a.engine_reason).toBe("the checker is still loading this workspace");
+    } finally {
+      other.cleanup();
+    }
+  });
+
   it("names an interpreter that does not exist as the fallback", () => {
     expect(pythonInterpreter({ AIP_PYTHON: "/nonexistent/venv/bin/python" }).note).toMatch(/does not exist/);
     expect(pythonInterpreter({ AIP_PYTHON: "/nonexistent/venv/bin/python" }).path).toBeUndefined();
