@@ -15,7 +15,7 @@ import { python, type PythonDocument } from "../lib/code/languages/python/index.
 import { reportDiagnostics } from "../lib/code/parse.js";
 import { lineStarts, offsetAt, positionAt } from "../lib/code/position.js";
 import { readRequestIn } from "../lib/code/source.js";
-import { parsePython } from "../lib/completion/python/handler.js";
+import { completionDocument, documentKey } from "../lib/completion/python/handler.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
 import type { CompleteDeps } from "./handler.js";
@@ -110,7 +110,13 @@ export async function completePythonModel(
   const starts = lineStarts(source);
   const cursor = request.context.cursor ?? positionAt(source.length, starts);
   const offset = offsetAt(source, cursor, starts);
-  const doc = await parsePython(source, loc.displayPath ?? request.context.file_path);
+  // The editor's document from its last state; a buffer the parser gives up on is still sliced (by a
+  // token scan), never an error.
+  const { doc } = await completionDocument(
+    source,
+    loc.displayPath ?? request.context.file_path,
+    documentKey(request, loc.absPath),
+  );
   const fn = python.declarationAt(doc, offset, ["function", "method"]);
   const code = codeContext(source, offset, fn ? ({ range: [fn.start, fn.end] } as FunctionSlice) : undefined, starts);
   stages.end("slice", ctx.signal);

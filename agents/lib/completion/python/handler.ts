@@ -35,15 +35,6 @@ export function isPythonRequest(request: AipRequest): boolean {
 export const pythonDocuments = new PythonDocuments();
 
 /**
- * Parse a Python buffer with the language layer (loaded on first use). With `key` (the editor's
- * document), from that document's last state when it has one.
- */
-export async function parsePython(source: string, label?: string, key?: string): Promise<PythonDocument> {
-  const python = await loadLanguage("python");
-  return key !== undefined ? pythonDocuments.get(key, source, label) : (python.parse(source, label) as PythonDocument);
-}
-
-/**
  * A document of `source` with no structure, for a buffer the parser gave up on: completion falls back to
  * the names the buffer uses near the cursor (a token scan), builtins and keywords.
  */
