@@ -10,6 +10,7 @@ import { TextDocument } from "vscode-languageserver-textdocument";
 import {
   CodeActionKind,
   CompletionItemKind,
+  DidChangeWorkspaceFoldersNotification,
   InsertTextFormat,
   LSPErrorCodes,
   MessageType,
@@ -46,6 +47,7 @@ import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.j
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { serveDiagnostics } from "./lsp-diagnose.js";
 import { LocalFallback } from "./lsp-fallback.js";
+import { foldersAfter } from "./lsp-folders.js";
 import { BufferOnlyRoots } from "./lsp-roots.js";
 import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
 
@@ -132,10 +134,12 @@ export interface LspOptions {
   agency: Agency;
   /** Told the client's workspace folders at initialize (an embedded agency allows them). */
   onFolders?: (paths: string[]) => void;
+  /** Told the folders after each workspace/didChangeWorkspaceFolders. */
+  onFoldersChanged?: (paths: string[]) => void;
 }
 
 /** Wire the language server's handlers to the agency. */
-export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
+export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: LspOptions): void {
   const aip = new AipCaller(agency.socket);
   const documents = new TextDocuments(TextDocument);
   const clientId = `lsp-${newTraceId().slice(0, 12)}`;
@@ -290,6 +294,7 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
         documentSymbolProvider: true,
         hoverProvider: true,
         workspaceSymbolProvider: true,
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
         codeActionProvider: {
           codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.Source],
           resolveProvider: true,
@@ -300,6 +305,11 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
   });
 
   connection.onInitialized(() => {
+    // Registered after initialize, so that it replaces the library's own handler of the notification.
+    connection.onNotification(DidChangeWorkspaceFoldersNotification.type, ({ event }) => {
+      roots = foldersAfter(roots, event);
+      onFoldersChanged?.(roots);
+    });
     connection.console.info(
       agency.embedded
         ? `aip lsp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})`
@@ -615,7 +625,20 @@ LSP log channel says so. See docs/integrations.md "Use it from your editor".`,
     if (agency === undefined) return EXIT.aipError;
     // The library exits the process on "exit", on stdin's end and when the editor dies: stop the agency first.
     const guard = guardExit(() => agency.close(), EXIT_CLEANUP_LIMIT_MS);
-    serveLsp({ connection, agency, onFolders: foldersKnown });
+    serveLsp({
+      connection,
+      agency,
+      onFolders: foldersKnown,
+      onFoldersChanged: (paths) =>
+        void agency.setClientRoots?.(paths).then(
+          (restarted) =>
+            restarted &&
+            connection.console.info(
+              `aip lsp: the embedded agency now allows the workspace folders ${paths.join(", ")}`,
+            ),
+          (err: Error) => connection.console.error(`aip lsp: the embedded agency did not restart: ${err.message}`),
+        ),
+    });
     const closed = new Promise<void>((resolve) => {
       connection.onExit(resolve);
       process.stdin.once("end", resolve); // the editor went away without "exit"
