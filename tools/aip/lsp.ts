@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import {
+  CancellationToken as Cancellation,
   CodeActionKind,
   CompletionItemKind,
   DidChangeWorkspaceFoldersNotification,
@@ -48,6 +49,7 @@ import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { serveDiagnostics } from "./lsp-diagnose.js";
 import { LocalFallback } from "./lsp-fallback.js";
 import { foldersAfter } from "./lsp-folders.js";
+import { CheckerProgress } from "./lsp-progress.js";
 import { BufferOnlyRoots } from "./lsp-roots.js";
 import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
 
@@ -109,6 +111,10 @@ const SYMBOL_KINDS: Record<string, SymbolKind> = {
  * buffer; a file's first request parses it cold, and a stale request is cancelled by the editor anyway.
  */
 const COMPLETION_TIMEOUT_MS = 2000;
+
+/** While complete-lite's checker loads a workspace: how often aip lsp asks again (for its progress), and for how long. */
+const CHECKER_RECHECK_MS = 1000;
+const CHECKER_RECHECK_LIMIT_MS = 10 * 60_000;
 
 /** Deadline of an inline completion beyond its inference limit: the prompt before it and the syntax check after. */
 const INLINE_DEADLINE_SLACK_MS = 1000;
@@ -267,6 +273,11 @@ export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: Ls
     for (const c of inflight.get(e.document.uri) ?? []) c.abort();
   });
   documents.onDidClose((e) => inflight.delete(e.document.uri));
+  const checker = new CheckerProgress({
+    create: () => connection.window.createWorkDoneProgress(),
+    everyMs: CHECKER_RECHECK_MS,
+    limitMs: CHECKER_RECHECK_LIMIT_MS,
+  });
   const diagnosis = serveDiagnostics({ connection, documents, contextOf, call });
 
   connection.onInitialize((params) => {
@@ -317,16 +328,25 @@ export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: Ls
     );
   });
 
+  const completeLite = { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS };
   connection.onCompletion(async (params, token) => {
     const d = doc(params.textDocument.uri);
     const answer = await call<CompletePayload>(
       d.uri,
       "complete",
       { ...contextOf(d), cursor: toAip(params.position) },
-      { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS },
+      completeLite,
       token,
     );
     const p = payloadOf(answer);
+    // Asked again without document_id (it must not cancel the user's requests), at the buffer's end.
+    const recheck = async (): Promise<CompletePayload | undefined> => {
+      const now = documents.get(d.uri);
+      if (!now) return undefined;
+      const again = await call<CompletePayload>(undefined, "complete", contextOf(now), completeLite, Cancellation.None);
+      return again.ok ? again.payload : undefined;
+    };
+    checker.note(contextOf(d).workspace_root as string | undefined, p, recheck);
     const range: Range = { start: toLsp(p.replace.start), end: toLsp(p.replace.end) };
     return {
       // A syntactic answer (the checker was not ready in time): ask again at the next keystroke.
@@ -538,7 +558,10 @@ export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: Ls
   });
 
   documents.listen(connection);
-  connection.onShutdown(() => aip.close());
+  connection.onShutdown(() => {
+    checker.dispose();
+    aip.close();
+  });
 }
 
 /** True when `path` is `root` or below it (lexically). */
