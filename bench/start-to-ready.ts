@@ -68,7 +68,7 @@ async function once(kind: Run["kind"], i: number): Promise<Run> {
       }
       if (o.cached === true) cached++;
       if (o.cached === false) vetted++;
-      if (o.msg === "agent ready") agentsReady[String(o.agent ?? o.name)] = Math.round(performance.now() - started);
+      if (o.msg === "agent ready") agentsReady[String(o.agent_name)] = Math.round(performance.now() - started);
       if (o.event === "ready" && o.msg === "agency ready")
         resolveReady({ ms: performance.now() - started, agents: String(o.agents) });
     });
