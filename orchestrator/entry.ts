@@ -191,7 +191,8 @@ export async function startAgency(config: AgencyConfig, options: AgencyOptions =
     throw err;
   }
 
-  const agents = orchestrator.agents.map((a) => `${a.name}@${a.version}:${a.state}`).join(" ");
+  const { statusWord } = await import("./request/status.js");
+  const agents = orchestrator.agents.map((a) => `${a.name}@${a.version}:${statusWord(a.snapshot())}`).join(" ");
   log.info(
     {
       event: "ready",

@@ -7,7 +7,11 @@
  * `overrides` entry pointing at a local stub breaks `npm ci`'s lock check), so the install removes them
  * afterwards; `npm run gpu:add` puts them back. docs/models.md, "GPU builds".
  *
- *   node scripts/gpu-builds.mjs prune          postinstall: remove them, unless AIP_GPU_BUILDS names them
+ * The builds for other machines (linux-arm64 and linux-armv7l declare x64 too, so npm installs them on
+ * x64) are never loaded either: node-llama-cpp loads the build of the running platform and architecture.
+ * The install removes them as well.
+ *
+ *   node scripts/gpu-builds.mjs prune          postinstall: remove them (GPU ones unless AIP_GPU_BUILDS names them)
  *   node scripts/gpu-builds.mjs add [KIND...]  put them in (cuda, vulkan; default both), from npm's cache
  *   node scripts/gpu-builds.mjs list           which are installed
  *
@@ -40,6 +44,18 @@ function kindsOf(names) {
 
 const installed = () => (existsSync(scopeDir) ? readdirSync(scopeDir) : []);
 
+/** node-llama-cpp's name for this machine ("linux-x64"), or undefined when it has none (nothing is then called foreign). */
+function thisMachine() {
+  const platform = { linux: "linux", darwin: "mac", win32: "win" }[process.env.AIP_BUILDS_PLATFORM ?? process.platform];
+  const arch = { x64: "x64", arm64: "arm64", arm: "armv7l" }[process.env.AIP_BUILDS_ARCH ?? process.arch];
+  return platform && arch ? `${platform}-${arch}` : undefined;
+}
+
+/** A build for another platform or architecture: `linux-arm64` on linux-x64 (GPU variants of this machine are not). */
+function foreign(name, machine) {
+  return machine !== undefined && name !== machine && !name.startsWith(`${machine}-`);
+}
+
 function prune() {
   const keep = new Set(kindsOf([process.env.AIP_GPU_BUILDS ?? ""]).flatMap((k) => GPU_BUILDS[k]));
   const removed = [];
@@ -52,6 +68,13 @@ function prune() {
     console.log(
       `agency: removed node-llama-cpp's GPU builds (${removed.join(", ")}); CPU inference is unaffected. ` +
         "For a GPU: npm run gpu:add (docs/models.md)",
+    );
+  const machine = thisMachine();
+  const others = installed().filter((name) => foreign(name, machine));
+  for (const name of others) rmSync(join(scopeDir, name), { recursive: true, force: true });
+  if (others.length > 0)
+    console.log(
+      `agency: removed node-llama-cpp's builds for other machines (${others.join(", ")}); this is ${machine}`,
     );
 }
 

@@ -33,6 +33,8 @@ export interface AdmissionSample {
   pushing: boolean;
   /** Consecutive pushing samples needed before the admission changes (hysteresis). */
   samples: number;
+  /** The same for coming back in, when it differs (the quiet held longer than the spike). */
+  readmitSamples?: number;
   /** Why, when the agent is taken out. */
   reason: string;
 }
@@ -221,7 +223,8 @@ export class AgentRecord {
       return true;
     }
     this.#admissionStreak = sample.pushing ? this.#admissionStreak + 1 : 0;
-    if (this.#admissionStreak < sample.samples) return false;
+    const needed = this.#admission.admitted ? sample.samples : (sample.readmitSamples ?? sample.samples);
+    if (this.#admissionStreak < needed) return false;
     this.#admissionStreak = 0;
     this.#admission = this.#admission.admitted
       ? { admitted: false, reason: sample.reason }

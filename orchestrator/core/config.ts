@@ -69,8 +69,13 @@ const LimitsConfigSchema = z.strictObject({
   cpu_threshold: z.number().min(0).max(1).default(0.85),
   /** Back in rotation once the load is below this (0-1); between it and cpu_threshold nothing changes. */
   cpu_readmit_below: z.number().min(0).max(1).default(0.75),
-  /** Consecutive samples beyond a threshold before an agent leaves or rejoins rotation. */
+  /** Consecutive samples above cpu_threshold before an agent leaves rotation. */
   cpu_samples: z.number().int().positive().default(3),
+  /**
+   * Consecutive samples below cpu_readmit_below before it rejoins: the quiet must hold longer than the
+   * spike did, so that a host whose load comes in bursts does not move an agent in and out every minute.
+   */
+  cpu_readmit_samples: z.number().int().positive().default(30),
   cpu_sample_ms: z.number().int().positive().default(1000),
   restart_initial_ms: z.number().int().positive().default(100),
   /**

@@ -11,7 +11,7 @@ import type { LoadSampler } from "../core/load.js";
 import type { Metrics } from "../request/metrics.js";
 import type { AgentProcesses } from "./processes.js";
 import { processStats } from "../core/procstat.js";
-import { applyResourceRule } from "../request/router.js";
+import { applyResourceRule, rotationLogLevel } from "../request/router.js";
 
 export interface HealthMonitorDeps {
   config: AgencyConfig;
@@ -85,9 +85,10 @@ export class HealthMonitor {
       threshold: l.cpu_threshold,
       readmitBelow: Math.min(l.cpu_readmit_below, l.cpu_threshold),
       samples: l.cpu_samples,
+      readmitSamples: l.cpu_readmit_samples,
     })) {
       this.deps.metrics.event("admission_changed", a.name);
-      this.deps.agentLog(a.name).warn(
+      this.deps.agentLog(a.name)[rotationLogLevel(a, this.deps.agents)](
         {
           event: a.admission.admitted ? "admitted" : "out_of_rotation",
           cpu_load: Math.round(load * 100) / 100,

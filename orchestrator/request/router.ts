@@ -98,7 +98,7 @@ function load(a: AgentRecord): number {
   return (a.inflight + a.pool.queued) / Math.max(1, a.pool.size);
 }
 
-/** The resource rule's thresholds (config `limits.cpu_threshold`, `cpu_readmit_below`, `cpu_samples`). */
+/** The resource rule's thresholds (config `limits.cpu_threshold`, `cpu_readmit_below`, `cpu_samples`, `cpu_readmit_samples`). */
 export interface AdmissionRule {
   /** Out of rotation above this host CPU load (0-1)… */
   threshold: number;
@@ -106,6 +106,8 @@ export interface AdmissionRule {
   readmitBelow: number;
   /** Consecutive samples beyond a threshold before the admission changes. */
   samples: number;
+  /** Consecutive samples below readmitBelow before an agent out of rotation comes back (default: samples). */
+  readmitSamples?: number;
 }
 
 /**
@@ -123,7 +125,21 @@ export function applyResourceRule(agents: readonly AgentRecord[], load: number, 
       );
     const pushing = a.admission.admitted ? load > rule.threshold : load < rule.readmitBelow;
     const reason = `host CPU ${(load * 100).toFixed(0)}% > ${(rule.threshold * 100).toFixed(0)}%; a lighter agent serves its capability`;
-    if (a.admit({ applies, pushing, samples: rule.samples, reason })) changed.push(a);
+    const readmit = rule.readmitSamples !== undefined ? { readmitSamples: rule.readmitSamples } : {};
+    if (a.admit({ applies, pushing, samples: rule.samples, ...readmit, reason })) changed.push(a);
   }
   return changed;
+}
+
+/**
+ * How loud a change of `agent`'s admission is: "warn" when it leaves some action it serves with no
+ * other available agent (the change affects service), "info" otherwise (a lighter peer serves, or it
+ * came back).
+ */
+export function rotationLogLevel(agent: AgentRecord, agents: readonly AgentRecord[]): "info" | "warn" {
+  if (agent.admission.admitted) return "info";
+  const uncovered = agent.manifest.capabilities.some(
+    (c) => !agents.some((b) => b !== agent && b.role !== "retained" && b.serves(c) && b.available),
+  );
+  return uncovered ? "warn" : "info";
 }

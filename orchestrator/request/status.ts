@@ -23,7 +23,19 @@ function uptimeS(startedAt: number): number {
   return Math.round((Date.now() - startedAt) / 1000);
 }
 
-/** GET /healthz: every agent in detail; 200 while at least one serves, "degraded" when some do not. */
+/**
+ * One agent's status word, the same in the ready line, `aip health`, `aip agents` and /healthz: the
+ * supervisor's state, or `degraded` for a healthy agent that reports itself degraded (it serves, but
+ * a peer is preferred: complete without a model).
+ */
+export function statusWord(a: Readonly<Record<string, unknown>>): string {
+  return a.status === "healthy" && a.degraded === true ? "degraded" : String(a.status);
+}
+
+/**
+ * GET /healthz: every agent in detail; 200 while at least one serves; "ok" when every agent serves and
+ * none is degraded, "degraded" when some do not serve or report themselves degraded, "down" when none serves.
+ */
 export function healthz(s: StatusSource): StatusView {
   const agents: Record<string, Record<string, unknown>> = {};
   for (const a of s.agents.filter((x) => x.role === "stable")) agents[a.name] = a.snapshot();
@@ -33,7 +45,8 @@ export function healthz(s: StatusSource): StatusView {
   }
   const serving = s.agents.filter((a) => a.role !== "retained");
   const available = serving.filter((a) => a.available).length;
-  const status = available === serving.length ? "ok" : available > 0 ? "degraded" : "down";
+  const whole = available === serving.length && !serving.some((a) => a.degraded);
+  const status = whole ? "ok" : available > 0 ? "degraded" : "down";
   return {
     httpStatus: available > 0 ? 200 : 503,
     body: {

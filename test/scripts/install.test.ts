@@ -24,7 +24,14 @@ function fakeInstall(): { dir: string; cleanup: () => void; builds: () => string
   mkdirSync(join(t.dir, "scripts"));
   copyFileSync(join(ROOT, "scripts/gpu-builds.mjs"), join(t.dir, "scripts/gpu-builds.mjs"));
   const scope = join(t.dir, "node_modules/@node-llama-cpp");
-  for (const b of ["linux-x64", "linux-x64-cuda", "linux-x64-cuda-ext", "linux-x64-vulkan"]) {
+  for (const b of [
+    "linux-x64",
+    "linux-x64-cuda",
+    "linux-x64-cuda-ext",
+    "linux-x64-vulkan",
+    "linux-arm64",
+    "linux-armv7l",
+  ]) {
     mkdirSync(join(scope, b), { recursive: true });
     writeFileSync(join(scope, b, "package.json"), "{}");
   }
@@ -42,7 +49,7 @@ describe("the default install", () => {
       const f = fakeInstall();
       fakes.push(f);
       const out = execFileSync(process.execPath, [join(f.dir, "scripts/gpu-builds.mjs"), "prune"], {
-        env: { PATH: process.env.PATH, ...env },
+        env: { PATH: process.env.PATH, AIP_BUILDS_PLATFORM: "linux", AIP_BUILDS_ARCH: "x64", ...env },
         encoding: "utf8",
       });
       return { out, builds: f.builds() };
@@ -53,6 +60,11 @@ describe("the default install", () => {
       /removed node-llama-cpp's GPU builds \(linux-x64-cuda, linux-x64-cuda-ext, linux-x64-vulkan\)/,
     );
     expect(plain.out).toMatch(/npm run gpu:add/);
+    expect(plain.out).toMatch(
+      /removed node-llama-cpp's builds for other machines \(linux-arm64, linux-armv7l\); this is linux-x64/,
+    );
+    // On an arm64 machine its own build stays, and x64's (with its GPU variants) goes.
+    expect(run({ AIP_BUILDS_ARCH: "arm64", AIP_GPU_BUILDS: "all" }).builds).toEqual(["linux-arm64"]);
     expect(run({ AIP_GPU_BUILDS: "vulkan" }).builds).toEqual(["linux-x64", "linux-x64-vulkan"]);
     expect(run({ AIP_GPU_BUILDS: "all" }).builds).toEqual([
       "linux-x64",

@@ -24,6 +24,13 @@ export interface Agency {
   ready: Promise<void>;
   /** Stops an embedded agency and removes its directory (once, however often called). */
   close(): Promise<void>;
+  /**
+   * An embedded agency only: the client's workspace folders changed. The agents read their allowed
+   * roots at start, so when the roots differ the agency is restarted on the same socket with the
+   * config's roots plus these (`ready` waits for it; a warm verdict cache makes it a few seconds).
+   * Resolves to true when it restarted.
+   */
+  setClientRoots?(paths: readonly string[]): Promise<boolean>;
 }
 
 /** True when an AIP-1 server answers GET /healthz on `socket` (any status: it is there). */
@@ -114,8 +121,11 @@ export async function connectAgency(options: {
     agency = await startAgency(config, { deps: { logDestination: logFile }, admin: false });
   })();
   ready.catch(() => undefined); // seen by whoever awaits it; never an unhandled rejection
+  const configured = config.workspaceRoots;
   let closing: Promise<void> | undefined;
-  return {
+  /** Restarts run one after another; the last folders asked for win. */
+  let restarts: Promise<unknown> = Promise.resolve();
+  const embedded: Agency = {
     socket: config.socket,
     embedded: true,
     logFile,
@@ -123,13 +133,37 @@ export async function connectAgency(options: {
     close() {
       closing ??= (async () => {
         cancel();
-        await ready.catch(() => undefined);
+        await embedded.ready.catch(() => undefined);
+        await restarts.catch(() => undefined);
         await agency?.stop("client");
         rmSync(dir, { recursive: true, force: true });
       })();
       return closing;
     },
+    setClientRoots(paths) {
+      const next = restarts.then(async () => {
+        await embedded.ready.catch(() => undefined);
+        const roots = mergeRoots(clientRoots(paths), configured);
+        if (closing !== undefined || sameRoots(roots, config.workspaceRoots)) return false;
+        config.workspaceRoots = roots;
+        const restarted = (async () => {
+          await agency?.stop("workspace folders changed");
+          agency = await startAgency(config, { deps: { logDestination: logFile }, admin: false });
+        })();
+        restarted.catch(() => undefined);
+        embedded.ready = restarted;
+        await restarted;
+        return true;
+      });
+      restarts = next.catch(() => undefined);
+      return next;
+    },
   };
+  return embedded;
+}
+
+function sameRoots(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((r) => b.includes(r));
 }
 
 /** An AIP-1 answer, success or problem. */

@@ -8,8 +8,10 @@ import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import {
+  CancellationToken as Cancellation,
   CodeActionKind,
   CompletionItemKind,
+  DidChangeWorkspaceFoldersNotification,
   InsertTextFormat,
   LSPErrorCodes,
   MessageType,
@@ -46,6 +48,8 @@ import { AipCaller, agencyForServer, type Agency, type Answer } from "./agency.j
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { serveDiagnostics } from "./lsp-diagnose.js";
 import { LocalFallback } from "./lsp-fallback.js";
+import { foldersAfter } from "./lsp-folders.js";
+import { CheckerProgress } from "./lsp-progress.js";
 import { BufferOnlyRoots } from "./lsp-roots.js";
 import { EXIT_CLEANUP_LIMIT_MS, guardExit } from "./server-exit.js";
 
@@ -108,6 +112,10 @@ const SYMBOL_KINDS: Record<string, SymbolKind> = {
  */
 const COMPLETION_TIMEOUT_MS = 2000;
 
+/** While complete-lite's checker loads a workspace: how often aip lsp asks again (for its progress), and for how long. */
+const CHECKER_RECHECK_MS = 1000;
+const CHECKER_RECHECK_LIMIT_MS = 10 * 60_000;
+
 /** Deadline of an inline completion beyond its inference limit: the prompt before it and the syntax check after. */
 const INLINE_DEADLINE_SLACK_MS = 1000;
 /** Problems that mean "no inline suggestion now" rather than a failure worth an error in the editor. */
@@ -132,10 +140,12 @@ export interface LspOptions {
   agency: Agency;
   /** Told the client's workspace folders at initialize (an embedded agency allows them). */
   onFolders?: (paths: string[]) => void;
+  /** Told the folders after each workspace/didChangeWorkspaceFolders. */
+  onFoldersChanged?: (paths: string[]) => void;
 }
 
 /** Wire the language server's handlers to the agency. */
-export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
+export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: LspOptions): void {
   const aip = new AipCaller(agency.socket);
   const documents = new TextDocuments(TextDocument);
   const clientId = `lsp-${newTraceId().slice(0, 12)}`;
@@ -263,6 +273,11 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
     for (const c of inflight.get(e.document.uri) ?? []) c.abort();
   });
   documents.onDidClose((e) => inflight.delete(e.document.uri));
+  const checker = new CheckerProgress({
+    create: () => connection.window.createWorkDoneProgress(),
+    everyMs: CHECKER_RECHECK_MS,
+    limitMs: CHECKER_RECHECK_LIMIT_MS,
+  });
   const diagnosis = serveDiagnostics({ connection, documents, contextOf, call });
 
   connection.onInitialize((params) => {
@@ -290,6 +305,7 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
         documentSymbolProvider: true,
         hoverProvider: true,
         workspaceSymbolProvider: true,
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
         codeActionProvider: {
           codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.Source],
           resolveProvider: true,
@@ -300,6 +316,11 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
   });
 
   connection.onInitialized(() => {
+    // Registered after initialize, so that it replaces the library's own handler of the notification.
+    connection.onNotification(DidChangeWorkspaceFoldersNotification.type, ({ event }) => {
+      roots = foldersAfter(roots, event);
+      onFoldersChanged?.(roots);
+    });
     connection.console.info(
       agency.embedded
         ? `aip lsp: no agency answered; started an embedded agency on ${agency.socket} (logs: ${agency.logFile})`
@@ -307,16 +328,25 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
     );
   });
 
+  const completeLite = { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS };
   connection.onCompletion(async (params, token) => {
     const d = doc(params.textDocument.uri);
     const answer = await call<CompletePayload>(
       d.uri,
       "complete",
       { ...contextOf(d), cursor: toAip(params.position) },
-      { agent: "complete-lite", timeout_ms: COMPLETION_TIMEOUT_MS },
+      completeLite,
       token,
     );
     const p = payloadOf(answer);
+    // Asked again without document_id (it must not cancel the user's requests), at the buffer's end.
+    const recheck = async (): Promise<CompletePayload | undefined> => {
+      const now = documents.get(d.uri);
+      if (!now) return undefined;
+      const again = await call<CompletePayload>(undefined, "complete", contextOf(now), completeLite, Cancellation.None);
+      return again.ok ? again.payload : undefined;
+    };
+    checker.note(contextOf(d).workspace_root as string | undefined, p, recheck);
     const range: Range = { start: toLsp(p.replace.start), end: toLsp(p.replace.end) };
     return {
       // A syntactic answer (the checker was not ready in time): ask again at the next keystroke.
@@ -528,7 +558,10 @@ export function serveLsp({ connection, agency, onFolders }: LspOptions): void {
   });
 
   documents.listen(connection);
-  connection.onShutdown(() => aip.close());
+  connection.onShutdown(() => {
+    checker.dispose();
+    aip.close();
+  });
 }
 
 /** True when `path` is `root` or below it (lexically). */
@@ -615,7 +648,20 @@ LSP log channel says so. See docs/integrations.md "Use it from your editor".`,
     if (agency === undefined) return EXIT.aipError;
     // The library exits the process on "exit", on stdin's end and when the editor dies: stop the agency first.
     const guard = guardExit(() => agency.close(), EXIT_CLEANUP_LIMIT_MS);
-    serveLsp({ connection, agency, onFolders: foldersKnown });
+    serveLsp({
+      connection,
+      agency,
+      onFolders: foldersKnown,
+      onFoldersChanged: (paths) =>
+        void agency.setClientRoots?.(paths).then(
+          (restarted) =>
+            restarted &&
+            connection.console.info(
+              `aip lsp: the embedded agency now allows the workspace folders ${paths.join(", ")}`,
+            ),
+          (err: Error) => connection.console.error(`aip lsp: the embedded agency did not restart: ${err.message}`),
+        ),
+    });
     const closed = new Promise<void>((resolve) => {
       connection.onExit(resolve);
       process.stdin.once("end", resolve); // the editor went away without "exit"

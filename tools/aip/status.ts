@@ -1,4 +1,5 @@
 /** `aip health`, `aip agents`, `aip check`: the orchestrator's view of its agents. */
+import { statusWord } from "../../orchestrator/request/status.js";
 import { httpRequest } from "../../protocol/transport/client.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 import { adminSocketPath, socketPath } from "./socket.js";
@@ -52,7 +53,7 @@ type Snapshot = Record<string, unknown> & { pool?: Record<string, unknown> };
 export function statusCell(a: Snapshot): string {
   const admission = a.admission as { admitted?: boolean } | undefined;
   const circuit = a.circuit as { open?: boolean } | undefined;
-  const state = a.status === "healthy" && a.degraded === true ? "degraded" : String(a.status);
+  const state = statusWord(a);
   const why = [...(circuit?.open ? ["circuit open"] : []), ...(admission?.admitted === false ? ["out: host cpu"] : [])];
   if (why.length === 0 && a.available === false && a.status === "healthy") why.push("out");
   return why.length > 0 ? `${state} (${why.join(", ")})` : state;

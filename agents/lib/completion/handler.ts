@@ -13,7 +13,7 @@ import { moduleSymbols } from "../code/symbols.js";
 import type { HandlerContext } from "../runtime/types.js";
 import { completionContext } from "./context.js";
 import { GLOBALS, SNIPPETS } from "./keywords.js";
-import { membersOf, resolveReceiver, type Member } from "./members.js";
+import { exportedShape, membersOf, resolveReceiver, type Member, type Shape } from "./members.js";
 import { rank, type Candidate } from "./rank.js";
 import { TYPED_LIMITS, type TypedEngine } from "./engine.js";
 import { prefixAt } from "./typed.js";
@@ -46,6 +46,30 @@ async function moduleExports(root: string, fromFile: string, specifier: string, 
     return moduleSymbols(parsed.program, parsed.source)
       .filter((s) => s.exported)
       .map((s) => ({ name: s.name, kind: "export" as const, detail: s.kind, line: 0 }));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Members of a name imported from a local module (`import { Registry } from "./registry.js"`): the
+ * class, interface, enum or object it declares there, read the way namespace imports are. Public
+ * members only: the importer is outside the class.
+ */
+async function importedMembers(
+  root: string,
+  fromFile: string,
+  shape: Extract<Shape, { kind: "imported" }>,
+  cache: ParseCache,
+): Promise<Member[]> {
+  if (!shape.specifier.startsWith(".")) return [];
+  const resolved = await resolveSpecifier(root, fromFile, shape.specifier);
+  if (!("file" in resolved)) return [];
+  try {
+    const { text, path } = resolved.file;
+    const parsed = cache.get(text, dialectOf(undefined, path), path);
+    const there = exportedShape(parsed.program, shape.name, shape.side);
+    return there ? membersOf(there, parsed.program, parsed.source, false) : [];
   } catch {
     return [];
   }
@@ -145,6 +169,9 @@ export function createCompleteLite(cache = new ParseCache(), typed?: TypedEngine
       if (resolved?.shape.kind === "module") {
         if (loc.root !== undefined && loc.absPath !== undefined)
           members = await moduleExports(loc.root, loc.absPath, resolved.shape.specifier, cache);
+      } else if (resolved?.shape.kind === "imported") {
+        if (loc.root !== undefined && loc.absPath !== undefined)
+          members = await importedMembers(loc.root, loc.absPath, resolved.shape, cache);
       } else if (resolved) {
         members = membersOf(resolved.shape, parsed.program, parsed.source, resolved.viaThis);
       }

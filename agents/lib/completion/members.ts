@@ -3,6 +3,7 @@ import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { isClass, isFunction, isKeyedClassMember, type ClassNode } from "../code/cursor.js";
 import { boundIdentifiers, textOf, typeText } from "../code/names.js";
 import type { Node, Program } from "../code/parse.js";
+import { builtinOfConstructor, builtinOfType, builtinMembers, type BuiltinType } from "./builtin-members.js";
 
 export interface Member {
   name: string;
@@ -17,7 +18,14 @@ export type Shape =
   | { kind: "object"; obj: TSESTree.ObjectExpression }
   | { kind: "enum"; decl: TSESTree.TSEnumDeclaration }
   | { kind: "interface"; decl: TSESTree.TSInterfaceDeclaration }
-  | { kind: "module"; specifier: string };
+  | { kind: "module"; specifier: string }
+  /** A built-in type known from a declaration (`T[]`, `= []`, `string`, `new Map()`). */
+  | { kind: "builtin"; type: BuiltinType }
+  /**
+   * A name imported from another module (`import { Registry } from "./registry.js"`): its instance
+   * (a declared type or `new Registry()`) or the imported value itself; the caller reads that module.
+   */
+  | { kind: "imported"; specifier: string; name: string; side: "instance" | "value" };
 
 function unwrap(stmt: Node): Node {
   return (stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") && stmt.declaration
@@ -41,23 +49,74 @@ function typeName(text: string | undefined): string | undefined {
   return m ? m[1] : undefined;
 }
 
+/** The module a top-level named or default import of `name` comes from, and the name it has there. */
+function importOf(program: Program, name: string): { specifier: string; imported: string } | undefined {
+  for (const s of program.body) {
+    if (s.type !== "ImportDeclaration") continue;
+    for (const sp of s.specifiers) {
+      if (sp.local.name !== name) continue;
+      if (sp.type === "ImportSpecifier")
+        return {
+          specifier: s.source.value,
+          imported: sp.imported.type === "Identifier" ? sp.imported.name : String(sp.imported.value),
+        };
+      if (sp.type === "ImportDefaultSpecifier") return { specifier: s.source.value, imported: "default" };
+    }
+  }
+  return undefined;
+}
+
 function shapeOfValue(
   init: Node | null | undefined,
   annotation: string | undefined,
   program: Program,
 ): Shape | undefined {
+  const builtin = builtinOfType(annotation);
+  if (builtin) return { kind: "builtin", type: builtin };
   const byType = typeName(annotation);
   if (byType) {
     const t = topLevelType(program, byType);
     if (t) return t;
+    const imp = importOf(program, byType);
+    if (imp) return { kind: "imported", specifier: imp.specifier, name: imp.imported, side: "instance" };
   }
   if (!init) return undefined;
   let e: Node = init;
   while (e.type === "TSAsExpression" || e.type === "TSSatisfiesExpression" || e.type === "TSNonNullExpression")
     e = e.expression;
   if (e.type === "ObjectExpression") return { kind: "object", obj: e };
-  if (e.type === "NewExpression" && e.callee.type === "Identifier") return topLevelType(program, e.callee.name);
+  if (e.type === "ArrayExpression") return { kind: "builtin", type: "Array" };
+  if ((e.type === "Literal" && typeof e.value === "string") || e.type === "TemplateLiteral")
+    return { kind: "builtin", type: "string" };
+  if (e.type === "NewExpression" && e.callee.type === "Identifier") {
+    const local = topLevelType(program, e.callee.name);
+    if (local) return local;
+    const imp = importOf(program, e.callee.name);
+    if (imp) return { kind: "imported", specifier: imp.specifier, name: imp.imported, side: "instance" };
+    const ctor = builtinOfConstructor(e.callee.name);
+    return ctor ? { kind: "builtin", type: ctor } : undefined;
+  }
   if (e.type === "ClassExpression") return { kind: "static", cls: e };
+  return undefined;
+}
+
+/**
+ * What module `name` declares at its top level, as seen from an importer: a class's instance side (for
+ * a type) or static side (for the value), an interface, an enum, or a const's object literal.
+ */
+export function exportedShape(program: Program, name: string, side: "instance" | "value"): Shape | undefined {
+  for (const s of program.body) {
+    const d = s.type === "ExportDefaultDeclaration" && name === "default" ? (s.declaration as Node) : unwrap(s);
+    const named = (id: { name: string } | null | undefined): boolean =>
+      (name === "default" && s.type === "ExportDefaultDeclaration") || id?.name === name;
+    if ((d.type === "ClassDeclaration" || d.type === "ClassExpression") && named(d.id))
+      return { kind: side === "instance" ? "instance" : "static", cls: d };
+    if (d.type === "TSInterfaceDeclaration" && named(d.id)) return { kind: "interface", decl: d };
+    if (d.type === "TSEnumDeclaration" && named(d.id)) return { kind: "enum", decl: d };
+    if (d.type === "VariableDeclaration" && side === "value")
+      for (const v of d.declarations)
+        if (v.id.type === "Identifier" && v.id.name === name) return shapeOfValue(v.init, undefined, program);
+  }
   return undefined;
 }
 
@@ -88,6 +147,8 @@ function resolveName(name: string, chain: Node[], program: Program, source: stri
           if (sp.local.name === name && sp.type === "ImportNamespaceSpecifier")
             return { kind: "module", specifier: d.source.value };
         }
+        const imp = importOf(program, name);
+        if (imp) return { kind: "imported", specifier: imp.specifier, name: imp.imported, side: "value" };
       }
     }
   }
@@ -203,7 +264,10 @@ export function membersOf(shape: Shape, program: Program, source: string, includ
             ]
           : [];
       });
+    case "builtin":
+      return builtinMembers(shape.type);
     case "module":
+    case "imported":
       return [];
   }
 }

@@ -3,12 +3,16 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentRecord } from "../../../orchestrator/core/agent.js";
 import { FixedLoadSampler } from "../../../orchestrator/core/load.js";
-import { applyResourceRule } from "../../../orchestrator/request/router.js";
+import { startAgency as startEntry } from "../../../orchestrator/entry.js";
+import { parseConfig } from "../../../orchestrator/core/config.js";
+import { applyResourceRule, rotationLogLevel } from "../../../orchestrator/request/router.js";
 import type { AgentPool } from "../../../orchestrator/pool/agent-pool.js";
 import { httpRequest } from "../../../protocol/transport/client.js";
 import { ManifestSchema } from "../../../protocol/contract/schemas.js";
-import { DIST } from "../../helpers.js";
-import { manifestFor, startAgency, until, type Agency } from "../harness.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DIST, ROOT, tempDir } from "../../helpers.js";
+import { FIXTURE_AGENT, LogSink, manifestFor, startAgency, until, type Agency } from "../harness.js";
 
 const run = promisify(execFile);
 let agency: Agency | undefined;
@@ -74,6 +78,15 @@ describe("aip health", () => {
     expect(plain.stdout).toMatch(/^light\s+1\.0\.0\s+healthy\s/m);
     expect(plain.code).toBe(0);
     expect((await aipHealth("--strict")).code).toBe(1);
+    // /healthz says the same: the agent's word and the agency's.
+    const h = await get("/healthz");
+    expect(h.json.status).toBe("degraded");
+    expect(h.json.agents.heavy).toMatchObject({
+      status: "healthy",
+      degraded: true,
+      degraded_reason: "no model configured",
+    });
+    expect(h.json.agents.light).toMatchObject({ status: "healthy", degraded: false });
     const agents = await run(process.execPath, [`${DIST}/scripts/aip.js`, "agents", "--socket", agency.socket]);
     expect(agents.stdout).toMatch(/^heavy\s+1\.0\.0\s+degraded\s+echo/m);
   });
@@ -102,6 +115,42 @@ describe("aip health", () => {
   });
 });
 
+describe("the ready line", () => {
+  it("names a degraded agent degraded, as aip health and /healthz do", async () => {
+    const t = tempDir("aiprl-");
+    const logs = new LogSink();
+    const agents = [
+      { name: "heavy", env: { FIXTURE_DEGRADED: "no model configured" } },
+      { name: "light", env: {} },
+    ].map(({ name, env }) => {
+      const manifest = join(t.dir, `${name}.json`);
+      writeFileSync(manifest, JSON.stringify(manifestFor({ name, capabilities: ["echo"] })));
+      return { name, command: [FIXTURE_AGENT], manifest, env: { FIXTURE_MANIFEST: manifest, ...env } };
+    });
+    const config = parseConfig(
+      {
+        socket: join(t.dir, "aip.sock"),
+        agent_socket_dir: join(t.dir, "agents"),
+        state_dir: join(t.dir, "state"),
+        vetting: "off",
+        agents,
+        limits: { health_interval_ms: 60_000, warm_standby: "off" },
+      },
+      ROOT,
+    );
+    const running = await startEntry(config, { deps: { logDestination: logs, load: new FixedLoadSampler(0) } });
+    try {
+      expect(running.agents).toBe("heavy@1.0.0:degraded light@1.0.0:healthy");
+      expect(logs.lines.find((l) => l.msg === "agency ready")).toMatchObject({
+        agents: "heavy@1.0.0:degraded light@1.0.0:healthy",
+      });
+    } finally {
+      await running.stop("test");
+      t.cleanup();
+    }
+  });
+});
+
 describe("CPU admission hysteresis", () => {
   const record = (name: string, cpu: string): AgentRecord =>
     new AgentRecord(
@@ -122,6 +171,38 @@ describe("CPU admission hysteresis", () => {
     expect(trace([0.86, 0.9, 0.95])).toBe(". . out");
     expect(trace([0.8, 0.7, 0.7, 0.76, 0.7, 0.7])).toBe(". . . . . .");
     expect(trace([0.7])).toBe("in");
+  });
+
+  it("with readmitSamples, the quiet must hold that long before the agent comes back", () => {
+    const heavy = record("heavy", "1000m");
+    const agents = [heavy, record("lite", "100m")];
+    const r = { ...rule, readmitSamples: 5 };
+    const trace = (loads: number[]): string =>
+      loads
+        .map((l) => (applyResourceRule(agents, l, r).length > 0 ? (heavy.admission.admitted ? "in" : "out") : "."))
+        .join(" ");
+    expect(trace([0.9, 0.9, 0.9])).toBe(". . out");
+    // A burst inside the quiet starts the count again.
+    expect(trace([0.5, 0.5, 0.5, 0.5, 0.9, 0.5, 0.5, 0.5, 0.5])).toBe(". . . . . . . . .");
+    expect(trace([0.5])).toBe("in");
+  });
+
+  it("logs a change at info while a lighter available agent serves its action, at warn when none does", () => {
+    const heavy = record("heavy", "1000m");
+    const lite = record("lite", "100m");
+    const agents = [heavy, lite];
+    for (let i = 0; i < 3; i++) applyResourceRule(agents, 0.95, rule);
+    expect(heavy.admission.admitted).toBe(false);
+    // The fixture records never started: mark the light one ready so that it serves.
+    lite.markReady(1);
+    expect(lite.available).toBe(true);
+    expect(rotationLogLevel(heavy, agents)).toBe("info");
+    // A peer that serves the action but is not available (never started) does not count.
+    const alone = [heavy, record("other", "100m")];
+    expect(rotationLogLevel(heavy, alone)).toBe("warn");
+    for (let i = 0; i < 3; i++) applyResourceRule(agents, 0.1, rule);
+    expect(heavy.admission.admitted).toBe(true);
+    expect(rotationLogLevel(heavy, alone)).toBe("info");
   });
 
   it("a load wandering around the threshold: the old rule flapped, hysteresis does not", () => {

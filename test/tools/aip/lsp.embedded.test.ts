@@ -9,12 +9,14 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  DidChangeWorkspaceFoldersNotification,
   DidOpenTextDocumentNotification,
   DocumentSymbolRequest,
   ExitNotification,
   HoverRequest,
   InitializeRequest,
   InitializedNotification,
+  LogMessageNotification,
   ShowMessageNotification,
   ShutdownRequest,
   StreamMessageReader,
@@ -27,6 +29,7 @@ import {
   type SymbolInformation,
 } from "vscode-languageserver-protocol/node";
 import { tempDir } from "../../helpers.js";
+import { AipCaller } from "../../../tools/aip/agency.js";
 import { AIP, MATH_TS } from "./bridge-helpers.js";
 
 const t = tempDir("aiple-");
@@ -57,6 +60,9 @@ interface Session {
   conn: ProtocolConnection;
   child: ChildProcess;
   messages: string[];
+  /** window/logMessage lines, and a promise of the first one matching a pattern. */
+  logs: string[];
+  logged: (pattern: RegExp) => Promise<string>;
   tmp: string;
   exited: Promise<number | null>;
 }
@@ -82,16 +88,28 @@ async function session(): Promise<Session> {
     messages.push(m.message);
   });
   conn.onRequest(WorkDoneProgressCreateRequest.method, () => null);
+  const logs: string[] = [];
+  const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  conn.onNotification(LogMessageNotification.type, (m: { message: string }) => {
+    logs.push(m.message);
+    for (const w of waiting.filter((x) => x.pattern.test(m.message))) w.resolve(m.message);
+  });
+  const logged = (pattern: RegExp): Promise<string> =>
+    new Promise((resolve) => {
+      const seen = logs.find((l) => pattern.test(l));
+      if (seen !== undefined) resolve(seen);
+      else waiting.push({ pattern, resolve });
+    });
   conn.listen();
   const folder = pathToFileURL(dirs.project).href;
   await conn.sendRequest(InitializeRequest.type, {
     processId: process.pid,
     rootUri: folder,
-    capabilities: {},
+    capabilities: { workspace: { workspaceFolders: true } },
     workspaceFolders: [{ uri: folder, name: "project" }],
   });
   await conn.sendNotification(InitializedNotification.type, {});
-  return { conn, child, messages, tmp, exited };
+  return { conn, child, messages, logs, logged, tmp, exited };
 }
 
 async function open(s: Session, path: string): Promise<string> {
@@ -134,6 +152,41 @@ describe("aip lsp's embedded agency", () => {
     // The verdict cache is the user's, outside TMPDIR (vetting is off here: nothing to keep).
     expect(readdirSync(dirs.cache)).toEqual([]);
   }, 120_000);
+
+  it("allows a folder the editor adds and stops allowing one it removes (workspace/didChangeWorkspaceFolders)", async () => {
+    writeFileSync(join(dirs.elsewhere, "ledger.ts"), "export class Ledger {\n  balance = 0;\n}\n");
+    const s = await session();
+    try {
+      await s.logged(/using the agency|started an embedded agency/);
+      await s.conn.sendNotification(DidChangeWorkspaceFoldersNotification.type, {
+        event: {
+          added: [{ uri: pathToFileURL(dirs.elsewhere).href, name: "elsewhere" }],
+          removed: [{ uri: pathToFileURL(dirs.project).href, name: "project" }],
+        },
+      });
+      expect(await s.logged(/now allows the workspace folders/)).toContain(dirs.elsewhere);
+      // The only folder now is `elsewhere`, which no configured root allows: search reads it.
+      const hits = (await s.conn.sendRequest(WorkspaceSymbolRequest.type, { query: "Ledger" })) as SymbolInformation[];
+      expect(hits.map((h) => h.name)).toContain("Ledger");
+      expect(hits[0]!.location.uri).toBe(pathToFileURL(join(dirs.elsewhere, "ledger.ts")).href);
+      // `project` is no root any more: the agency itself refuses it.
+      const embedded = readdirSync(s.tmp).find((d) => d.startsWith("aip-embedded-"))!;
+      const refused = await new AipCaller(join(s.tmp, embedded, "aip.sock")).invoke({
+        action: "search",
+        context: { workspace_root: dirs.project, query: "Counter" },
+        constraints: {},
+      });
+      expect(refused.ok).toBe(false);
+      expect(!refused.ok && refused.problem.type).toBe("AIP_ERR_FORBIDDEN_PATH");
+      expect(s.messages).toEqual([]);
+    } finally {
+      await s.conn.sendRequest(ShutdownRequest.type);
+      await s.conn.sendNotification(ExitNotification.type);
+      expect(await s.exited).toBe(0);
+      s.conn.dispose();
+    }
+    expect(readdirSync(s.tmp)).toEqual([]);
+  }, 180_000);
 
   it.each([
     ["its stdin closes", (s: Session) => s.child.stdin!.end()],
