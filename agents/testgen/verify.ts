@@ -440,7 +440,12 @@ export async function runTestFile(
       outcome: "error",
       tests: [],
       records,
-      message: res.killed === "memory" ? `the ${runner} run went over its memory limit: killed` : "cancelled",
+      message:
+        res.killed === "memory"
+          ? `the ${runner} run went over its memory limit: killed`
+          : res.killed === "processes"
+            ? `the ${runner} run went over its process limit: killed`
+            : "cancelled",
       ms,
     };
   {

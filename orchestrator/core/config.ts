@@ -87,6 +87,12 @@ const LimitsConfigSchema = z.strictObject({
   /** More than this many restarts within `crash_loop_window_ms` marks the agent failed. */
   crash_loop_restarts: z.number().int().positive().default(5),
   crash_loop_window_ms: z.number().int().positive().default(60_000),
+  /**
+   * A failed (crash-looping) agent is tried again after this long, doubling at each failure up to
+   * `failed_retry_max_ms`; `aip check` tries it at once.
+   */
+  failed_retry_ms: z.number().int().positive().default(60_000),
+  failed_retry_max_ms: z.number().int().positive().default(900_000),
   /** How long an agent may take from spawn to accepting connections. */
   start_timeout_ms: z.number().int().positive().default(15_000),
   shutdown_grace_ms: z.number().int().positive().default(DEFAULT_LIMITS.shutdownGraceMs),

@@ -107,12 +107,34 @@ export class HealthMonitor {
     this.healthTimer.unref();
   }
 
-  /** Probe every running agent. With `enforce`, an agent that does not answer in time is killed and restarted. */
+  /**
+   * Probe every running agent. With `enforce` (a forced check), an agent that does not answer in time is
+   * killed and restarted, and a failed (crash-looping) one is started again.
+   */
   private async run(enforce: boolean): Promise<Record<string, unknown>[]> {
     const l = this.deps.config.limits;
-    const probed = this.deps.agents.filter((a) => a.state === "healthy" || a.state === "unhealthy");
+    const failed = enforce ? this.deps.agents.filter((a) => a.state === "failed") : [];
+    const revived = await Promise.all(
+      failed.map(async (a) => {
+        const start = this.deps.processes.revive(a);
+        if (start === undefined) return undefined;
+        await start;
+        const ok = a.state === "healthy";
+        return {
+          agent: a.name,
+          version: a.version,
+          ok,
+          state: a.state,
+          action: "revived",
+          error: ok ? null : a.lastError,
+        };
+      }),
+    );
+    const probed = this.deps.agents.filter(
+      (a) => (a.state === "healthy" || a.state === "unhealthy") && !failed.includes(a),
+    );
     for (const a of this.cpu.keys()) if (!probed.includes(a)) this.cpu.delete(a);
-    return Promise.all(
+    const checked = await Promise.all(
       probed.map(async (a) => {
         const started = Date.now();
         const result = await probe(a.socketPath, l.health_timeout_ms);
@@ -152,6 +174,7 @@ export class HealthMonitor {
         return { agent: a.name, version: a.version, ok: result.ok, state: a.state, action, error: result.error };
       }),
     );
+    return [...revived.filter((r) => r !== undefined), ...checked];
   }
 
   /**

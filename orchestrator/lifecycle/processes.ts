@@ -70,6 +70,8 @@ export class AgentProcesses {
       restartMaxMs: l.restart_max_ms,
       crashLoopRestarts: l.crash_loop_restarts,
       crashLoopWindowMs: l.crash_loop_window_ms,
+      failedRetryMs: l.failed_retry_ms,
+      failedRetryMaxMs: l.failed_retry_max_ms,
       shutdownGraceMs: l.shutdown_grace_ms,
       ready: async (socket) => {
         const result = await probe(socket, l.health_timeout_ms);
@@ -96,7 +98,11 @@ export class AgentProcesses {
     }
   }
 
-  private onState(record: AgentRecord, state: string, info: { pid?: number | undefined; error?: string }): void {
+  private onState(
+    record: AgentRecord,
+    state: string,
+    info: { pid?: number | undefined; error?: string; retryInMs?: number },
+  ): void {
     const log = this.deps.agentLog(record.name);
     switch (state) {
       case "starting":
@@ -120,7 +126,10 @@ export class AgentProcesses {
       case "failed":
         record.markFailed(info.error ?? null);
         record.pool.failQueued(new AipError("AIP_ERR_UNAVAILABLE", `Agent ${record.name} failed: ${info.error ?? ""}`));
-        log.error({ event: "agent_failed", err: info.error }, info.error ?? "agent failed");
+        log.error(
+          { event: "agent_failed", err: info.error, retry_in_ms: info.retryInMs },
+          info.error ?? "agent failed",
+        );
         break;
       case "stopped":
         record.markStopped();
@@ -133,6 +142,11 @@ export class AgentProcesses {
     const sup = this.supervisors.get(record);
     sup?.kill();
     return sup !== undefined;
+  }
+
+  /** Start a failed (crash-looping) agent again now; undefined when it is not failed here. */
+  revive(record: AgentRecord): Promise<void> | undefined {
+    return this.supervisors.get(record)?.revive("check");
   }
 
   /** Stop the record's process (no restart) and forget it. */

@@ -170,6 +170,9 @@ export interface SupervisorOptions {
   restartMaxMs: number;
   crashLoopRestarts: number;
   crashLoopWindowMs: number;
+  /** A failed agent is started again after this long, doubling at each failure up to failedRetryMaxMs. */
+  failedRetryMs: number;
+  failedRetryMaxMs: number;
   shutdownGraceMs: number;
   /** Readiness beyond "the socket accepts" (e.g. /healthz answers), probed on the given socket. */
   /** One readiness probe of a process listening on `socketPath` (its /healthz). */
@@ -182,7 +185,7 @@ export interface SupervisorOptions {
   /** Lifecycle callbacks into the registry. */
   onState: (
     state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped",
-    info: { pid?: number | undefined; error?: string },
+    info: { pid?: number | undefined; error?: string; retryInMs?: number },
   ) => void;
 }
 
@@ -211,9 +214,16 @@ export class Supervisor {
   private standbyFailures = 0;
   /** The inode of the socket a promoted standby serves on (renamed onto the agent's path). */
   private promotedIno: number | undefined;
+  /** Given up on after a crash loop: waiting for the retry (or revive()). */
+  private failed = false;
+  private failedBackoff: number;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** When the current process became ready: one that served a whole crash-loop window resets the retry back-off. */
+  private readyAt: number | undefined;
 
   constructor(private readonly o: SupervisorOptions) {
     this.backoff = o.restartInitialMs;
+    this.failedBackoff = o.failedRetryMs;
   }
 
   get pid(): number | undefined {
@@ -243,6 +253,7 @@ export class Supervisor {
     this.stopping = true;
     this.generation++;
     clearTimeout(this.restartTimer);
+    clearTimeout(this.retryTimer);
     this.child = undefined;
     if (child) {
       disown(child);
@@ -275,6 +286,7 @@ export class Supervisor {
         `${this.o.name} did not become ready: ${(err as Error).message}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`,
       );
     }
+    this.readyAt = Date.now();
     this.o.onState("ready", { pid: child.pid });
     if (!this.standby) this.startStandby();
   }
@@ -341,6 +353,7 @@ export class Supervisor {
     void s.child.exited.then((r) => {
       if (gen === this.generation) this.onExit(r);
     });
+    this.readyAt = Date.now();
     this.o.onState("restarting", { error: `${error}; the warm standby (pid ${s.child.pid}) took over` });
     this.o.onState("ready", { pid: s.child.pid });
     this.startStandby();
@@ -379,12 +392,21 @@ export class Supervisor {
     const error = `exited with ${r.signal ? `signal ${r.signal}` : `code ${r.code}`}${this.stderrTail.text() ? `; stderr: ${this.stderrTail.text()}` : ""}`;
     this.o.onState("exited", { error });
     const now = Date.now();
+    if (this.readyAt !== undefined && now - this.readyAt >= this.o.crashLoopWindowMs)
+      this.failedBackoff = this.o.failedRetryMs;
+    this.readyAt = undefined;
     this.restartTimes = this.restartTimes.filter((t) => now - t < this.o.crashLoopWindowMs);
     if (this.restartTimes.length >= this.o.crashLoopRestarts) {
+      const retryInMs = this.failedBackoff;
+      this.failedBackoff = Math.min(this.failedBackoff * 2, this.o.failedRetryMaxMs);
+      this.failed = true;
       this.o.onState("failed", {
-        error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}`,
+        error: `crash loop: ${this.restartTimes.length} restarts within ${this.o.crashLoopWindowMs} ms; last ${error}; tried again in ${retryInMs} ms or on aip check`,
+        retryInMs,
       });
       void this.stopStandby();
+      this.retryTimer = setTimeout(() => void this.revive("back-off"), retryInMs);
+      this.retryTimer.unref();
       return;
     }
     this.restartTimes.push(now);
@@ -401,6 +423,23 @@ export class Supervisor {
         (err: Error) => this.o.log.error({ event: "restart_failed", err: err.message }, err.message),
       );
     }, delay);
+  }
+
+  /**
+   * Start a failed agent again now (`aip check`, or its retry timer): its crash-loop count starts over,
+   * the retry back-off does not. Resolves once the start is settled; undefined when it is not failed.
+   */
+  revive(reason: "check" | "back-off"): Promise<void> | undefined {
+    if (!this.failed || this.stopping) return undefined;
+    this.failed = false;
+    clearTimeout(this.retryTimer);
+    this.restartTimes = [];
+    this.backoff = this.o.restartInitialMs;
+    this.o.log.info({ event: "agent_revived", reason }, `starting the failed agent again (${reason})`);
+    return this.start().then(
+      () => undefined,
+      (err: Error) => this.o.log.error({ event: "restart_failed", err: err.message }, err.message),
+    );
   }
 
   /** Kill now (e.g. stuck in a read) and let the restart logic bring it back. */
@@ -422,6 +461,7 @@ export class Supervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
+    clearTimeout(this.retryTimer);
     const standby = this.stopStandby();
     const child = this.child;
     if (child) {

@@ -201,9 +201,9 @@ export const agents: Command = {
 };
 
 export const check: Command = {
-  summary: "health-check every agent now; unresponsive agents are restarted",
+  summary: "health-check every agent now; unresponsive agents are restarted, failed ones started again",
   usage:
-    "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). Exit 1 if any agent failed the check.",
+    "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). An agent left failed by a crash loop is started again (action revived). Exit 1 if any agent failed the check.",
   async run(argv) {
     const r = await get(argv, "POST", "/v1/admin/health-check", [], true);
     if (typeof r === "number") return r;

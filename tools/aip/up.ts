@@ -24,7 +24,7 @@ socket (config admin_socket, default <socket>.admin.sock; env AIP_ADMIN_SOCKET).
 A second orchestrator on the same agent socket directory exits 1 at once.
 
 Signals: SIGTERM/SIGINT stop everything (no orphan process, no socket file left);
-SIGUSR1 health-checks every agent now and restarts any that does not answer.`,
+SIGUSR1 health-checks every agent now, restarts any that does not answer and starts failed ones again.`,
   async run(argv) {
     const { flags, positionals } = parseArgs(argv, ["config", "socket", "mode", "health-port", "log"]);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);

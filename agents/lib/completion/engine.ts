@@ -5,18 +5,15 @@
  * waits on the checker. The worker's heap is capped; a worker that dies is started again on the next
  * request, and the request in flight falls back.
  */
-import { createHash } from "node:crypto";
 import { Worker } from "node:worker_threads";
+import { workspaceId } from "../../../protocol/util/paths.js";
 import { envInt } from "../../../protocol/util/env.js";
 import type { Logger } from "../../../protocol/util/log.js";
 import { SERVICE_LIMITS, type ServiceStats } from "../code/service.js";
 import type { TypedAnswer } from "./typed.js";
 import type { DiagnoseAnswer, DiagnoseRequest } from "../diagnose/check.js";
 
-/** How /healthz names a workspace: a digest of its root, so that no client's path is shown. */
-export function workspaceId(root: string): string {
-  return createHash("sha256").update(root).digest("hex").slice(0, 16);
-}
+export { workspaceId };
 
 /** Limits of the typed engine (docs/agents.md, "Type-aware completion"); AIP_TYPED_* override them. */
 export const TYPED_LIMITS = {

@@ -32,7 +32,7 @@ import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { findBwrap, INSTALL_BWRAP, which } from "../../../protocol/util/bwrap.js";
 import { SANDBOX_HIDE_ENV } from "../../../protocol/util/trust-env.js";
 import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/util/workspace-roots.js";
-import { killTree, procTable, stillRunning, treeCpuMs, treeRssKb } from "../../../protocol/util/process-tree.js";
+import { killTree, procTable, stillRunning, tree, treeCpuMs, treeRssKb } from "../../../protocol/util/process-tree.js";
 import { workspaceTrust, type TrustDecision } from "./trust.js";
 
 export { workspaceTrust, type TrustDecision };
@@ -50,6 +50,8 @@ export interface WorkspaceRun {
   timeoutMs: number;
   /** Resident memory of the whole tree (default DEFAULT_MEMORY_MB). */
   memoryMb?: number;
+  /** Processes (and, through RLIMIT_NPROC, threads) the run may have at once (default DEFAULT_MAX_PROCESSES). */
+  maxProcesses?: number;
   signal?: AbortSignal;
   /** Per stream (default DEFAULT_MAX_OUTPUT_BYTES); the rest is read and dropped. */
   maxOutputBytes?: number;
@@ -74,13 +76,22 @@ export type WorkspaceRunResult =
       stderr: string;
       durationMs: number;
       /** Why the run was killed, when it was. */
-      killed?: "timeout" | "cpu" | "memory" | "cancelled";
+      killed?: Killed;
       /** With `collect`: the files the run left in OUTPUT_DIR, by name. */
       outputs?: Record<string, string>;
     }
   | { status: "skipped"; reason: string; hint: string };
 
+/** Why a run was stopped before it ended. */
+export type Killed = "timeout" | "cpu" | "memory" | "processes" | "cancelled";
+
 export const DEFAULT_MEMORY_MB = 2048;
+/**
+ * Processes of one run (a test runner and its workers): RLIMIT_NPROC inside the sandbox, which the
+ * kernel counts per sandbox (its user namespace) with threads included, and the watchdog's count of
+ * the run's process tree, which also holds where RLIMIT_NPROC does not (an agency running as root).
+ */
+export const DEFAULT_MAX_PROCESSES = 512;
 /** Where a `collect` run may write the files that come back (inside the sandbox). */
 export const OUTPUT_DIR = "/tmp/aip-out";
 export const DEFAULT_MAX_OUTPUT_BYTES = 1 << 20;
@@ -359,7 +370,16 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
     args.push("--bind", outDir, OUTPUT_DIR);
   }
   args.push("--chdir", join(root, cwdRel));
-  args.push("--", "/usr/bin/prlimit", `--cpu=${cpuSeconds}`, "--core=0", `--fsize=${TMPFS_MB << 20}`, "--");
+  const maxProcesses = run.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+  args.push(
+    "--",
+    "/usr/bin/prlimit",
+    `--cpu=${cpuSeconds}`,
+    "--core=0",
+    `--fsize=${TMPFS_MB << 20}`,
+    `--nproc=${maxProcesses}`,
+    "--",
+  );
   args.push(...run.argv);
 
   const limitKb = (run.memoryMb ?? DEFAULT_MEMORY_MB) * 1024;
@@ -368,7 +388,7 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
   return new Promise<WorkspaceRunResult>((done) => {
     const child = spawn(bwrap, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     const pid = child.pid;
-    let killed: "timeout" | "cpu" | "memory" | "cancelled" | undefined;
+    let killed: Killed | undefined;
     let victims: number[] = [];
     const kill = (why: typeof killed): void => {
       if (killed !== undefined || pid === undefined) return;
@@ -385,6 +405,8 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
       const table = procTable();
       if (treeCpuMs(pid, table) > run.timeoutMs) kill("cpu");
       else if (treeRssKb(pid, table) > limitKb) kill("memory");
+      // bwrap, its init and prlimit's program are the run's first three processes.
+      else if (tree(table, pid).length > maxProcesses + 2) kill("processes");
     }, POLL_MS);
     if (pid !== undefined) live.add(pid);
     let finished = false;

@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "../../../../protocol/util/log.js";
-import { TYPED_LIMITS } from "../engine.js";
+import { TYPED_LIMITS, workspaceId } from "../engine.js";
 
 /** What pyright offers at a position, in its own order. */
 export interface PyrightItem {
@@ -395,7 +395,8 @@ export class PyrightEngine {
         rss_bytes: ws.reduce((n, w) => n + w.rssBytes(), 0),
         limits: { max_workspaces: TYPED_LIMITS.maxWorkspaces, heap_mb: TYPED_LIMITS.heapMb },
         workspaces: ws.map((w) => ({
-          root: w.root,
+          // No client's path on /healthz: a workspace is named by a digest of its root.
+          workspace: workspaceId(w.root),
           state: w.state,
           rss_bytes: w.rssBytes(),
           ...(w.loadMs !== undefined ? { load_ms: w.loadMs } : {}),

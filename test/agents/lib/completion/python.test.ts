@@ -15,6 +15,7 @@ import { AipError } from "../../../../protocol/contract/errors.js";
 import { standaloneContext } from "../../../../agents/lib/runtime/context.js";
 import { createLogger } from "../../../../protocol/util/log.js";
 import type { AipRequest } from "../../../../protocol/contract/schemas.js";
+import { workspaceId } from "../../../../protocol/util/paths.js";
 import { tempDir } from "../../../helpers.js";
 
 const log = createLogger({ agentName: "test", destination: false });
@@ -274,8 +275,11 @@ describe("complete-lite on Python, typed engine (pyright)", () => {
     expect(got).not.toContain("group");
     // A workspace without pyproject.toml or pyrightconfig.json: said so.
     expect(typed.fallbacks?.join(" ")).toMatch(/no pyproject.toml or pyrightconfig.json/);
-    const h = pyright.health().typed_python as { workspaces: { root: string; state: string; rss_bytes: number }[] };
-    expect(h.workspaces[0]).toMatchObject({ root, state: "ready" });
+    const h = pyright.health().typed_python as {
+      workspaces: { workspace: string; state: string; rss_bytes: number }[];
+    };
+    expect(h.workspaces[0]).toMatchObject({ workspace: workspaceId(root), state: "ready" });
+    expect(JSON.stringify(h)).not.toContain(root);
     expect(h.workspaces[0]!.rss_bytes).toBeGreaterThan(0);
   }, 240_000);
 
