@@ -140,7 +140,8 @@ describe("answers of a real agency match the schema it serves", () => {
           file_path: "src/money.ts",
           source_code: "export const n: number = 'x';\n",
         },
-        constraints: {},
+        // The checker's first load of even a small project can outlast the default wait on a busy machine.
+        constraints: { check_wait_ms: 60_000, timeout_ms: 90_000 },
       },
     };
     const answers: Record<string, Json> = {};
