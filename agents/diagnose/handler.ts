@@ -62,7 +62,7 @@ function diagnosticOut(root: string | undefined, d: CheckedDiagnostic) {
     line: d.start.line,
     column: d.start.column,
     range: { start: d.start, end: d.end },
-    code: `TS${d.code}`,
+    code: d.rule ?? `TS${d.code}`,
     message: d.message,
     severity: d.severity,
     fixes: d.fixes.map((f) => ({
