@@ -108,7 +108,7 @@ describe("aip systemd render", () => {
       const has = lines(file(files, `aip-agent@${name}.service.d/50-aip.conf`)).includes(
         "Environment=AIP_MODEL=/var/lib/aip-models/coder.gguf",
       );
-      expect(has, name).toBe(name === "complete" || name === "summarize");
+      expect(has, name).toBe(["complete", "summarize", "diagnose"].includes(name));
     }
     expect(lines(file(files, "aip-agent@.service"))).toContain("EnvironmentFile=-/etc/aip/%i.env");
   });
