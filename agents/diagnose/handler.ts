@@ -15,6 +15,9 @@ import type { CandidateFix, CheckedDiagnostic, DiagnoseAnswer, Edit } from "../l
 import { parseOutput, type Failure, type RawFrame } from "../lib/diagnose/output.js";
 import { mapThrough, type SourceMap } from "../lib/diagnose/sourcemap.js";
 import type { TypedEngine } from "../lib/completion/engine.js";
+import { isPythonRequest } from "../lib/completion/python/handler.js";
+import { pythonLanguage, pythonPartial } from "../lib/code/languages/python/report.js";
+import type { PyrightEngine } from "../lib/completion/python/pyright.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { modelDiagnosis, type DiagnoseModel } from "./model.js";
 
@@ -59,7 +62,7 @@ function diagnosticOut(root: string | undefined, d: CheckedDiagnostic) {
     line: d.start.line,
     column: d.start.column,
     range: { start: d.start, end: d.end },
-    code: `TS${d.code}`,
+    code: d.rule ?? `TS${d.code}`,
     message: d.message,
     severity: d.severity,
     fixes: d.fixes.map((f) => ({
@@ -106,7 +109,10 @@ async function mapFrame(
   const abs = isAbsolute(file) ? resolve(file) : resolve(root, file);
   if (!isInside(root, abs))
     return { ...base, kind: "outside", file_path: file, ...at, reason: "outside the workspace; not read" };
-  if (abs.split(sep).includes("node_modules")) return { ...base, kind: "dependency", file_path: rel(root, abs), ...at };
+  const parts = abs.split(sep);
+  // Installed packages inside the workspace: npm's, and a virtual environment's (.venv/lib/…/site-packages).
+  if (parts.includes("node_modules") || parts.includes("site-packages"))
+    return { ...base, kind: "dependency", file_path: rel(root, abs), ...at };
   let real: string;
   try {
     real = await containedPath(root, abs);
@@ -131,7 +137,12 @@ async function mapFrame(
   return { ...base, kind: "workspace", file_path: rel(root, real), ...at };
 }
 
-export function createDiagnose(typed: TypedEngine, model?: DiagnoseModel, cache = new ParseCache()) {
+export function createDiagnose(
+  typed: TypedEngine,
+  model?: DiagnoseModel,
+  cache = new ParseCache(),
+  pyright?: PyrightEngine,
+) {
   return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
     const { context, constraints } = actionInput("diagnose", request);
     const waitMs = Math.min(
@@ -163,6 +174,7 @@ export function createDiagnose(typed: TypedEngine, model?: DiagnoseModel, cache 
       );
 
     if (context.output !== undefined || context.output_path !== undefined) return diagnoseOutput();
+    if (isPythonRequest(request)) return diagnosePython();
 
     // ---- a file or buffer ----
     const src = await readRequestText(request);
@@ -237,6 +249,88 @@ export function createDiagnose(typed: TypedEngine, model?: DiagnoseModel, cache 
       notes: [],
       check_ms: diagnosis.ms,
     };
+
+    // ---- a Python file or buffer: pyright's diagnostics (it offers no code fixes) ----
+    async function diagnosePython(): Promise<unknown> {
+      // Read as any request's text is (containment, size limits); the TypeScript dialect it names is unused.
+      const loc = await readRequestText({ ...request, context: { ...context, language: "typescript" } });
+      ctx.timer.mark("read");
+      const head = {
+        mode: "file" as const,
+        ...(loc.displayPath !== undefined ? { file_path: loc.displayPath } : {}),
+        language: "python",
+      };
+      const notes = ["pyright offers no code fixes: Python diagnostics come without fixes"];
+      const syntaxOnly = async (reason: string, fallbacks: string[] = []) => {
+        const doc = (await pythonLanguage()).parse(loc.text, loc.displayPath);
+        return {
+          ...head,
+          engine: "syntax",
+          engine_reason: reason,
+          ...(fallbacks.length ? { fallbacks } : {}),
+          diagnostics: (pythonPartial(doc).diagnostics ?? []).map((d) => ({
+            ...d,
+            severity: "error",
+            code: "syntax",
+            fixes: [],
+          })),
+          fixes_checked: 0,
+          fixes_unchecked: 0,
+          model: noModel(),
+          notes,
+        };
+      };
+      if (!pyright || loc.root === undefined || loc.absPath === undefined || !/\.pyi?$/i.test(loc.absPath))
+        return syntaxOnly(
+          pyright
+            ? "no context.workspace_root + context.file_path of a .py file: syntax errors only (the checker needs the workspace)"
+            : "no Python checker in this agent: syntax errors only",
+        );
+      const r = await pyright.diagnose(
+        { root: loc.root, path: loc.absPath, text: loc.text },
+        Math.max(0, Math.min(waitMs, ctx.remainingMs() - 50)),
+        ctx.log,
+      );
+      ctx.timer.mark("check");
+      if ("reason" in r) return syntaxOnly(r.reason, r.fallback);
+      const diagnostics = r.diagnostics.map((d) => {
+        const start = { line: d.range.start.line + 1, column: d.range.start.character };
+        return {
+          file_path: loc.displayPath ?? rel(loc.root!, loc.absPath!),
+          line: start.line,
+          column: start.column,
+          range: { start, end: { line: d.range.end.line + 1, column: d.range.end.character } },
+          code: d.code ?? "syntax",
+          message: d.message,
+          severity: d.severity === 1 ? "error" : "warning",
+          fixes: [],
+        };
+      });
+      let modelOut: Record<string, unknown> = noModel();
+      const first = diagnostics.find((d) => d.severity === "error");
+      if (model?.host.ready && first) {
+        const m = await modelDiagnosis(model, ctx, {
+          message: `${first.code}: ${first.message}`,
+          line: first.line,
+          text: loc.text,
+          maxTokens: constraints.max_tokens ?? 96,
+          limitMs: constraints.inference_timeout_ms,
+          explainOnly: true,
+        });
+        modelOut = m.out;
+      }
+      return {
+        ...head,
+        engine: "checker",
+        checker: "pyright",
+        ...(r.fallback.length ? { fallbacks: r.fallback } : {}),
+        diagnostics,
+        fixes_checked: 0,
+        fixes_unchecked: 0,
+        model: modelOut,
+        notes,
+      };
+    }
 
     // ---- tool output ----
     async function diagnoseOutput(): Promise<unknown> {

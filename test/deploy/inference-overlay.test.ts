@@ -42,7 +42,7 @@ describe("deploy/kubernetes/overlays/inference-server", () => {
     try {
       const key = join(t.dir, "key");
       writeFileSync(key, "sk-from-the-secret\n");
-      for (const name of ["complete", "summarize", "testgen"]) {
+      for (const name of ["complete", "summarize", "testgen", "diagnose"]) {
         const c = d.spec.template.spec.containers.find((x: { name: string }) => x.name === name);
         const env = Object.fromEntries(c.env.map((e: { name: string; value: string }) => [e.name, e.value]));
         expect(env.AIP_MODEL_URL).toBe("http://llama.inference.svc.cluster.local:8080");

@@ -135,6 +135,13 @@ describe("Dockerfile", () => {
   });
 
   it("the production config has every production agent and not the echo test agent", () => {
-    expect(production.map((a) => a.name)).toEqual(["summarize", "search", "testgen", "complete", "complete-lite"]);
+    expect(production.map((a) => a.name)).toEqual([
+      "summarize",
+      "search",
+      "testgen",
+      "diagnose",
+      "complete",
+      "complete-lite",
+    ]);
   });
 });

@@ -21,7 +21,7 @@ Writes into DIR:
   --agents a,b       only these agents (default: every agent-* bin with a manifest, except the
                      echo test agent dummy, which is rendered only when named here)
   --versioned        name instances NAME-VERSION (to run a canary beside the stable instance)
-  --model FILE       Environment=AIP_MODEL=FILE for the agents that load a model (complete, summarize);
+  --model FILE       Environment=AIP_MODEL=FILE for the agents that load a model (complete, summarize, diagnose);
                      per instance, /etc/aip/INSTANCE.env can set it too, without re-rendering
   --probe-port N     the orchestrator serves /livez, /readyz, /healthz, /metrics on 127.0.0.1:N
                      (its unit then allows AF_INET to localhost only)

@@ -41,7 +41,7 @@ export interface RenderOptions {
 export const TEST_AGENTS: ReadonlySet<string> = new Set(["dummy"]);
 
 /** Agents that load a model through `AIP_MODEL` (docs/agents.md "Model-backed completion"). */
-export const MODEL_AGENTS: ReadonlySet<string> = new Set(["complete", "summarize"]);
+export const MODEL_AGENTS: ReadonlySet<string> = new Set(["complete", "summarize", "diagnose"]);
 
 export interface DiscoveredAgent {
   name: string;

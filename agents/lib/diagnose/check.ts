@@ -54,7 +54,10 @@ export interface CheckedDiagnostic {
   file: string;
   start: Pos;
   end: Pos;
+  /** TypeScript's code; 0 for the agent's own rule (named by `rule`). */
   code: number;
+  /** The agent's own check (`agency/unused-expression`), absent for TypeScript's diagnostics. */
+  rule?: string;
   message: string;
   severity: "error" | "warning";
   fixes: CheckedFix[];
@@ -144,6 +147,9 @@ function errorsOf(ls: TS.LanguageService, path: string): TS.Diagnostic[] {
 
 const keyOf = (d: TS.Diagnostic): string => `TS${d.code}: ${flatten(d.messageText)}`;
 
+const covers = (d: TS.Diagnostic, at: number): boolean =>
+  d.start !== undefined && d.start <= at && at <= d.start + (d.length ?? 0);
+
 /** The innermost node containing [start, end). */
 function nodeAt(sf: TS.SourceFile, start: number, end = start): TS.Node {
   let node: TS.Node = sf;
@@ -155,6 +161,8 @@ function nodeAt(sf: TS.SourceFile, start: number, end = start): TS.Node {
     node = child;
   }
 }
+
+type Primitive = "string" | "number" | "boolean";
 
 interface RawFix {
   description: string;
@@ -234,26 +242,62 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
     for (const { c } of near)
       fix(`Change spelling to '${c}'`, "spelling", [{ start: node.getStart(sf), length: name.length, text: c }]);
   }
-  if (
-    (d.code === 2345 || d.code === 2322) &&
-    /^(?:Argument of type|Type) '.*' is not assignable to (?:parameter of )?type '(string|number|boolean)'/.test(
-      flatten(d.messageText),
-    )
-  ) {
-    const target = /to (?:parameter of )?type '(string|number|boolean)'/.exec(flatten(d.messageText))![1]!;
-    const expr = findUp(node, ts.isExpression);
-    if (expr && expr.getStart(sf) === start) {
+  if (d.code === 2345 || d.code === 2322 || d.code === 2769) {
+    // A value of the wrong primitive type: converted to the one the parameter (of any overload) or the
+    // target takes. The check decides which conversion holds.
+    const wants = new Set<Primitive>();
+    const named = /not assignable to (?:parameter of )?type '(string|number|boolean)'/.exec(flatten(d.messageText));
+    if (named) wants.add(named[1] as Primitive);
+    const arg = call?.arguments?.find((a) => a.getStart(sf) <= start && start < a.getEnd());
+    const args = arg ? [arg] : d.code === 2769 ? [...(call?.arguments ?? [])] : [];
+    const exprAt = findUp(node, ts.isExpression);
+    const targets = args.length > 0 ? args : exprAt && exprAt.getStart(sf) === start ? [exprAt] : [];
+    for (const expr of targets) {
+      const want = new Set(wants);
+      if (call && ts.isExpression(expr) && call.arguments?.includes(expr)) {
+        const i = call.arguments.indexOf(expr);
+        const callee = checker.getTypeAtLocation(call.expression);
+        const sigs = ts.isNewExpression(call) ? callee.getConstructSignatures() : callee.getCallSignatures();
+        for (const sig of sigs) {
+          const p = sig.parameters[i];
+          if (!p) continue;
+          const t = checker.getTypeOfSymbolAtLocation(p, call);
+          if (checker.isTypeAssignableTo(checker.getStringType(), t)) want.add("string");
+          if (checker.isTypeAssignableTo(checker.getNumberType(), t)) want.add("number");
+          if (checker.isTypeAssignableTo(checker.getBooleanType(), t)) want.add("boolean");
+        }
+      }
+      const at = expr.getStart(sf);
       const text = expr.getText(sf);
-      const wrap = target === "string" ? "String" : target === "number" ? "Number" : "Boolean";
-      const literal =
-        target === "string" && ts.isNumericLiteral(expr)
-          ? JSON.stringify(expr.text)
-          : target === "number" && ts.isStringLiteral(expr) && /^-?\d+(\.\d+)?$/.test(expr.text)
-            ? expr.text
+      const own: Primitive | undefined = ts.isStringLiteral(expr)
+        ? "string"
+        : ts.isNumericLiteral(expr)
+          ? "number"
+          : expr.kind === ts.SyntaxKind.TrueKeyword || expr.kind === ts.SyntaxKind.FalseKeyword
+            ? "boolean"
             : undefined;
-      if (literal !== undefined)
-        fix(`Write ${literal}`, "convertLiteral", [{ start, length: text.length, text: literal }]);
-      fix(`Convert with ${wrap}(…)`, "convertValue", [{ start, length: text.length, text: `${wrap}(${text})` }]);
+      for (const target of want) {
+        if (target === own) continue;
+        const literal =
+          target === "string" && (ts.isNumericLiteral(expr) || own === "boolean")
+            ? JSON.stringify(text)
+            : target === "number" && ts.isStringLiteral(expr) && /^-?\d+(\.\d+)?$/.test(expr.text)
+              ? expr.text
+              : undefined;
+        if (literal !== undefined)
+          fix(`Write ${literal}`, "convertLiteral", [{ start: at, length: text.length, text: literal }]);
+        const wrap = target === "string" ? "String" : target === "number" ? "Number" : "Boolean";
+        fix(`Convert with ${wrap}(…)`, "convertValue", [{ start: at, length: text.length, text: `${wrap}(${text})` }]);
+      }
+    }
+    // The last argument where an optional parameter takes a value of another type: often one too many.
+    if (arg && call?.arguments && arg === call.arguments.at(-1) && call.arguments.length > 1) {
+      const sig = checker.getResolvedSignature(call);
+      const decl = sig?.declaration?.parameters[call.arguments.length - 1];
+      if (decl && ts.isParameter(decl) && (decl.questionToken || decl.initializer)) {
+        const from = call.arguments[call.arguments.length - 2]!.end;
+        fix("Remove the last argument", "removeArguments", [{ start: from, length: arg.end - from, text: "" }]);
+      }
     }
   }
   if (d.code === 2355 || d.code === 2366 || d.code === 7030) {
@@ -279,18 +323,130 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
   return out;
 }
 
-/** Levenshtein distance of `a` and `b`, or `limit + 1` once it exceeds `limit`. */
+/** The agent's own rule: a statement whose value is computed and dropped. */
+export const UNUSED_EXPRESSION = "agency/unused-expression";
+
+/** True when evaluating `e` has no effect besides its value (so a statement of it does nothing). */
+function pure(e: TS.Expression): boolean {
+  if (
+    ts.isIdentifier(e) ||
+    ts.isLiteralExpression(e) ||
+    ts.isNoSubstitutionTemplateLiteral(e) ||
+    ts.isArrowFunction(e) ||
+    ts.isFunctionExpression(e) ||
+    e.kind === ts.SyntaxKind.TrueKeyword ||
+    e.kind === ts.SyntaxKind.FalseKeyword ||
+    e.kind === ts.SyntaxKind.NullKeyword ||
+    e.kind === ts.SyntaxKind.ThisKeyword
+  )
+    return true;
+  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)) return pure(e.expression);
+  if (ts.isPropertyAccessExpression(e)) return pure(e.expression);
+  if (ts.isElementAccessExpression(e)) return pure(e.expression) && pure(e.argumentExpression);
+  if (ts.isPrefixUnaryExpression(e))
+    return (
+      e.operator !== ts.SyntaxKind.PlusPlusToken && e.operator !== ts.SyntaxKind.MinusMinusToken && pure(e.operand)
+    );
+  if (ts.isTypeOfExpression(e)) return pure(e.expression);
+  if (ts.isConditionalExpression(e)) return pure(e.condition) && pure(e.whenTrue) && pure(e.whenFalse);
+  if (ts.isTemplateExpression(e)) return e.templateSpans.every((t) => pure(t.expression));
+  if (ts.isArrayLiteralExpression(e))
+    return e.elements.every((x) => (ts.isSpreadElement(x) ? pure(x.expression) : pure(x)));
+  if (ts.isObjectLiteralExpression(e))
+    return e.properties.every((p) =>
+      ts.isPropertyAssignment(p)
+        ? !ts.isComputedPropertyName(p.name) && pure(p.initializer)
+        : ts.isShorthandPropertyAssignment(p) || (ts.isSpreadAssignment(p) && pure(p.expression)),
+    );
+  if (ts.isBinaryExpression(e)) {
+    const op = e.operatorToken.kind;
+    const assigns = op >= ts.SyntaxKind.FirstAssignment && op <= ts.SyntaxKind.LastAssignment;
+    return !assigns && op !== ts.SyntaxKind.CommaToken && pure(e.left) && pure(e.right);
+  }
+  return false;
+}
+
+/** The offset just past the `}` matching the `{` at `open` (strings and comments skipped), or -1. */
+function matchingBrace(text: string, open: number): number {
+  const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, text);
+  scanner.resetTokenState(open);
+  let depth = 0;
+  for (let t = scanner.scan(); t !== ts.SyntaxKind.EndOfFileToken; t = scanner.scan()) {
+    if (t === ts.SyntaxKind.OpenBraceToken) depth++;
+    else if (t === ts.SyntaxKind.CloseBraceToken && --depth === 0) return scanner.getTokenEnd();
+  }
+  return -1;
+}
+
+/**
+ * A block standing where an object literal was meant (`{ ...a, b: 1 }` after a lost `return`): its
+ * text up to the matching brace (the parser's recovery ends the block elsewhere) parses as an object.
+ */
+function objectBlock(sf: TS.SourceFile, b: TS.Block, syntaxErrors: readonly TS.Diagnostic[]): boolean {
+  if (!ts.isBlock(b.parent)) return false;
+  const from = b.getStart(sf);
+  const to = matchingBrace(sf.text, from);
+  if (to < 0 || !syntaxErrors.some((d) => (d.start ?? -1) > from && (d.start ?? -1) < to)) return false;
+  const probe = ts.createSourceFile("probe.ts", `(${sf.text.slice(from, to)});`, ts.ScriptTarget.Latest, true);
+  const parsed = (probe as unknown as { parseDiagnostics: TS.Diagnostic[] }).parseDiagnostics;
+  const stmt = probe.statements[0];
+  return (
+    parsed.length === 0 &&
+    probe.statements.length === 1 &&
+    stmt !== undefined &&
+    ts.isExpressionStatement(stmt) &&
+    ts.isParenthesizedExpression(stmt.expression) &&
+    ts.isObjectLiteralExpression(stmt.expression.expression) &&
+    stmt.expression.expression.properties.length > 0
+  );
+}
+
+/**
+ * Statements in function bodies whose value is dropped: a pure expression (`x === y;`, `false;`,
+ * `a.b;`), or a block that only parses as an object literal (`syntaxErrors` lie inside it). Each is
+ * most often a lost `return`, and its consequences show as type errors elsewhere (a narrowing gone, a
+ * missing return value), so it is reported where the mistake is.
+ */
+export function unusedExpressions(sf: TS.SourceFile, syntaxErrors: readonly TS.Diagnostic[] = []): TS.Statement[] {
+  const out: TS.Statement[] = [];
+  const visit = (n: TS.Node): void => {
+    if (
+      ts.isExpressionStatement(n) &&
+      ts.isBlock(n.parent) &&
+      pure(n.expression) &&
+      // A directive ("use strict") is a string standing alone on purpose.
+      !ts.isStringLiteral(n.expression)
+    )
+      out.push(n);
+    else if (ts.isBlock(n) && syntaxErrors.length > 0 && objectBlock(sf, n, syntaxErrors)) {
+      out.push(n);
+      return;
+    }
+    n.forEachChild(visit);
+  };
+  visit(sf);
+  return out;
+}
+
+/**
+ * Edit distance of `a` and `b` counting a swap of two neighbouring letters as one edit (the commonest
+ * typo, which plain Levenshtein counts as two), or `limit + 1` once it exceeds `limit`.
+ */
 function distance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit || a === b) return limit + 1;
+  let prev2: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     let best = i;
     for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      best = Math.min(best, cur[j]!);
+      let v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, prev2[j - 2]! + 1);
+      cur[j] = v;
+      best = Math.min(best, v);
     }
     if (best > limit) return limit + 1;
+    prev2 = prev;
     prev = cur;
   }
   return prev[b.length]!;
@@ -346,6 +502,7 @@ function verify(
   before: Map<string, string[]>,
   target: string,
   fix: RawFix,
+  at: { start: number; kept: string[] },
 ): { verified: boolean; why?: string } {
   const ls = svc.languageService;
   const program = svc.program();
@@ -365,15 +522,29 @@ function verify(
       for (const k of before.get(f) ?? []) pool.set(`${f}\0${k}`, (pool.get(`${f}\0${k}`) ?? 0) + 1);
     const t = `${path}\0${target}`;
     pool.set(t, (pool.get(t) ?? 1) - 1);
-    for (const f of files)
-      for (const k of errorsOf(ls, f).map(keyOf)) {
+    const after = new Map([...files].map((f) => [f, errorsOf(ls, f)]));
+    for (const [f, errs] of after)
+      for (const k of errs.map(keyOf)) {
         const n = pool.get(`${f}\0${k}`) ?? 0;
         if (n > 0) pool.set(`${f}\0${k}`, n - 1);
         else left.push(f === path ? k : `${f}: ${k}`);
       }
-    return left.length === 0
-      ? { verified: true }
-      : { verified: false, why: `errors after the fix: ${left.slice(0, 3).join("; ")}` };
+    if (left.length > 0) return { verified: false, why: `errors after the fix: ${left.slice(0, 3).join("; ")}` };
+    // The same message may have moved rather than gone: no error may cover the diagnostic's place
+    // (where the edits moved it) beyond those that covered it besides the target.
+    const spans = fix.changes.filter((c) => c.file === path).flatMap((c) => c.spans);
+    let moved = at.start;
+    for (const sp of spans)
+      if (sp.start + sp.length <= at.start) moved += sp.text.length - sp.length;
+      else if (sp.start <= at.start) moved = Math.min(moved, sp.start);
+    const kept = [...at.kept];
+    for (const e of after.get(path) ?? []) {
+      if (!covers(e, moved)) continue;
+      const i = kept.indexOf(keyOf(e));
+      if (i >= 0) kept.splice(i, 1);
+      else return { verified: false, why: `an error remains at the diagnostic: ${keyOf(e)}` };
+    }
+    return { verified: true };
   } catch (err) {
     return { verified: false, why: `the check failed: ${(err as Error).message}` };
   } finally {
@@ -462,15 +633,45 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
   const all = [...syn, ...(syn.length > 0 ? [] : ls.getSemanticDiagnostics(path))].filter(
     (d) => d.category === ts.DiagnosticCategory.Error || d.category === ts.DiagnosticCategory.Warning,
   );
-  const shown = all.slice(0, CHECK_LIMITS.maxDiagnostics);
+  // The agent's own rule after TypeScript's: a dropped value, with "return it" as the candidate.
+  const own = unusedExpressions(sf, syn).map((st) => ({
+    start: st.getStart(sf),
+    length: ts.isBlock(st) ? 1 : st.getEnd() - st.getStart(sf),
+    code: 0,
+    rule: UNUSED_EXPRESSION,
+    messageText: ts.isBlock(st)
+      ? "This block is an object literal that is never used: a lost `return`?"
+      : "This statement computes a value and drops it: a lost `return`?",
+    category: ts.DiagnosticCategory.Warning,
+    st,
+  }));
+  const shown = [...all, ...own].slice(0, CHECK_LIMITS.maxDiagnostics);
   const tDiag = performance.now();
-  const before = new Map<string, string[]>([[path, errorsOf(ls, path).map(keyOf)]]);
+  const errorsNow = errorsOf(ls, path);
+  const before = new Map<string, string[]>([[path, errorsNow.map(keyOf)]]);
+  /** The errors covering `start` other than the diagnostic itself: they may stay there after its fix. */
+  const keptAt = (start: number, self: string): string[] => {
+    const keys = errorsNow.filter((e) => covers(e, start)).map(keyOf);
+    const i = keys.indexOf(self);
+    if (i >= 0) keys.splice(i, 1);
+    return keys;
+  };
   let checked = 0;
   let unchecked = 0;
   const diagnostics: CheckedDiagnostic[] = [];
   for (const d of shown) {
     const start = d.start ?? 0;
-    const raws = [...tsFixes(ls, path, d), ...ownFixes(program, sf, d)];
+    const rule = "rule" in d ? d.rule : undefined;
+    const raws: RawFix[] = [];
+    if ("st" in d) {
+      if (findUp(d.st, ts.isFunctionLike))
+        raws.push({
+          description: "Return the value",
+          fix_name: "agency.returnValue",
+          source: "agency",
+          changes: [{ file: path, spans: [{ start, length: 0, text: "return " }] }],
+        });
+    } else raws.push(...tsFixes(ls, path, d), ...ownFixes(program, sf, d));
     for (const c of req.candidates ?? [])
       if (c.line === posOf(sf, start).line && (c.code === undefined || c.code === d.code))
         raws.push({
@@ -508,7 +709,7 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
         fixes.push({ ...base, verified: false, not_verified: "it suppresses the error instead of repairing it" });
       } else if (req.verify === false) {
         fixes.push({ ...base, verified: false, not_verified: "not checked (constraints.verify is false)" });
-      } else if (d.category !== ts.DiagnosticCategory.Error) {
+      } else if (d.category !== ts.DiagnosticCategory.Error && rule === undefined) {
         fixes.push({ ...base, verified: false, not_verified: "not checked (a warning)" });
       } else if (checked >= CHECK_LIMITS.maxVerifications || Date.now() > req.deadline) {
         unchecked++;
@@ -519,7 +720,9 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
         });
       } else {
         checked++;
-        const v = verify(svc, path, before, keyOf(d), raw);
+        // The agent's rule is no compiler error: its fix must only add none.
+        const self = rule === undefined ? keyOf(d as TS.Diagnostic) : "";
+        const v = verify(svc, path, before, self, raw, { start, kept: keptAt(start, self) });
         fixes.push({ ...base, verified: v.verified, ...(v.why !== undefined ? { not_verified: v.why } : {}) });
       }
     }
@@ -529,6 +732,7 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
       start: posOf(sf, start),
       end: posOf(sf, start + (d.length ?? 0)),
       code: d.code,
+      ...(rule !== undefined ? { rule } : {}),
       message: flatten(d.messageText),
       severity: d.category === ts.DiagnosticCategory.Error ? "error" : "warning",
       fixes,
@@ -537,7 +741,7 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
   const definition = req.definitionAt ? lookupDefinition(svc, svc.program(), path, req.definitionAt) : undefined;
   return {
     diagnostics,
-    more: all.length - shown.length,
+    more: all.length + own.length - shown.length,
     checked,
     unchecked,
     ...(definition ? { definition } : {}),

@@ -85,6 +85,14 @@ describe("aip systemd render", () => {
     );
   });
 
+  it("renders every production agent, diagnose among them, by default", () => {
+    const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node" });
+    expect(file(files, "agents.list").split("\n").filter(Boolean).sort()).toEqual(
+      ["complete", "complete-lite", "diagnose", "search", "summarize", "testgen"].sort(),
+    );
+    expect(files.map((f) => f.path)).toContain("aip-agent@diagnose.service.d/50-aip.conf");
+  });
+
   it("never renders the echo test agent unless asked for by name", () => {
     const files = renderAll({ installDir: "/opt/aip", node: "/usr/bin/node" });
     expect(files.some((f) => f.path.includes("dummy"))).toBe(false);
@@ -100,7 +108,7 @@ describe("aip systemd render", () => {
       const has = lines(file(files, `aip-agent@${name}.service.d/50-aip.conf`)).includes(
         "Environment=AIP_MODEL=/var/lib/aip-models/coder.gguf",
       );
-      expect(has, name).toBe(name === "complete" || name === "summarize");
+      expect(has, name).toBe(["complete", "summarize", "diagnose"].includes(name));
     }
     expect(lines(file(files, "aip-agent@.service"))).toContain("EnvironmentFile=-/etc/aip/%i.env");
   });

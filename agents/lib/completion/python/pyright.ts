@@ -27,6 +27,15 @@ export interface PyrightItem {
 
 export type PyrightResult = { items: PyrightItem[] } | { reason: string };
 
+/** One of pyright's diagnostics (LSP: 0-based lines and UTF-16 columns; severity 1 error, 2 warning). */
+export interface PyrightDiagnostic {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  severity: number;
+  message: string;
+  /** pyright's rule (`reportAttributeAccessIssue`), absent for a syntax error. */
+  code?: string;
+}
+
 /** LSP CompletionItemKind → the kind names complete-lite answers with. */
 export const LSP_KINDS: Record<number, string> = {
   1: "text",
@@ -294,6 +303,28 @@ export class PyrightWorkspace {
       .sort((a, b) => ((a.sortText ?? a.label) < (b.sortText ?? b.label) ? -1 : 1));
   }
 
+  /** The errors and warnings of a file as the buffer has it (LSP pull diagnostics; hints dropped). */
+  async diagnostics(path: string, text: string): Promise<PyrightDiagnostic[]> {
+    await this.ready;
+    if (this.state === "failed" || this.exited) throw new Error(this.fallback.at(-1) ?? "pyright is not running");
+    const uri = this.sync(path, text);
+    const result = (await this.request("textDocument/diagnostic", { textDocument: { uri } })) as {
+      items?: (PyrightDiagnostic & { severity?: number })[];
+    } | null;
+    if (this.state === "loading") {
+      this.state = "ready";
+      this.loadMs = Math.round(performance.now() - this.started);
+    }
+    return (result?.items ?? [])
+      .filter((d) => d.severity === 1 || d.severity === 2)
+      .map((d) => ({
+        range: d.range,
+        severity: d.severity,
+        message: d.message,
+        ...(d.code !== undefined ? { code: String(d.code) } : {}),
+      }));
+  }
+
   /** Resident memory of the child (bytes), from /proc; 0 where that is not readable. */
   rssBytes(): number {
     try {
@@ -360,17 +391,44 @@ export class PyrightEngine {
     waitWhileLoading = false,
   ): Promise<PyrightResult & { fallback: string[] }> {
     const ws = this.workspace(req.root, log);
+    const r = await this.within(
+      ws,
+      ws.complete(req.path, req.text, req.line, req.character),
+      budgetMs,
+      waitWhileLoading,
+    );
+    return { ...("value" in r ? { items: r.value } : r), fallback: ws.fallback };
+  }
+
+  /** A file's diagnostics within `budgetMs` from the workspace's checker, or the reason there are none. */
+  async diagnose(
+    req: { root: string; path: string; text: string },
+    budgetMs: number,
+    log?: Logger,
+  ): Promise<({ diagnostics: PyrightDiagnostic[] } | { reason: string }) & { fallback: string[] }> {
+    const ws = this.workspace(req.root, log);
+    // A diagnosis waits out its budget while the workspace loads: there is no syntactic stand-in for types.
+    const r = await this.within(ws, ws.diagnostics(req.path, req.text), budgetMs, true);
+    return { ...("value" in r ? { diagnostics: r.value } : r), fallback: ws.fallback };
+  }
+
+  /** `work`'s answer as `{ value }`, or the reason when it fails or outlasts `budgetMs` (the work goes on). */
+  private async within<T>(
+    ws: PyrightWorkspace,
+    work: Promise<T>,
+    budgetMs: number,
+    waitWhileLoading: boolean,
+  ): Promise<{ value: T } | { reason: string }> {
     let timer: NodeJS.Timeout | undefined;
     const loading = ws.state === "loading";
-    const answer = ws.complete(req.path, req.text, req.line, req.character).then(
-      (items) => ({ items }),
+    const answer = work.then(
+      (value) => ({ value }),
       (err: Error) => ({ reason: `the checker failed: ${err.message}` }),
     );
     // A workspace's first analysis takes seconds: while it runs, waiting out the default budget on
     // every keystroke only delays the syntactic answer (a budget the client names is waited). The
     // request is still sent: its answer ends the load.
-    if (loading && !waitWhileLoading)
-      return { reason: "the checker is still loading this workspace", fallback: ws.fallback };
+    if (loading && !waitWhileLoading) return { reason: "the checker is still loading this workspace" };
     const late = new Promise<{ reason: string }>(
       (resolve) =>
         (timer = setTimeout(
@@ -383,7 +441,7 @@ export class PyrightEngine {
     );
     const r = await Promise.race([answer, late]);
     clearTimeout(timer);
-    return { ...r, fallback: ws.fallback };
+    return r;
   }
 
   health(): Record<string, unknown> {

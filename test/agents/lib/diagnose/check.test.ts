@@ -1,0 +1,109 @@
+/**
+ * The diagnose agent's checked fixes (agents/lib/diagnose/check.ts) on a real workspace's language
+ * service: the agent's own rule for a dropped value, its repairs TypeScript offers none for, and a
+ * fix verified only when no error is left at its diagnostic.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkspaceService } from "../../../../agents/lib/code/service.js";
+import { diagnoseFile, UNUSED_EXPRESSION, type DiagnoseAnswer } from "../../../../agents/lib/diagnose/check.js";
+import { tempDir } from "../../../helpers.js";
+
+describe("diagnoseFile", () => {
+  let ws: { dir: string; cleanup: () => void };
+  let svc: WorkspaceService;
+  beforeAll(async () => {
+    ws = tempDir("aipchk-");
+    writeFileSync(
+      join(ws.dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "ES2022", lib: ["ES2022"] } }),
+    );
+    writeFileSync(join(ws.dir, "a.ts"), "export {};\n");
+    svc = new WorkspaceService(ws.dir);
+    await svc.loaded;
+  }, 120_000);
+  afterAll(() => {
+    svc.dispose();
+    ws.cleanup();
+  });
+
+  const run = (text: string, extra: Partial<Parameters<typeof diagnoseFile>[1]> = {}): DiagnoseAnswer =>
+    diagnoseFile(svc, { path: join(ws.dir, "a.ts"), text, deadline: Date.now() + 60_000, ...extra });
+
+  it("a lost return is reported where it was lost, not only where the narrowing it made is missed", () => {
+    const a = run(
+      `export function isObject(value: unknown): boolean {
+  if (value === null || typeof value !== "object") {
+    false;
+  }
+  return Symbol.iterator in value;
+}
+`,
+    );
+    const own = a.diagnostics.find((d) => d.rule === UNUSED_EXPRESSION);
+    expect(own).toMatchObject({ start: { line: 3, column: 4 }, severity: "warning" });
+    expect(own!.fixes[0]).toMatchObject({
+      fix_name: "agency.returnValue",
+      verified: true,
+      edits: [{ start: { line: 3, column: 4 }, new_text: "return " }],
+    });
+    // TypeScript's own error is where the value is used.
+    expect(a.diagnostics.find((d) => d.rule === undefined)).toMatchObject({ start: { line: 5 }, code: 18046 });
+  });
+
+  it("an object literal parsed as a block after a lost return: reported at its brace, the return verified", () => {
+    const a = run(
+      `const base = { a: 1 };
+export function make(n: number): { a: number; b: number } {
+  if (n > 0) {
+    {
+      ...base,
+      b: n,
+    };
+  }
+  return { a: 0, b: 0 };
+}
+`,
+    );
+    const own = a.diagnostics.find((d) => d.rule === UNUSED_EXPRESSION);
+    expect(own).toMatchObject({ start: { line: 4, column: 4 } });
+    expect(own!.fixes[0]).toMatchObject({ verified: true, edits: [{ new_text: "return " }] });
+  });
+
+  it("a transposed name is found (a swap is one edit), and a literal of the wrong type is converted for an overload", () => {
+    const a = run(`const count = 3;\nexport const n = conut + 1;\nexport const s = "a-b".replace(/-/g, 0);\n`);
+    const typo = a.diagnostics.find((d) => d.start.line === 2)!;
+    expect(typo.fixes.find((f) => f.verified)).toMatchObject({ edits: [{ new_text: "count" }] });
+    const overload = a.diagnostics.find((d) => d.start.line === 3)!;
+    expect(overload.code).toBe(2769);
+    expect(overload.fixes[0]).toMatchObject({ verified: true, edits: [{ new_text: '"0"' }] });
+  });
+
+  it("a fix that removes an equal error elsewhere, leaving the one at its diagnostic, is not verified", () => {
+    const text = `export const a: number = "x";\nexport const b: number = "x";\n`;
+    const a = run(text, {
+      candidates: [
+        {
+          line: 1,
+          description: "fixes line 2 instead",
+          edits: [
+            { file: join(ws.dir, "a.ts"), start: { line: 2, column: 25 }, end: { line: 2, column: 28 }, new_text: "1" },
+          ],
+        },
+        {
+          line: 1,
+          description: "fixes line 1",
+          edits: [
+            { file: join(ws.dir, "a.ts"), start: { line: 1, column: 25 }, end: { line: 1, column: 28 }, new_text: "1" },
+          ],
+        },
+      ],
+    });
+    const first = a.diagnostics.find((d) => d.start.line === 1)!;
+    const wrong = first.fixes.find((f) => f.description === "fixes line 2 instead")!;
+    expect(wrong.verified).toBe(false);
+    expect(wrong.not_verified).toMatch(/an error remains at the diagnostic: TS2322/);
+    expect(first.fixes.find((f) => f.description === "fixes line 1")!.verified).toBe(true);
+  });
+});
