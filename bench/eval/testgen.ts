@@ -409,7 +409,9 @@ export async function evalTestgenProject(
       load_errors: loadErrors.slice(0, 10),
     };
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    // EVAL_KEEP=1: the copy stays (with the mutant files) for a look at what ran.
+    if (process.env.EVAL_KEEP === "1") process.stderr.write(`kept ${copy}\n`);
+    else rmSync(copy, { recursive: true, force: true });
   }
 }
 
@@ -538,7 +540,8 @@ async function killMutants(
     1_200_000,
   );
   for (const [abs, text] of originals) writeFileSync(abs, text);
-  for (const r of runs) if (r.path !== "") rmSync(join(copy, r.path), { force: true });
+  if (process.env.EVAL_KEEP !== "1")
+    for (const r of runs) if (r.path !== "") rmSync(join(copy, r.path), { force: true });
   const byKind: Record<string, { total: number; killed: number }> = {};
   const survived: string[] = [];
   let killed = 0;
@@ -551,7 +554,10 @@ async function killMutants(
     if (dead) {
       k.killed++;
       killed++;
-    } else survived.push(`${r.g.target}: ${r.m.what}`);
+    } else
+      survived.push(
+        `${r.g.target}: ${r.m.what}${r.path === "" ? " (baseline failed)" : f === undefined ? " (not in the report)" : ` (${f.status})`}`,
+      );
   }
   return { total: runs.length, killed, byKind, survived };
 }
