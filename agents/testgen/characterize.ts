@@ -13,6 +13,7 @@ import { posix } from "node:path";
 import { runWorkspaceCode } from "../lib/sandbox/workspace-run.js";
 import { effectReason, type Effect } from "./effects.js";
 import { assemble, type Framework, type StubCase, type TestCase, type TestPlan } from "./render.js";
+import { failureLine, type TestOutcome } from "./verify.js";
 
 /** One call may take this long before it is dropped (each input is called twice). */
 export const CALL_TIMEOUT_MS = 1000;
@@ -135,11 +136,15 @@ export interface ObserveInput {
   vectors: string[][];
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The plan's other cases, run as they are in the same runner start (their outcomes come back in `ran`). */
+  extra?: TestCase[];
 }
 
 export interface Observation {
   status: "observed" | "untrusted" | "not-run";
   cases: TestCase[];
+  /** How the `extra` cases fared in the observation run (when it ran them): the check run need not run them again. */
+  ran?: { tests: TestOutcome[]; ms: number };
   /** Why nothing could be pinned (the stub's reason), when no case was observed. */
   reason?: string;
   notes: string[];
@@ -219,16 +224,20 @@ export async function observe(input: ObserveInput): Promise<Observation> {
   const base = posix.basename(input.testPath).replace(/\.test\.[cm]?[jt]sx?$/, "");
   const rel = posix.join(dir, `${base}.agency-observe.test.${ext}`);
   const calls = input.vectors.map((v) => `${input.callee}(${v.join(", ")})`);
+  const extra = input.extra ?? [];
   const probe: TestPlan = {
     ...plan,
     todos: [],
     stubs: [],
-    cases: calls.map((c, i) => ({
-      title: `observe ${i}`,
-      body: `${input.setup}await __agencyObserve(${i}, () => ${c});`,
-      async: true,
-      kind: "observed" as const,
-    })),
+    cases: [
+      ...extra,
+      ...calls.map((c, i) => ({
+        title: `observe ${i}`,
+        body: `${input.setup}await __agencyObserve(${i}, () => ${c});`,
+        async: true,
+        kind: "observed" as const,
+      })),
+    ],
   };
   const observer = ts
     ? OBSERVER
@@ -308,6 +317,14 @@ export async function observe(input: ObserveInput): Promise<Observation> {
   const notes: string[] = [];
   const skips: string[] = [];
   const titles = new Set<string>();
+  const extraTitles = new Set(extra.map((c) => c.title));
+  const ranTests: TestOutcome[] = results
+    .filter((r) => extraTitles.has(r.title))
+    .map((r) => ({
+      title: r.title,
+      status: r.status === "passed" ? "passed" : r.status === "failed" ? "failed" : "skipped",
+      ...(r.status === "failed" ? { message: failureLine(r.failureMessages?.join("\n")) } : {}),
+    }));
   for (const r of results) {
     const text = (r.failureMessages ?? []).join("\n");
     const at = text.indexOf(MARK);
@@ -346,6 +363,7 @@ export async function observe(input: ObserveInput): Promise<Observation> {
     cases,
     notes,
     ms,
+    ...(ranTests.length === extra.length && extra.length > 0 ? { ran: { tests: ranTests, ms } } : {}),
     ...(cases.length === 0 ? { reason: `not pinned: ${skips[0] ?? "no call was observed"}` } : {}),
   };
 }
@@ -376,11 +394,19 @@ export async function characterizePlan(plan: TestPlan, opts: CharacterizeOptions
   if (!smoke) return { status: "not-run", cases: [], notes: [] };
   if (opts.framework === "node:test" || !existsSync(`${opts.root}/node_modules/.bin/${opts.framework}`))
     return { status: "not-run", cases: [], notes: [] };
-  if (opts.effects.length > 0) return { status: "not-run", cases: [], notes: [], reason: effectReason(opts.effects) };
+  if (opts.effects.length > 0) {
+    // Not called in the check run either: the placeholder is a marked stub from here on.
+    const reason = effectReason(opts.effects);
+    plan.cases.splice(plan.cases.indexOf(smoke), 1);
+    (plan.stubs ??= []).push(stubOf(smoke, reason));
+    return { status: "not-run", cases: [], notes: [], reason };
+  }
   // The placeholder's own call tells how the test calls the function (and builds an instance).
   const m = /^([\s\S]*?)const result = (?:await )?([\s\S]*?)\(([\s\S]*)\);\n[^\n]*$/.exec(smoke.body);
   if (!m || opts.vectors.length === 0) return { status: "not-run", cases: [], notes: [] };
-  const obs = await observe({ ...opts, plan, callee: m[2]!, setup: m[1]! });
+  // The plan's other cases ride along: one runner start checks them and observes the function.
+  const extra = plan.cases.filter((c) => c !== smoke);
+  const obs = await observe({ ...opts, plan, callee: m[2]!, setup: m[1]!, extra });
   // A call an example or a guard already asserts is not asserted twice.
   const asserted = plan.cases.filter((c) => c !== smoke).map((c) => c.body);
   const before = obs.cases.length;

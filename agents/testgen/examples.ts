@@ -35,6 +35,8 @@ export interface ExampleCase {
   setup?: string[];
   /** The example awaited the call. */
   awaited?: boolean;
+  /** The setup imports a Node built-in (`await import(…)`): the test is async. */
+  asyncSetup?: boolean;
 }
 
 /** A statement of an example that called the function and stated something, but gave no assertion. */
@@ -205,9 +207,21 @@ export function freeNames(node: ts.Node): Set<string> {
   return out;
 }
 
+/**
+ * Node built-ins an example may import for its arguments (`import {Duplex} from 'node:stream'`): the test
+ * imports them too. Modules that reach the file system, processes or the network are not among them.
+ */
+const SAFE_BUILTINS = new Set(["stream", "url", "path", "util", "buffer", "events", "string_decoder", "querystring"]);
+
 interface Scope {
   /** The block's declarations so far: name → its statement (as the test writes it) and what it needs. */
   decls: Map<string, { text: string; needs: string[] }>;
+  /** Names the block imports that the test cannot: name → the module. */
+  foreign: Map<string, string>;
+  /** Names the function was given in a statement without a stated result (what it did to them may be stated later). */
+  affected: Set<string>;
+  /** Steps so far (their keys in `decls`). */
+  steps: number;
   /** Names bound to a call of the callee (`const r = f(x)`): name → the call. */
   results: Map<string, { call: string; awaited: boolean; needs: string[] }>;
 }
@@ -217,6 +231,8 @@ const MARKER =
   /^(?:=+>|->|→|⇒|returns?\b:?|result(?:s| is)?\b:?|output(?:s)?\b:?|prints?\b:?|logs?\b:?|gives?\b:?|evaluates to\b:?|yields?\b:?)\s*/i;
 /** `result will be v`, `x is v`, `// x === v`: weaker markers, only read when the value is a literal. */
 const WEAK = /^(?:[\w$.]+\s+)?(?:will be|would be|is|equals|===?)\s+/i;
+/** `On terminals with Unicode symbols:  √ check`: a labelled alternative (the label has a space). */
+const ALTERNATIVE = /^[A-Za-z][^:]*\s[^:]*:\s+(\S.*)$/;
 const THROWS = /^(?:=+>\s*|→\s*)?(?:throws?|rejects?)(?:\s+(?:an?\s+)?`?([A-Z][\w$]*)`?)?\b/i;
 
 interface Stated {
@@ -247,6 +263,10 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
       logged && value !== undefined && [...freeNames(expression(value)!.e)].some((n) => !GLOBALS.has(n));
     if (value !== undefined && !printedNames) return { kind: "value", value, marked: m !== null };
   }
+  // Output per environment (`// On terminals with Unicode: √ check` / `// On others: √ check`): one
+  // value when every line states the same.
+  const alts = [c, ...rest].map((l) => ALTERNATIVE.exec(l.trim())?.[1]?.trim());
+  if (rest.length > 0 && alts.every((a) => a !== undefined && a === alts[0])) return stated(alts[0]!, [], logged);
   const text = (m ? c.slice(m[0].length) : c).trim();
   // Printed output that is no expression: a string as console.log shows it.
   // Only a lone line: several (`// On terminals with Unicode: ✔` / `// On others: √`) describe alternatives.
@@ -329,8 +349,12 @@ export function readExamples(
   const as = opts.as ?? callee;
   const [cls, method] = callee.includes(".") ? callee.split(".", 2) : [undefined, callee];
   for (const block of exampleBlocks(commentValue)) {
-    const scope: Scope = { decls: new Map(), results: new Map() };
+    const scope: Scope = { decls: new Map(), foreign: new Map(), affected: new Set(), steps: 0, results: new Map() };
     const lines = block.text.split("\n");
+    // An async IIFE around the example (`(async () => {` … `})();`) is read as the block itself.
+    const open = lines.findIndex((l) => /^\s*\(\s*async\s*(\(\)\s*=>|function\s*\(\))\s*\{\s*$/.test(l));
+    const close = lines.findLastIndex((l) => /^\s*\}\s*\)\s*\(\s*\)\s*;?\s*$/.test(l));
+    if (open >= 0 && close > open) lines[open] = lines[close] = "";
     const isComment = (l: string): boolean => /^\s*(\/\/|\/\*|\*)/.test(l);
     let i = 0;
     while (i < lines.length) {
@@ -373,9 +397,20 @@ export function readExamples(
     /** One statement: declarations join the scope; a call with a stated result becomes a case. */
     function read(st: ts.Statement, trailing: string[], below: string[], line: number): void {
       const src = st.getSourceFile();
-      if (ts.isImportDeclaration(st) || ts.isImportEqualsDeclaration(st)) return;
+      if (ts.isImportDeclaration(st)) return importOf(st);
+      if (ts.isImportEqualsDeclaration(st)) {
+        if (st.name.text !== rootOf(as)) scope.foreign.set(st.name.text, st.moduleReference.getText(src));
+        return;
+      }
       let target: { call: ts.Expression; awaited: boolean } | { name: string } | undefined;
       let logged = false;
+      if (ts.isFunctionDeclaration(st) && st.name && st.body) {
+        const needs = [...freeNames(st)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
+        if (needs.every((n) => scope.decls.has(n)))
+          scope.decls.set(st.name.text, { text: rewriteText(st, src), needs: [...needs, st.name.text] });
+        insideFunction(st, src, line);
+        return;
+      }
       if (ts.isVariableStatement(st)) {
         for (const d of st.declarationList.declarations) {
           if (!d.initializer) continue;
@@ -406,6 +441,15 @@ export function readExamples(
         }
         if (ts.isCallExpression(e.e) && isCallee(e.e.expression)) target = { call: e.e, awaited: e.awaited };
         else if (ts.isIdentifier(e.e) && scope.results.has(e.e.text)) target = { name: e.e.text };
+        // A call of what the function returned: `const once = onetime(f); once() //=> 1`.
+        else if (ts.isCallExpression(e.e) && ts.isIdentifier(e.e.expression) && scope.results.has(e.e.expression.text))
+          target = { call: e.e, awaited: e.awaited };
+        // What the function did to its arguments: `mimic(to, from); to.name //=> "from"`.
+        else if (
+          !(ts.isBinaryExpression(e.e) && isAssignment(e.e.operatorToken.kind)) &&
+          [...freeNames(e.e)].some((n) => scope.affected.has(n))
+        )
+          target = { call: e.e, awaited: e.awaited };
         else if (!logged && ts.isCallExpression(e.e) && ts.isPropertyAccessExpression(e.e.expression)) {
           // `expect(f(x)).toBe(v)` written in the example itself.
           const m = e.e.expression.name.text;
@@ -436,8 +480,18 @@ export function readExamples(
         )
           target = { call: e.e, awaited: e.awaited };
       }
-      if (!target) return;
       const first = trailing.find((c) => c !== "") ?? below[0];
+      // A statement that changes the block's state (`foo.x = 1;`, `once();`, `f(a, b);`) is repeated
+      // before the assertions that read that state later.
+      const calledReturned =
+        target !== undefined &&
+        "call" in target &&
+        ts.isCallExpression(target.call) &&
+        ts.isIdentifier(target.call.expression) &&
+        scope.results.has(target.call.expression.text);
+      const later = ts.isExpressionStatement(st) && calledReturned;
+      if (ts.isExpressionStatement(st) && (!target || first === undefined)) step(st, src);
+      if (!target) return insideFunction(st, src, line);
       const rest = trailing.some((c) => c !== "") ? below : below.slice(1);
       if (first === undefined) return;
       // A plain call, `console.log`, or a name bound to the call: a bare value after it is its result.
@@ -450,6 +504,8 @@ export function readExamples(
           ? { call: callText(target.call, src), awaited: target.awaited, needs: callNeeds(target.call, src) }
           : scope.results.get(target.name)!;
       addCase(subject, s, line, st);
+      // After its own case: `foo(); //=> 1` changes what the next `foo()` returns.
+      if (later) step(st as ts.ExpressionStatement, src);
     }
 
     function addCase(
@@ -462,12 +518,7 @@ export function readExamples(
       const code = short(st.getText());
       const missing = subject.needs.filter((n) => !scope.decls.has(n));
       if (s.kind === "throws") {
-        if (missing.length > 0)
-          return void skipped.push({
-            line,
-            code,
-            reason: `it uses ${list(missing)}, which the example does not define`,
-          });
+        if (missing.length > 0) return void skipped.push({ line, code, reason: missingReason(missing) });
         const key = `${subject.call} throws`;
         if (seen.has(key)) return;
         seen.add(key);
@@ -494,8 +545,7 @@ export function readExamples(
           });
         return;
       }
-      if (missing.length > 0)
-        return void skipped.push({ line, code, reason: `it uses ${list(missing)}, which the example does not define` });
+      if (missing.length > 0) return void skipped.push({ line, code, reason: missingReason(missing) });
       const value = s.value;
       const key = `${subject.call} ${value}`;
       if (seen.has(key)) return;
@@ -511,8 +561,59 @@ export function readExamples(
       });
     }
 
+    /** `function unicorn() { f() //=> v }`: a result stated inside a function or block of the example is reported. */
+    function insideFunction(st: ts.Statement, src: ts.SourceFile, line: number): void {
+      if (/\/\/\s*(=+>|→|->)/.test(st.getText(src)) && callsCallee(st, true))
+        skipped.push({
+          line,
+          code: short(st.getText(src)),
+          reason: "the call is inside a function or block of the example: its result depends on how that code runs",
+        });
+    }
+
+    /** A statement over the block's declarations, kept as a step of their setup (see `read`). */
+    function step(st: ts.ExpressionStatement, src: ts.SourceFile): void {
+      const rewritten = rewrite(st.expression, src);
+      const names = [...freeNames(rewritten.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
+      if (names.length === 0 || !names.every((n) => scope.decls.has(n))) return;
+      const key = `#${++scope.steps}`;
+      scope.decls.set(key, { text: `${rewritten.text};`, needs: names });
+      for (const n of names) scope.decls.get(n)!.needs.push(key);
+      if (callsCallee(st.expression)) for (const n of names) scope.affected.add(n);
+    }
+
+    /** An import of the block: a safe Node built-in becomes a declaration the test repeats; others are noted. */
+    function importOf(st: ts.ImportDeclaration): void {
+      const spec = ts.isStringLiteral(st.moduleSpecifier) ? st.moduleSpecifier.text : "";
+      const clause = st.importClause;
+      if (!clause || clause.isTypeOnly) return;
+      const builtin = SAFE_BUILTINS.has(spec.replace(/^node:/, "")) ? `node:${spec.replace(/^node:/, "")}` : undefined;
+      const bind = (name: string, text: string): void => {
+        if (name === rootOf(as)) return;
+        if (builtin) scope.decls.set(name, { text, needs: [name] });
+        else scope.foreign.set(name, spec);
+      };
+      const load = `await import(${JSON.stringify(builtin)})`;
+      if (clause.name) bind(clause.name.text, `const { default: ${clause.name.text} } = ${load};`);
+      const nb = clause.namedBindings;
+      if (nb && ts.isNamespaceImport(nb)) bind(nb.name.text, `const ${nb.name.text} = ${load};`);
+      else if (nb)
+        for (const el of nb.elements) {
+          if (el.isTypeOnly) continue;
+          const from = el.propertyName?.getText() ?? el.name.text;
+          bind(el.name.text, `const { ${from === el.name.text ? from : `${from}: ${el.name.text}`} } = ${load};`);
+        }
+    }
+
+    /** Why `missing` names are not defined: imported from a module the test does not import, or never declared. */
+    function missingReason(missing: string[]): string {
+      const imported = missing.filter((n) => scope.foreign.has(n));
+      if (imported.length === 0) return `it uses ${list(missing)}, which the example does not define`;
+      return `it uses ${imported.map((n) => `\`${n}\` (from \`${scope.foreign.get(n)}\`)`).join(", ")}, which the test does not import (only Node built-ins without side effects)`;
+    }
+
     /** The declarations `names` need, transitively, in the order the block made them. */
-    function setupOf(names: string[]): { setup?: string[] } {
+    function setupOf(names: string[]): { setup?: string[]; asyncSetup?: true } {
       const texts = new Set<string>();
       const want = new Set<string>();
       const add = (n: string): void => {
@@ -521,13 +622,24 @@ export function readExamples(
         for (const m of scope.decls.get(n)?.needs ?? []) add(m);
       };
       names.forEach(add);
-      for (const [n, d] of scope.decls) if (want.has(n)) texts.add(d.text);
-      return texts.size > 0 ? { setup: [...texts] } : {};
+      // A declaration of several names once; a step (`foo();` three times) as often as the block made it.
+      const out: string[] = [];
+      for (const [n, d] of scope.decls)
+        if (want.has(n) && (n.startsWith("#") || !texts.has(d.text))) {
+          texts.add(d.text);
+          out.push(d.text);
+        }
+      if (out.length === 0) return {};
+      return { setup: out, ...(out.some((t) => t.includes("await import(")) ? { asyncSetup: true } : {}) };
     }
 
     function callNeeds(call: ts.Expression, src: ts.SourceFile): string[] {
       const r = rewrite(call, src);
       return [...freeNames(r.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
+    }
+
+    function rewriteText(node: ts.Node, src: ts.SourceFile): string {
+      return rewrite(node, src).text;
     }
 
     function callText(call: ts.Expression, src: ts.SourceFile): string {
@@ -536,10 +648,10 @@ export function readExamples(
   }
   return { cases, skipped };
 
-  function callsCallee(e: ts.Node): boolean {
+  function callsCallee(e: ts.Node, inFunctions = false): boolean {
     let found = false;
     const visit = (n: ts.Node): void => {
-      if (found || ts.isFunctionLike(n)) return;
+      if (found || (!inFunctions && ts.isFunctionLike(n))) return;
       if (ts.isCallExpression(n) && isCallee(n.expression)) found = true;
       else ts.forEachChild(n, visit);
     };

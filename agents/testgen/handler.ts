@@ -289,6 +289,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       runTimeoutMs,
       signal: ctx.signal,
       ...(src.root !== undefined ? { root: src.root } : {}),
+      ...(obs.ran ? { ran: obs.ran } : {}),
     });
     project.overlay.clear();
     // A placeholder that pins nothing is never kept as a test: a marked it.skip with the reason.

@@ -3,7 +3,8 @@
  * with and observe what it does. They come from the workspace's own calls of the function (arguments
  * written as values), and from the parameters' types, one parameter varied at a time from the
  * happy-path call: each member of a union of literals or of an enum, a few values of a primitive
- * (as property-based testing tools start with: empty, small, negative, fractional, mixed case),
+ * (as property-based testing tools start with: empty, small, negative, fractional, mixed case), one
+ * value of each kind for an `unknown` or `any` parameter (null, an object, an array, a number, …),
  * an empty and a two-element array, and an optional parameter given once (left to its default otherwise).
  */
 import ts from "typescript";
@@ -41,6 +42,10 @@ const SAFE_GLOBALS = new Set([
 ]);
 
 const STRINGS = ['""', '"a"', '"Hello World"', '"foo-bar_baz"'];
+/** Values for a parameter typed `unknown` or `any`: one of each kind a function tells apart. */
+const ANYTHING = ["null", "{ a: 1 }", "[1, 2]", "0", '""', "{}", "true"];
+/** Variants of an `unknown` / `any` parameter, at most (it has no type to narrow them). */
+const MAX_ANY_VARIANTS = 6;
 const NUMBERS = ["0", "-1", "2.5", "100"];
 
 export interface Inputs {
@@ -55,6 +60,7 @@ export interface Inputs {
 /** Variants of one parameter's type (besides the happy path's value). */
 function variants(b: Builder, checker: ts.TypeChecker, type: ts.Type, hint: string): string[] {
   const f = type.flags;
+  if (f & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) return ANYTHING;
   if (type.isUnion()) {
     const members = type.types.filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)));
     // An enum: its members by name.
@@ -174,7 +180,8 @@ export function inputVectors(
     let vs = variants(b, checker, t, p.getName()).filter((v) => v !== own);
     // An optional parameter: given once, with the happy path's value for its type.
     if (i >= min && own !== undefined && own !== "undefined") vs = [own, ...vs];
-    for (const v of vs.slice(0, MAX_VARIANTS)) {
+    const loose = (t.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) !== 0;
+    for (const v of vs.slice(0, loose ? MAX_ANY_VARIANTS : MAX_VARIANTS)) {
       const next = base.slice();
       next[i] = v;
       add(next, `types (${p.getName()})`);

@@ -179,7 +179,7 @@ export function planTests(input: RenderInput): TestPlan {
     add({
       title: `example: ${shown.replace(/\s+/g, " ")} → ${stated.length > 40 ? `${stated.slice(0, 37)}...` : stated}`,
       body: assertionFor(ex, framework, sig.async),
-      async: sig.async || ex.awaited === true,
+      async: sig.async || ex.awaited === true || ex.asyncSetup === true,
       kind: "example",
     });
   }

@@ -15,8 +15,12 @@ import { assertionFor, readDocExamples } from "../../agents/testgen/examples.js"
 
 /** Declaration files larger than this are frameworks, not single-purpose packages: left out. */
 const MAX_DTS_BYTES = 40_000;
+/**
+ * A result comment (`// =>`, `// returns`, `// "v"`, a lone code span), or a printed call whose output
+ * follows as a comment; a `console.log` without output and prose in backticks state nothing.
+ */
 const STATES =
-  /\/\/\s*(=>|→|->|returns?\b|result|output|prints?\b|["'`\d[{-]|true\b|false\b|null\b|undefined\b)|console\.log\(/i;
+  /\/\/\s*(=>|→|->|returns?\b|result|output|prints?\b|["'\d[{-]|`[^`]*`\s*$|true\b|false\b|null\b|undefined\b)|console\.log\(.*\n\s*\/\/|console\.log\(.*\/\/\s*\S/im;
 
 interface Fn {
   pkg: string;
@@ -64,6 +68,20 @@ function functionsOf(pkg: string, file: string): Fn[] {
       isDefault = defaults.has(name);
       if (!exported && !isDefault) continue;
     } else continue;
+    // `declare const f: { /** doc */ (x): T; m(y): U }` (older typings): the call signature is `f`, members `f.m`.
+    const literal =
+      ts.isVariableStatement(st) && st.declarationList.declarations[0]!.type !== undefined
+        ? st.declarationList.declarations[0]!.type
+        : undefined;
+    if (literal && ts.isTypeLiteralNode(literal)) {
+      for (const m of literal.members) {
+        const method = ts.isMethodSignature(m) && ts.isIdentifier(m.name) ? m.name.text : undefined;
+        if (!ts.isCallSignatureDeclaration(m) && method === undefined) continue;
+        const fn = documented(pkg, name, isDefault, m, sf, method);
+        if (fn && !out.some((f) => f.name === fn.name)) out.push(fn);
+      }
+      continue;
+    }
     const docs = ts.getJSDocCommentsAndTags(st).filter(ts.isJSDoc);
     // Overloads repeat the name: the first documented one counts.
     if (out.some((f) => f.name === name)) continue;
@@ -88,6 +106,38 @@ function functionsOf(pkg: string, file: string): Fn[] {
     }
   }
   return out;
+}
+
+/** A type literal's member with an @example, read as the example imports the package (its own local name). */
+function documented(
+  pkg: string,
+  declared: string,
+  isDefault: boolean,
+  m: ts.TypeElement,
+  sf: ts.SourceFile,
+  method: string | undefined,
+): Fn | undefined {
+  const doc = ts.getJSDocCommentsAndTags(m).find((d) => ts.isJSDoc(d) && d.getText(sf).includes("@example"));
+  if (!doc) return undefined;
+  const raw = doc.getText(sf);
+  const value = raw.replace(/^\/\*/, "").replace(/\*\/$/, "");
+  const esc = pkg.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+  const local =
+    new RegExp(`import\\s+([\\w$]+)\\s*(?:=\\s*require\\(|from)\\s*['"]${esc}['"]`).exec(value)?.[1] ?? declared;
+  const name = method === undefined ? local : `${local}.${method}`;
+  const read =
+    method === undefined
+      ? readDocExamples(value, { name: local }, false, false, local)
+      : readDocExamples(value, { name: method, class: local }, true, true, local);
+  const exampleText = value.slice(value.indexOf("@example"));
+  return {
+    pkg,
+    name,
+    importLine: isDefault ? `import ${local} from "${pkg}";` : `import { ${declared} as ${local} } from "${pkg}";`,
+    states: STATES.test(exampleText) && exampleText.includes(`${name}(`),
+    cases: read.cases.map((c) => assertionFor(c, "vitest", false)),
+    skipped: read.skipped.map((s) => `${s.code}: ${s.reason}`),
+  };
 }
 
 export async function evalRealExamples(root: string): Promise<Record<string, unknown>> {

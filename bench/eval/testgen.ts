@@ -235,6 +235,8 @@ interface Generated {
   value_assertions: number;
   raw_typecheck_ok: boolean;
   agent_run: string;
+  /** testgen's own stage times (parse, types, observe, check, …). */
+  stages: Record<string, number>;
 }
 
 /** One project: generate, then judge the written files. `limit` targets at most (spread evenly over the list). */
@@ -265,13 +267,14 @@ export async function evalTestgenProject(
     for (const t of picked) {
       try {
         const t0 = performance.now();
+        const c = ctx();
         const payload = (await testgen(
           {
             action: "testgen",
             context: { workspace_root: copy, file_path: t.file },
             constraints: { function: t.name, framework: "vitest", run_timeout_ms: 60_000 },
           } as AipRequest,
-          ctx(),
+          c,
         )) as Payload;
         let testPath = payload.test_path;
         // Two targets in one file share a test path: the second gets its own file.
@@ -291,6 +294,7 @@ export async function evalTestgenProject(
           value_assertions: payload.tests.value_assertions,
           raw_typecheck_ok: !payload.tests.verdicts.some((v) => v.reason.startsWith("typecheck")),
           agent_run: payload.checks.run,
+          stages: c.timer.toJSON(),
         });
       } catch (err) {
         errors.push(`${t.file} ${t.name}: ${(err as Error).message.slice(0, 160)}`);
@@ -395,6 +399,16 @@ export async function evalTestgenProject(
       mutants_by_kind: mut.byKind,
       mutants_survived_sample: mut.survived.slice(0, 8),
       testgen_ms: { p50_warm: q(0.5), p95_warm: q(0.95), first: gen[0] ? Math.round(gen[0].ms) : null },
+      // Where a warm call's time goes: each stage's median over the warm calls.
+      testgen_stage_p50_ms: Object.fromEntries(
+        [...new Set(gen.slice(1).flatMap((g) => Object.keys(g.stages)))].map((k) => {
+          const v = gen
+            .slice(1)
+            .map((g) => g.stages[k] ?? 0)
+            .sort((a, b) => a - b);
+          return [k, Math.round(v[Math.floor(v.length / 2)]!)];
+        }),
+      ),
       functions_with_examples: withExamples.length,
       asserting_with_examples_pct: pct(exampleAsserted.length, withExamples.length),
       kept_tests: keptTests,
@@ -409,7 +423,9 @@ export async function evalTestgenProject(
       load_errors: loadErrors.slice(0, 10),
     };
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    // EVAL_KEEP=1: the copy stays (with the mutant files) for a look at what ran.
+    if (process.env.EVAL_KEEP === "1") process.stderr.write(`kept ${copy}\n`);
+    else rmSync(copy, { recursive: true, force: true });
   }
 }
 
@@ -538,7 +554,8 @@ async function killMutants(
     1_200_000,
   );
   for (const [abs, text] of originals) writeFileSync(abs, text);
-  for (const r of runs) if (r.path !== "") rmSync(join(copy, r.path), { force: true });
+  if (process.env.EVAL_KEEP !== "1")
+    for (const r of runs) if (r.path !== "") rmSync(join(copy, r.path), { force: true });
   const byKind: Record<string, { total: number; killed: number }> = {};
   const survived: string[] = [];
   let killed = 0;
@@ -551,7 +568,10 @@ async function killMutants(
     if (dead) {
       k.killed++;
       killed++;
-    } else survived.push(`${r.g.target}: ${r.m.what}`);
+    } else
+      survived.push(
+        `${r.g.target}: ${r.m.what}${r.path === "" ? " (baseline failed)" : f === undefined ? " (not in the report)" : ` (${f.status})`}`,
+      );
   }
   return { total: runs.length, killed, byKind, survived };
 }

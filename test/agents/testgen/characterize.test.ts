@@ -7,7 +7,9 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { observe, stubOf } from "../../../agents/testgen/characterize.js";
+import { characterizePlan, observe, stubOf } from "../../../agents/testgen/characterize.js";
+import { checkPlan } from "../../../agents/testgen/pipeline.js";
+import { checkProject } from "../../../agents/testgen/verify.js";
 import { effectReason, effectsOf } from "../../../agents/testgen/effects.js";
 import { callSites } from "../../../agents/testgen/inputs.js";
 import { planTests } from "../../../agents/testgen/render.js";
@@ -228,6 +230,68 @@ export function stamp(): Date { return new Date(0); }
     },
     300_000,
   );
+
+  it.skipIf(!hasBwrap)(
+    "one runner start: the plan's other cases run beside the observed calls, and the check run is not started again",
+    async () => {
+      const root = fixture();
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(join(root, "src/obs.ts"), source);
+      const p = plan("shout");
+      const right = { title: 'example: shout("a") → "A!"', body: 'expect(shout("a")).toBe("A!");', async: false };
+      const wrong = { title: 'example: shout("b") → "b"', body: 'expect(shout("b")).toBe("b");', async: false };
+      p.cases.unshift({ ...right, kind: "example" }, { ...wrong, kind: "example" });
+      await withEnv({ AIP_TRUSTED_WORKSPACES: root }, async () => {
+        const o = await characterizePlan(p, {
+          root,
+          framework: "vitest",
+          testPath: "src/obs.test.ts",
+          effects: [],
+          vectors: [['"hi"']],
+          timeoutMs: 60_000,
+        });
+        expect(o.ran?.tests.map((t) => [t.title, t.status])).toEqual([
+          [right.title, "passed"],
+          [wrong.title, "failed"],
+        ]);
+        expect(p.cases.map((c) => c.title)).toEqual([right.title, wrong.title, 'observed: shout("hi") → "HI!"']);
+        // Told the outcomes, the check run leaves the runner alone: the failed example becomes a todo
+        // with the observation run's message, in that run's time.
+        const checked = await checkPlan(p, {
+          project: await checkProject(root),
+          testFile: join(root, "src/obs.test.ts"),
+          testPath: "src/obs.test.ts",
+          ts: true,
+          runTimeoutMs: 60_000,
+          root,
+          ran: o.ran!,
+        });
+        expect(checked.keep.map((c) => c.title)).toEqual([right.title, 'observed: shout("hi") → "HI!"']);
+        expect(checked.madeTodo).toEqual([
+          { title: wrong.title, reason: expect.stringMatching(/^failed: .*expected/) },
+        ]);
+        expect(checked.checks.run).toBe("failed");
+        expect(checked.checks.run_ms).toBe(o.ran!.ms);
+      });
+    },
+    300_000,
+  );
+
+  it("a function with side effects is not called in the check run either: its placeholder is a marked stub", async () => {
+    const root = fixture();
+    const p = plan("shout");
+    const o = await characterizePlan(p, {
+      root,
+      framework: "vitest",
+      testPath: "src/obs.test.ts",
+      effects: [{ kind: "network", what: "uses fetch", line: 1 }],
+      vectors: [['"hi"']],
+      timeoutMs: 60_000,
+    });
+    expect(o.reason).toMatch(/network/);
+    expect(p.cases.some((c) => c.kind === "smoke")).toBe(false);
+    expect(p.stubs?.map((s) => s.reason)).toEqual([o.reason]);
+  });
 
   it("an untrusted workspace runs nothing: the stub says how to trust it", async () => {
     const root = fixture();

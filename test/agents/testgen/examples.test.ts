@@ -290,4 +290,114 @@ describe("exampleCases: expressions around the call", () => {
     ]);
     expect(asserts(value, "replaceSymbols")).toEqual([]);
   });
+
+  it("alternatives that all state the same output are that one value (figures with `useFallback`)", () => {
+    const value = doc([
+      "@example",
+      "console.log(replaceSymbols('✔ check', {useFallback: true}));",
+      "// On terminals with Unicode symbols:  √ check",
+      "// On other terminals:                 √ check",
+    ]);
+    expect(asserts(value, "replaceSymbols")).toEqual([
+      `expect(replaceSymbols('✔ check', {useFallback: true})).toBe("√ check");`,
+    ]);
+  });
+});
+
+describe("exampleCases: state the example builds, imports, and async wrappers", () => {
+  it("a call of what the function returned, after the statements that changed the state (onetime)", () => {
+    const value = bare([
+      "@example",
+      "```",
+      "import onetime from 'onetime';",
+      "let index = 0;",
+      "const foo = onetime(() => ++index);",
+      "foo(); //=> 1",
+      "foo(); //=> 1",
+      "```",
+    ]);
+    expect(asserts(value, "onetime")).toEqual([
+      "let index = 0;\nconst foo = onetime(() => ++index);\nexpect(foo()).toBe(1);",
+    ]);
+    const count = bare([
+      "@example",
+      "const foo = onetime(() => {});",
+      "foo();",
+      "foo();",
+      "foo();",
+      "console.log(onetime.callCount(foo));",
+      "//=> 3",
+    ]);
+    expect(asserts(count, "onetime.callCount")).toEqual([
+      "const foo = onetime(() => {});\nfoo();\nfoo();\nfoo();\nexpect(onetime.callCount(foo)).toBe(3);",
+    ]);
+  });
+
+  it("what the function did to its arguments, read after the call (mimic-function), with function declarations", () => {
+    const value = bare([
+      "@example",
+      "function foo() {}",
+      "foo.unicorn = '🦄';",
+      "function wrapper() {",
+      "\treturn foo();",
+      "}",
+      "console.log(wrapper.name);",
+      "//=> 'wrapper'",
+      "mimicFunction(wrapper, foo);",
+      "console.log(wrapper.name);",
+      "//=> 'foo'",
+    ]);
+    const [c] = asserts(value, "mimicFunction");
+    expect(asserts(value, "mimicFunction")).toHaveLength(1);
+    expect(c).toContain("function foo() {}\nfoo.unicorn = '🦄';\nfunction wrapper() {");
+    expect(c).toMatch(/mimicFunction\(wrapper, foo\);\nexpect\(wrapper\.name\)\.toBe\('foo'\);$/);
+  });
+
+  it("a Node built-in without side effects is imported by the test; other imports are reported", () => {
+    const value = bare([
+      "@example",
+      "import fs from 'node:fs';",
+      "import {Duplex as DuplexStream} from 'node:stream';",
+      "import StringifyStream from 'streaming-json-stringify';",
+      "isStream(new DuplexStream());",
+      "//=> true",
+      "isStream(fs.createReadStream('unicorn.png'));",
+      "//=> true",
+      "isStream(StringifyStream());",
+      "//=> true",
+    ]);
+    const read = readExamples(value, "isStream");
+    expect(read.cases).toMatchObject([
+      {
+        call: "isStream(new DuplexStream())",
+        expected: "true",
+        setup: ['const { Duplex: DuplexStream } = await import("node:stream");'],
+        asyncSetup: true,
+      },
+    ]);
+    expect(read.skipped.map((s) => s.reason)).toEqual([
+      expect.stringContaining("`fs` (from `node:fs`), which the test does not import"),
+      expect.stringContaining("`StringifyStream` (from `streaming-json-stringify`)"),
+    ]);
+  });
+
+  it("an async IIFE around the example is read as the block; a result inside a function is reported", () => {
+    const value = bare([
+      "@example",
+      "const files = ['a.png', 'b.png'];",
+      "(async () => {",
+      "\tconsole.log(await first(files));",
+      "\t//=> 'a.png'",
+      "})();",
+      "function unicorn() {",
+      "\tconsole.log(first(files));",
+      "\t//=> 'a.png'",
+      "}",
+    ]);
+    const read = readExamples(value, "first");
+    expect(read.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      "const files = ['a.png', 'b.png'];\nexpect(await first(files)).toBe('a.png');",
+    ]);
+    expect(read.skipped).toMatchObject([{ reason: expect.stringContaining("inside a function or block") }]);
+  });
 });
