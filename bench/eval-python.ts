@@ -15,6 +15,7 @@ import { HOOK_REASON, pythonApi, RUNTIME_REASON } from "../agents/summarize/pyth
 import { IndexRegistry } from "../agents/search/registry.js";
 import { runQuery } from "../agents/search/query.js";
 import { exampleCases } from "../agents/testgen/python-cases.js";
+import { evalPythonTestgen } from "./eval/python-testgen.js";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const CORPUS = join(HERE, "../../../shared/corpus/python");
@@ -28,6 +29,9 @@ interface Truth {
   modules: Record<string, string[]>;
   functions: { file: string; name: string; line: number; query: string; doctest: boolean }[];
 }
+
+/** What hatch-vcs writes into humanize at build time (the source checkout has no `_version.py`). */
+const BUILT_VERSION = "__version__ = version = '0.0.0'\n__version_tuple__ = version_tuple = (0, 0, 0)\n";
 
 /** A small deterministic generator (the same cut points every run). */
 function rng(seed: number): () => number {
@@ -145,6 +149,16 @@ export async function evalPython(python = process.env.AIP_PYTHON ?? "/usr/bin/py
     testgen_doctest_value_assertion_share: doctested ? withValue / doctested : null,
     doctested_functions: doctested,
     broken_buffers: { cases: broken, answered: brokenOk, share: brokenOk / broken },
+    testgen_pytest: await evalPythonTestgen(
+      CORPUS,
+      [
+        { name: "toolz", packages: ["toolz"] },
+        { name: "itsdangerous", packages: ["src/itsdangerous"] },
+        { name: "humanize", packages: ["src/humanize"], built: { "src/humanize/_version.py": BUILT_VERSION } },
+      ],
+      python,
+      Number(process.env.EVAL_PY_TESTGEN_LIMIT ?? 40),
+    ),
   };
 }
 
