@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** agent-search: ranked retrieval (BM25 with symbol boosts) over a workspace's code and docs, incrementally indexed. */
 import { bundledManifest } from "../lib/runtime/manifest.js";
+import { loadLanguage } from "../lib/code/languages/registry.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { createSearch } from "./handler.js";
@@ -15,6 +16,11 @@ export const search: AgentDefinition = {
 Request: context.workspace_root (absolute, inside AIP_WORKSPACE_ROOTS) and context.query;
 constraints.limit, constraints.languages optional. See docs/agents.md.`,
   handlers: { search: createSearch(registry) },
+  warmup: () => {
+    // Python's grammar (wasm) loads in the background: the first .py request then finds it compiled.
+    void loadLanguage("python").catch(() => undefined);
+    return Promise.resolve();
+  },
   health: () => ({ workspaces: registry.size }),
 };
 

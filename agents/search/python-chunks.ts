@@ -8,6 +8,23 @@ import type { PythonDocument } from "../lib/code/languages/python/index.js";
 import type { Chunk } from "./chunk.js";
 
 const MAX_CHUNK_LINES = 60;
+/**
+ * Where a docstring's description ends, as a doc comment's ends at its first block tag: a doctest
+ * (`>>>`), a section of the Google or NumPy style (`Args:`, `Parameters` over a dashed line), or a
+ * reST field (`:param x:`, `.. note::`).
+ */
+const DOC_SECTION =
+  /^\s*(?:>>>|(?:Args|Arguments|Parameters|Params|Returns?|Yields?|Raises|Examples?|Notes?|See Also|Warnings?|Attributes|References|Keyword Args|Other Parameters):\s*$|[:.][A-Za-z]|\.\.\s)|^\s*-{3,}\s*$/;
+
+/** A docstring's description: its prose before the first doctest, section or field. */
+export function descriptionOf(doc: string): string {
+  const lines = doc.split("\n");
+  let end = lines.findIndex((l) => DOC_SECTION.test(l));
+  if (end === -1) end = lines.length;
+  // a NumPy section title is the line above its dashes
+  if (end > 0 && /^\s*-{3,}\s*$/.test(lines[end]!)) end--;
+  return lines.slice(0, end).join("\n").trim();
+}
 
 function flatten(decls: readonly Declaration[], out: Declaration[] = []): Declaration[] {
   for (const d of decls) {
@@ -44,7 +61,8 @@ export function chunkPython(py: CodeLanguage<PythonDocument>, text: string, modu
     }
   };
   for (const { d, from, to } of owned) {
-    const head = d.doc ? `${d.doc}\n${d.signature}` : d.signature;
+    const description = descriptionOf(d.doc);
+    const head = description ? `${description}\n${d.signature}` : d.signature;
     window(from, to, {
       symbol: d.name,
       kind: d.kind === "class" ? "class" : d.kind === "method" ? "method" : "function",

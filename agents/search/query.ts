@@ -12,6 +12,34 @@ const ROLE_RERANK = 20;
 /** A definition's signature roles, parsed once per chunk (a re-indexed file brings new `Doc` objects). */
 const SIGNATURES = new WeakMap<Doc, Roles | null>();
 const ROLE_KINDS = new Set<Doc["kind"]>(["function", "method", "const", "property"]);
+/**
+ * Word order (docs/agents.md "search"): among the best results, a definition whose head says the query's
+ * words in the query's order (adjacent pairs of its terms, stop words aside) is multiplied by up to
+ * 1 + this. Words that match in any order are BM25's; a description saying the phrase is stronger evidence.
+ */
+export const PHRASE_WEIGHT = 0.5;
+/** A definition's head as index terms in order, computed once per chunk. */
+const HEAD_TERMS = new WeakMap<Doc, string[]>();
+
+function termsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const t of tokenize(text)) {
+    const p = processTerm(t);
+    if (p !== null) out.push(p);
+  }
+  return out;
+}
+
+/** The share of the query's adjacent term pairs that `doc`'s head has adjacent, in the same order. */
+function phraseShare(doc: Doc, pairs: readonly string[]): number {
+  if (doc.head === undefined) return 0;
+  let terms = HEAD_TERMS.get(doc);
+  if (terms === undefined) HEAD_TERMS.set(doc, (terms = termsOf(doc.head)));
+  const have = new Set<string>();
+  for (let i = 1; i < terms.length; i++) have.add(`${terms[i - 1]} ${terms[i]}`);
+  return pairs.filter((p) => have.has(p)).length / pairs.length;
+}
+
 /** Results fetched per result returned, so weighing prose and tests down can bring code up from below the limit. */
 const OVERFETCH = 3;
 
@@ -125,6 +153,14 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
     score: r.score * index.docs.get(r.id)!.weight,
   }));
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
+  const qTerms = termsOf(query);
+  const pairs = [...new Set(qTerms.slice(1).map((t, i) => `${qTerms[i]} ${t}`))];
+  if (pairs.length > 0) {
+    const top = weighed.slice(0, ROLE_RERANK);
+    for (const r of top) r.score *= 1 + PHRASE_WEIGHT * phraseShare(index.docs.get(r.id)!, pairs);
+    top.sort((a, b) => b.score - a.score || a.id - b.id);
+    weighed.splice(0, top.length, ...top);
+  }
   const roles = weighed.length > 1 ? queryRoles(query) : undefined;
   if (roles) {
     const top = weighed.slice(0, ROLE_RERANK);

@@ -4,6 +4,7 @@ import { ParseCache } from "../lib/code/cache.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import { modelEngine } from "../lib/llm/select.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
+import { loadLanguage } from "../lib/code/languages/registry.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { createSummarize } from "./handler.js";
@@ -20,6 +21,8 @@ Request: context.source_code, or context.file_path + context.workspace_root; con
 Broken source is answered with payload.partial and payload.diagnostics. See docs/agents.md.`,
   handlers: { summarize: createSummarize(new ParseCache(), { host, counter: () => (counter ??= new TokenCounter()) }) },
   warmup: async (log) => {
+    // Python's grammar (wasm) loads in the background: the first .py request then finds it compiled.
+    void loadLanguage("python").catch(() => undefined);
     await host.load(log);
     if (host.ready) {
       counter = new TokenCounter((t) => host.tokenize(t));

@@ -6,12 +6,12 @@
  * import system would load (modules.ts); a cycle or a target outside the workspace is listed in
  * `unresolved_exports`, never dropped.
  */
-import { basename } from "node:path";
+import { basename, dirname, isAbsolute, relative, sep } from "node:path";
 import type { CodeLanguage, Declaration } from "../lib/code/languages/types.js";
 import { pythonLanguage, pythonPartial, pythonSignature } from "../lib/code/languages/python/report.js";
 import type { PythonDocument } from "../lib/code/languages/python/index.js";
 import { firstSentence } from "../lib/code/languages/python/document.js";
-import { importRoots, resolveModule } from "../lib/code/languages/python/modules.js";
+import { importRoots, resolveModule, type ResolvedModule } from "../lib/code/languages/python/modules.js";
 import type { SignatureInfo } from "../lib/code/signature.js";
 import { readContainedSync } from "../lib/code/workspace.js";
 import type { ExportEntry, UnresolvedExport } from "./exports.js";
@@ -111,6 +111,8 @@ interface ApiContext {
   root: string;
   py: CodeLanguage<PythonDocument>;
   docs: Map<string, PythonDocument | null>;
+  /** Whether a workspace file installs an import hook, by path (each file is read once). */
+  hooks: Map<string, boolean>;
   unresolved: UnresolvedExport[];
   rel(path: string): string;
 }
@@ -224,19 +226,125 @@ function publicNames(ctx: ApiContext, doc: PythonDocument, path: string | undefi
     out.set(b.name, { name: b.name, kind: k?.kind ?? "variable", line: b.line, ...(imp ? { from: imp.from } : {}) });
   }
   const isInit = path !== undefined && /^__init__\.pyi?$/.test(basename(path));
+  for (const r of doc.runtime ?? [])
+    note({ from: r.what, line: r.line, reason: RUNTIME_REASON, ...(here ? { file: here } : {}) });
   for (const imp of doc.imports) {
+    if (path !== undefined && !imp.star) hookOf(ctx, path, imp, note, here);
     if (imp.star) {
       for (const a of follow(imp.from, imp.level, imp.from.replace(/^\.+/, ""), imp.line) ?? [])
         if (!out.has(a.name)) out.set(a.name, { ...a, line: imp.line, from: imp.from });
     }
-    // Importing a package's submodule binds it in the package (`from .x import a` binds `x` too).
-    if (isInit && imp.level === 1 && imp.from !== ".") {
-      const sub = imp.from.slice(1).split(".")[0]!;
-      if (!sub.startsWith("_") && !out.has(sub) && resolveModule(path, 1, sub, ctx.root))
-        out.set(sub, { name: sub, kind: "module", line: imp.line, from: imp.from });
-    }
+  }
+  // Loading a package's submodule binds it in the package, whoever imports it while the package's
+  // `__init__.py` runs (`from .x import a` binds `x`; so does `x` imported by another submodule).
+  if (isInit) for (const sub of loadedSubmodules(ctx, doc, path)) if (!out.has(sub.name)) out.set(sub.name, sub);
+  // `del x` after x was bound (or star-imported) takes it out of the namespace
+  for (const d of doc.deleted ?? []) {
+    const n = out.get(d.name);
+    if (n && n.line < d.line) out.delete(d.name);
   }
   return [...out.values()].sort((a, b) => a.line - b.line);
+}
+
+/** The most workspace modules followed to find the submodules a package's `__init__.py` loads. */
+export const MAX_LOADED_MODULES = 256;
+
+/** The workspace files an import statement loads (`import a.b` loads `a` and `a.b`; `from a import m` may load `a.m`). */
+function importTargets(ctx: ApiContext, path: string, imp: PythonDocument["imports"][number]): ResolvedModule[] {
+  const out: (ResolvedModule | undefined)[] = [];
+  const roots = importRoots(ctx.root, path);
+  if (imp.module) {
+    for (const n of imp.names) {
+      const parts = n.imported.split(".");
+      for (let i = 1; i <= parts.length; i++)
+        out.push(resolveModule(path, 0, parts.slice(0, i).join("."), ctx.root, roots));
+    }
+  } else {
+    const base = imp.from.replace(/^\.+/, "");
+    const parts = base ? base.split(".") : [];
+    if (imp.level > 0) out.push(resolveModule(path, imp.level, "", ctx.root, roots));
+    for (let i = 1; i <= parts.length; i++)
+      out.push(resolveModule(path, imp.level, parts.slice(0, i).join("."), ctx.root, roots));
+    if (!imp.star)
+      for (const n of imp.names)
+        out.push(resolveModule(path, imp.level, [base, n.imported].filter(Boolean).join("."), ctx.root, roots));
+  }
+  return out.filter((m): m is ResolvedModule => m !== undefined);
+}
+
+/**
+ * The public submodules of the package whose `__init__.py` is `init` that are loaded while it runs:
+ * imported by it or, transitively, by any workspace module it loads. Each carries the line of the
+ * package's import that loads it first.
+ */
+function loadedSubmodules(ctx: ApiContext, doc: PythonDocument, init: string): ApiName[] {
+  const pkgDir = dirname(init);
+  const seen = new Set<string>([init]);
+  const found = new Map<string, ApiName>();
+  for (const imp of doc.imports) {
+    const queue = importTargets(ctx, init, imp);
+    while (queue.length > 0 && seen.size < MAX_LOADED_MODULES) {
+      const m = queue.shift()!;
+      if (seen.has(m.path)) continue;
+      seen.add(m.path);
+      const r = relative(pkgDir, m.path);
+      if (r && !r.startsWith("..") && !isAbsolute(r)) {
+        const name = r.split(sep)[0]!.replace(/\.pyi?$/, "");
+        if (!name.startsWith("_") && /^[A-Za-z_]\w*$/.test(name) && !found.has(name))
+          found.set(name, { name, kind: "module", line: imp.line, from: imp.from });
+      }
+      if (m.kind === "namespace") continue;
+      const d = read(ctx, m.path);
+      if (d) for (const i of d.imports) queue.push(...importTargets(ctx, m.path, i));
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * The reason given for a statement that writes a module's namespace at run time: the public API read
+ * from the source may then lack names, and says so rather than guess.
+ */
+export const RUNTIME_REASON =
+  "writes a module namespace at run time: the names it adds are not known without running it";
+export const HOOK_REASON =
+  "imports a workspace module that installs an import hook or writes sys.modules: names added at run time are not known without running it";
+const HOOK = /\bsys\.meta_path\b|\bsys\.modules\s*\[[^\]]*\]\s*=[^=]/;
+
+/** A plain import of a workspace module that changes module namespaces when it runs (an import hook). */
+function hookOf(
+  ctx: ApiContext,
+  path: string,
+  imp: PythonDocument["imports"][number],
+  note: (u: UnresolvedExport) => void,
+  here: string | undefined,
+): void {
+  const targets = imp.module
+    ? imp.names.map((n) => resolveModule(path, 0, n.imported, ctx.root))
+    : [
+        resolveModule(path, imp.level, imp.from.replace(/^\.+/, ""), ctx.root),
+        ...imp.names.map((n) =>
+          resolveModule(
+            path,
+            imp.level,
+            [imp.from.replace(/^\.+/, ""), n.imported].filter(Boolean).join("."),
+            ctx.root,
+          ),
+        ),
+      ];
+  for (const t of targets) {
+    if (t?.kind !== "module" && t?.kind !== "package") continue;
+    if (t.path === path) continue;
+    let hook = ctx.hooks.get(t.path);
+    if (hook === undefined) {
+      hook = HOOK.test(readContainedSync(ctx.root, t.path) ?? "");
+      ctx.hooks.set(t.path, hook);
+    }
+    if (hook) {
+      note({ from: imp.from, line: imp.line, reason: HOOK_REASON, ...(here ? { file: here } : {}) });
+      return;
+    }
+  }
 }
 
 /** The module's public API and what could not be followed. */
@@ -247,7 +355,7 @@ export function pythonApi(
   root: string | undefined,
   rel: (p: string) => string,
 ): { exports: ExportEntry[]; unresolved: UnresolvedExport[] } {
-  const ctx: ApiContext = { root: root ?? "/", py, docs: new Map(), unresolved: [], rel };
+  const ctx: ApiContext = { root: root ?? "/", py, docs: new Map(), hooks: new Map(), unresolved: [], rel };
   const names = publicNames(ctx, doc, root !== undefined ? absPath : undefined, []);
   return {
     exports: names.map((n) => ({

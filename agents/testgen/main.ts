@@ -3,6 +3,7 @@
 import { ParseCache } from "../lib/code/cache.js";
 import { modelEngine } from "../lib/llm/select.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
+import { loadLanguage } from "../lib/code/languages/registry.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { createTestgen, warmPrettier } from "./handler.js";
@@ -20,6 +21,8 @@ context.cursor or constraints.function; constraints.framework optional.
 Environment: AIP_MODEL (a GGUF model that proposes extra cases; optional). See docs/agents.md.`,
   handlers: { testgen: createTestgen(new ParseCache(), host) },
   warmup: async (log) => {
+    // Python's grammar (wasm) loads in the background: the first .py request then finds it compiled.
+    void loadLanguage("python").catch(() => undefined);
     await warmPrettier();
     await host.load(log);
   },

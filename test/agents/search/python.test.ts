@@ -22,6 +22,22 @@ const FILES: Record<string, string> = {
     "",
     "TIMEOUT = 3",
   ].join("\n"),
+  "pkg/dicts.py": [
+    "def scatter(func, d):",
+    '    """Values: dictionary, function, apply."""',
+    "    return d",
+    "",
+    "def gather(func, d):",
+    '    """Apply function to values of dictionary, keeping its keys.',
+    "",
+    "    >>> gather(sum, {'alice': [1, 2, 3], 'bob': [4, 5, 6]})",
+    "    {'alice': 6, 'bob': 15}",
+    "",
+    "    See Also:",
+    "        scatter function dictionary values apply values apply",
+    '    """',
+    "    return {k: func(v) for k, v in d.items()}",
+  ].join("\n"),
   "README.md":
     "# Notes\n\nTo read the settings file at path into a dictionary, call it. Read the settings file at path into a dictionary.\n",
 };
@@ -48,6 +64,12 @@ describe("search on Python", () => {
   afterAll(async () => {
     await agent.stop();
     ws.cleanup();
+  });
+
+  it("ranks the docstring that says the query's words in order above one that has them in another order", async () => {
+    const h = await hits("Apply function to values of dictionary");
+    expect(h.map((x) => x.symbol).slice(0, 2)).toEqual(["gather", "scatter"]);
+    expect(h[0]).toMatchObject({ path: "pkg/dicts.py", line_start: 5 });
   });
 
   it("ranks the function whose docstring is the query above the prose that repeats it", async () => {

@@ -28,6 +28,12 @@ const FILES: Record<string, string> = {
   "src/pkg/cyc_b.py": "from .cyc_a import *\nB = 2\n",
   "src/pkg/nsp/mod.py": "def in_namespace(): pass\n",
   "src/pkg/uses_ns.py": "from .nsp.mod import *\n",
+  "src/pkg2/__init__.py": "from .b import x\n",
+  "src/pkg2/b.py": "from pkg2.helpers import h\nimport operator\nx = 1\ndel operator\n",
+  "src/pkg2/helpers.py": "h = 1\n",
+  "src/pkg2/dyn.py": "import operator\nlocals().update(vars(operator))\nKEEP = 1\ndel operator\n",
+  "src/pkg2/hooked.py": "from . import _hook\nY = 1\n",
+  "src/pkg2/_hook.py": "import sys\nsys.meta_path.append(object())\n",
   "src/pkg/tuple_all.py": "__all__ = ('a', 'b')\n__all__.extend(['c'])\n__all__ = __all__ + ['d']\na = b = c = d = 1\n",
 };
 
@@ -54,8 +60,9 @@ describe("summarize on Python", () => {
     expect(r.status).toBe("success");
     expect(r.payload.language).toBe("python");
     const names = (r.payload.outline.exports as Json[]).map((e) => e.name).sort();
-    // shapes' __all__ (not `hidden`), the alias, the submodules bound by importing them, the cycle's names once
-    expect(names).toEqual(["A", "B", "Shape", "area", "assist", "cyc_a", "extra", "shapes", "util"].sort());
+    // shapes' __all__ (not `hidden`), the alias, the submodules bound by loading them (cyc_b is loaded
+    // by cyc_a while the package runs), the cycle's names once
+    expect(names).toEqual(["A", "B", "Shape", "area", "assist", "cyc_a", "cyc_b", "extra", "shapes", "util"].sort());
     const unresolved = r.payload.outline.unresolved_exports as Json[];
     expect(unresolved.find((u) => u.from === ".missing")).toMatchObject({
       line: 5,
@@ -63,6 +70,27 @@ describe("summarize on Python", () => {
     });
     expect(unresolved.find((u) => String(u.reason).startsWith("cyclic import"))).toBeDefined();
     expect(r.payload.summary).toContain("The package.");
+  });
+
+  it("binds submodules loaded by other submodules, drops deleted names", async () => {
+    const pkg = await ask({ workspace_root: ws.dir, file_path: "src/pkg2/__init__.py" });
+    // `helpers` is loaded by b (`from pkg2.helpers import h`) while pkg2 runs, as Python binds it
+    expect((pkg.payload.outline.exports as Json[]).map((e) => e.name).sort()).toEqual(["b", "helpers", "x"]);
+    const b = await ask({ workspace_root: ws.dir, file_path: "src/pkg2/b.py" });
+    expect((b.payload.outline.exports as Json[]).map((e) => e.name)).toEqual(["h", "x"]);
+  });
+
+  it("says when a module's namespace is written at run time instead of guessing its names", async () => {
+    const dyn = await ask({ workspace_root: ws.dir, file_path: "src/pkg2/dyn.py" });
+    expect((dyn.payload.outline.exports as Json[]).map((e) => e.name)).toEqual(["KEEP"]);
+    expect(dyn.payload.outline.unresolved_exports).toEqual([
+      expect.objectContaining({ from: "locals().update(…)", line: 2, reason: expect.stringContaining("run time") }),
+    ]);
+    const hooked = await ask({ workspace_root: ws.dir, file_path: "src/pkg2/hooked.py" });
+    expect((hooked.payload.outline.exports as Json[]).map((e) => e.name)).toEqual(["Y"]);
+    expect(hooked.payload.outline.unresolved_exports).toEqual([
+      expect.objectContaining({ from: ".", line: 1, reason: expect.stringContaining("import hook") }),
+    ]);
   });
 
   it("reads __all__ as a tuple, extended, and concatenated", async () => {

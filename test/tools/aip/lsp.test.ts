@@ -299,6 +299,46 @@ describe("aip lsp over stdio", () => {
     expect(edits.at(-1)!.newText).toMatch(/^\ndescribe\(/);
   });
 
+  it("document symbols of a Python buffer: classes with methods, functions, constants", async () => {
+    const pyUri = pathToFileURL(join(ws.root, "src/geo.py")).href;
+    await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: {
+        uri: pyUri,
+        languageId: "python",
+        version: 1,
+        text: [
+          "import math",
+          "",
+          "LIMIT = 10",
+          "",
+          "class Circle:",
+          '    """A circle."""',
+          "    def __init__(self, r):",
+          "        self.r = r",
+          "",
+          "    def area(self):",
+          "        return math.pi * self.r ** 2",
+          "",
+          "async def fetch(url):",
+          "    return url",
+          "",
+        ].join("\n"),
+      },
+    });
+    const symbols = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, {
+      textDocument: { uri: pyUri },
+    })) as DocumentSymbol[];
+    expect(symbols.map((s) => [s.name, s.kind, s.range.start.line])).toEqual([
+      ["LIMIT", 14, 2],
+      ["Circle", 5, 4],
+      ["fetch", 12, 12],
+    ]);
+    expect(symbols[1]!.children!.map((c) => [c.name, c.range.start.line])).toEqual([
+      ["__init__", 6],
+      ["area", 9],
+    ]);
+  });
+
   it("$/cancelRequest and a newer document version cancel the in-flight request", async () => {
     const source = new CancellationTokenSource();
     const pending = lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } }, source.token);

@@ -1,5 +1,5 @@
 /** `aip mcp` as a real stdio child process, driven by the MCP SDK's own Client. */
-import { symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -23,6 +23,39 @@ async function connect(args: string[], roots?: string[]): Promise<Client> {
   );
   return client;
 }
+
+const GEO_PY = [
+  '"""Shapes and their areas."""',
+  '__all__ = ["rect_area", "Square", "check_side"]',
+  "",
+  "def rect_area(width, height):",
+  '    """Area of a rectangle from its width and height.',
+  "",
+  "    >>> rect_area(2, 3)",
+  "    6",
+  '    """',
+  "    if width < 0:",
+  '        raise ValueError("negative width")',
+  "    return width * height",
+  "",
+  "class Shape:",
+  "    pass",
+  "",
+  "class Square(Shape):",
+  '    """A square."""',
+  "    def __init__(self, side):",
+  "        self.side = side",
+  "",
+  "def check_side(side):",
+  '    """The side, once checked."""',
+  "    if side < 0:",
+  '        raise ValueError("negative side")',
+  "    return side",
+  "",
+  "def _helper():",
+  "    return 1",
+  "",
+].join("\n");
 
 const text = (r: Json): string => (r.content as { text: string }[]).map((c) => c.text).join("\n");
 
@@ -104,6 +137,60 @@ describe("aip mcp over stdio with the SDK's Client", () => {
     expect(completion.isError, text(completion)).toBeFalsy();
     expect(completion.structuredContent.engine).toBe("syntactic");
     expect(completion.structuredContent.items[0]).toMatchObject({ label: "add", kind: "function" });
+  });
+
+  it("answers on a .py file: outline and API, a definition found by its docstring, a pytest file", async () => {
+    mkdirSync(join(ws.root, "geo"), { recursive: true });
+    writeFileSync(join(ws.root, "geo/__init__.py"), "");
+    writeFileSync(join(ws.root, "geo/shapes.py"), GEO_PY);
+    const summary = (await client.callTool({ name: "summarize_file", arguments: { path: "geo/shapes.py" } })) as Json;
+    expect(summary.isError, text(summary)).toBeFalsy();
+    expect(summary.structuredContent.language).toBe("python");
+    expect(summary.structuredContent.outline.functions.map((f: Json) => f.name)).toEqual([
+      "rect_area",
+      "check_side",
+      "_helper",
+    ]);
+    expect(summary.structuredContent.outline.classes[1]).toMatchObject({
+      name: "Square",
+      extends: "Shape",
+      doc: "A square.",
+    });
+    expect(summary.structuredContent.outline.exports.map((e: Json) => e.name)).toEqual([
+      "rect_area",
+      "Square",
+      "check_side",
+    ]);
+
+    const search = (await client.callTool({
+      name: "search_workspace",
+      arguments: { query: "area of a rectangle from its width and height", limit: 3 },
+    })) as Json;
+    expect(search.structuredContent.hits[0]).toMatchObject({
+      path: "geo/shapes.py",
+      symbol: "rect_area",
+      line_start: 4,
+    });
+
+    const tests = (await client.callTool({
+      name: "generate_tests",
+      arguments: { path: "geo/shapes.py", function: "rect_area" },
+    })) as Json;
+    expect(tests.isError, text(tests)).toBeFalsy();
+    expect(tests.structuredContent).toMatchObject({
+      language: "python",
+      framework: "pytest",
+      import: { name: "rect_area" },
+    });
+    expect(tests.structuredContent.content).toContain("from geo.shapes import rect_area");
+    expect(tests.structuredContent.content).toContain("assert rect_area(2, 3) == 6");
+    const guarded = (await client.callTool({
+      name: "generate_tests",
+      arguments: { path: "geo/shapes.py", function: "check_side", framework: "unittest" },
+    })) as Json;
+    expect(guarded.structuredContent.framework).toBe("unittest");
+    // the guarded raise, with an argument that meets its guard
+    expect(guarded.structuredContent.content).toMatch(/assertRaises\(ValueError\):\n\s+check_side\(side=-1\)/);
   });
 
   it("diagnose: pasted stack trace to the cause in the workspace", async () => {

@@ -45,8 +45,16 @@ export interface PythonDocument extends CodeDocument {
   outline: Declaration[];
   imports: ImportEntry[];
   exports: ExportsInfo & { references: string[] };
-  /** Module-level bindings in order of first binding. */
+  /** Module-level bindings in order of first binding (a name deleted by `del` and not bound again is gone). */
   bindings: Binding[];
+  /** Module-level `del` statements: a name bound or star-imported before one is not in the namespace. */
+  deleted?: { name: string; line: number }[];
+  /**
+   * Module-level statements that write a module's namespace at run time (`locals().update(…)`,
+   * `globals()[k] = v`, `sys.modules[…]`, an import hook on `sys.meta_path`): the names they add cannot
+   * be read from the source.
+   */
+  runtime?: { what: string; line: number }[];
   scopes: Scope[];
   lines: number;
 }
@@ -207,11 +215,18 @@ function paramsOf(node: SyntaxNode | undefined): ParamInfo[] {
 }
 
 const ALL = "__all__";
+/** Calls at module level that add names to a module's namespace at run time. */
+const RUNTIME_CALL =
+  /^(?:(?:locals|globals|vars)\(\)\.(?:update|setdefault|__setitem__)|sys\.meta_path\.(?:append|insert|extend)|sys\.modules\.(?:update|setdefault)|exec)$/;
+/** Subscript targets whose assignment adds a name to a module's namespace at run time. */
+const RUNTIME_TARGET = /^(?:locals\(\)|globals\(\)|vars\(\)|sys\.modules)$/;
 
 class Reader {
   readonly starts: number[];
   readonly imports: ImportEntry[] = [];
   readonly bindings = new Map<string, Binding>();
+  readonly deleted: { name: string; line: number }[] = [];
+  readonly runtime: { what: string; line: number }[] = [];
   readonly scopes: Scope[] = [];
   readonly diagnostics: ParseDiagnostic[] = [];
   readonly indentDiagnostics: ParseDiagnostic[] = [];
@@ -351,6 +366,14 @@ class Reader {
       case "global_statement":
       case "nonlocal_statement":
         return;
+      case "delete_statement":
+        if (where !== "module" || !(scope instanceof Map)) return;
+        for (const c of named(stmt))
+          for (const id of targetNames(c)) {
+            scope.delete(id.text);
+            this.deleted.push({ name: id.text, line: this.line(id.startIndex) });
+          }
+        return;
       default:
         if (stmt.hasError) for (const c of named(stmt)) this.statement(c, container, where, scope, decls);
         return;
@@ -465,6 +488,8 @@ class Reader {
       }
       const type = field(e, "type");
       for (const left of lefts) {
+        if (where === "module" && left?.type === "subscript" && RUNTIME_TARGET.test(field(left, "value")?.text ?? ""))
+          this.runtime.push({ what: `${field(left, "value")!.text}[…] = …`, line: this.line(e.startIndex) });
         if (left?.type === "identifier" && left.text === ALL && where === "module") this.allAssign(right, "=", e);
         for (const id of targetNames(left)) {
           this.bind(scope, id.text, kind, id.startIndex);
@@ -505,6 +530,7 @@ class Reader {
     }
     if (e.type === "call" && where === "module") {
       const fn = field(e, "function");
+      if (fn && RUNTIME_CALL.test(fn.text)) this.runtime.push({ what: `${fn.text}(…)`, line: this.line(e.startIndex) });
       if (fn?.type === "attribute" && field(fn, "object")?.text === ALL) {
         const method = field(fn, "attribute")?.text;
         const args = named(field(e, "arguments") ?? e).filter((c) => c.type !== "comment");
@@ -856,6 +882,8 @@ function readRoot(
     imports: r.imports,
     exports: r.exports,
     bindings,
+    deleted: r.deleted,
+    runtime: r.runtime,
     scopes: r.scopes,
     lines: r.starts.length,
   };
