@@ -18,8 +18,22 @@ const ROLE_KINDS = new Set<Doc["kind"]>(["function", "method", "const", "propert
  * 1 + this. Words that match in any order are BM25's; a description saying the phrase is stronger evidence.
  */
 export const PHRASE_WEIGHT = 0.5;
-/** A definition's head as index terms in order, computed once per chunk. */
-const HEAD_TERMS = new WeakMap<Doc, string[]>();
+/** A definition's head as adjacent index-term pairs, computed once per chunk. */
+const HEAD_PAIRS = new WeakMap<Doc, Set<string>>();
+/**
+ * Compound identifiers (`FirstLetterCase`, `first_letter`) split the head and give no pairs themselves:
+ * a name is BM25's evidence already, and only prose saying the words in order is a phrase.
+ */
+const COMPOUND = /[A-Za-z0-9]*(?:[a-z0-9][A-Z]|_)[A-Za-z0-9_]*/;
+
+function headPairs(head: string): Set<string> {
+  const have = new Set<string>();
+  for (const part of head.split(COMPOUND)) {
+    const terms = termsOf(part);
+    for (let i = 1; i < terms.length; i++) have.add(`${terms[i - 1]} ${terms[i]}`);
+  }
+  return have;
+}
 
 function termsOf(text: string): string[] {
   const out: string[] = [];
@@ -33,10 +47,8 @@ function termsOf(text: string): string[] {
 /** The share of the query's adjacent term pairs that `doc`'s head has adjacent, in the same order. */
 function phraseShare(doc: Doc, pairs: readonly string[]): number {
   if (doc.head === undefined) return 0;
-  let terms = HEAD_TERMS.get(doc);
-  if (terms === undefined) HEAD_TERMS.set(doc, (terms = termsOf(doc.head)));
-  const have = new Set<string>();
-  for (let i = 1; i < terms.length; i++) have.add(`${terms[i - 1]} ${terms[i]}`);
+  let have = HEAD_PAIRS.get(doc);
+  if (have === undefined) HEAD_PAIRS.set(doc, (have = headPairs(doc.head)));
   return pairs.filter((p) => have.has(p)).length / pairs.length;
 }
 
@@ -155,13 +167,18 @@ export function runQuery(index: WorkspaceIndex, query: string, options: QueryOpt
   weighed.sort((a, b) => b.score - a.score || a.id - b.id);
   const qTerms = termsOf(query);
   const pairs = [...new Set(qTerms.slice(1).map((t, i) => `${qTerms[i]} ${t}`))];
+  const roles = weighed.length > 1 ? queryRoles(query) : undefined;
   if (pairs.length > 0) {
     const top = weighed.slice(0, ROLE_RERANK);
-    for (const r of top) r.score *= 1 + PHRASE_WEIGHT * phraseShare(index.docs.get(r.id)!, pairs);
+    for (const r of top) {
+      const doc = index.docs.get(r.id)!;
+      // A type's description names what a value is; the phrase is evidence for what code does or says.
+      if (doc.kind === "type") continue;
+      r.score *= 1 + PHRASE_WEIGHT * phraseShare(doc, pairs);
+    }
     top.sort((a, b) => b.score - a.score || a.id - b.id);
     weighed.splice(0, top.length, ...top);
   }
-  const roles = weighed.length > 1 ? queryRoles(query) : undefined;
   if (roles) {
     const top = weighed.slice(0, ROLE_RERANK);
     for (const r of top) {

@@ -396,6 +396,12 @@ export const ENV_VARS = {
     default: "unset",
     doc: "where vitest writes its JSON report (.ci/run)",
   },
+  AIP_TEST_PYTHON: {
+    kind: "path",
+    scope: ["test"],
+    default: "/usr/bin/python3",
+    doc: "the interpreter whose tracebacks the diagnose tests read",
+  },
   AIP_TEST_SUCCESSOR_PID_FILE: {
     kind: "path",
     scope: ["test"],

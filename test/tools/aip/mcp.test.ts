@@ -8,6 +8,7 @@ import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agency } from "../../orchestrator/harness.js";
 import { inToolTerms } from "../../../tools/aip/mcp.js";
+import { until } from "../../helpers.js";
 import { AIP, bundledAgency, workspace } from "./bridge-helpers.js";
 
 type Json = Record<string, any>;
@@ -162,10 +163,19 @@ describe("aip mcp over stdio with the SDK's Client", () => {
       "check_side",
     ]);
 
-    const search = (await client.callTool({
-      name: "search_workspace",
-      arguments: { query: "area of a rectangle from its width and height", limit: 3 },
-    })) as Json;
+    // The workspace's index was built by an earlier test; new files are read once it is stale (2 s).
+    let search: Json = {};
+    await until(
+      async () => {
+        search = (await client.callTool({
+          name: "search_workspace",
+          arguments: { query: "area of a rectangle from its width and height", limit: 3 },
+        })) as Json;
+        return search.structuredContent?.hits?.[0]?.path === "geo/shapes.py";
+      },
+      20_000,
+      "the new Python file in the search index",
+    );
     expect(search.structuredContent.hits[0]).toMatchObject({
       path: "geo/shapes.py",
       symbol: "rect_area",
