@@ -163,7 +163,7 @@ describe("aip mcp over stdio with the SDK's Client", () => {
       "check_side",
     ]);
 
-    // The workspace's index was built by an earlier test; new files are read once it is stale (2 s).
+    // The index was built by an earlier test; new files are read once it is stale (DEFAULT_STALE_MS).
     let search: Json = {};
     await until(
       async () => {
