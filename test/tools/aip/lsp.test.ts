@@ -1,6 +1,7 @@
 /** `aip lsp` as a real child process over stdio, driven with vscode-languageserver-protocol's client-side connection. */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -112,6 +113,54 @@ async function until(cond: () => boolean, what: string): Promise<void> {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setImmediate(r));
   }
+}
+
+/**
+ * A byte proxy on a Unix socket in front of the agency's. While held, what clients send is kept back (and
+ * dropped if they hang up first); `heldCalls(action)` counts the AIP calls for an action that were held.
+ */
+async function holdingProxy(
+  target: string,
+  path: string,
+): Promise<{ path: string; hold(on: boolean): void; heldCalls(action: string): number; close(): Promise<void> }> {
+  let holding = false;
+  let heldText = "";
+  const queues = new Map<Socket, Buffer[]>();
+  const upstreams = new Map<Socket, Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(target);
+    upstreams.set(client, upstream);
+    queues.set(client, []);
+    upstream.pipe(client);
+    client.on("data", (chunk: Buffer) => {
+      if (!holding) return void upstream.write(chunk);
+      heldText += chunk.toString("utf8");
+      queues.get(client)!.push(chunk);
+    });
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+      queues.delete(client);
+      upstreams.delete(client);
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  return {
+    path,
+    hold(on) {
+      holding = on;
+      if (on) return;
+      for (const [client, queue] of queues) for (const chunk of queue.splice(0)) upstreams.get(client)!.write(chunk);
+    },
+    heldCalls: (action) => heldText.split(`"action":"${action}"`).length - 1,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of queues.keys()) client.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 describe("aip lsp over stdio", () => {
@@ -340,20 +389,39 @@ describe("aip lsp over stdio", () => {
   });
 
   it("$/cancelRequest and a newer document version cancel the in-flight request", async () => {
-    const source = new CancellationTokenSource();
-    const pending = lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } }, source.token);
-    source.cancel();
-    await expect(pending).rejects.toMatchObject({ code: -32800 });
-    const stale = lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } });
-    await lsp.conn.sendNotification(DidChangeTextDocumentNotification.type, {
-      textDocument: { uri, version: 5 },
-      contentChanges: [{ text: `${MATH_TS}\n` }],
-    });
-    await expect(stale).rejects.toMatchObject({ code: -32800, message: `Cancelled: summarize on ${uri}` });
-    // The server goes on answering.
-    expect(
-      ((await lsp.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[]).length,
-    ).toBe(3);
+    // A proxy in front of the agency holds the calls back, so that each request is surely in flight when
+    // its cancellation comes: an answer from the agency's cache could otherwise win the race.
+    const dir = tempDir("aip-lsp-hold-");
+    const proxy = await holdingProxy(agency.socket, join(dir.dir, "hold.sock"));
+    const held = await startLsp(["--socket", proxy.path], pathToFileURL(ws.root).href);
+    try {
+      await held.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
+      });
+      proxy.hold(true);
+      const source = new CancellationTokenSource();
+      const pending = held.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } }, source.token);
+      await until(() => proxy.heldCalls("summarize") === 1, "the first call held");
+      source.cancel();
+      await expect(pending).rejects.toMatchObject({ code: -32800 });
+      const stale = held.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } });
+      await until(() => proxy.heldCalls("summarize") === 2, "the second call held");
+      await held.conn.sendNotification(DidChangeTextDocumentNotification.type, {
+        textDocument: { uri, version: 5 },
+        contentChanges: [{ text: `${MATH_TS}\n` }],
+      });
+      await expect(stale).rejects.toMatchObject({ code: -32800, message: `Cancelled: summarize on ${uri}` });
+      // The server goes on answering.
+      proxy.hold(false);
+      expect(
+        ((await held.conn.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri } })) as DocumentSymbol[])
+          .length,
+      ).toBe(3);
+    } finally {
+      expect(await held.stop()).toBe(0);
+      await proxy.close();
+      dir.cleanup();
+    }
   });
 
   it("a request on a document never opened is a clear error; an AIP problem comes back with its code and detail in data", async () => {
