@@ -60,7 +60,7 @@ function request(constraints: Json = {}): Json {
   return {
     action: "complete",
     context: { file_path: "store.py", source_code: SOURCE, cursor: CURSOR },
-    constraints: { timeout_ms: 20_000, max_tokens: 8, ...constraints },
+    constraints: { timeout_ms: 30_000, max_tokens: 8, inference_timeout_ms: 20_000, ...constraints },
   };
 }
 

@@ -201,7 +201,7 @@ describe("the model engine answers the same complete shape", () => {
           source_code: "export const alpha = 1;\nconst b = al",
           cursor: { line: 2, column: 12 },
         },
-        constraints: { max_tokens: 3, best_effort: true, timeout_ms: 10_000 },
+        constraints: { max_tokens: 3, best_effort: true, timeout_ms: 30_000, inference_timeout_ms: 20_000 },
       })) as { json: Json };
       const validate = ajv.getSchema("aip#/$defs/CompleteResponse")!;
       expect(validate(json) ? [] : validate.errors).toEqual([]);
