@@ -146,10 +146,14 @@ export async function waitForReady(
   }
 }
 
-/** Why a start that began at `started` has used up its budget (its own CPU time, or START_WALL_FACTOR × the timeout of wall time); "" while it has not. */
+/** Why a start that began at `started` has used up its budget; "" while it has not. */
 function startBudgetSpent(pid: number | undefined, started: number, timeoutMs: number): string {
   const cpuMs = Math.round((pid === undefined ? 0 : (processStats(pid)?.cpuSeconds ?? 0)) * 1000);
-  const wallMs = Date.now() - started;
+  return startBudgetVerdict(cpuMs, Date.now() - started, timeoutMs);
+}
+
+/** The verdict on a start's budget: its own CPU time, or START_WALL_FACTOR × the timeout of wall time. */
+export function startBudgetVerdict(cpuMs: number, wallMs: number, timeoutMs: number): string {
   if (cpuMs >= timeoutMs)
     return `after ${cpuMs} ms of the agent's CPU time (start_timeout_ms ${timeoutMs}; ${wallMs} ms of wall time)`;
   if (wallMs >= timeoutMs * START_WALL_FACTOR)

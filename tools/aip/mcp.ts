@@ -36,7 +36,7 @@ const TOOLS = {
   summarize_file: {
     action: "summarize",
     description:
-      'Outline (imports, exports, functions, classes, types, consts) and a short summary of a TypeScript/JavaScript file, or of the function at a cursor (scope "function").',
+      'Outline (imports, exports, functions, classes, types, consts) and a short summary of a TypeScript, JavaScript or Python file, or of the function at a cursor (scope "function").',
     input: { path: PATH, scope: SummarizeConstraintsSchema.shape.scope, cursor: CURSOR.optional() },
     output: SummarizePayloadSchema,
   },
@@ -55,7 +55,7 @@ const TOOLS = {
   generate_tests: {
     action: "testgen",
     description:
-      "A formatted test file (vitest, jest or node:test) for a function or method, named or at a cursor. Returns its path and content; writes nothing to the workspace. The file is always typechecked in-process (nothing of the workspace runs). Only if the workspace's owner trusted it (aip trust DIR, or trusted_workspaces in the agency config) is the workspace's own vitest/jest run on it, inside a bubblewrap sandbox (no network, read-only workspace, no home); otherwise checks.skipped.run says \"workspace not trusted\" and how to trust it.",
+      "A formatted test file (vitest, jest or node:test; pytest or unittest for Python) for a function or method, named or at a cursor. Returns its path and content; writes nothing to the workspace. The file is always checked in-process, typechecked or for Python parsed (nothing of the workspace runs). Only if the workspace's owner trusted it (aip trust DIR, or trusted_workspaces in the agency config) is the workspace's own test runner run on it, inside a bubblewrap sandbox (no network, read-only workspace, no home); otherwise checks.skipped.run says \"workspace not trusted\" and how to trust it.",
     input: {
       path: PATH,
       function: TestgenConstraintsSchema.shape.function,
@@ -75,6 +75,9 @@ const TOOLS = {
       max_items: CompleteConstraintsSchema.shape.max_items,
     },
     output: CompletePayloadSchema,
+    // complete-lite's own default is an editor's keystroke budget; a coding agent waits for its tool's
+    // answer, and the first call on a workspace loads its project.
+    timeoutMs: 5_000,
   },
   diagnose: {
     action: "diagnose",
@@ -120,7 +123,7 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
     { name: "aip", version: "1.0.0" },
     {
       instructions:
-        "Code intelligence for TypeScript/JavaScript from the local agency: summarize_file, search_workspace, generate_tests, complete_at, diagnose.",
+        "Code intelligence for TypeScript, JavaScript and Python from the local agency: summarize_file, search_workspace, generate_tests, complete_at, diagnose.",
     },
   );
   const aip = new AipCaller(agency.socket);
@@ -168,7 +171,11 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
         }
         let answer;
         try {
-          answer = await aip.invoke({ action: tool.action, context, constraints }, extra.signal);
+          const timeout = "timeoutMs" in tool ? { timeout_ms: tool.timeoutMs } : {};
+          answer = await aip.invoke(
+            { action: tool.action, context, constraints: { ...timeout, ...constraints } },
+            extra.signal,
+          );
         } catch (err) {
           return toolError(
             "AIP_ERR_UNAVAILABLE",
