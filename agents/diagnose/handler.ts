@@ -25,8 +25,15 @@ import { modelDiagnosis, type DiagnoseModel } from "./model.js";
 export const DIAGNOSE_LIMITS = {
   /** Largest log read from context.output_path (bytes); a longer one is refused, unread. */
   maxLogBytes: 16 * 1024 * 1024,
-  /** How long a request waits for the workspace's checker by default (ms): the first request loads the workspace. */
+  /** How long a request waits for a loaded workspace's checker by default (ms). */
   checkWaitMs: 10_000,
+  /**
+   * How long a request waits for a checker still loading its workspace, unless constraints.check_wait_ms
+   * says otherwise (ms): the parser's syntax errors answer meanwhile, and the load goes on.
+   */
+  loadingWaitMs: 0,
+  /** How long the checks of candidate fixes may take by default (ms); constraints.verify_budget_ms overrides it. */
+  verifyBudgetMs: 1_000,
   /** Files of a tsc output checked again for their fixes. */
   maxCompileFiles: 10,
   /** Lines of code shown on each side of the cause. */
@@ -149,6 +156,8 @@ export function createDiagnose(
       constraints.check_wait_ms ?? DIAGNOSE_LIMITS.checkWaitMs,
       Math.max(0, ctx.remainingMs() - 50),
     );
+    const loadingWaitMs = Math.min(waitMs, constraints.check_wait_ms ?? DIAGNOSE_LIMITS.loadingWaitMs);
+    const verifyBudgetMs = constraints.verify_budget_ms ?? DIAGNOSE_LIMITS.verifyBudgetMs;
     const verify = constraints.verify ?? true;
     const noModel = (): { used: false; reason: string } => ({
       used: false,
@@ -166,11 +175,14 @@ export function createDiagnose(
         definitionAt?: { line: number; column: number };
         diagnostics?: boolean;
       } = {},
+      // Tool output waits for a loading checker as for a loaded one: it asks once, not at every keystroke.
+      loadingMs = waitMs,
     ) =>
       typed.diagnose(
-        { root, path, text, verify, deadline: ctx.deadline - 100, ...extra },
+        { root, path, text, verify, verifyBudgetMs, deadline: ctx.deadline - 100, ...extra },
         Math.max(0, Math.min(waitMs, ctx.remainingMs() - 50)),
         ctx.log,
+        loadingMs,
       );
 
     if (context.output !== undefined || context.output_path !== undefined) return diagnoseOutput();
@@ -205,7 +217,7 @@ export function createDiagnose(
           ? `${src.displayPath} is not a TypeScript or JavaScript file: syntax errors only`
           : "no context.workspace_root + context.file_path: syntax errors only (the checker needs the workspace's project)",
       );
-    const r = await ask(src.root, src.absPath, src.text);
+    const r = await ask(src.root, src.absPath, src.text, {}, loadingWaitMs);
     ctx.timer.mark("check");
     if ("reason" in r) return syntaxOnly(r.reason, r.fallback);
     let diagnosis: DiagnoseAnswer = r.diagnosis;

@@ -80,8 +80,10 @@ export function serveDiagnostics({ connection, documents, contextOf, call }: Dia
       message: x.message,
     }));
     await connection.sendDiagnostics({ uri: d.uri, version: d.version, diagnostics });
-    // The workspace's checker was still loading (the parser answered alone): asked again once it may be ready.
-    if (answer.payload.engine === "syntax" && /loading/.test(answer.payload.engine_reason ?? ""))
+    // The workspace's checker was still loading (the parser answered alone), or the fixes' checks ran
+    // past their budget (the agent keeps the checks made): asked again, for the rest.
+    const unchecked = (answer.payload as { fixes_unchecked?: number }).fixes_unchecked ?? 0;
+    if ((answer.payload.engine === "syntax" && /loading/.test(answer.payload.engine_reason ?? "")) || unchecked > 0)
       timers.set(
         d.uri,
         setTimeout(() => {

@@ -168,7 +168,12 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
         }
         let answer;
         try {
-          answer = await aip.invoke({ action: tool.action, context, constraints }, extra.signal);
+          // A coding agent asks once: a diagnosis waits for a checker still loading the workspace.
+          const wait = tool.action === "diagnose" && output === undefined ? { check_wait_ms: 10_000 } : {};
+          answer = await aip.invoke(
+            { action: tool.action, context, constraints: { ...wait, ...constraints } },
+            extra.signal,
+          );
         } catch (err) {
           return toolError(
             "AIP_ERR_UNAVAILABLE",
