@@ -436,7 +436,7 @@ export function unusedExpressions(sf: TS.SourceFile, syntaxErrors: readonly TS.D
  * Edit distance of `a` and `b` counting a swap of two neighbouring letters as one edit (the commonest
  * typo, which plain Levenshtein counts as two), or `limit + 1` once it exceeds `limit`.
  */
-function distance(a: string, b: string, limit: number): number {
+export function distance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit || a === b) return limit + 1;
   let prev2: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
