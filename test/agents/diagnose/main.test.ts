@@ -68,7 +68,8 @@ describe("agent-diagnose", () => {
     agent.invoke({
       action: "diagnose",
       context: { workspace_root: ws.dir, ...context },
-      constraints: { check_wait_ms: 60_000, ...constraints },
+      // Checks of fixes get all the time they need: the machine may be loaded.
+      constraints: { check_wait_ms: 60_000, verify_budget_ms: 60_000, ...constraints },
     });
 
   it("a file's errors from the checker, the verified fix first, nothing written to disk", async () => {
