@@ -11,13 +11,22 @@ import { ParseCache } from "../lib/code/cache.js";
 import { guardHandler, partialFields } from "../lib/code/parse.js";
 import { readRequestText } from "../lib/code/source.js";
 import { containedPath, readContained, resolveRoot } from "../lib/code/workspace.js";
-import type { CandidateFix, CheckedDiagnostic, DiagnoseAnswer, Edit } from "../lib/diagnose/check.js";
+import {
+  CHECK_LIMITS,
+  type CandidateFix,
+  type CheckedDiagnostic,
+  type DiagnoseAnswer,
+  type Edit,
+  type Pos,
+} from "../lib/diagnose/check.js";
+import { applyCandidate, moduleOf, pythonCandidates, topLevelNames } from "../lib/diagnose/python-fixes.js";
+import { listWorkspaceFiles } from "../lib/code/files.js";
 import { parseOutput, type Failure, type RawFrame } from "../lib/diagnose/output.js";
 import { mapThrough, type SourceMap } from "../lib/diagnose/sourcemap.js";
 import type { TypedEngine } from "../lib/completion/engine.js";
 import { isPythonRequest } from "../lib/completion/python/handler.js";
 import { pythonLanguage, pythonPartial } from "../lib/code/languages/python/report.js";
-import type { PyrightEngine } from "../lib/completion/python/pyright.js";
+import type { PyrightDiagnostic, PyrightEngine } from "../lib/completion/python/pyright.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { modelDiagnosis, type DiagnoseModel } from "./model.js";
 
@@ -25,15 +34,34 @@ import { modelDiagnosis, type DiagnoseModel } from "./model.js";
 export const DIAGNOSE_LIMITS = {
   /** Largest log read from context.output_path (bytes); a longer one is refused, unread. */
   maxLogBytes: 16 * 1024 * 1024,
-  /** How long a request waits for the workspace's checker by default (ms): the first request loads the workspace. */
+  /** How long a request waits for a loaded workspace's checker by default (ms). */
   checkWaitMs: 10_000,
+  /**
+   * How long a request waits for a checker still loading its workspace, unless constraints.check_wait_ms
+   * says otherwise (ms): the parser's syntax errors answer meanwhile, and the load goes on.
+   */
+  loadingWaitMs: 0,
+  /** How long the checks of candidate fixes may take by default (ms); constraints.verify_budget_ms overrides it. */
+  verifyBudgetMs: 1_000,
   /** Files of a tsc output checked again for their fixes. */
   maxCompileFiles: 10,
+  /** Workspace Python files scanned for a name an undefined one may be imported from. */
+  maxPythonModules: 2_000,
   /** Lines of code shown on each side of the cause. */
   contextLines: 3,
 };
 
 const TS_FILE = /\.(?:[cm]?[jt]sx?)$/;
+
+/** A checked fix of a Python diagnostic, as answered. */
+interface PyFixOut {
+  description: string;
+  fix_name: string;
+  source: "agency";
+  verified: boolean;
+  not_verified?: string;
+  edits: { file_path: string; range: { start: Pos; end: Pos }; new_text: string }[];
+}
 
 interface Frame {
   raw: string;
@@ -149,6 +177,8 @@ export function createDiagnose(
       constraints.check_wait_ms ?? DIAGNOSE_LIMITS.checkWaitMs,
       Math.max(0, ctx.remainingMs() - 50),
     );
+    const loadingWaitMs = Math.min(waitMs, constraints.check_wait_ms ?? DIAGNOSE_LIMITS.loadingWaitMs);
+    const verifyBudgetMs = constraints.verify_budget_ms ?? DIAGNOSE_LIMITS.verifyBudgetMs;
     const verify = constraints.verify ?? true;
     const noModel = (): { used: false; reason: string } => ({
       used: false,
@@ -166,11 +196,14 @@ export function createDiagnose(
         definitionAt?: { line: number; column: number };
         diagnostics?: boolean;
       } = {},
+      // Tool output waits for a loading checker as for a loaded one: it asks once, not at every keystroke.
+      loadingMs = waitMs,
     ) =>
       typed.diagnose(
-        { root, path, text, verify, deadline: ctx.deadline - 100, ...extra },
+        { root, path, text, verify, verifyBudgetMs, deadline: ctx.deadline - 100, ...extra },
         Math.max(0, Math.min(waitMs, ctx.remainingMs() - 50)),
         ctx.log,
+        loadingMs,
       );
 
     if (context.output !== undefined || context.output_path !== undefined) return diagnoseOutput();
@@ -205,7 +238,7 @@ export function createDiagnose(
           ? `${src.displayPath} is not a TypeScript or JavaScript file: syntax errors only`
           : "no context.workspace_root + context.file_path: syntax errors only (the checker needs the workspace's project)",
       );
-    const r = await ask(src.root, src.absPath, src.text);
+    const r = await ask(src.root, src.absPath, src.text, {}, loadingWaitMs);
     ctx.timer.mark("check");
     if ("reason" in r) return syntaxOnly(r.reason, r.fallback);
     let diagnosis: DiagnoseAnswer = r.diagnosis;
@@ -260,7 +293,7 @@ export function createDiagnose(
         ...(loc.displayPath !== undefined ? { file_path: loc.displayPath } : {}),
         language: "python",
       };
-      const notes = ["pyright offers no code fixes: Python diagnostics come without fixes"];
+      const notes: string[] = [];
       const syntaxOnly = async (reason: string, fallbacks: string[] = []) => {
         const doc = (await pythonLanguage()).parse(loc.text, loc.displayPath);
         return {
@@ -303,9 +336,13 @@ export function createDiagnose(
           code: d.code ?? "syntax",
           message: d.message,
           severity: d.severity === 1 ? "error" : "warning",
-          fixes: [],
+          fixes: [] as PyFixOut[],
         };
       });
+      const checks = verify
+        ? await checkPythonFixes(pyright, loc.root, loc.absPath, loc.text, r.diagnostics, diagnostics)
+        : { checked: 0, unchecked: 0 };
+      ctx.timer.mark("fixes");
       let modelOut: Record<string, unknown> = noModel();
       const first = diagnostics.find((d) => d.severity === "error");
       if (model?.host.ready && first) {
@@ -325,11 +362,109 @@ export function createDiagnose(
         checker: "pyright",
         ...(r.fallback.length ? { fallbacks: r.fallback } : {}),
         diagnostics,
-        fixes_checked: 0,
-        fixes_unchecked: 0,
+        fixes_checked: checks.checked,
+        fixes_unchecked: checks.unchecked,
         model: modelOut,
         notes,
       };
+    }
+
+    /**
+     * Candidates for pyright's diagnostics (agents/lib/diagnose/python-fixes.ts), each checked by
+     * pyright on the edited buffer within the check budget: verified when the diagnostic is gone and
+     * no error or warning appeared that was not there before. The buffer is given back to pyright after.
+     */
+    async function checkPythonFixes(
+      checker: PyrightEngine,
+      root: string,
+      path: string,
+      text: string,
+      raw: PyrightDiagnostic[],
+      out: { code: string; message: string; range: { start: Pos; end: Pos }; fixes: PyFixOut[] }[],
+    ): Promise<{ checked: number; unchecked: number }> {
+      const keyOf = (d: { code?: string; message: string }) => `${d.code ?? "syntax"}: ${d.message}`;
+      const before = new Map<string, number>();
+      for (const d of raw) before.set(keyOf(d), (before.get(keyOf(d)) ?? 0) + 1);
+      const exports = out.some((d) => /is not defined/.test(d.message))
+        ? await workspaceExports(root, path)
+        : new Map<string, Set<string>>();
+      const ends = performance.now() + verifyBudgetMs;
+      let checked = 0;
+      let unchecked = 0;
+      const fileOut = rel(root, path);
+      try {
+        for (const d of out) {
+          const members = /^Cannot access attribute/.test(d.message)
+            ? await checker.members(
+                { root, path, text, line: d.range.start.line - 1, character: d.range.start.column },
+                Math.max(0, Math.min(waitMs, ctx.remainingMs() - 50)),
+              )
+            : [];
+          const candidates = pythonCandidates(
+            { code: d.code, message: d.message, start: d.range.start, end: d.range.end },
+            text,
+            exports,
+            members,
+          ).slice(0, CHECK_LIMITS.maxFixesPerDiagnostic);
+          for (const c of candidates) {
+            const fix: PyFixOut = {
+              description: c.description,
+              fix_name: c.fix_name,
+              source: "agency",
+              verified: false,
+              edits: [{ file_path: fileOut, range: { start: c.start, end: c.end }, new_text: c.new_text }],
+            };
+            d.fixes.push(fix);
+            const left = Math.min(ends - performance.now(), ctx.remainingMs() - 200);
+            if (left <= 0 || checked >= CHECK_LIMITS.maxVerifications) {
+              unchecked++;
+              fix.not_verified =
+                "not checked within the request's check budget (constraints.verify_budget_ms) or its deadline";
+              continue;
+            }
+            checked++;
+            const after = await checker.diagnose({ root, path, text: applyCandidate(text, c) }, left, ctx.log);
+            if ("reason" in after) {
+              fix.not_verified = `not checked: ${after.reason}`;
+              continue;
+            }
+            const pool = new Map(before);
+            pool.set(keyOf(d), (pool.get(keyOf(d)) ?? 1) - 1);
+            const added: string[] = [];
+            for (const a of after.diagnostics) {
+              const n = pool.get(keyOf(a)) ?? 0;
+              if (n > 0) pool.set(keyOf(a), n - 1);
+              else added.push(keyOf(a));
+            }
+            if (added.length === 0) fix.verified = true;
+            else fix.not_verified = `errors after the fix: ${added.slice(0, 3).join("; ")}`;
+          }
+          d.fixes.sort((a, b) => Number(b.verified) - Number(a.verified));
+        }
+      } finally {
+        checker.setText(root, path, text);
+      }
+      return { checked, unchecked };
+    }
+
+    /** The workspace's Python modules and their top-level names, the diagnosed file's own left out. */
+    async function workspaceExports(root: string, path: string): Promise<Map<string, Set<string>>> {
+      const out = new Map<string, Set<string>>();
+      const files = await listWorkspaceFiles(root, {
+        maxFiles: DIAGNOSE_LIMITS.maxPythonModules,
+        accept: (f) => /\.py$/.test(f) && !/(?:^|\/)(?:\.?venv|site-packages|__pycache__)\//.test(f),
+      });
+      for (const f of files) {
+        if (f.abs === path) continue;
+        const mod = moduleOf(f.rel);
+        if (!mod) continue;
+        try {
+          out.set(mod, topLevelNames((await readContained(root, f.abs)).text));
+        } catch {
+          // A file that vanished or cannot be read offers nothing.
+        }
+      }
+      return out;
     }
 
     // ---- tool output ----

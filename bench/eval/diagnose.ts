@@ -26,7 +26,7 @@ import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { percentileOf } from "../../protocol/util/percentile.js";
 import { rng } from "../lib/rng.js";
 
-interface Project {
+export interface Project {
   name: string;
   root: string;
   files: string[];
@@ -217,7 +217,7 @@ function apply(text: string, fix: CheckedFix, path: string): string | undefined 
 }
 
 /** A copy of a corpus project with the types it names (@types/node) copied in: the reader does not follow links out of a workspace. */
-function copyProject(p: Project, modules: string): string {
+export function copyProject(p: Project, modules: string): string {
   const dir = mkdtempSync(join(tmpdir(), `aip-diag-${p.name}-`));
   cpSync(p.root, dir, { recursive: true, filter: (s) => !s.includes("node_modules") });
   for (const pkg of ["@types/node", "undici-types"])
@@ -596,11 +596,11 @@ async function failures(ps: Project[], repo: string, perLib: number): Promise<Re
   };
 }
 
-/** The diagnostics of a warm 2,000-line file: each request a changed buffer (a keystroke in a comment). */
-async function speed(ps: Project[], modules: string): Promise<Record<string, unknown>> {
-  const p = ps.find((x) => x.name === "scule") ?? ps[0]!;
-  const dir = copyProject(p, modules);
-  // scule's module with its types inlined, repeated in namespaces: a clean 2,000-line file.
+/**
+ * In a copy of scule: its module with its types inlined, repeated in namespaces, written as
+ * src/big.ts: a clean file of at least 2,000 lines.
+ */
+export function writeBigFile(dir: string): { path: string; text: string } {
   const unit = `${readFileSync(join(dir, "src/types.ts"), "utf8")}\n${readFileSync(join(dir, "src/index.ts"), "utf8")}`
     .replace(/^import[^;]*;$/gms, "")
     .replace(/^export \* from .*$/gm, "");
@@ -609,6 +609,14 @@ async function speed(ps: Project[], modules: string): Promise<Record<string, unk
     big += `export namespace N${i} {\n${unit.replace(/export type /g, "type ")}\n}\n`;
   const path = join(dir, "src/big.ts");
   writeFileSync(path, big);
+  return { path, text: big };
+}
+
+/** The diagnostics of a warm 2,000-line file: each request a changed buffer (a keystroke in a comment). */
+async function speed(ps: Project[], modules: string): Promise<Record<string, unknown>> {
+  const p = ps.find((x) => x.name === "scule") ?? ps[0]!;
+  const dir = copyProject(p, modules);
+  const { path, text: big } = writeBigFile(dir);
   const t0 = performance.now();
   const svc = new WorkspaceService(dir);
   await svc.loaded;

@@ -346,9 +346,16 @@ export const DiagnoseContextSchema = ContextSchema.extend({
 });
 export const DiagnoseConstraintsSchema = ConstraintsSchema.extend({
   verify: bool().optional().describe("check every fix on an in-memory copy of the files (default true)"),
+  verify_budget_ms: intIn(0, 60_000)
+    .optional()
+    .describe(
+      "how long the checks of fixes may take (default 1000): the rest are marked unchecked, and a request for the same text goes on where it stopped",
+    ),
   check_wait_ms: intIn(0, 60_000)
     .optional()
-    .describe("how long to wait for the workspace's checker (default 10000; the first request loads the workspace)"),
+    .describe(
+      "how long to wait for the workspace's checker (default: 10000 once it is loaded; while it loads, the parser answers at once unless this is given)",
+    ),
   max_tokens: intIn(1, 512).optional().describe("model: tokens for the explanation (default 96)"),
   inference_timeout_ms: intIn(1, INFERENCE_TIMEOUT_MAX_MS).optional(),
   ...LATEST_WINS,

@@ -31,6 +31,8 @@ export const DIAGNOSE_DEBOUNCE_MS = 300;
 const DIAGNOSE_RETRY_MS = 1000;
 /** The deadline of one diagnosis: the first on a workspace loads its checker. */
 const DIAGNOSE_TIMEOUT_MS = 15_000;
+/** How long the fixes left unchecked may take to check when a code action asks for them. */
+const QUICK_FIX_CHECK_MS = 10_000;
 
 const NEVER: CancellationToken = {
   isCancellationRequested: false,
@@ -54,7 +56,7 @@ export interface DiagnosticsOptions {
 
 /** Publish diagnostics for open documents; returns the quick fixes for a code-action request. */
 export function serveDiagnostics({ connection, documents, contextOf, call }: DiagnosticsOptions): {
-  quickFixes: (params: CodeActionParams) => CodeAction[];
+  quickFixes: (params: CodeActionParams, token: CancellationToken) => Promise<CodeAction[]>;
 } {
   /** Per document: the version diagnosed, its root and the answer. */
   const last = new Map<string, { version: number; root: string; payload: DiagnosePayload }>();
@@ -80,8 +82,10 @@ export function serveDiagnostics({ connection, documents, contextOf, call }: Dia
       message: x.message,
     }));
     await connection.sendDiagnostics({ uri: d.uri, version: d.version, diagnostics });
-    // The workspace's checker was still loading (the parser answered alone): asked again once it may be ready.
-    if (answer.payload.engine === "syntax" && /loading/.test(answer.payload.engine_reason ?? ""))
+    // The workspace's checker was still loading (the parser answered alone), or the fixes' checks ran
+    // past their budget (the agent keeps the checks made): asked again, for the rest.
+    const unchecked = (answer.payload as { fixes_unchecked?: number }).fixes_unchecked ?? 0;
+    if ((answer.payload.engine === "syntax" && /loading/.test(answer.payload.engine_reason ?? "")) || unchecked > 0)
       timers.set(
         d.uri,
         setTimeout(() => {
@@ -110,11 +114,28 @@ export function serveDiagnostics({ connection, documents, contextOf, call }: Dia
   });
 
   return {
-    quickFixes(params) {
-      const entry = last.get(params.textDocument.uri);
+    async quickFixes(params, token) {
+      let entry = last.get(params.textDocument.uri);
       const d = documents.get(params.textDocument.uri);
       if (!entry || !d || d.version !== entry.version) return [];
       const { start, end } = params.range;
+      // Fixes left unchecked by the diagnosis's budget are checked now, when they are asked for (the
+      // agent keeps the checks already made, so this costs only the ones left).
+      if (((entry.payload as { fixes_unchecked?: number }).fixes_unchecked ?? 0) > 0) {
+        try {
+          const again = await call(
+            d.uri,
+            "diagnose",
+            contextOf(d),
+            { timeout_ms: DIAGNOSE_TIMEOUT_MS, verify_budget_ms: QUICK_FIX_CHECK_MS },
+            token,
+          );
+          if (again.ok && documents.get(d.uri)?.version === d.version)
+            last.set(d.uri, (entry = { version: d.version, root: entry.root, payload: again.payload }));
+        } catch {
+          // Cancelled, or no agency: the fixes checked so far.
+        }
+      }
       const out: CodeAction[] = [];
       for (const x of entry.payload.diagnostics) {
         const r = { start: toLsp(x.range.start), end: toLsp(x.range.end) };

@@ -500,12 +500,12 @@ export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: Ls
 
   // Listing code actions runs nothing (no agent is asked): the action is offered from what the editor
   // already knows, and testgen is asked only when the user picks it (codeAction/resolve).
-  connection.onCodeAction((params) => {
+  connection.onCodeAction(async (params, token) => {
     const d = documents.get(params.textDocument.uri);
     if (!d || LANGUAGE_IDS[d.languageId] === undefined) return [];
     const ctx = contextOf(d);
     // The verified fixes of the last diagnosis (published with the document's diagnostics).
-    const fixes = diagnosis.quickFixes(params);
+    const fixes = await diagnosis.quickFixes(params, token);
     if (ctx.workspace_root === undefined) return fixes;
     const action: CodeAction = {
       title: "Generate tests for the function at the cursor (aip testgen)",

@@ -172,8 +172,10 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
         let answer;
         try {
           const timeout = "timeoutMs" in tool ? { timeout_ms: tool.timeoutMs } : {};
+          // A coding agent asks once: a diagnosis waits for a checker still loading the workspace.
+          const wait = tool.action === "diagnose" && output === undefined ? { check_wait_ms: 10_000 } : {};
           answer = await aip.invoke(
-            { action: tool.action, context, constraints: { ...timeout, ...constraints } },
+            { action: tool.action, context, constraints: { ...timeout, ...wait, ...constraints } },
             extra.signal,
           );
         } catch (err) {

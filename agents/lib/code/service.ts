@@ -460,6 +460,67 @@ export class WorkspaceService {
   }
 
   /**
+   * The errors of `files` (syntactic, else semantic and declaration ones, as the language service
+   * reports them) with the texts of `edited` in place of theirs, from a program built beside the
+   * service's own: it reuses that program's parsed files and resolutions, and leaves it and its
+   * checker untouched, so the diagnostics it has computed still answer the next request at once.
+   */
+  errorsWithEdits(edited: ReadonlyMap<string, string>, files: Iterable<string>): Map<string, TS.Diagnostic[]> {
+    const base = this.program();
+    const lsHost = this.host(base);
+    const options = base.getCompilerOptions();
+    const host: TS.CompilerHost = {
+      getSourceFile: (fileName, languageVersionOrOptions) => {
+        const text = edited.get(fileName);
+        if (text !== undefined) return ts.createSourceFile(fileName, text, languageVersionOrOptions, true);
+        // A redirect (one package at two paths) is the program's own wrapper: the host gives the file under it.
+        const sf = base.getSourceFile(fileName) as
+          (TS.SourceFile & { redirectInfo?: { unredirected: TS.SourceFile } }) | undefined;
+        if (sf) return sf.redirectInfo?.unredirected ?? sf;
+        const snapshot = lsHost.getScriptSnapshot(fileName);
+        return snapshot
+          ? ts.createSourceFile(fileName, snapshot.getText(0, snapshot.getLength()), languageVersionOrOptions, true)
+          : undefined;
+      },
+      getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+      writeFile: () => undefined,
+      getCurrentDirectory: () => this.root,
+      getCanonicalFileName: (f) => f,
+      useCaseSensitiveFileNames: () => true,
+      getNewLine: () => "\n",
+      fileExists: (p) => lsHost.fileExists(p),
+      readFile: (p) => lsHost.readFile(p),
+      directoryExists: (d) => lsHost.directoryExists!(d),
+      getDirectories: (d) => lsHost.getDirectories!(d),
+      realpath: (p) => p,
+    };
+    const references = base.getProjectReferences();
+    const program = ts.createProgram({
+      rootNames: base.getRootFileNames(),
+      options,
+      host,
+      oldProgram: base,
+      ...(references ? { projectReferences: references } : {}),
+    });
+    const declarations = Boolean(options.declaration || options.composite);
+    const out = new Map<string, TS.Diagnostic[]>();
+    for (const f of files) {
+      const sf = program.getSourceFile(f);
+      if (!sf) throw new Error(`the project does not hold ${f}`);
+      const syn = program.getSyntacticDiagnostics(sf);
+      const sem =
+        syn.length > 0
+          ? []
+          : [...program.getSemanticDiagnostics(sf), ...(declarations ? program.getDeclarationDiagnostics(sf) : [])];
+      out.set(
+        f,
+        [...syn, ...sem].filter((d) => d.category === ts.DiagnosticCategory.Error),
+      );
+    }
+    return out;
+  }
+
+  /**
    * `text` of `path` as the last program's checker can answer about it without a rebuild (stale.ts),
    * or why it cannot. Counts the answer: past SERVICE_LIMITS.maxStaleAnswers a new program is needed.
    */

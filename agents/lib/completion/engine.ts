@@ -83,6 +83,8 @@ export class TypedEngine {
   private last: { workspaces: ServiceStats[]; heap_used_bytes: number } = { workspaces: [], heap_used_bytes: 0 };
   private restarts = 0;
   private log?: Logger;
+  /** Workspaces whose load has ended (ready or failed) in the running worker. */
+  private readonly loadedRoots = new Set<string>();
 
   private start(): Worker {
     if (this.worker) return this.worker;
@@ -99,8 +101,14 @@ export class TypedEngine {
         const resolve = this.pending.get(m.id);
         this.pending.delete(m.id);
         resolve?.(m);
-      } else if (m.kind === "stats") this.last = { workspaces: m.workspaces, heap_used_bytes: m.heap_used_bytes };
-      else this.log?.info({ workspace: m.root, ...m.event }, "typed completion: workspace");
+      } else if (m.kind === "stats") {
+        this.last = { workspaces: m.workspaces, heap_used_bytes: m.heap_used_bytes };
+        for (const ws of m.workspaces) if (ws.state !== "loading") this.loadedRoots.add(ws.root);
+      } else {
+        if (m.event.phase === "ready") this.loadedRoots.add(m.root);
+        if (m.event.phase === "closed") this.loadedRoots.delete(m.root);
+        this.log?.info({ workspace: m.root, ...m.event }, "typed completion: workspace");
+      }
     });
     const gone = (why: string): void => {
       if (this.worker !== w) return;
@@ -111,6 +119,7 @@ export class TypedEngine {
       for (const [id, resolve] of this.pending) resolve({ kind: "answer", id, status: "failed", reason: why });
       this.pending.clear();
       this.inFlight.clear();
+      this.loadedRoots.clear();
     };
     w.on("error", (err) => gone(err.message));
     w.on("exit", (code) => gone(`exited with ${code}`));
@@ -183,14 +192,17 @@ export class TypedEngine {
 
   /**
    * Diagnose a file through the same per-workspace checker (agents/lib/diagnose/check.ts): resolves
-   * within `budgetMs` with the diagnosis or the reason there is none.
+   * within `budgetMs` with the diagnosis or the reason there is none; within `loadingMs` when the
+   * workspace is still loading (the request stays queued, so the load goes on and warms the checker).
    */
   async diagnose(
     req: { root: string } & DiagnoseRequest,
     budgetMs: number,
     log?: Logger,
+    loadingMs = budgetMs,
   ): Promise<{ diagnosis: DiagnoseAnswer; fallback: string[] } | { reason: string; fallback: string[] }> {
     if (log) this.log = log;
+    if (!this.loadedRoots.has(req.root)) budgetMs = Math.min(budgetMs, loadingMs);
     const worker = this.start();
     const id = this.nextId++;
     const reply = new Promise<FromWorker & { kind: "answer" }>((resolve) => this.pending.set(id, resolve));

@@ -94,6 +94,8 @@ export interface DiagnoseRequest {
   definitionAt?: Pos;
   /** Epoch ms after which remaining candidates are left unchecked. */
   deadline: number;
+  /** How long the checks of candidates may take (ms): the rest are marked unchecked. Default: until `deadline`. */
+  verifyBudgetMs?: number;
 }
 
 export interface DiagnoseAnswer {
@@ -102,6 +104,8 @@ export interface DiagnoseAnswer {
   more: number;
   checked: number;
   unchecked: number;
+  /** Of `checked`, the checks made by an earlier request on the same texts and kept. */
+  checks_reused: number;
   definition?: Definition;
   ms: { diagnostics: number; fixes: number };
 }
@@ -432,7 +436,7 @@ export function unusedExpressions(sf: TS.SourceFile, syntaxErrors: readonly TS.D
  * Edit distance of `a` and `b` counting a swap of two neighbouring letters as one edit (the commonest
  * typo, which plain Levenshtein counts as two), or `limit + 1` once it exceeds `limit`.
  */
-function distance(a: string, b: string, limit: number): number {
+export function distance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit || a === b) return limit + 1;
   let prev2: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -492,9 +496,10 @@ function applySpans(text: string, spans: RawFix["changes"][0]["spans"]): string 
 }
 
 /**
- * Apply `fix` to in-memory copies, check the touched files and the diagnosed one, and put the texts
- * back. Verified: every error now was there before (by code and message, as many times), the target
- * counted once less.
+ * Check `fix` on in-memory copies of the files it edits, in a program beside the service's own
+ * (WorkspaceService.errorsWithEdits): the service's program and checker are left as they are.
+ * Verified: every error now was there before (by code and message, as many times), the target
+ * counted once less, and none covers the diagnostic's place beyond those that covered it besides it.
  */
 function verify(
   svc: WorkspaceService,
@@ -506,23 +511,24 @@ function verify(
 ): { verified: boolean; why?: string } {
   const ls = svc.languageService;
   const program = svc.program();
-  const originals = new Map<string, string>();
-  for (const c of fix.changes) {
-    const sf = program.getSourceFile(c.file);
-    if (!sf) return { verified: false, why: `it edits ${c.file}, which the project does not hold` };
-    originals.set(c.file, sf.text);
+  const spansOf = new Map<string, RawFix["changes"][0]["spans"]>();
+  for (const c of fix.changes) spansOf.set(c.file, [...(spansOf.get(c.file) ?? []), ...c.spans]);
+  const edited = new Map<string, string>();
+  for (const [file, spans] of spansOf) {
+    const sf = program.getSourceFile(file);
+    if (!sf) return { verified: false, why: `it edits ${file}, which the project does not hold` };
+    edited.set(file, applySpans(sf.text, spans));
   }
-  const files = new Set([path, ...originals.keys()]);
+  const files = new Set([path, ...edited.keys()]);
   for (const f of files) if (!before.has(f)) before.set(f, errorsOf(ls, f).map(keyOf));
   try {
-    for (const c of fix.changes) svc.update(c.file, applySpans(originals.get(c.file)!, c.spans));
+    const after = svc.errorsWithEdits(edited, files);
     const left: string[] = [];
     const pool = new Map<string, number>();
     for (const f of files)
       for (const k of before.get(f) ?? []) pool.set(`${f}\0${k}`, (pool.get(`${f}\0${k}`) ?? 0) + 1);
     const t = `${path}\0${target}`;
     pool.set(t, (pool.get(t) ?? 1) - 1);
-    const after = new Map([...files].map((f) => [f, errorsOf(ls, f)]));
     for (const [f, errs] of after)
       for (const k of errs.map(keyOf)) {
         const n = pool.get(`${f}\0${k}`) ?? 0;
@@ -532,7 +538,7 @@ function verify(
     if (left.length > 0) return { verified: false, why: `errors after the fix: ${left.slice(0, 3).join("; ")}` };
     // The same message may have moved rather than gone: no error may cover the diagnostic's place
     // (where the edits moved it) beyond those that covered it besides the target.
-    const spans = fix.changes.filter((c) => c.file === path).flatMap((c) => c.spans);
+    const spans = spansOf.get(path) ?? [];
     let moved = at.start;
     for (const sp of spans)
       if (sp.start + sp.length <= at.start) moved += sp.text.length - sp.length;
@@ -547,17 +553,34 @@ function verify(
     return { verified: true };
   } catch (err) {
     return { verified: false, why: `the check failed: ${(err as Error).message}` };
-  } finally {
-    for (const [f, text] of originals) svc.update(f, text);
   }
 }
 
-function rankOf(f: CheckedFix): number {
+/** The rank a candidate has before it is checked: suppressions last, repairs that use what exists first. */
+function staticRank(f: Pick<CheckedFix, "fix_name" | "source">): number {
   return (
-    (f.verified ? 0 : 100) +
     (SUPPRESSIONS.has(f.fix_name) ? 50 : 0) +
     (PREFERRED.has(f.fix_name) ? 0 : DECLARES.has(f.fix_name) ? 20 : f.source === "model" ? 5 : 10)
   );
+}
+
+function rankOf(f: CheckedFix): number {
+  return (f.verified ? 0 : 100) + staticRank(f);
+}
+
+/** A candidate on its way to the answer: `check` while its check is still to be made. */
+type Pending = CheckedFix & { check?: { raw: RawFix; self: string; start: number; key: string } };
+
+/**
+ * The checks made against each program of the service (by candidate): the program is rebuilt only
+ * when a text changes, and every check is of edits to the texts that program holds.
+ */
+const CHECKS = new WeakMap<TS.Program, Map<string, { verified: boolean; why?: string }>>();
+
+function checksOf(program: TS.Program): Map<string, { verified: boolean; why?: string }> {
+  let m = CHECKS.get(program);
+  if (!m) CHECKS.set(program, (m = new Map()));
+  return m;
 }
 
 function lookupDefinition(svc: WorkspaceService, program: TS.Program, path: string, at: Pos): Definition | undefined {
@@ -625,6 +648,7 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
       more: 0,
       checked: 0,
       unchecked: 0,
+      checks_reused: 0,
       ...(definition ? { definition } : {}),
       ms: { diagnostics: 0, fixes: 0 },
     };
@@ -690,7 +714,7 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
           }),
         });
     const seen = new Set<string>();
-    const fixes: CheckedFix[] = [];
+    const fixes: Pending[] = [];
     for (const raw of raws) {
       const key = JSON.stringify(raw.changes);
       if (seen.has(key) || fixes.length >= CHECK_LIMITS.maxFixesPerDiagnostic) continue;
@@ -705,28 +729,21 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
         }));
       });
       const base = { description: raw.description, fix_name: raw.fix_name, source: raw.source, edits };
-      if (SUPPRESSIONS.has(raw.fix_name)) {
+      // The agent's rule is no compiler error: its fix must only add none.
+      const self = rule === undefined ? keyOf(d as TS.Diagnostic) : "";
+      if (SUPPRESSIONS.has(raw.fix_name))
         fixes.push({ ...base, verified: false, not_verified: "it suppresses the error instead of repairing it" });
-      } else if (req.verify === false) {
+      else if (req.verify === false)
         fixes.push({ ...base, verified: false, not_verified: "not checked (constraints.verify is false)" });
-      } else if (d.category !== ts.DiagnosticCategory.Error && rule === undefined) {
+      else if (d.category !== ts.DiagnosticCategory.Error && rule === undefined)
         fixes.push({ ...base, verified: false, not_verified: "not checked (a warning)" });
-      } else if (checked >= CHECK_LIMITS.maxVerifications || Date.now() > req.deadline) {
-        unchecked++;
+      else
         fixes.push({
           ...base,
           verified: false,
-          not_verified: "not checked (the request's check limit or deadline was reached)",
+          check: { raw, self, start, key: `${path}\0${self}\0${start}\0${key}` },
         });
-      } else {
-        checked++;
-        // The agent's rule is no compiler error: its fix must only add none.
-        const self = rule === undefined ? keyOf(d as TS.Diagnostic) : "";
-        const v = verify(svc, path, before, self, raw, { start, kept: keptAt(start, self) });
-        fixes.push({ ...base, verified: v.verified, ...(v.why !== undefined ? { not_verified: v.why } : {}) });
-      }
     }
-    fixes.sort((a, b) => rankOf(a) - rankOf(b));
     diagnostics.push({
       file: path,
       start: posOf(sf, start),
@@ -738,12 +755,51 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
       fixes,
     });
   }
+  // The checks, the likeliest repair of every diagnostic first, then the next of each: a budget that
+  // runs out leaves the least likely candidates unchecked rather than whole diagnostics. Checks made
+  // against this program are kept, so asking again goes on where the budget stopped.
+  const order = diagnostics
+    .flatMap((d) =>
+      (d.fixes as Pending[])
+        .filter((f) => f.check)
+        .sort((a, b) => staticRank(a) - staticRank(b))
+        .map((f, i) => ({ f, i })),
+    )
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.f);
+  const done = checksOf(program);
+  const budgetEnd = req.verifyBudgetMs === undefined ? Infinity : performance.now() + req.verifyBudgetMs;
+  let cached = 0;
+  let fresh = 0;
+  for (const f of order) {
+    const c = f.check!;
+    delete f.check;
+    let v = done.get(c.key);
+    if (v) cached++;
+    else if (fresh >= CHECK_LIMITS.maxVerifications || Date.now() > req.deadline || performance.now() >= budgetEnd) {
+      unchecked++;
+      f.not_verified =
+        performance.now() >= budgetEnd && Date.now() <= req.deadline && fresh < CHECK_LIMITS.maxVerifications
+          ? "not checked within the request's check budget (constraints.verify_budget_ms): ask again, the checks made are kept"
+          : "not checked (the request's check limit or deadline was reached)";
+      continue;
+    } else {
+      v = verify(svc, path, before, c.self, c.raw, { start: c.start, kept: keptAt(c.start, c.self) });
+      done.set(c.key, v);
+      fresh++;
+    }
+    checked++;
+    f.verified = v.verified;
+    if (v.why !== undefined) f.not_verified = v.why;
+  }
+  for (const d of diagnostics) d.fixes.sort((a, b) => rankOf(a) - rankOf(b));
   const definition = req.definitionAt ? lookupDefinition(svc, svc.program(), path, req.definitionAt) : undefined;
   return {
     diagnostics,
     more: all.length + own.length - shown.length,
     checked,
     unchecked,
+    checks_reused: cached,
     ...(definition ? { definition } : {}),
     ms: {
       diagnostics: Math.round((tDiag - t0) * 100) / 100,

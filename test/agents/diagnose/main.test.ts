@@ -68,7 +68,8 @@ describe("agent-diagnose", () => {
     agent.invoke({
       action: "diagnose",
       context: { workspace_root: ws.dir, ...context },
-      constraints: { check_wait_ms: 60_000, ...constraints },
+      // Checks of fixes get all the time they need: the machine may be loaded.
+      constraints: { check_wait_ms: 60_000, verify_budget_ms: 60_000, ...constraints },
     });
 
   it("a file's errors from the checker, the verified fix first, nothing written to disk", async () => {
@@ -106,6 +107,33 @@ describe("agent-diagnose", () => {
     const fixed = await diagnose({ file_path: "src/broken.ts", source_code: BROKEN.replace('"a"', "1") });
     const top = (fixed.payload.diagnostics as Json[])[0]!.fixes[0];
     expect(top).toMatchObject({ verified: true, edits: [{ new_text: "return " }] });
+  }, 90_000);
+
+  it("a workspace whose checker is still loading: the parser's errors at once, the checker's when asked again", async () => {
+    const fresh = tempDir("aipd-new-");
+    try {
+      writeFileSync(join(fresh.dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true } }));
+      const text = 'export const n: number = "x";\nexport const m = (;\n';
+      writeFileSync(join(fresh.dir, "a.ts"), text);
+      const context = { workspace_root: fresh.dir, file_path: "a.ts" };
+      const first = await agent.invoke({ action: "diagnose", context, constraints: {} });
+      expect(first.payload).toMatchObject({
+        engine: "syntax",
+        engine_reason: expect.stringMatching(/still loading this workspace/),
+        diagnostics: [{ line: 2, code: "syntax" }],
+      });
+      const checked = await agent.invoke({ action: "diagnose", context, constraints: { check_wait_ms: 60_000 } });
+      expect(checked.payload).toMatchObject({ engine: "checker", diagnostics: [{ line: 2, code: "TS1109" }] });
+      // Once loaded, a request without check_wait_ms waits for the checker.
+      const again = await agent.invoke({
+        action: "diagnose",
+        context: { ...context, source_code: text.replace("(;", "1;") },
+        constraints: {},
+      });
+      expect(again.payload).toMatchObject({ engine: "checker", diagnostics: [{ line: 1, code: "TS2322" }] });
+    } finally {
+      fresh.cleanup();
+    }
   }, 90_000);
 
   it("without a workspace: syntax errors only, and says why", async () => {

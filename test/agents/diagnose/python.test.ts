@@ -76,25 +76,79 @@ describe.skipIf(!existsSync(PYTHON))("agent-diagnose on Python", () => {
     ws.cleanup();
   });
 
-  it("a .py file's errors from pyright, at their lines, with rule codes and no fixes", async () => {
+  it("a .py file's errors from pyright, at their lines, with rule codes and checked fixes", async () => {
     const res = await agent.invoke({
       action: "diagnose",
       context: { workspace_root: root, file_path: "app.py" },
-      constraints: { check_wait_ms: 60_000 },
+      constraints: { check_wait_ms: 60_000, verify_budget_ms: 60_000 },
     });
     expect(res.status, JSON.stringify(res.error)).toBe("success");
     const p = res.payload as Json;
     expect(p).toMatchObject({ mode: "file", engine: "checker", checker: "pyright", language: "python" });
     const ds = p.diagnostics as Json[];
     const attr = ds.find((d) => d.line === 6);
-    expect(attr).toMatchObject({ file_path: "app.py", column: 12, severity: "error", fixes: [] });
+    expect(attr).toMatchObject({ file_path: "app.py", column: 12, severity: "error" });
+    // The misspelled attribute: renamed to the member pyright offers there, checked by pyright.
+    expect(attr!.fixes[0]).toMatchObject({
+      description: "Change spelling to 'area'",
+      verified: true,
+      edits: [
+        {
+          file_path: "app.py",
+          range: { start: { line: 6, column: 12 }, end: { line: 6, column: 16 } },
+          new_text: "area",
+        },
+      ],
+    });
     expect(attr!.message).toContain('"aera"');
     expect(attr!.code).toBe("reportAttributeAccessIssue");
     const undef = ds.find((d) => d.line === 7);
     expect(undef).toMatchObject({ code: "reportUndefinedVariable", column: 10, severity: "error" });
     expect(undef!.message).toContain('"undefined_name" is not defined');
+    expect(undef!.fixes).toEqual([]);
     expect(ds).toHaveLength(2);
-    expect(p.notes.join(" ")).toMatch(/no code fixes/);
+    expect(p.fixes_checked).toBeGreaterThan(0);
+  });
+
+  it("an import added from the standard library and from the workspace, a misspelled local renamed, an unused import removed", async () => {
+    const tools = `import os
+
+
+def fmt(value: float) -> str:
+    result = json.dumps({"v": value})
+    return reslt
+
+
+def read(text: str):
+    return load(text)
+`;
+    const res = await agent.invoke({
+      action: "diagnose",
+      context: { workspace_root: root, file_path: "tools.py", source_code: tools },
+      constraints: { check_wait_ms: 60_000, verify_budget_ms: 60_000 },
+    });
+    expect(res.status, JSON.stringify(res.error)).toBe("success");
+    const ds = res.payload.diagnostics as Json[];
+    const top = (line: number) => ds.find((d) => d.line === line)!.fixes[0];
+    expect(ds.find((d) => d.line === 1)).toMatchObject({ code: "reportUnusedImport", severity: "warning" });
+    expect(top(1)).toMatchObject({
+      fix_name: "agency.removeImport",
+      verified: true,
+      edits: [{ range: { start: { line: 1, column: 0 }, end: { line: 2, column: 0 } }, new_text: "" }],
+    });
+    expect(top(5)).toMatchObject({
+      verified: true,
+      edits: [{ range: { start: { line: 2, column: 0 } }, new_text: "import json\n" }],
+    });
+    expect(top(6)).toMatchObject({ verified: true, edits: [{ new_text: "result" }] });
+    expect(top(10)).toMatchObject({ verified: true, edits: [{ new_text: "from pkg.shapes import load\n" }] });
+    // Asked again without the checks: the same diagnostics, from the buffer sent rather than an edited copy.
+    const again = await agent.invoke({
+      action: "diagnose",
+      context: { workspace_root: root, file_path: "tools.py", source_code: tools },
+      constraints: { check_wait_ms: 60_000, verify: false },
+    });
+    expect((again.payload.diagnostics as Json[]).map((d) => d.line)).toEqual(ds.map((d) => d.line));
   });
 
   it("an unsaved buffer is checked as sent: the fixed text has no errors", async () => {

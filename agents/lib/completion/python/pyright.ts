@@ -131,6 +131,8 @@ export class PyrightWorkspace {
         workspace: { configuration: true, workspaceFolders: true },
         textDocument: {
           completion: { completionItem: { snippetSupport: false, documentationFormat: ["plaintext"] } },
+          // Unnecessary (1): pyright then reports what is never used, the diagnose agent's unused imports.
+          publishDiagnostics: { tagSupport: { valueSet: [1] } },
         },
       },
       initializationOptions: {},
@@ -303,26 +305,40 @@ export class PyrightWorkspace {
       .sort((a, b) => ((a.sortText ?? a.label) < (b.sortText ?? b.label) ? -1 : 1));
   }
 
-  /** The errors and warnings of a file as the buffer has it (LSP pull diagnostics; hints dropped). */
+  /**
+   * The errors and warnings of a file as the buffer has it (LSP pull diagnostics), and its imports
+   * never used (hints to pyright, reported as warnings with the rule `reportUnusedImport`); other hints dropped.
+   */
   async diagnostics(path: string, text: string): Promise<PyrightDiagnostic[]> {
     await this.ready;
     if (this.state === "failed" || this.exited) throw new Error(this.fallback.at(-1) ?? "pyright is not running");
     const uri = this.sync(path, text);
     const result = (await this.request("textDocument/diagnostic", { textDocument: { uri } })) as {
-      items?: (PyrightDiagnostic & { severity?: number })[];
+      items?: (PyrightDiagnostic & { severity?: number; data?: unknown })[];
     } | null;
     if (this.state === "loading") {
       this.state = "ready";
       this.loadMs = Math.round(performance.now() - this.started);
     }
+    // An import never used: a hint whose action is pyright's unused-import one (its message names the symbol only).
+    const unusedImport = (d: { severity?: number; data?: unknown }) =>
+      d.severity === 4 &&
+      ((d.data as { actions?: { action?: string }[] } | undefined)?.actions ?? []).some(
+        (a) => a.action === "pyright.unusedImport",
+      );
     return (result?.items ?? [])
-      .filter((d) => d.severity === 1 || d.severity === 2)
+      .filter((d) => d.severity === 1 || d.severity === 2 || unusedImport(d))
       .map((d) => ({
         range: d.range,
-        severity: d.severity,
-        message: d.message,
-        ...(d.code !== undefined ? { code: String(d.code) } : {}),
+        severity: unusedImport(d) ? 2 : d.severity,
+        message: unusedImport(d) ? `Import ${d.message}` : d.message,
+        ...(unusedImport(d) ? { code: "reportUnusedImport" } : d.code !== undefined ? { code: String(d.code) } : {}),
       }));
+  }
+
+  /** Give pyright this text of the file (after a check of another one), without asking anything. */
+  setText(path: string, text: string): void {
+    if (this.state !== "failed" && !this.exited) this.sync(path, text);
   }
 
   /** Resident memory of the child (bytes), from /proc; 0 where that is not readable. */
@@ -410,6 +426,20 @@ export class PyrightEngine {
     // A diagnosis waits out its budget while the workspace loads: there is no syntactic stand-in for types.
     const r = await this.within(ws, ws.diagnostics(req.path, req.text), budgetMs, true);
     return { ...("value" in r ? { diagnostics: r.value } : r), fallback: ws.fallback };
+  }
+
+  /** The attribute names pyright offers at a position (0-based line and UTF-16 column), within `budgetMs`. */
+  async members(
+    req: { root: string; path: string; text: string; line: number; character: number },
+    budgetMs: number,
+  ): Promise<string[]> {
+    const r = await this.complete(req, budgetMs, undefined, true);
+    return "items" in r ? r.items.map((i) => i.label) : [];
+  }
+
+  /** Put the file's text back in the workspace's pyright (after checks of edited copies). */
+  setText(root: string, path: string, text: string): void {
+    this.workspaces.get(root)?.setText(path, text);
   }
 
   /** `work`'s answer as `{ value }`, or the reason when it fails or outlasts `budgetMs` (the work goes on). */

@@ -106,4 +106,33 @@ export function make(n: number): { a: number; b: number } {
     expect(wrong.not_verified).toMatch(/an error remains at the diagnostic: TS2322/);
     expect(first.fixes.find((f) => f.description === "fixes line 1")!.verified).toBe(true);
   });
+
+  it("checks are kept per program: the same text asked again reuses them and the service's program is left as it was", () => {
+    const text = `export function total(xs: number[]): number {\n  const count = xs.length;\n  return cuont;\n}\n`;
+    const a = run(text);
+    const d = a.diagnostics.find((x) => x.code === 2552 || x.code === 2304)!;
+    expect(d).toMatchObject({ start: { line: 3, column: 9 } });
+    expect(d.fixes[0]).toMatchObject({ verified: true, edits: [{ start: { line: 3, column: 9 }, new_text: "count" }] });
+    expect(a.checked).toBeGreaterThan(0);
+    const rebuilds = svc.stats().rebuilds;
+    const b = run(text);
+    // No program was built for the checks, nor for the second request.
+    expect(svc.stats().rebuilds).toBe(rebuilds);
+    expect(b.checks_reused).toBe(a.checked);
+    expect(b.diagnostics).toEqual(a.diagnostics);
+  });
+
+  it("a check budget of 0 marks every candidate unchecked; asking again checks them", () => {
+    const text = `export function half(n: number): number {\n  const value = n / 2;\n  return valeu;\n}\n`;
+    const a = run(text, { verifyBudgetMs: 0 });
+    const fixes = a.diagnostics.flatMap((d) => d.fixes);
+    expect(fixes.length).toBeGreaterThan(0);
+    expect(a.checked).toBe(0);
+    expect(a.unchecked).toBe(fixes.length);
+    for (const f of fixes)
+      expect(f).toMatchObject({ verified: false, not_verified: expect.stringMatching(/check budget/) });
+    const b = run(text);
+    expect(b.unchecked).toBe(0);
+    expect(b.diagnostics[0]!.fixes[0]).toMatchObject({ verified: true, edits: [{ new_text: "value" }] });
+  });
 });
