@@ -6,9 +6,13 @@
  * every agent (cold) and fills the verdict cache, the next N reuse it (warm). The time is
  * from spawning `aip up` to its `ready` log line; the run is then stopped with SIGTERM. Prints each run
  * and the median, and writes bench/results/<date>-start-to-ready[-<tag>].json.
+ *
+ * Beside the wall clock, which the host's other load stretches, each run records the CPU time the
+ * whole process tree (orchestrator, agents, standbys, vetting runs) had spent when it said ready, and
+ * when the first agent process was spawned: figures that compare across loads.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -28,6 +32,39 @@ interface Run {
   vetted: number;
   /** When each agent was ready, from the start (ms): where the time went. */
   agents_ready_ms: Record<string, number>;
+  /** When the first agent process was spawned (ms from the start). */
+  first_agent_starting_ms: number | undefined;
+  /** CPU time (user + system) of `aip up` and every process under it when it said ready (ms). */
+  tree_cpu_ms: number;
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** CPU time (ms) of `pid` and all its live descendants, with the children they have reaped (/proc). */
+function treeCpuMs(pid: number): number {
+  const procs = new Map<number, { ppid: number; ticks: number }>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // Fields from the state (3rd): ppid 4th, utime 14th, stime 15th, cutime 16th, cstime 17th.
+      procs.set(Number(entry), {
+        ppid: Number(f[1]),
+        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+      });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  let ticks = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const p = todo.pop()!;
+    ticks += procs.get(p)?.ticks ?? 0;
+    for (const [child, info] of procs) if (info.ppid === p) todo.push(child);
+  }
+  return ticks * TICK_MS;
 }
 
 const args = parseArgs(process.argv.slice(2), ["runs", "config", "vetting", "tag"]);
@@ -57,7 +94,8 @@ async function once(kind: Run["kind"], i: number): Promise<Run> {
   let cached = 0;
   let vetted = 0;
   const agentsReady: Record<string, number> = {};
-  const ready = await new Promise<{ ms: number; agents: string }>((resolveReady, reject) => {
+  let firstStarting: number | undefined;
+  const ready = await new Promise<{ ms: number; agents: string; cpu: number }>((resolveReady, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
       let o: Record<string, unknown>;
@@ -68,9 +106,10 @@ async function once(kind: Run["kind"], i: number): Promise<Run> {
       }
       if (o.cached === true) cached++;
       if (o.cached === false) vetted++;
-      if (o.msg === "agent ready") agentsReady[String(o.agent_name)] = Math.round(performance.now() - started);
+      if (o.event === "agent_starting") firstStarting ??= Math.round(performance.now() - started);
+      if (o.event === "agent_ready") agentsReady[String(o.agent_name)] = Math.round(performance.now() - started);
       if (o.event === "ready" && o.msg === "agency ready")
-        resolveReady({ ms: performance.now() - started, agents: String(o.agents) });
+        resolveReady({ ms: performance.now() - started, agents: String(o.agents), cpu: treeCpuMs(child.pid!) });
     });
     void exited.then(() => reject(new Error(`aip up exited before it was ready (run ${i})`)));
   });
@@ -83,6 +122,8 @@ async function once(kind: Run["kind"], i: number): Promise<Run> {
     cached,
     vetted,
     agents_ready_ms: agentsReady,
+    first_agent_starting_ms: firstStarting,
+    tree_cpu_ms: ready.cpu,
   };
 }
 
@@ -92,17 +133,25 @@ try {
     const r = await once(i === 0 ? "cold" : "warm", i);
     results.push(r);
     console.log(`${r.kind} ${r.ready_ms} ms (vet verdicts: ${r.cached} cached, ${r.vetted} vetted)  ${r.agents}`);
+    console.log(
+      `  process tree CPU at ready ${r.tree_cpu_ms} ms; first agent spawned at ${r.first_agent_starting_ms} ms`,
+    );
     console.log(`  agents ready at (ms): ${JSON.stringify(r.agents_ready_ms)}`);
   }
 } finally {
   rmSync(state, { recursive: true, force: true });
 }
-const warm = results.filter((r) => r.kind === "warm").map((r) => r.ready_ms);
-const median = percentileOf(
-  [...warm].sort((a, b) => a - b),
-  50,
+const median = (xs: number[]): number =>
+  percentileOf(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+const warmRuns = results.filter((r) => r.kind === "warm");
+const warmMs = median(warmRuns.map((r) => r.ready_ms));
+const warmCpu = median(warmRuns.map((r) => r.tree_cpu_ms));
+console.log(
+  `warm start to ready: median ${warmMs} ms, ${warmCpu} ms of CPU, over ${warmRuns.length} runs (load ${loadavg()[0]!.toFixed(1)})`,
 );
-console.log(`warm start to ready: median ${median} ms over ${warm.length} runs (load ${loadavg()[0]!.toFixed(1)})`);
 const out = join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-start-to-ready${tag}.json`);
 writeFileSync(
   out,
@@ -112,7 +161,8 @@ writeFileSync(
       vetting,
       config: config ?? "manifests/agency.json",
       host: { cpus: cpus().length, load1: loadavg()[0] },
-      warm_median_ms: median,
+      warm_median_ms: warmMs,
+      warm_median_tree_cpu_ms: warmCpu,
       runs: results,
     },
     null,

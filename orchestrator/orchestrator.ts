@@ -133,7 +133,7 @@ export class Orchestrator {
       .map((a) => this.registry.initialRecord(a, this.canary.stableOverride(a.name)));
     await Promise.all(records.map((r) => this.vetting.vet(r)));
     this.agents.push(...records);
-    await Promise.all(records.filter((r) => r.state !== "rejected").map((r) => this.processes.bringUp(r)));
+    await this.processes.bringUpAll(records.filter((r) => r.state !== "rejected"));
     await this.canary.restore();
     this.monitor.start();
     this.startedUp = true;

@@ -20,7 +20,8 @@
  * earlier declarations, which the test then repeats. What cannot be turned into an assertion is
  * returned with the reason (a result that is not a value, an argument the example never defines).
  */
-import ts from "typescript";
+import type * as TS from "typescript";
+import { ts } from "../lib/code/typescript.js";
 
 export interface ExampleCase {
   /** The call as the test writes it, callee spelled as imported (`camelCase("foo-bar")`). */
@@ -137,13 +138,13 @@ export function exampleBlocks(commentValue: string): { text: string; line: numbe
   return out;
 }
 
-function parse(text: string): ts.SourceFile | undefined {
+function parse(text: string): TS.SourceFile | undefined {
   const sf = ts.createSourceFile("e.ts", text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   return (sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length > 0 ? undefined : sf;
 }
 
 /** One expression parsed alone; undefined when `text` is not exactly one expression. */
-function expression(text: string): { e: ts.Expression; sf: ts.SourceFile } | undefined {
+function expression(text: string): { e: TS.Expression; sf: TS.SourceFile } | undefined {
   if (text.trim() === "") return undefined;
   const sf = parse(`(${text}\n);`);
   const st = sf?.statements[0];
@@ -154,15 +155,15 @@ function expression(text: string): { e: ts.Expression; sf: ts.SourceFile } | und
 }
 
 /** Names of a binding (an identifier or a destructuring pattern). */
-function bindingNames(name: ts.BindingName, out: Set<string>): void {
+function bindingNames(name: TS.BindingName, out: Set<string>): void {
   if (ts.isIdentifier(name)) out.add(name.text);
   else for (const el of name.elements) if (!ts.isOmittedExpression(el)) bindingNames(el.name, out);
 }
 
 /** Identifiers `node` reads that it does not declare itself (parameters and inner declarations are bound). */
-export function freeNames(node: ts.Node): Set<string> {
+export function freeNames(node: TS.Node): Set<string> {
   const out = new Set<string>();
-  const visit = (n: ts.Node, bound: Set<string>): void => {
+  const visit = (n: TS.Node, bound: Set<string>): void => {
     if (ts.isIdentifier(n)) {
       if (!bound.has(n.text)) out.add(n.text);
       return;
@@ -179,9 +180,9 @@ export function freeNames(node: ts.Node): Set<string> {
       const inner = new Set(bound);
       if ((ts.isFunctionExpression(n) || ts.isFunctionDeclaration(n)) && n.name) inner.add(n.name.text);
       for (const p of n.parameters) bindingNames(p.name, inner);
-      const body = (n as { body?: ts.Node }).body;
+      const body = (n as { body?: TS.Node }).body;
       if (body) {
-        const declared = (x: ts.Node): void => {
+        const declared = (x: TS.Node): void => {
           if (ts.isVariableDeclaration(x)) bindingNames(x.name, inner);
           else if ((ts.isFunctionDeclaration(x) || ts.isClassDeclaration(x)) && x.name) inner.add(x.name.text);
           if (!ts.isFunctionLike(x)) ts.forEachChild(x, declared);
@@ -297,7 +298,7 @@ function valueText(text: string, rest: string[]): string | undefined {
   return undefined;
 }
 
-function matcherFor(e: ts.Expression): ExampleCase["matcher"] {
+function matcherFor(e: TS.Expression): ExampleCase["matcher"] {
   if (ts.isIdentifier(e) && e.text === "undefined") return "toBeUndefined";
   if (ts.isIdentifier(e) && e.text === "NaN") return "toBeNaN";
   if (e.kind === ts.SyntaxKind.NullKeyword) return "toBeNull";
@@ -316,9 +317,9 @@ function matcherFor(e: ts.Expression): ExampleCase["matcher"] {
 }
 
 /** Whether `e` could hold a value that was computed elsewhere: a call of anything but a known global constructor. */
-function callsUnknown(e: ts.Node): boolean {
+function callsUnknown(e: TS.Node): boolean {
   let found = false;
-  const visit = (n: ts.Node): void => {
+  const visit = (n: TS.Node): void => {
     if (found) return;
     if (ts.isCallExpression(n) || ts.isNewExpression(n) || ts.isTaggedTemplateExpression(n)) {
       const callee = ts.isTaggedTemplateExpression(n) ? n.tag : n.expression;
@@ -364,7 +365,7 @@ export function readExamples(
         continue;
       }
       // The statement: the fewest lines from here that parse.
-      let sf: ts.SourceFile | undefined;
+      let sf: TS.SourceFile | undefined;
       let j = i;
       for (; j < lines.length && j - i < MAX_STATEMENT_LINES; j++) {
         sf = parse(lines.slice(i, j + 1).join("\n"));
@@ -395,14 +396,14 @@ export function readExamples(
     }
 
     /** One statement: declarations join the scope; a call with a stated result becomes a case. */
-    function read(st: ts.Statement, trailing: string[], below: string[], line: number): void {
+    function read(st: TS.Statement, trailing: string[], below: string[], line: number): void {
       const src = st.getSourceFile();
       if (ts.isImportDeclaration(st)) return importOf(st);
       if (ts.isImportEqualsDeclaration(st)) {
         if (st.name.text !== rootOf(as)) scope.foreign.set(st.name.text, st.moduleReference.getText(src));
         return;
       }
-      let target: { call: ts.Expression; awaited: boolean } | { name: string } | undefined;
+      let target: { call: TS.Expression; awaited: boolean } | { name: string } | undefined;
       let logged = false;
       if (ts.isFunctionDeclaration(st) && st.name && st.body) {
         const needs = [...freeNames(st)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
@@ -505,14 +506,14 @@ export function readExamples(
           : scope.results.get(target.name)!;
       addCase(subject, s, line, st);
       // After its own case: `foo(); //=> 1` changes what the next `foo()` returns.
-      if (later) step(st as ts.ExpressionStatement, src);
+      if (later) step(st as TS.ExpressionStatement, src);
     }
 
     function addCase(
       subject: { call: string; awaited: boolean; needs: string[] },
       s: Stated,
       line: number,
-      st: ts.Statement,
+      st: TS.Statement,
       matcher?: ExampleCase["matcher"],
     ): void {
       const code = short(st.getText());
@@ -562,7 +563,7 @@ export function readExamples(
     }
 
     /** `function unicorn() { f() //=> v }`: a result stated inside a function or block of the example is reported. */
-    function insideFunction(st: ts.Statement, src: ts.SourceFile, line: number): void {
+    function insideFunction(st: TS.Statement, src: TS.SourceFile, line: number): void {
       if (/\/\/\s*(=+>|→|->)/.test(st.getText(src)) && callsCallee(st, true))
         skipped.push({
           line,
@@ -572,7 +573,7 @@ export function readExamples(
     }
 
     /** A statement over the block's declarations, kept as a step of their setup (see `read`). */
-    function step(st: ts.ExpressionStatement, src: ts.SourceFile): void {
+    function step(st: TS.ExpressionStatement, src: TS.SourceFile): void {
       const rewritten = rewrite(st.expression, src);
       const names = [...freeNames(rewritten.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
       if (names.length === 0 || !names.every((n) => scope.decls.has(n))) return;
@@ -583,7 +584,7 @@ export function readExamples(
     }
 
     /** An import of the block: a safe Node built-in becomes a declaration the test repeats; others are noted. */
-    function importOf(st: ts.ImportDeclaration): void {
+    function importOf(st: TS.ImportDeclaration): void {
       const spec = ts.isStringLiteral(st.moduleSpecifier) ? st.moduleSpecifier.text : "";
       const clause = st.importClause;
       if (!clause || clause.isTypeOnly) return;
@@ -633,24 +634,24 @@ export function readExamples(
       return { setup: out, ...(out.some((t) => t.includes("await import(")) ? { asyncSetup: true } : {}) };
     }
 
-    function callNeeds(call: ts.Expression, src: ts.SourceFile): string[] {
+    function callNeeds(call: TS.Expression, src: TS.SourceFile): string[] {
       const r = rewrite(call, src);
       return [...freeNames(r.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
     }
 
-    function rewriteText(node: ts.Node, src: ts.SourceFile): string {
+    function rewriteText(node: TS.Node, src: TS.SourceFile): string {
       return rewrite(node, src).text;
     }
 
-    function callText(call: ts.Expression, src: ts.SourceFile): string {
+    function callText(call: TS.Expression, src: TS.SourceFile): string {
       return rewrite(call, src).text;
     }
   }
   return { cases, skipped };
 
-  function callsCallee(e: ts.Node, inFunctions = false): boolean {
+  function callsCallee(e: TS.Node, inFunctions = false): boolean {
     let found = false;
-    const visit = (n: ts.Node): void => {
+    const visit = (n: TS.Node): void => {
       if (found || (!inFunctions && ts.isFunctionLike(n))) return;
       if (ts.isCallExpression(n) && isCallee(n.expression)) found = true;
       else ts.forEachChild(n, visit);
@@ -659,7 +660,7 @@ export function readExamples(
     return found;
   }
 
-  function isCallee(e: ts.Expression): boolean {
+  function isCallee(e: TS.Expression): boolean {
     if (cls !== undefined)
       return (
         ts.isPropertyAccessExpression(e) &&
@@ -678,10 +679,10 @@ export function readExamples(
   }
 
   /** `node`'s text with every reference to the callee spelled as the test imports it; reparsed. */
-  function rewrite(node: ts.Node, src: ts.SourceFile): { text: string; node: ts.Node } {
+  function rewrite(node: TS.Node, src: TS.SourceFile): { text: string; node: TS.Node } {
     const start = node.getStart(src);
     const spans: [number, number][] = [];
-    const visit = (n: ts.Node): void => {
+    const visit = (n: TS.Node): void => {
       if ((ts.isIdentifier(n) || ts.isPropertyAccessExpression(n)) && isCallee(n) && !isPropertyName(n)) {
         spans.push([n.getStart(src) - start, n.end - start]);
         return;
@@ -697,7 +698,7 @@ export function readExamples(
 }
 
 /** Whether `n` is the name of a property (`x.f`, `{ f: 1 }`), not a reference. */
-function isPropertyName(n: ts.Node): boolean {
+function isPropertyName(n: TS.Node): boolean {
   const p = n.parent;
   return (
     (ts.isPropertyAccessExpression(p) && p.name === n) ||
@@ -714,7 +715,7 @@ function list(names: string[]): string {
   return names.map((n) => `\`${n}\``).join(", ");
 }
 
-function unwrap(e: ts.Expression): { e: ts.Expression; awaited: boolean } {
+function unwrap(e: TS.Expression): { e: TS.Expression; awaited: boolean } {
   let awaited = false;
   for (;;) {
     if (ts.isParenthesizedExpression(e)) e = e.expression;
@@ -726,7 +727,7 @@ function unwrap(e: ts.Expression): { e: ts.Expression; awaited: boolean } {
   return { e, awaited };
 }
 
-function lineIn(st: ts.Statement): number {
+function lineIn(st: TS.Statement): number {
   const sf = st.getSourceFile();
   return sf.getLineAndCharacterOfPosition(st.getStart(sf)).line;
 }
@@ -805,6 +806,6 @@ export function readDocExamples(
   return { ...read, notes };
 }
 
-function isAssignment(k: ts.SyntaxKind): boolean {
+function isAssignment(k: TS.SyntaxKind): boolean {
   return k >= ts.SyntaxKind.FirstAssignment && k <= ts.SyntaxKind.LastAssignment;
 }

@@ -2,7 +2,7 @@
 import { stat } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { format } from "prettier";
-import tsc from "typescript";
+import { ts as tsc } from "../lib/code/typescript.js";
 import { actionInput } from "../../protocol/contract/actions.js";
 import { AipError } from "../../protocol/contract/errors.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";

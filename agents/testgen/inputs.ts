@@ -7,7 +7,8 @@
  * value of each kind for an `unknown` or `any` parameter (null, an object, an array, a number, …),
  * an empty and a two-element array, and an optional parameter given once (left to its default otherwise).
  */
-import ts from "typescript";
+import type * as TS from "typescript";
+import { ts } from "../lib/code/typescript.js";
 import { freeNames } from "./examples.js";
 import { Builder, callerSignature, findFunction, minArgs, type TypedOptions } from "./typed.js";
 
@@ -58,7 +59,7 @@ export interface Inputs {
 }
 
 /** Variants of one parameter's type (besides the happy path's value). */
-function variants(b: Builder, checker: ts.TypeChecker, type: ts.Type, hint: string): string[] {
+function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: string): string[] {
   const f = type.flags;
   if (f & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) return ANYTHING;
   if (type.isUnion()) {
@@ -86,7 +87,7 @@ function variants(b: Builder, checker: ts.TypeChecker, type: ts.Type, hint: stri
   if (f & ts.TypeFlags.Boolean) return ["false", "true"];
   if (f & ts.TypeFlags.BigInt) return ["0n", "-5n"];
   if (checker.isArrayType(type)) {
-    const el = checker.getTypeArguments(type as ts.TypeReference)[0];
+    const el = checker.getTypeArguments(type as TS.TypeReference)[0];
     const vs = el ? [b.value(el, hint), ...variants(b, checker, el, hint)].filter((v) => v !== undefined) : [];
     return ["[]", ...(vs.length >= 2 ? [`[${vs[1]}, ${vs[0]}]`] : [])];
   }
@@ -104,7 +105,7 @@ export function callSites(
   for (const f of files.slice(0, MAX_CALL_SITE_FILES)) {
     if (f.text.length > MAX_CALL_SITE_BYTES || !f.text.includes(`${name}(`)) continue;
     const sf = ts.createSourceFile(f.path, f.text, ts.ScriptTarget.Latest, true);
-    const visit = (n: ts.Node): void => {
+    const visit = (n: TS.Node): void => {
       if (out.length >= MAX_CALL_SITES * 3) return;
       if (ts.isCallExpression(n)) {
         const c = n.expression;
@@ -130,9 +131,9 @@ export function callSites(
   return out.slice(0, MAX_CALL_SITES);
 }
 
-function containsFunction(n: ts.Node): boolean {
+function containsFunction(n: TS.Node): boolean {
   let found = false;
-  const visit = (x: ts.Node): void => {
+  const visit = (x: TS.Node): void => {
     if (found) return;
     if (ts.isFunctionLike(x)) found = true;
     else ts.forEachChild(x, visit);
@@ -146,7 +147,7 @@ function containsFunction(n: ts.Node): boolean {
  * then one parameter varied at a time. Undefined when the checker does not find the function.
  */
 export function inputVectors(
-  program: ts.Program,
+  program: TS.Program,
   fileName: string,
   opts: TypedOptions,
   base: string[],

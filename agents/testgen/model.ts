@@ -4,7 +4,7 @@
  * run as the others, and is kept only when it typechecks and passes. A proposal that fails either, or
  * that cannot be run (no runner in the workspace), is dropped, never turned into a todo.
  */
-import ts from "typescript";
+import { ts } from "../lib/code/typescript.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import { EngineError } from "../lib/llm/remote/client.js";
 import type { TestCase } from "./render.js";

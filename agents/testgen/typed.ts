@@ -6,7 +6,8 @@
  * `Parameters<typeof f>[i]`.
  */
 import { posix } from "node:path";
-import ts from "typescript";
+import type * as TS from "typescript";
+import { ts } from "../lib/code/typescript.js";
 import { importSuffix, type ImportStyle } from "./paths.js";
 
 export interface TypedCall {
@@ -45,9 +46,9 @@ const WEB_GLOBALS = new Set([
 ]);
 const MAX_PROPS = 12;
 
-export function findFunction(sf: ts.SourceFile, end: number): ts.SignatureDeclaration | undefined {
-  let best: ts.SignatureDeclaration | undefined;
-  const visit = (n: ts.Node): void => {
+export function findFunction(sf: TS.SourceFile, end: number): TS.SignatureDeclaration | undefined {
+  let best: TS.SignatureDeclaration | undefined;
+  const visit = (n: TS.Node): void => {
     if (n.pos > end || n.end < end) return;
     if (ts.isFunctionLike(n) && n.end === end) best = n;
     ts.forEachChild(n, visit);
@@ -57,7 +58,7 @@ export function findFunction(sf: ts.SourceFile, end: number): ts.SignatureDeclar
 }
 
 /** The symbol that names a function-like declaration (the function, the variable of an arrow, the method). */
-function nameNode(decl: ts.SignatureDeclaration): ts.Node | undefined {
+function nameNode(decl: TS.SignatureDeclaration): TS.Node | undefined {
   if (decl.name) return decl.name;
   const parent = decl.parent;
   if (ts.isVariableDeclaration(parent)) return parent.name;
@@ -68,13 +69,13 @@ export class Builder {
   readonly typeImports = new Map<string, Set<string>>();
   readonly valueImports = new Map<string, Set<string>>();
   constructor(
-    private readonly program: ts.Program,
-    private readonly checker: ts.TypeChecker,
+    private readonly program: TS.Program,
+    private readonly checker: TS.TypeChecker,
     private readonly opts: TypedOptions,
   ) {}
 
   /** An import name for a type (or, with `into` valueImports, a class) declared in an exported, workspace (non-library) module; undefined otherwise. */
-  importable(sym: ts.Symbol | undefined, into = this.typeImports): string | undefined {
+  importable(sym: TS.Symbol | undefined, into = this.typeImports): string | undefined {
     if (!sym) return undefined;
     const decl = sym.declarations?.[0];
     if (!decl) return undefined;
@@ -99,7 +100,7 @@ export class Builder {
   }
 
   /** The type as source text the test can name, importing what it uses; undefined when it cannot be spelled. */
-  typeText(type: ts.Type, depth = 0): string | undefined {
+  typeText(type: TS.Type, depth = 0): string | undefined {
     if (depth > 3) return undefined;
     const f = type.flags;
     if (f & ts.TypeFlags.String) return "string";
@@ -127,7 +128,7 @@ export class Builder {
       return parts.some((p) => p === undefined) ? undefined : parts.join(" | ");
     }
     if (this.checker.isArrayType(type)) {
-      const el = this.checker.getTypeArguments(type as ts.TypeReference)[0];
+      const el = this.checker.getTypeArguments(type as TS.TypeReference)[0];
       const inner = el && this.typeText(el, depth + 1);
       return inner !== undefined ? `Array<${inner}>` : undefined;
     }
@@ -141,7 +142,7 @@ export class Builder {
           decl.getSourceFile().fileName.includes("/typescript/lib/"));
       const name = lib ? sym.getName() : this.importable(sym);
       if (!name) return undefined;
-      const args = (type as ts.TypeReference).target ? this.checker.getTypeArguments(type as ts.TypeReference) : [];
+      const args = (type as TS.TypeReference).target ? this.checker.getTypeArguments(type as TS.TypeReference) : [];
       const texts = args.map((a) => this.typeText(a, depth + 1));
       if (texts.some((a) => a === undefined)) return undefined;
       return texts.length ? `${name}<${texts.join(", ")}>` : name;
@@ -150,7 +151,7 @@ export class Builder {
   }
 
   /** A value of `type` as source text, without casts; undefined when none can be written down. */
-  value(type: ts.Type, hint: string, depth = 0): string | undefined {
+  value(type: TS.Type, hint: string, depth = 0): string | undefined {
     if (depth > MAX_DEPTH) return undefined;
     const c = this.checker;
     const f = type.flags;
@@ -183,11 +184,11 @@ export class Builder {
     }
     if (type.isIntersection()) return undefined;
     if (c.isTupleType(type)) {
-      const els = c.getTypeArguments(type as ts.TypeReference).map((t) => this.value(t, hint, depth + 1));
+      const els = c.getTypeArguments(type as TS.TypeReference).map((t) => this.value(t, hint, depth + 1));
       return els.some((e) => e === undefined) ? undefined : `[${els.join(", ")}]`;
     }
     if (c.isArrayType(type)) {
-      const el = c.getTypeArguments(type as ts.TypeReference)[0];
+      const el = c.getTypeArguments(type as TS.TypeReference)[0];
       const v = el && this.value(el, hint, depth + 1);
       return v !== undefined ? `[${v}]` : "[]";
     }
@@ -203,7 +204,7 @@ export class Builder {
           name !== undefined &&
           WEB_GLOBALS.has(name)));
     if (isLib) {
-      const arg = (i: number): ts.Type | undefined => c.getTypeArguments(type as ts.TypeReference)[i];
+      const arg = (i: number): TS.Type | undefined => c.getTypeArguments(type as TS.TypeReference)[i];
       switch (name) {
         case "Date":
           return 'new Date("2024-01-01T00:00:00Z")';
@@ -282,25 +283,25 @@ export class Builder {
    * parameter's default (`C<any>`): inference from a `new` would not meet other type arguments. Undefined when the class is
    * abstract, its constructor is not public, or an argument cannot be built.
    */
-  private instance(sym: ts.Symbol, type: ts.Type, depth: number): string | undefined {
+  private instance(sym: TS.Symbol, type: TS.Type, depth: number): string | undefined {
     const c = this.checker;
     const decl = sym.valueDeclaration;
     if (!decl || !ts.isClassDeclaration(decl)) return undefined;
     const mods = ts.getCombinedModifierFlags(decl);
     if (mods & ts.ModifierFlags.Abstract) return undefined;
-    const ref = type as ts.TypeReference;
+    const ref = type as TS.TypeReference;
     const targs = ref.target ? c.getTypeArguments(ref) : [];
     const params = ref.target?.typeParameters ?? [];
     // `any`, or the parameter's own default (`Hookable<any>` is `Hookable<any, string>`).
-    const loose = (t: ts.Type, i: number): boolean =>
+    const loose = (t: TS.Type, i: number): boolean =>
       !!(t.flags & ts.TypeFlags.Any) || (params[i] !== undefined && c.getDefaultFromTypeParameter(params[i]) === t);
     if (!targs.every(loose)) return undefined;
     const ctors = c.getTypeOfSymbolAtLocation(sym, decl).getConstructSignatures();
     const visible = ctors.filter((s) => {
-      const d = s.getDeclaration() as ts.Declaration | undefined;
+      const d = s.getDeclaration() as TS.Declaration | undefined;
       return !d || !(ts.getCombinedModifierFlags(d) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected));
     });
-    const ctor = visible.reduce<ts.Signature | undefined>(
+    const ctor = visible.reduce<TS.Signature | undefined>(
       (best, s) => (!best || minArgs(c, s) < minArgs(c, best) ? s : best),
       undefined,
     );
@@ -318,7 +319,7 @@ export class Builder {
   }
 
   /** `value`, or a cast to the type (spelled with type-only imports), or `Parameters<…>[i]`. */
-  argument(type: ts.Type, hint: string, index: number, paramsOf: string): string {
+  argument(type: TS.Type, hint: string, index: number, paramsOf: string): string {
     const v = this.value(type, hint);
     if (v !== undefined) return v;
     const text = this.typeText(type);
@@ -327,7 +328,7 @@ export class Builder {
 }
 
 /** How many leading parameters a caller must pass (not optional, no default, not rest). */
-export function minArgs(checker: ts.TypeChecker, sig: ts.Signature): number {
+export function minArgs(checker: TS.TypeChecker, sig: TS.Signature): number {
   let n = 0;
   for (const p of sig.getParameters()) {
     const d = p.valueDeclaration;
@@ -338,7 +339,7 @@ export function minArgs(checker: ts.TypeChecker, sig: ts.Signature): number {
 }
 
 /** The signature a caller sees: of overloads, the one with the most required parameters (the first of those). */
-export function callerSignature(checker: ts.TypeChecker, decl: ts.SignatureDeclaration): ts.Signature | undefined {
+export function callerSignature(checker: TS.TypeChecker, decl: TS.SignatureDeclaration): TS.Signature | undefined {
   const name = nameNode(decl);
   const sym = name && checker.getSymbolAtLocation(name);
   const own = checker.getSignatureFromDeclaration(decl);
@@ -350,7 +351,7 @@ export function callerSignature(checker: ts.TypeChecker, decl: ts.SignatureDecla
   return best;
 }
 
-function requiredArgs(b: Builder, checker: ts.TypeChecker, sig: ts.Signature, paramsOf: string): string[] {
+function requiredArgs(b: Builder, checker: TS.TypeChecker, sig: TS.Signature, paramsOf: string): string[] {
   const out: string[] = [];
   const min = minArgs(checker, sig);
   sig.getParameters().forEach((p, i) => {
@@ -364,7 +365,7 @@ function requiredArgs(b: Builder, checker: ts.TypeChecker, sig: ts.Signature, pa
 }
 
 /** Arguments for the function (and its class's constructor) at `fnEnd` in `fileName`; undefined when the checker does not find it. */
-export function typedCall(program: ts.Program, fileName: string, opts: TypedOptions): TypedCall | undefined {
+export function typedCall(program: TS.Program, fileName: string, opts: TypedOptions): TypedCall | undefined {
   const sf = program.getSourceFile(fileName);
   if (!sf) return undefined;
   const checker = program.getTypeChecker();
@@ -383,13 +384,13 @@ export function typedCall(program: ts.Program, fileName: string, opts: TypedOpti
   const args = requiredArgs(b, checker, sig, paramsOf);
   let ctorArgs: string[] | undefined;
   if (cal.kind === "instance") {
-    let cls: ts.Node | undefined = decl.parent;
+    let cls: TS.Node | undefined = decl.parent;
     while (cls && !ts.isClassLike(cls)) cls = cls.parent;
     const clsSym = cls && ts.isClassLike(cls) && cls.name ? checker.getSymbolAtLocation(cls.name) : undefined;
     const ctorSig = clsSym
-      ? checker.getTypeOfSymbolAtLocation(clsSym, (cls as ts.ClassLikeDeclaration).name!).getConstructSignatures()
+      ? checker.getTypeOfSymbolAtLocation(clsSym, (cls as TS.ClassLikeDeclaration).name!).getConstructSignatures()
       : [];
-    const ctor = ctorSig.reduce<ts.Signature | undefined>(
+    const ctor = ctorSig.reduce<TS.Signature | undefined>(
       (best, s) => (!best || minArgs(checker, s) > minArgs(checker, best) ? s : best),
       undefined,
     );

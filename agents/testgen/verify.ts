@@ -11,7 +11,8 @@ import { randomBytes } from "node:crypto";
 import { constants, existsSync, realpathSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import ts from "typescript";
+import type * as TS from "typescript";
+import { ts } from "../lib/code/typescript.js";
 import { isInside } from "../../protocol/util/paths.js";
 import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../protocol/util/workspace-roots.js";
 import { loadProject } from "../lib/code/project.js";
@@ -31,22 +32,22 @@ const TS_LIB_DIR = dirname(ts.getDefaultLibFilePath({}));
 /** A workspace (or a lone buffer) as the checker sees it: options, root files, and a host over its files. */
 export interface CheckProject {
   root: string;
-  options: ts.CompilerOptions;
+  options: TS.CompilerOptions;
   fileNames: string[];
   fallback: string[];
   /** In-memory files (the request's buffer, the generated test, framework stubs). */
   overlay: Map<string, string>;
   /** Parsed files kept between requests (path → text + SourceFile). */
-  parsed: Map<string, { text: string; sf: ts.SourceFile }>;
-  program?: ts.Program;
+  parsed: Map<string, { text: string; sf: TS.SourceFile }>;
+  program?: TS.Program;
   /** Where the last program is kept for the next request on this workspace. */
   kept: Kept;
 }
 
 /** What is kept of a workspace between requests: parsed files and the last program (for structure reuse). */
 interface Kept {
-  parsed: Map<string, { text: string; sf: ts.SourceFile }>;
-  program?: ts.Program;
+  parsed: Map<string, { text: string; sf: TS.SourceFile }>;
+  program?: TS.Program;
 }
 const cache = new Map<string, Kept>();
 /** Parsed files kept per workspace beyond this many are forgotten (all at once). */
@@ -56,7 +57,7 @@ const bufferChecks = new TextMemo<TypecheckResult>(64);
 const BUFFER_ROOT = "/__agency_buffer__";
 
 /** TypeScript's own lib files, parsed once per process (by path and language version). */
-const libFiles = new Map<string, ts.SourceFile>();
+const libFiles = new Map<string, TS.SourceFile>();
 
 function isDeclarationOrManifest(p: string): boolean {
   return /\.d\.[cm]?ts$/.test(p) || p.endsWith("/package.json");
@@ -101,7 +102,7 @@ function allowedRootOf(real: string): string | undefined {
   return undefined;
 }
 
-function hostFor(project: CheckProject): ts.CompilerHost {
+function hostFor(project: CheckProject): TS.CompilerHost {
   const base = ts.createCompilerHost(project.options, true);
   const exists = (p: string): boolean =>
     project.overlay.has(p) ||
@@ -199,7 +200,7 @@ export async function checkProject(root: string | undefined): Promise<CheckProje
  * declarations are not imported), reusing the previous one's structure. The rest of the project comes
  * in only as far as imports reach.
  */
-export function buildProgram(project: CheckProject, extra: string[]): ts.Program {
+export function buildProgram(project: CheckProject, extra: string[]): TS.Program {
   const roots = [...new Set([...extra, ...project.fileNames.filter((f) => /\.d\.[cm]?ts$/.test(f))])];
   const program = ts.createProgram({
     rootNames: roots,
@@ -227,7 +228,7 @@ const FRAMEWORK_STUBS: Record<string, string> = {
     'declare module "node:test" { export const describe: any; export const it: any; }\ndeclare module "node:assert/strict" { const assert: any; export default assert; }\n',
 };
 
-function errorsOf(program: ts.Program, file: string): TypecheckResult["errors"] {
+function errorsOf(program: TS.Program, file: string): TypecheckResult["errors"] {
   const sf = program.getSourceFile(file);
   if (!sf) return [{ line: 1, code: 0, message: "the test file was not part of the program" }];
   return [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)]

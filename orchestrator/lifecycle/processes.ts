@@ -41,6 +41,8 @@ export interface ProcessesDeps {
 
 export class AgentProcesses {
   private readonly supervisors = new Map<AgentRecord, Supervisor>();
+  /** Until the agency's start is over, agents' warm standbys wait (`bringUpAll`). */
+  private standbysHeld = true;
 
   constructor(private readonly deps: ProcessesDeps) {}
 
@@ -79,7 +81,7 @@ export class AgentProcesses {
         return result;
       },
       ...((l.warm_standby === "all" || (l.warm_standby === "light" && !record.heavy)) && record.role !== "retained"
-        ? { standbySocketPath: standbyPath(record.socketPath) }
+        ? { standbySocketPath: standbyPath(record.socketPath), holdStandby: this.standbysHeld }
         : {}),
       onState: (state, info) => this.onState(record, state, info),
     });
@@ -135,6 +137,16 @@ export class AgentProcesses {
         record.markStopped();
         break;
     }
+  }
+
+  /**
+   * The agency's start: every agent at once, then their warm standbys, held until now, since a
+   * standby would take CPU from the agents still starting for a restart that has not happened.
+   */
+  async bringUpAll(records: AgentRecord[]): Promise<void> {
+    await Promise.all(records.map((r) => this.bringUp(r)));
+    this.standbysHeld = false;
+    for (const sup of this.supervisors.values()) sup.releaseStandby();
   }
 
   /** Kill the record's process for a restart; false when it has none here (systemd mode). */

@@ -186,6 +186,11 @@ export interface SupervisorOptions {
    * socket is renamed onto the agent's (an atomic rename), so it serves at once, and a new standby starts.
    */
   standbySocketPath?: string;
+  /**
+   * Start no standby until `releaseStandby()`: while the agency starts, a standby would take CPU from
+   * the agents still starting, and it serves only a later restart.
+   */
+  holdStandby?: boolean;
   /** Lifecycle callbacks into the registry. */
   onState: (
     state: "starting" | "ready" | "exited" | "restarting" | "failed" | "stopped",
@@ -224,10 +229,19 @@ export class Supervisor {
   private retryTimer: NodeJS.Timeout | undefined;
   /** When the current process became ready: one that served a whole crash-loop window resets the retry back-off. */
   private readyAt: number | undefined;
+  private standbyHeld: boolean;
 
   constructor(private readonly o: SupervisorOptions) {
     this.backoff = o.restartInitialMs;
     this.failedBackoff = o.failedRetryMs;
+    this.standbyHeld = o.holdStandby ?? false;
+  }
+
+  /** Let the warm standby start (at once when the agent is serving; else once it is ready). */
+  releaseStandby(): void {
+    if (!this.standbyHeld) return;
+    this.standbyHeld = false;
+    if (this.child && this.readyAt !== undefined && !this.standby) this.startStandby();
   }
 
   get pid(): number | undefined {
@@ -298,7 +312,7 @@ export class Supervisor {
   /** Start the warm standby (when configured) and wait in the background until it is ready. */
   private startStandby(): void {
     const path = this.o.standbySocketPath;
-    if (!path || this.stopping || this.standby) return;
+    if (!path || this.stopping || this.standby || this.standbyHeld) return;
     const [cmd, ...args] = this.o.command;
     const child = this.o.spawner(cmd!, [...args, "--listen", path], this.o.env);
     const entry = { child, ready: false };

@@ -14,8 +14,11 @@
  * docs/operations.md.
  */
 
-/** Who reads a variable: the orchestrator (`aip up`), every agent, the `aip` CLI, benchmarks, tests. */
-export type EnvScope = "orchestrator" | "agents" | "cli" | "bench" | "test" | "internal";
+/**
+ * Who reads a variable: the orchestrator (`aip up`), every agent, the `aip` CLI, `npm install`'s
+ * scripts (scripts/gpu-builds.mjs, plain JavaScript that runs before the build), benchmarks, tests.
+ */
+export type EnvScope = "orchestrator" | "agents" | "cli" | "install" | "bench" | "test" | "internal";
 
 interface BaseVar {
   /** The processes that read it. */
@@ -336,6 +339,26 @@ export const ENV_VARS = {
     scope: ["internal"],
     default: "",
     doc: "set by `aip reload` for its successor: where it says ready",
+  },
+  AIP_GPU_BUILDS: {
+    kind: "list",
+    scope: ["install"],
+    default: "none",
+    doc: "node-llama-cpp GPU builds the install keeps (`cuda`, `vulkan`, `all`; comma-separated)",
+  },
+  AIP_BUILDS_PLATFORM: {
+    kind: "enum",
+    values: ["linux", "darwin", "win32"],
+    scope: ["install"],
+    default: "node's `process.platform`",
+    doc: "the platform whose node-llama-cpp builds the install keeps (others are removed)",
+  },
+  AIP_BUILDS_ARCH: {
+    kind: "enum",
+    values: ["x64", "arm64", "arm"],
+    scope: ["install"],
+    default: "node's `process.arch`",
+    doc: "the architecture whose node-llama-cpp builds the install keeps (others are removed)",
   },
   AIP_BENCH_BASELINE: {
     kind: "path",

@@ -8,7 +8,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { RootsListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import {
   CompleteConstraintsSchema,
@@ -128,6 +128,20 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
   );
   const aip = new AipCaller(agency.socket);
 
+  // A client whose roots change says so (roots/list_changed): an embedded agency then allows the new
+  // list besides its configured roots, restarting on the same socket; tool calls wait for that.
+  let rootsSettled: Promise<unknown> = Promise.resolve();
+  if (workspace === undefined && agency.setClientRoots)
+    server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+      rootsSettled = rootsSettled
+        .then(roots)
+        .then(async (paths) => {
+          if (await agency.setClientRoots!(paths))
+            process.stderr.write(`aip mcp: the embedded agency now allows the client's roots ${paths.join(", ")}\n`);
+        })
+        .catch((err: Error) => process.stderr.write(`aip mcp: the client's new roots: ${err.message}\n`));
+    });
+
   /** The workspace roots: --workspace, else the client's file:// roots. */
   async function roots(): Promise<string[]> {
     if (workspace !== undefined) return [workspace];
@@ -141,6 +155,7 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
       name,
       { description: tool.description, inputSchema: tool.input, outputSchema: tool.output },
       async (args: Record<string, unknown>, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
+        await rootsSettled;
         const all = await roots();
         if (all.length === 0)
           return toolError(

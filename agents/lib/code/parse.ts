@@ -6,8 +6,8 @@
  */
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
 import { astConverter } from "@typescript-eslint/typescript-estree/use-at-your-own-risk";
-import { createRequire } from "node:module";
 import type * as TS from "typescript";
+import { ts } from "./typescript.js";
 import { AipError } from "../../../protocol/contract/errors.js";
 import type { Dialect } from "./language.js";
 import { lineStarts, positionAt } from "./position.js";
@@ -15,9 +15,6 @@ import { lineStarts, positionAt } from "./position.js";
 export type Program = TSESTree.Program;
 export type Node = TSESTree.Node;
 export type Comment = TSESTree.Comment;
-
-// Required, not imported: the typescript module is large and only the parser needs it (start-up time).
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 
 /** A syntax error found while parsing, at a UTF-16 offset of the source. */
 export interface ParseDiagnostic {

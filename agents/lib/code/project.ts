@@ -6,13 +6,11 @@
  * skipped). Shared by the typed completion engine and testgen's typecheck, so both judge code with the
  * same options.
  */
-import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type * as TS from "typescript";
+import { ts } from "./typescript.js";
 import { listWorkspaceFiles } from "./files.js";
 import { containedPath, openContained, readContained } from "./workspace.js";
-
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 
 /** Project files beyond this many are not listed (a runaway workspace must not exhaust memory). */
 export const MAX_PROJECT_FILES = 5000;

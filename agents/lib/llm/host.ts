@@ -3,16 +3,7 @@
  * in-flight request, sequences handed out by longest shared token prefix so the KV cache is reused.
  */
 import { stat } from "node:fs/promises";
-import {
-  getLlama,
-  LlamaCompletion,
-  LlamaLogLevel,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import type { Llama, LlamaCompletion, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { Logger } from "../../../protocol/util/log.js";
 import type { ModelConfig } from "./config.js";
 import { TextMemo } from "../memo.js";
@@ -126,6 +117,9 @@ export class ModelHost implements ModelEngine {
     const started = performance.now();
     try {
       this.modelBytes = (await stat(path)).size;
+      // Loaded here, not at the agent's start: without a model (the default) the bindings are never
+      // needed, and their import would delay every agent that may host one from answering.
+      const { getLlama, LlamaCompletion, LlamaLogLevel } = await import("node-llama-cpp");
       this.llama = await getLlama({
         gpu: this.config.gpuLayers > 0 ? "auto" : false,
         build: "never",

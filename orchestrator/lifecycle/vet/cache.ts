@@ -32,11 +32,30 @@ export function sha256File(path: string): Promise<string> {
   });
 }
 
+/** Chain files hashed by this process, by path, with the identity (inode, size, times) they had. */
+const chainHashes = new Map<string, { identity: string; sha256: Promise<string> }>();
+
+/**
+ * sha256 of an interpreter-chain file, hashed once per process while its identity holds: every agent
+ * shares the interpreter (node is about 100 MB), and the agents are vetted at once at each start. Any
+ * write to the file changes its ctime, which no user can set back, so a changed file is hashed again.
+ */
+function chainFileSha256(path: string): Promise<string> {
+  const st = statSync(path);
+  const identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const known = chainHashes.get(path);
+  if (known?.identity === identity) return known.sha256;
+  const sha256 = sha256File(path);
+  chainHashes.set(path, { identity, sha256 });
+  sha256.catch(() => chainHashes.delete(path));
+  return sha256;
+}
+
 /** Size, mtime and content hash of `path`, and the hashes of the interpreter chain's files. */
 export async function fingerprint(path: string, chain: readonly string[] = []): Promise<Fingerprint> {
   const st = statSync(path);
   const hashes: Record<string, string> = {};
-  for (const p of chain) hashes[p] = await sha256File(p);
+  for (const p of chain) hashes[p] = await chainFileSha256(p);
   return { size: st.size, mtimeMs: st.mtimeMs, sha256: await sha256File(path), chain: hashes };
 }
 

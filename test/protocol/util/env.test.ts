@@ -71,7 +71,7 @@ describe("protocol/util/env.ts", () => {
   });
 
   it("every AIP_* variable the sources read is registered", () => {
-    const files = execFileSync("git", ["ls-files", "*.ts", "*.js"], { cwd: ROOT, encoding: "utf8" })
+    const files = execFileSync("git", ["ls-files", "*.ts", "*.js", "*.mjs"], { cwd: ROOT, encoding: "utf8" })
       .split("\n")
       .filter((f) => f !== "" && !f.startsWith("test/fixtures/"));
     const read = new Set<string>();

@@ -1,7 +1,7 @@
-import { appendFileSync, copyFileSync, utimesSync } from "node:fs";
+import { appendFileSync, copyFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { keyedEnv } from "../../../../orchestrator/lifecycle/vet/cache.js";
+import { fingerprint, keyedEnv, sha256File } from "../../../../orchestrator/lifecycle/vet/cache.js";
 import { DEFAULT_POLICY, VetCache, vetAgent } from "../../../../orchestrator/lifecycle/vet/index.js";
 import { tempDir } from "../../../helpers.js";
 import { CORPUS } from "./helpers.js";
@@ -31,6 +31,24 @@ describe("vetting cache and could-not-vet", () => {
     expect((await vetAgent(exe, { cache, policy: { ...DEFAULT_POLICY, allow_gpu: true } })).cached).toBeUndefined();
     appendFileSync(exe, "# changed\n");
     expect((await vetAgent(exe, { cache })).cached).toBeUndefined();
+  });
+
+  it("hashes an interpreter-chain file again once it is written, even with its old mtime put back", async () => {
+    const exe = join(t.dir, "chain-agent.sh");
+    const interpreter = join(t.dir, "interpreter");
+    copyFileSync(join(CORPUS, "good-shell.sh"), exe);
+    writeFileSync(interpreter, "the interpreter, first build\n");
+    const first = await fingerprint(exe, [interpreter]);
+    expect(first.chain[interpreter]).toBe(await sha256File(interpreter));
+    expect((await fingerprint(exe, [interpreter])).chain).toEqual(first.chain);
+    const then = new Date(Date.now() - 60_000);
+    utimesSync(interpreter, then, then);
+    const before = await fingerprint(exe, [interpreter]);
+    writeFileSync(interpreter, "the interpreter, swapped\n");
+    utimesSync(interpreter, then, then);
+    const after = await fingerprint(exe, [interpreter]);
+    expect(after.chain[interpreter]).toBe(await sha256File(interpreter));
+    expect(after.chain[interpreter]).not.toBe(before.chain[interpreter]);
   });
 
   it("keeps a verdict across starts from another shell, unit or editor, and hidden socket directories", async () => {
