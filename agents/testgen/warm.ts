@@ -110,7 +110,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     if (f) walk(f);
     let records = "";
     try { if (RECORD) records = readFileSync(RECORD, "utf8"); } catch {}
-    say({ id, collected: true, found: !!f, status: state(f) === "fail" ? "failed" : "passed", message: ((f && f.result && f.result.errors) || []).map(msg).join("\\n"), tests, records });
+    say({ id, collected: true, found: !!f, status: state(f) === "fail" ? "failed" : "passed", message: ((f && f.result && f.result.errors) || []).map((e) => String((e && e.message) || e).slice(0, 4000)).join("\\n"), tests, records });
   } catch (e) {
     say({ id, error: msg(e) });
   } finally {
