@@ -4,12 +4,12 @@
  * `node dist/bench/testgen-warm.js --root DIR --file src/x.ts --functions a,b,c [--rounds N]`. The
  * workspace must have vitest installed; it is trusted for the run. Each round asks for every function
  * the cold way (AIP_TESTGEN_WARM=0: a fresh runner per file) and then the warm way (one runner kept),
- * the first warm call of the first round being the runner's start. Reported per mode: each request's
- * wall time and the CPU time of the agent and of the sandboxes it ran (children's time, counted once
- * they have ended), with the load average, since wall time on a shared host follows its load.
+ * the first warm call of the first round being the runner's start (reported apart). Reported per mode:
+ * each request's wall time, with the load average over the run, since wall time on a shared host follows
+ * its load: the two modes are compared in one run, under the same load.
  * Writes bench/results/<date>-testgen-warm.json.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "../tools/aip/command.js";
@@ -28,25 +28,9 @@ const functions = String(args.flags.functions).split(",");
 const rounds = typeof args.flags.rounds === "string" ? Number(args.flags.rounds) : 2;
 const silent = createLogger({ agentName: "bench", destination: false });
 
-/** CPU time (ms) of this process and of its ended children, from /proc (utime, stime, cutime, cstime). */
-function cpuMs(): { self: number; children: number } {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  // Fields after the command name: state is [0], utime [11], stime [12], cutime [13], cstime [14].
-  const v = stat
-    .slice(stat.lastIndexOf(")") + 2)
-    .split(" ")
-    .map(Number);
-  const tick = 1000 / 100;
-  return { self: (v[11]! + v[12]!) * tick, children: (v[13]! + v[14]!) * tick };
-}
-
 process.env.AIP_TRUSTED_WORKSPACES = root;
 const testgen = createTestgen();
 const samples: Record<"cold" | "warm", number[]> = { cold: [], warm: [] };
-const cpu: Record<"cold" | "warm", { self: number; children: number }> = {
-  cold: { self: 0, children: 0 },
-  warm: { self: 0, children: 0 },
-};
 const load: number[] = [];
 let firstWarm: number | undefined;
 
@@ -67,21 +51,12 @@ for (let r = 0; r < rounds; r++) {
   for (const mode of ["cold", "warm"] as const) {
     if (mode === "cold") process.env.AIP_TESTGEN_WARM = "0";
     else delete process.env.AIP_TESTGEN_WARM;
-    const before = cpuMs();
     for (const fn of functions) {
       load.push(loadavg()[0]!);
       const ms = await one(fn);
       if (mode === "warm" && firstWarm === undefined) firstWarm = ms;
       else samples[mode].push(ms);
     }
-    if (mode === "warm" && r === rounds - 1) {
-      // The warm runner's own CPU time is counted once it has ended.
-      stopWarmRunners();
-      await new Promise((done) => setTimeout(done, 3000));
-    }
-    const after = cpuMs();
-    cpu[mode].self += after.self - before.self;
-    cpu[mode].children += after.children - before.children;
   }
 }
 
@@ -90,27 +65,17 @@ const summary = (xs: number[]): { p50: number; p95: number; n: number } => ({
   p95: Math.round(percentileOf(xs, 95)),
   n: xs.length,
 });
-const requests = functions.length * rounds;
 const result = {
   command: `node dist/bench/testgen-warm.js ${process.argv.slice(2).join(" ")}`,
   measured_at: new Date().toISOString(),
   host: `${cpus().length} cores, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} during the run`,
   runner_starts_warm: warmStarts(),
   wall_ms: { cold: summary(samples.cold), warm: summary(samples.warm), warm_first: Math.round(firstWarm ?? 0) },
-  cpu_ms_per_request: {
-    cold: {
-      agent: Math.round(cpu.cold.self / requests),
-      runners: Math.round(cpu.cold.children / requests),
-    },
-    warm: {
-      agent: Math.round(cpu.warm.self / requests),
-      runners: Math.round(cpu.warm.children / requests),
-    },
-  },
 };
 console.log(JSON.stringify(result, null, 2));
 writeFileSync(
   join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-testgen-warm.json`),
   `${JSON.stringify(result, null, 2)}\n`,
 );
+stopWarmRunners();
 process.exit(0);
