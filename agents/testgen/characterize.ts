@@ -8,12 +8,14 @@
  * between the two calls, that is no plain data, or a call that does not settle within its bound is
  * not asserted and is reported. A function with side effects (effects.ts) is never called.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { posix } from "node:path";
 import { runWorkspaceCode } from "../lib/sandbox/workspace-run.js";
 import { effectReason, type Effect } from "./effects.js";
 import { assemble, type Framework, type StubCase, type TestCase, type TestPlan } from "./render.js";
-import { failureLine, type TestOutcome } from "./verify.js";
+import { failureLine, warmEnabled, type TestOutcome } from "./verify.js";
+import { runWarm } from "./warm.js";
 
 /** One call may take this long before it is dropped (each input is called twice). */
 export const CALL_TIMEOUT_MS = 1000;
@@ -212,6 +214,45 @@ function assertion(call: string, a: Outcome, b: Outcome): { body: string; shown:
   }
 }
 
+/** The observation file in a fresh start of the workspace's runner, in the sandbox. */
+async function coldRun(
+  input: ObserveInput,
+  framework: "vitest" | "jest",
+  rel: string,
+  content: string,
+): ReturnType<typeof runWorkspaceCode> {
+  const bin = `node_modules/.bin/${framework}`;
+  const argv =
+    framework === "vitest"
+      ? [`${input.root}/${bin}`, "run", rel, "--reporter=json", `--testTimeout=${CALL_TIMEOUT_MS * 3}`]
+      : [
+          `${input.root}/${bin}`,
+          "--runTestsByPath",
+          rel,
+          "--json",
+          "--ci",
+          "--watchAll=false",
+          `--testTimeout=${CALL_TIMEOUT_MS * 3}`,
+        ];
+  // A linked node_modules (npm link, a shared store) is read where it resolves, read-only.
+  let modules: string | undefined;
+  try {
+    const real = realpathSync(`${input.root}/node_modules`);
+    if (!real.startsWith(`${realpathSync(input.root)}/`)) modules = real;
+  } catch {
+    modules = undefined;
+  }
+  return runWorkspaceCode({
+    ...(modules !== undefined ? { readOnlyPaths: [modules] } : {}),
+    workspaceRoot: input.root,
+    argv,
+    files: { [rel]: content },
+    env: { CI: "1", NODE_ENV: "test", FORCE_COLOR: "0", NO_COLOR: "1" },
+    timeoutMs: input.timeoutMs,
+    ...(input.signal ? { signal: input.signal } : {}),
+  });
+}
+
 /** Observe the function on each input (see the module comment). */
 export async function observe(input: ObserveInput): Promise<Observation> {
   const { plan, framework } = input;
@@ -243,63 +284,54 @@ export async function observe(input: ObserveInput): Promise<Observation> {
     ? OBSERVER
     : OBSERVER.replace(/: any\b|: Promise<any>|: Promise<void>|: \(\) => any|: number|: boolean/g, "");
   const content = assemble(probe, probe.cases, [], observer);
-  const bin = `node_modules/.bin/${framework}`;
-  const argv =
-    framework === "vitest"
-      ? [`${input.root}/${bin}`, "run", rel, "--reporter=json", `--testTimeout=${CALL_TIMEOUT_MS * 3}`]
-      : [
-          `${input.root}/${bin}`,
-          "--runTestsByPath",
-          rel,
-          "--json",
-          "--ci",
-          "--watchAll=false",
-          `--testTimeout=${CALL_TIMEOUT_MS * 3}`,
-        ];
-  // A linked node_modules (npm link, a shared store) is read where it resolves, read-only.
-  let modules: string | undefined;
-  try {
-    const real = realpathSync(`${input.root}/node_modules`);
-    if (!real.startsWith(`${realpathSync(input.root)}/`)) modules = real;
-  } catch {
-    modules = undefined;
-  }
   const started = Date.now();
-  const res = await runWorkspaceCode({
-    ...(modules !== undefined ? { readOnlyPaths: [modules] } : {}),
-    workspaceRoot: input.root,
-    argv,
-    files: { [rel]: content },
-    env: { CI: "1", NODE_ENV: "test", FORCE_COLOR: "0", NO_COLOR: "1" },
-    timeoutMs: input.timeoutMs,
-    ...(input.signal ? { signal: input.signal } : {}),
+  const timedOut = (): Observation => ({
+    status: "not-run",
+    cases: [],
+    notes: [`observation run did not finish in ${input.timeoutMs} ms (a call that never returns?): killed`],
+    reason: "not observed: the observation run timed out",
+    ms: Date.now() - started,
   });
-  const ms = Date.now() - started;
-  if (res.status === "skipped") {
-    const untrusted = /not trusted/.test(res.reason);
-    return {
-      status: untrusted ? "untrusted" : "not-run",
-      cases: [],
-      notes: [`observation run ${res.reason} (${res.hint})`],
-      reason: untrusted
-        ? `not observed: the workspace is not trusted; ${res.hint}`
-        : `not observed: ${res.reason.replace(/^skipped: /, "")}`,
-      hint: res.hint,
-      ms,
-    };
+  let ran: { report: Report | undefined; stderr: string; exit: string } | undefined;
+  if (framework === "vitest" && warmEnabled()) {
+    // The workspace's warm runner (warm.ts); a unique name, since it keeps what it loaded.
+    const unique = posix.join(dir, `${base}.agency-observe-${randomBytes(4).toString("hex")}.test.${ext}`);
+    const w = await runWarm(input.root, unique, content, input.timeoutMs, input.signal);
+    if (w?.outcome === "timeout") return timedOut();
+    if (w?.outcome === "cancelled")
+      return { status: "not-run", cases: [], notes: [], reason: "not observed: cancelled", ms: w.ms };
+    if (w?.outcome === "ran")
+      ran = {
+        report: w.answer.file
+          ? { testResults: [{ message: w.answer.file.message, assertionResults: w.answer.tests }] }
+          : undefined,
+        stderr: w.answer.collected ? "" : `the workspace's vitest configuration does not collect ${unique}`,
+        exit: "0",
+      };
   }
-  if (res.timedOut)
-    return {
-      status: "not-run",
-      cases: [],
-      notes: [`observation run did not finish in ${input.timeoutMs} ms (a call that never returns?): killed`],
-      reason: "not observed: the observation run timed out",
-      ms,
-    };
-  const report = reportIn(res.stdout);
+  if (!ran) {
+    const res = await coldRun(input, framework, rel, content);
+    if (res.status === "skipped") {
+      const untrusted = /not trusted/.test(res.reason);
+      return {
+        status: untrusted ? "untrusted" : "not-run",
+        cases: [],
+        notes: [`observation run ${res.reason} (${res.hint})`],
+        reason: untrusted
+          ? `not observed: the workspace is not trusted; ${res.hint}`
+          : `not observed: ${res.reason.replace(/^skipped: /, "")}`,
+        hint: res.hint,
+        ms: Date.now() - started,
+      };
+    }
+    if (res.timedOut) return timedOut();
+    ran = { report: reportIn(res.stdout), stderr: res.stderr, exit: String(res.exitCode) };
+  }
+  const ms = Date.now() - started;
+  const report = ran.report;
   const results = report?.testResults?.[0]?.assertionResults ?? [];
   if (results.length === 0) {
-    const why = (report?.testResults?.[0]?.message ?? report?.testResults?.[0]?.failureMessage ?? res.stderr)
+    const why = (report?.testResults?.[0]?.message || report?.testResults?.[0]?.failureMessage || ran.stderr)
       // eslint-disable-next-line no-control-regex
       .replace(/\u001b\[[0-9;]*m/g, "")
       .split("\n")
@@ -308,7 +340,7 @@ export async function observe(input: ObserveInput): Promise<Observation> {
     return {
       status: "not-run",
       cases: [],
-      notes: [`observation run did not run the calls: ${short(why ?? `exit ${res.exitCode}`, 200)}`],
+      notes: [`observation run did not run the calls: ${short(why ?? `exit ${ran.exit}`, 200)}`],
       reason: "not observed: the observation file did not load",
       ms,
     };
@@ -363,7 +395,8 @@ export async function observe(input: ObserveInput): Promise<Observation> {
     cases,
     notes,
     ms,
-    ...(ranTests.length === extra.length && extra.length > 0 ? { ran: { tests: ranTests, ms } } : {}),
+    // Every other case ran there as written (or there is none): the check needs no runner start of its own.
+    ...(ranTests.length === extra.length ? { ran: { tests: ranTests, ms } } : {}),
     ...(cases.length === 0 ? { reason: `not pinned: ${skips[0] ?? "no call was observed"}` } : {}),
   };
 }

@@ -5,7 +5,8 @@
  * happy-path call: each member of a union of literals or of an enum, a few values of a primitive
  * (as property-based testing tools start with: empty, small, negative, fractional, mixed case), one
  * value of each kind for an `unknown` or `any` parameter (null, an object, an array, a number, …),
- * an empty and a two-element array, and an optional parameter given once (left to its default otherwise).
+ * an empty and a two-element array, the neighbours of a literal default, a type parameter's constraint's
+ * values, and an optional parameter given once (left to its default otherwise).
  */
 import type * as TS from "typescript";
 import { ts } from "../lib/code/typescript.js";
@@ -15,7 +16,7 @@ import { Builder, callerSignature, findFunction, minArgs, type TypedOptions } fr
 /** Argument lists per function, at most. */
 export const MAX_INPUTS = 8;
 /** Variants of one parameter, at most. */
-const MAX_VARIANTS = 3;
+const MAX_VARIANTS = 4;
 /** Workspace files searched for calls of the function, at most, and their size. */
 const MAX_CALL_SITE_FILES = 400;
 const MAX_CALL_SITE_BYTES = 256 * 1024;
@@ -62,6 +63,11 @@ export interface Inputs {
 function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: string): string[] {
   const f = type.flags;
   if (f & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) return ANYTHING;
+  // A type parameter (`<S extends string>(s: S)`): the values of its constraint; unconstrained, anything.
+  if (f & ts.TypeFlags.TypeParameter) {
+    const c = checker.getBaseConstraintOfType(type);
+    return c && c !== type && !(c.flags & ts.TypeFlags.TypeParameter) ? variants(b, checker, c, hint) : ANYTHING;
+  }
   if (type.isUnion()) {
     const members = type.types.filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)));
     // An enum: its members by name.
@@ -91,6 +97,28 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
     const vs = el ? [b.value(el, hint), ...variants(b, checker, el, hint)].filter((v) => v !== undefined) : [];
     return ["[]", ...(vs.length >= 2 ? [`[${vs[1]}, ${vs[0]}]`] : [])];
   }
+  return [];
+}
+
+/**
+ * The boundaries next to a parameter's literal default, where an off-by-one or a flipped comparison
+ * shows: a number's neighbours and zero, a string's empty value, a boolean's opposite.
+ */
+function aroundDefault(d: ts.Declaration | undefined): string[] {
+  if (!d || !ts.isParameter(d) || !d.initializer) return [];
+  let init: ts.Expression = d.initializer;
+  let sign = 1;
+  if (ts.isPrefixUnaryExpression(init) && init.operator === ts.SyntaxKind.MinusToken) {
+    sign = -1;
+    init = init.operand;
+  }
+  if (ts.isNumericLiteral(init)) {
+    const n = sign * Number(init.text);
+    return Number.isFinite(n) ? [...new Set([n - 1, n + 1, 0])].filter((x) => x !== n).map(String) : [];
+  }
+  if (ts.isStringLiteral(init) || ts.isNoSubstitutionTemplateLiteral(init)) return init.text === "" ? ['"a"'] : ['""'];
+  if (init.kind === ts.SyntaxKind.TrueKeyword) return ["false"];
+  if (init.kind === ts.SyntaxKind.FalseKeyword) return ["true"];
   return [];
 }
 
@@ -178,7 +206,9 @@ export function inputVectors(
     if (i > base.length) return;
     const t = d ? checker.getTypeOfSymbolAtLocation(p, d) : checker.getTypeOfSymbol(p);
     const own = i < min ? base[i] : b.value(t, p.getName());
-    let vs = variants(b, checker, t, p.getName()).filter((v) => v !== own);
+    let vs = [...aroundDefault(d), ...variants(b, checker, t, p.getName())].filter(
+      (v, k, all) => v !== own && all.indexOf(v) === k,
+    );
     // An optional parameter: given once, with the happy path's value for its type.
     if (i >= min && own !== undefined && own !== "undefined") vs = [own, ...vs];
     const loose = (t.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) !== 0;

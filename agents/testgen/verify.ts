@@ -19,6 +19,7 @@ import { loadProject } from "../lib/code/project.js";
 import { readContainedSync } from "../lib/code/workspace.js";
 import { TextMemo } from "../lib/memo.js";
 import { OUTPUT_DIR, runWorkspaceCode } from "../lib/sandbox/workspace-run.js";
+import { runWarm, type WarmAnswer } from "./warm.js";
 
 /** Test runs take at most this long unless `constraints.run_timeout_ms` says otherwise (the request deadline caps both). */
 export const DEFAULT_RUN_TIMEOUT_MS = 20_000;
@@ -314,6 +315,51 @@ export interface RunResult {
   ms: number;
 }
 
+/** Whether generated files go to the workspace's warm runner (warm.ts); AIP_TESTGEN_WARM=0 turns it off. */
+export function warmEnabled(): boolean {
+  return process.env.AIP_TESTGEN_WARM !== "0";
+}
+
+/** The recorder's lines (see RECORDER) by test title. */
+export function parseRecords(text: string): Map<string, Recorded> {
+  const records = new Map<string, Recorded>();
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    try {
+      const r = JSON.parse(line) as { title: string; undefined: boolean; json?: string };
+      records.set(r.title, { undefined: r.undefined, ...(typeof r.json === "string" ? { json: r.json } : {}) });
+    } catch {
+      // a line cut short
+    }
+  }
+  return records;
+}
+
+/** A warm runner's answer as a run's result (the same outcomes as the cold run's report). */
+function fromWarm(a: WarmAnswer, testPath: string, ms: number): RunResult {
+  const records = parseRecords(a.records);
+  if (!a.collected || !a.file)
+    return {
+      outcome: "not-collected",
+      tests: [],
+      records,
+      message: `the workspace's vitest configuration does not collect ${testPath}`,
+      ms,
+    };
+  if (a.tests.length === 0 && a.file.status === "failed")
+    return { outcome: "load-error", tests: [], records, message: failureLine(a.file.message), ms };
+  return {
+    outcome: "ran",
+    tests: a.tests.map((t) => ({
+      title: t.title,
+      status: t.status,
+      ...(t.status === "failed" ? { message: failureLine(t.failureMessages.join("\n")) } : {}),
+    })),
+    records,
+    ms,
+  };
+}
+
 interface JsonReport {
   testResults?: {
     status?: string;
@@ -402,6 +448,15 @@ export async function runTestFile(
   );
   const records = new Map<string, Recorded>();
   const rel = relative(root, file);
+  if (runner === "vitest" && warmEnabled()) {
+    const w = await runWarm(root, rel, content, timeoutMs, signal);
+    if (w?.outcome === "ran") return fromWarm(w.answer, testPath, Date.now() - started);
+    if (w?.outcome === "timeout")
+      return { outcome: "timeout", tests: [], records, message: w.message, ms: Date.now() - started };
+    if (w?.outcome === "cancelled")
+      return { outcome: "error", tests: [], records, message: "cancelled", ms: Date.now() - started };
+    // No warm runner for this workspace, or it stopped under the file: the cold way.
+  }
   const report = `${OUTPUT_DIR}/report.json`;
   const args =
     runner === "vitest"
@@ -472,15 +527,7 @@ export async function runTestFile(
         ms,
       };
     }
-    try {
-      for (const line of (outputs["record.ndjson"] ?? "").split("\n")) {
-        if (!line) continue;
-        const r = JSON.parse(line) as { title: string; undefined: boolean; json?: string };
-        records.set(r.title, { undefined: r.undefined, ...(typeof r.json === "string" ? { json: r.json } : {}) });
-      }
-    } catch {
-      // nothing recorded
-    }
+    for (const [k, v] of parseRecords(outputs["record.ndjson"] ?? "")) records.set(k, v);
     const file0 = parsed.testResults?.[0];
     if (!file0)
       return {

@@ -18,7 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runWorkspaceCode, workspaceTrust } from "../../agents/lib/sandbox/workspace-run.js";
+import { runWorkspaceCode, startWorkspaceProcess, workspaceTrust } from "../../agents/lib/sandbox/workspace-run.js";
 import { TRUST_FILE_ENV, TRUSTED_ENV, TRUSTED_SOURCE_ENV } from "../../agents/lib/sandbox/trust.js";
 
 const hasBwrap = (() => {
@@ -160,6 +160,53 @@ describe.skipIf(!hasBwrap)("runWorkspaceCode", () => {
     expect(r.stdout).toContain("generated test");
     expect(r.stdout).toContain("private-write");
     expect(readdirSync(join(ws, "src")).sort()).toEqual(["a.ts", "evil"]);
+  });
+
+  it("a long-lived process answers requests, writes only into private copies, and dies with kill()", async () => {
+    mkdirSync(join(ws, "src"));
+    writeFileSync(join(ws, "src", "a.ts"), "export const a = 1;\n");
+    const untrusted = await startWorkspaceProcess({ workspaceRoot: ws, argv: ["/bin/sh"], cpuLimitMs: 10_000 });
+    expect(untrusted).toMatchObject({ status: "skipped", reason: "skipped: workspace not trusted" });
+    process.env[TRUSTED_ENV] = ws;
+    const script = [
+      "while read name; do",
+      '  echo "$name" > "src/$name" && echo "wrote $name" || echo "refused $name";',
+      '  echo "root" > "$name" 2>/dev/null && echo "wrote root" || echo "refused root";',
+      "  echo uid=$(id -u) $(ls src);",
+      "done",
+    ].join("\n");
+    const p = await startWorkspaceProcess({
+      workspaceRoot: ws,
+      argv: ["/bin/sh", "-c", script],
+      writable: ["src"],
+      cpuLimitMs: 60_000,
+    });
+    expect("pid" in p).toBe(true);
+    if (!("pid" in p)) return;
+    const lines: string[] = [];
+    let wake: () => void = () => undefined;
+    p.onLine((l) => {
+      lines.push(l);
+      wake();
+    });
+    const answer = async (name: string): Promise<string[]> => {
+      const from = lines.length;
+      p.stdin.write(`${name}\n`);
+      while (lines.length < from + 3) await new Promise<void>((r) => (wake = r));
+      return lines.slice(from, from + 3);
+    };
+    // The directories on the way to a writable one are private copies too: nothing reaches the workspace.
+    expect(await answer("one.test.ts")).toEqual(["wrote one.test.ts", "wrote root", "uid=65534 a.ts one.test.ts"]);
+    // The same process: what it wrote before is still there.
+    expect(await answer("two.test.ts")).toEqual([
+      "wrote two.test.ts",
+      "wrote root",
+      "uid=65534 a.ts one.test.ts two.test.ts",
+    ]);
+    p.kill();
+    expect((await p.ended).killed).toBe("cancelled");
+    expect(readdirSync(join(ws, "src"))).toEqual(["a.ts"]);
+    expect(readdirSync(ws).sort()).toEqual(["src"]);
   });
 
   it("hides the agency's state and sockets inside a workspace", async () => {

@@ -64,6 +64,11 @@ export interface WorkspaceRun {
    * files come back in the result's `outputs`, each cut at maxOutputBytes.
    */
   collect?: boolean;
+  /**
+   * Root-relative directories the run may write into: each becomes a private writable copy (a tmpfs
+   * holding read-only binds of the real entries), as the directories of `files` do.
+   */
+  writable?: string[];
 }
 
 export type WorkspaceRunResult =
@@ -81,6 +86,8 @@ export type WorkspaceRunResult =
       outputs?: Record<string, string>;
     }
   | { status: "skipped"; reason: string; hint: string };
+
+export type Skipped = Extract<WorkspaceRunResult, { status: "skipped" }>;
 
 /** Why a run was stopped before it ended. */
 export type Killed = "timeout" | "cpu" | "memory" | "processes" | "cancelled";
@@ -105,7 +112,7 @@ const SETTLE_MAX_MS = 2000;
 const SYSTEM_DIRS = ["/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-const skipped = (reason: string, hint: string): WorkspaceRunResult => ({ status: "skipped", reason, hint });
+const skipped = (reason: string, hint: string): Skipped => ({ status: "skipped", reason, hint });
 
 let probed: Promise<string | undefined> | undefined;
 
@@ -249,11 +256,14 @@ function installOf(exe: string, pathEnv: string): string[] {
  * The workspace as the sandbox sees it: read-only at its own path; where generated files go, each
  * directory on their way is a private tmpfs holding read-only binds of the real entries, plus the files.
  */
-function workspaceArgs(root: string, files: Map<string, string>, hide: string[]): string[] {
-  if (files.size === 0) return ["--ro-bind", root, root, ...hideArgs(root, hide)];
+function workspaceArgs(root: string, files: Map<string, string>, hide: string[], writable: string[] = []): string[] {
+  if (files.size === 0 && writable.length === 0) return ["--ro-bind", root, root, ...hideArgs(root, hide)];
   const dirs = new Set<string>([root]);
-  for (const rel of files.keys()) {
-    let d = dirname(join(root, rel));
+  for (const start of [
+    ...[...files.keys()].map((rel) => dirname(join(root, rel))),
+    ...writable.map((w) => join(root, w)),
+  ]) {
+    let d = start;
     while (isInside(root, d) && !dirs.has(d)) {
       dirs.add(d);
       d = dirname(d);
@@ -301,8 +311,19 @@ function hideArgs(root: string, hide: string[]): string[] {
   return out;
 }
 
-/** Run `argv` in the workspace, trusted and sandboxed, or say why it did not run. Never rejects. */
-export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunResult> {
+/** A sandbox ready to start: bwrap's arguments, the environment, and the private directory to remove. */
+interface Prepared {
+  bwrap: string;
+  args: string[];
+  env: Record<string, string>;
+  outDir: string;
+  cleanup: () => void;
+  limitKb: number;
+  maxProcesses: number;
+}
+
+/** Everything short of starting the sandbox: trust, bubblewrap, the generated files, the arguments. */
+async function prepare(run: WorkspaceRun, cpuMs: number): Promise<Prepared | Skipped> {
   const trust = workspaceTrust(run.workspaceRoot);
   if (!trust.trusted) return skipped("skipped: workspace not trusted", trust.hint);
   if (run.argv.length === 0 || run.argv.some((a) => a.includes("\0")))
@@ -360,10 +381,15 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
   const readOnly = [...installOf(run.argv[0]!, env.PATH!), ...linkedTargets(root), ...(run.readOnlyPaths ?? [])].filter(
     (p) => isAbsolute(p) && !SYSTEM_DIRS.some((d) => isInside(d, p)),
   );
-  const cpuSeconds = Math.max(1, Math.ceil(run.timeoutMs / 1000));
+  const cpuSeconds = Math.max(1, Math.ceil(cpuMs / 1000));
   const args = [...baseArgs()];
   for (const p of [...new Set(readOnly)].sort((a, b) => a.length - b.length)) args.push("--ro-bind-try", p, p);
-  args.push(...workspaceArgs(root, files, hide));
+  const writable = (run.writable ?? []).map((w) => relInside(w === "" ? "." : w));
+  if (writable.some((w) => w === undefined)) {
+    cleanup();
+    return skipped("skipped: writable directory outside the workspace", "writable directories must be root-relative");
+  }
+  args.push(...workspaceArgs(root, files, hide, writable as string[]));
   const outDir = join(priv, "out");
   if (run.collect) {
     mkdirSync(outDir, { mode: 0o700 });
@@ -381,8 +407,14 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
     "--",
   );
   args.push(...run.argv);
+  return { bwrap, args, env, outDir, cleanup, limitKb: (run.memoryMb ?? DEFAULT_MEMORY_MB) * 1024, maxProcesses };
+}
 
-  const limitKb = (run.memoryMb ?? DEFAULT_MEMORY_MB) * 1024;
+/** Run `argv` in the workspace, trusted and sandboxed, or say why it did not run. Never rejects. */
+export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunResult> {
+  const prepared = await prepare(run, run.timeoutMs);
+  if ("status" in prepared) return prepared;
+  const { bwrap, args, env, outDir, cleanup, limitKb, maxProcesses } = prepared;
   const cap = run.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const started = performance.now();
   return new Promise<WorkspaceRunResult>((done) => {
@@ -447,6 +479,110 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
       }),
     );
   });
+}
+
+/** A long-lived sandboxed process (see startWorkspaceProcess). */
+export interface WorkspaceProcessSpec extends Omit<WorkspaceRun, "timeoutMs" | "collect" | "signal"> {
+  /** CPU time of the whole tree over the process's life; past it the process is killed. */
+  cpuLimitMs: number;
+}
+
+export interface WorkspaceProcess {
+  pid: number;
+  /** Write requests here. */
+  stdin: NodeJS.WritableStream;
+  /** Called with each line the process writes to stdout. */
+  onLine(listener: (line: string) => void): void;
+  /** The last of what it wrote to stderr (for a failure's reason). */
+  stderrTail(): string;
+  /** Settles when the process has ended and its private directory is removed. */
+  ended: Promise<{ code: number | null; signal: string | null; killed?: Killed }>;
+  /** Kill the whole tree at once. */
+  kill(why?: Killed): void;
+}
+
+/** How often a long-lived process's tree is checked against its limits. */
+const LONG_POLL_MS = 250;
+
+/**
+ * Start a process that stays up between requests (a warm test runner), in the same sandbox as
+ * runWorkspaceCode, with stdin and stdout as its request and answer channels: only in a trusted
+ * workspace, never rejects. Its memory, process count and CPU time over its life are limited; the
+ * caller bounds each request and kills the process when one does not answer in time.
+ */
+export async function startWorkspaceProcess(spec: WorkspaceProcessSpec): Promise<WorkspaceProcess | Skipped> {
+  const prepared = await prepare({ ...spec, timeoutMs: spec.cpuLimitMs }, spec.cpuLimitMs);
+  if ("status" in prepared) return prepared;
+  const { bwrap, args, env, cleanup, limitKb, maxProcesses } = prepared;
+  const cap = spec.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const child = spawn(bwrap, args, { env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  const pid = child.pid;
+  if (pid === undefined) {
+    cleanup();
+    return skipped("skipped: bubblewrap could not start", "the sandbox's process did not start");
+  }
+  live.add(pid);
+  let killed: Killed | undefined;
+  let victims: number[] = [];
+  const kill = (why: Killed = "cancelled"): void => {
+    if (killed !== undefined) return;
+    killed = why;
+    victims = killTree(pid);
+  };
+  const poll = setInterval(() => {
+    const table = procTable();
+    if (treeCpuMs(pid, table) > spec.cpuLimitMs) kill("cpu");
+    else if (treeRssKb(pid, table) > limitKb) kill("memory");
+    else if (tree(table, pid).length > maxProcesses + 2) kill("processes");
+  }, LONG_POLL_MS);
+  poll.unref();
+  const listeners: ((line: string) => void)[] = [];
+  let pending = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => {
+    pending += chunk;
+    let at;
+    while ((at = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, at);
+      pending = pending.slice(at + 1);
+      for (const l of listeners) l(line);
+    }
+    // A line longer than the output cap is cut: nothing the caller reads may grow without bound.
+    if (pending.length > cap) pending = "";
+  });
+  let tail = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    tail = (tail + chunk).slice(-4096);
+  });
+  child.stdin.on("error", () => undefined);
+  const ended = new Promise<{ code: number | null; signal: string | null; killed?: Killed }>((done) => {
+    child.on("exit", () => {
+      if (killed !== undefined) {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }
+    });
+    child.on("close", (code, sig) => {
+      clearInterval(poll);
+      live.delete(pid);
+      cleanup();
+      const settle = (waited: number): void => {
+        if (stillRunning(victims).length === 0 || waited >= SETTLE_MAX_MS)
+          done({ code, signal: sig, ...(killed !== undefined ? { killed } : {}) });
+        else setTimeout(() => settle(waited + POLL_MS), POLL_MS);
+      };
+      settle(0);
+    });
+  });
+  return {
+    pid,
+    stdin: child.stdin,
+    onLine: (l) => void listeners.push(l),
+    stderrTail: () => tail,
+    ended,
+    kill,
+  };
 }
 
 /** Sandboxes still running: killed if this process exits first. */

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+/**
+ * testgen with the warm runner against the cold one, side by side (docs/agents.md, "testgen"):
+ * `node dist/bench/testgen-warm.js --root DIR --file src/x.ts --functions a,b,c [--rounds N]`. The
+ * workspace must have vitest installed; it is trusted for the run. Each round asks for every function
+ * the cold way (AIP_TESTGEN_WARM=0: a fresh runner per file) and then the warm way (one runner kept),
+ * the first warm call of the first round being the runner's start (reported apart). Reported per mode:
+ * each request's wall time, with the load average over the run, since wall time on a shared host follows
+ * its load: the two modes are compared in one run, under the same load.
+ * Writes bench/results/<date>-testgen-warm.json.
+ */
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "../tools/aip/command.js";
+import { percentileOf } from "../protocol/util/percentile.js";
+import { standaloneContext } from "../agents/lib/runtime/context.js";
+import { createTestgen } from "../agents/testgen/handler.js";
+import { stopWarmRunners, warmStarts } from "../agents/testgen/warm.js";
+import { createLogger } from "../protocol/util/log.js";
+import type { AipRequest } from "../protocol/contract/schemas.js";
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
+const args = parseArgs(process.argv.slice(2), ["root", "file", "functions", "rounds"]);
+const root = resolve(String(args.flags.root));
+const file = String(args.flags.file);
+const functions = String(args.flags.functions).split(",");
+const rounds = typeof args.flags.rounds === "string" ? Number(args.flags.rounds) : 2;
+const silent = createLogger({ agentName: "bench", destination: false });
+
+process.env.AIP_TRUSTED_WORKSPACES = root;
+const testgen = createTestgen();
+const samples: Record<"cold" | "warm", number[]> = { cold: [], warm: [] };
+const load: number[] = [];
+let firstWarm: number | undefined;
+
+async function one(fn: string): Promise<number> {
+  const t0 = performance.now();
+  await testgen(
+    {
+      action: "testgen",
+      context: { workspace_root: root, file_path: file },
+      constraints: { function: fn, framework: "vitest", run_timeout_ms: 60_000 },
+    } as AipRequest,
+    standaloneContext({ traceId: "bench", budgetMs: 120_000, log: silent }),
+  );
+  return performance.now() - t0;
+}
+
+for (let r = 0; r < rounds; r++) {
+  for (const mode of ["cold", "warm"] as const) {
+    if (mode === "cold") process.env.AIP_TESTGEN_WARM = "0";
+    else delete process.env.AIP_TESTGEN_WARM;
+    for (const fn of functions) {
+      load.push(loadavg()[0]!);
+      const ms = await one(fn);
+      if (mode === "warm" && firstWarm === undefined) firstWarm = ms;
+      else samples[mode].push(ms);
+    }
+  }
+}
+
+const summary = (xs: number[]): { p50: number; p95: number; n: number } => ({
+  p50: Math.round(percentileOf(xs, 50)),
+  p95: Math.round(percentileOf(xs, 95)),
+  n: xs.length,
+});
+const result = {
+  command: `node dist/bench/testgen-warm.js ${process.argv.slice(2).join(" ")}`,
+  measured_at: new Date().toISOString(),
+  host: `${cpus().length} cores, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} during the run`,
+  runner_starts_warm: warmStarts(),
+  wall_ms: { cold: summary(samples.cold), warm: summary(samples.warm), warm_first: Math.round(firstWarm ?? 0) },
+};
+console.log(JSON.stringify(result, null, 2));
+writeFileSync(
+  join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-testgen-warm.json`),
+  `${JSON.stringify(result, null, 2)}\n`,
+);
+stopWarmRunners();
+process.exit(0);

@@ -1,0 +1,55 @@
+/**
+ * Inputs for the observation run, from a real program of the TypeScript checker: a type parameter's
+ * constraint gives its values, and a literal default gives the boundaries next to it.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import ts from "typescript";
+import { afterAll, describe, expect, it } from "vitest";
+import { inputVectors } from "../../../agents/testgen/inputs.js";
+import { tempDir } from "../../helpers.js";
+
+const dir = tempDir("aiptgi-");
+afterAll(() => dir.cleanup());
+
+function vectorsOf(source: string, name: string, base: string[]): string[][] | undefined {
+  const file = join(dir.dir, `${name}.ts`);
+  writeFileSync(file, source);
+  const program = ts.createProgram([file], { strict: true, target: ts.ScriptTarget.ES2022, noEmit: true });
+  const at = source.indexOf(`function ${name}`);
+  const fnEnd = source.indexOf("\n}", at) + 2;
+  return inputVectors(
+    program,
+    file,
+    { fnEnd, testFile: join(dir.dir, `${name}.test.ts`), style: "js", callee: { kind: "function", name } },
+    base,
+  )?.vectors;
+}
+
+describe("inputVectors", () => {
+  it("a type parameter's constraint gives its values: a string's empty, short and mixed-case ones", () => {
+    const v = vectorsOf(
+      "export function upper<S extends string>(s: S): Uppercase<S> {\n  return s.toUpperCase() as Uppercase<S>;\n}\n",
+      "upper",
+      ['"s"'],
+    );
+    expect(v).toEqual([['"s"'], ['""'], ['"a"'], ['"Hello World"'], ['"foo-bar_baz"']]);
+  });
+
+  it("a literal default gives its neighbours and zero; a boolean default its opposite", () => {
+    const v = vectorsOf(
+      "export function pad(s: string, width = 4, left = true): string {\n  return left ? s.padStart(width) : s.padEnd(width);\n}\n",
+      "pad",
+      ['"x"'],
+    );
+    expect(v).toContainEqual(['"x"', "3"]);
+    expect(v).toContainEqual(['"x"', "5"]);
+    expect(v?.length).toBeLessThanOrEqual(8);
+    const w = vectorsOf(
+      'export function flag(on = false, n = -2): string {\n  return on ? String(n) : "";\n}\n',
+      "flag",
+      [],
+    );
+    expect(w).toContainEqual(["true"]);
+  });
+});
