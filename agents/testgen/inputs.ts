@@ -104,9 +104,9 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
  * The boundaries next to a parameter's literal default, where an off-by-one or a flipped comparison
  * shows: a number's neighbours and zero, a string's empty value, a boolean's opposite.
  */
-function aroundDefault(d: ts.Declaration | undefined): string[] {
+function aroundDefault(d: TS.Declaration | undefined): string[] {
   if (!d || !ts.isParameter(d) || !d.initializer) return [];
-  let init: ts.Expression = d.initializer;
+  let init: TS.Expression = d.initializer;
   let sign = 1;
   if (ts.isPrefixUnaryExpression(init) && init.operator === ts.SyntaxKind.MinusToken) {
     sign = -1;

@@ -13,6 +13,7 @@ import { access } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type * as TS from "typescript";
 import { ts } from "../lib/code/typescript.js";
+import { envFlag } from "../../protocol/util/env.js";
 import { isInside } from "../../protocol/util/paths.js";
 import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../protocol/util/workspace-roots.js";
 import { loadProject } from "../lib/code/project.js";
@@ -317,7 +318,7 @@ export interface RunResult {
 
 /** Whether generated files go to the workspace's warm runner (warm.ts); AIP_TESTGEN_WARM=0 turns it off. */
 export function warmEnabled(): boolean {
-  return process.env.AIP_TESTGEN_WARM !== "0";
+  return envFlag("AIP_TESTGEN_WARM", process.env, true);
 }
 
 /** The recorder's lines (see RECORDER) by test title. */

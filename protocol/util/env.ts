@@ -201,6 +201,12 @@ export const ENV_VARS = {
     doc: "cap on one inference-server request",
   },
   AIP_MODEL_STREAM: { kind: "flag", scope: A, default: "1", doc: "stream the inference server's answer" },
+  AIP_TESTGEN_WARM: {
+    kind: "flag",
+    scope: A,
+    default: "1",
+    doc: "0: testgen starts a fresh test runner per file instead of the trusted workspace's warm one",
+  },
   AIP_MODEL_CONNECTIONS: {
     kind: "int",
     min: 1,
