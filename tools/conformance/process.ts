@@ -21,6 +21,12 @@ export interface OneShotResult {
  */
 export const ONE_SHOT_TIMEOUT_MS = 30_000;
 
+/**
+ * How long a socket-mode agent may take to listen: a hang detector too (an agent that exits is reported at
+ * once), wide enough for a model load and warm-up on a busy host.
+ */
+export const START_TIMEOUT_MS = 60_000;
+
 /** Run `exe args` with `stdin` written and closed; collect stdout/stderr as written; kill after `timeoutMs`. */
 export async function runOnce(
   exe: string,
@@ -70,7 +76,7 @@ const running = new Set<ChildProcess>();
 let killOnExit = false;
 
 /** Start `exe --listen socketPath` and wait until the socket accepts connections. */
-export async function serve(exe: string, socketPath: string, timeoutMs = 15_000): Promise<Served> {
+export async function serve(exe: string, socketPath: string, timeoutMs = START_TIMEOUT_MS): Promise<Served> {
   const child = spawn(exe, ["--listen", socketPath], { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   if (!killOnExit) {

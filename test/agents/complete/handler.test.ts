@@ -70,6 +70,7 @@ describe("agent-complete: the checker's context in the prompt", () => {
           timeout_ms: 60_000,
           typed_wait_ms: 50_000,
           max_tokens: 2,
+          inference_timeout_ms: 20_000,
           best_effort: true,
           debug_prompt: true,
         },
