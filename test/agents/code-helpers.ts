@@ -28,7 +28,20 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-/** Serve `exe` on a socket in a temp dir until `stop`. */
+/**
+ * The deadline of a served agent's request that sets none. The manifests' defaults are an editor's budgets,
+ * which the suite's load on two cores can exceed; a test about deadlines sets its own.
+ */
+const SERVED_TIMEOUT_MS = 30_000;
+
+function withDeadline(request: unknown): unknown {
+  const r = request as Json | null;
+  const c = r?.constraints as unknown;
+  if (typeof c !== "object" || c === null || Array.isArray(c) || "timeout_ms" in c) return request;
+  return { ...r, constraints: { ...c, timeout_ms: SERVED_TIMEOUT_MS } };
+}
+
+/** Serve `exe` on a socket in a temp dir until `stop`; requests without a deadline get SERVED_TIMEOUT_MS. */
 export async function startAgent(exe: string): Promise<RunningAgent> {
   const t = tempDir("aipc-");
   let served: Served;
@@ -39,7 +52,8 @@ export async function startAgent(exe: string): Promise<RunningAgent> {
     throw err;
   }
   return {
-    invoke: async (request) => (await invokeHttp(served.socketPath, request, 20_000)).json as Json,
+    invoke: async (request) =>
+      (await invokeHttp(served.socketPath, withDeadline(request), SERVED_TIMEOUT_MS + 10_000)).json as Json,
     stop: async () => {
       await served.stop();
       expect(served.stderr()).toBe("");

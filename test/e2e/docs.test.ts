@@ -260,7 +260,7 @@ describe("every example in README.md and docs/", () => {
       const ok = await invokeHttp(agency.socket, { action: "echo", context: {}, constraints: {} });
       const trace = ok.json.trace_id as string;
       // The request line is written after the answer: wait for it.
-      await until(() => readFileSync(agency.logFile, "utf8").includes(`"trace_id":"${trace}"`), 10_000, "its log line");
+      await until(() => readFileSync(agency.logFile, "utf8").includes(`"trace_id":"${trace}"`), 20_000, "its log line");
       const [failures, oneTrace, lifecycle] = commands(block("docs/operations.md", "# failed requests")).map((c) =>
         c.replaceAll("run/aip.log", agency.logFile).replace('"TRACE"', `"${trace}"`),
       );
