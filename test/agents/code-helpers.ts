@@ -34,11 +34,17 @@ export interface RunningAgent {
  */
 const SERVED_TIMEOUT_MS = 30_000;
 
-function withDeadline(request: unknown): unknown {
+/** `request` with SERVED_TIMEOUT_MS as its deadline if it sets none, and how long to wait for its answer. */
+function withDeadline(request: unknown): { request: unknown; waitMs: number } {
   const r = request as Json | null;
   const c = r?.constraints as unknown;
-  if (typeof c !== "object" || c === null || Array.isArray(c) || "timeout_ms" in c) return request;
-  return { ...r, constraints: { ...c, timeout_ms: SERVED_TIMEOUT_MS } };
+  if (typeof c !== "object" || c === null || Array.isArray(c)) return { request, waitMs: SERVED_TIMEOUT_MS };
+  const set = (c as Json).timeout_ms as unknown;
+  if (typeof set === "number") return { request, waitMs: Math.max(set, SERVED_TIMEOUT_MS) + 10_000 };
+  return {
+    request: { ...r, constraints: { ...c, timeout_ms: SERVED_TIMEOUT_MS } },
+    waitMs: SERVED_TIMEOUT_MS + 10_000,
+  };
 }
 
 /** Serve `exe` on a socket in a temp dir until `stop`; requests without a deadline get SERVED_TIMEOUT_MS. */
@@ -52,8 +58,10 @@ export async function startAgent(exe: string): Promise<RunningAgent> {
     throw err;
   }
   return {
-    invoke: async (request) =>
-      (await invokeHttp(served.socketPath, withDeadline(request), SERVED_TIMEOUT_MS + 10_000)).json as Json,
+    invoke: async (request) => {
+      const sent = withDeadline(request);
+      return (await invokeHttp(served.socketPath, sent.request, sent.waitMs)).json as Json;
+    },
     stop: async () => {
       await served.stop();
       expect(served.stderr()).toBe("");
