@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ABUSES, CONTROLS } from "../../bench/lib/neighbour.js";
 import { httpRequest, invokeHttp, waitForSocket } from "../../protocol/transport/client.js";
-import { DUMMY, ROOT, jsonLines, pidAlive, tempDir, until } from "../helpers.js";
+import { DUMMY, ROOT, jsonLines, pidAlive, suiteManifest, tempDir, until } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
 import { FIXTURE_AGENT, manifestFor } from "../orchestrator/harness.js";
 import { AIP, startRealAgency, type RealAgency } from "../reliability/lib/agency.js";
@@ -333,11 +333,12 @@ describe("every example in README.md and docs/", () => {
   describe("the code agents behind `aip up`", () => {
     let agency: RealAgency;
     beforeAll(async () => {
-      agency = await startRealAgency({}, () => ({
+      agency = await startRealAgency({}, (dir) => ({
+        // The documented requests set no deadline: the suites' default stands in for the editor's.
         agents: ["summarize", "testgen", "complete-lite"].map((name) => ({
           name,
           command: [join(ROOT, `dist/agents/${name}/main.js`)],
-          manifest: join(ROOT, `manifests/${name}.json`),
+          manifest: suiteManifest(name, dir),
         })),
         workspace_roots: [ROOT],
         vetting: "off", // vetting's own examples run below

@@ -36,7 +36,8 @@ describe("agent-complete: the checker's context in the prompt", () => {
     );
     writeFileSync(join(root, "src/store.ts"), STORE);
     // The child inherits this process's environment: the tiny model, set for the spawn only.
-    for (const [k, v] of Object.entries(modelEnv(true))) {
+    // No dry warm-up keystrokes: no test here is about the first keystroke's speed.
+    for (const [k, v] of Object.entries(modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }))) {
       saved[k] = process.env[k];
       process.env[k] = v;
     }

@@ -265,7 +265,8 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
 describe("agent-complete with a model without FIM tokens", () => {
   let ctx: Awaited<ReturnType<typeof serveComplete>>;
   beforeAll(async () => {
-    ctx = await serveComplete(modelEnv(false));
+    // No dry warm-up keystrokes here, nor for the broken buffers: the first suite tests the warm-up.
+    ctx = await serveComplete(modelEnv(false, { AIP_WARMUP_KEYSTROKES: "0" }));
   }, 90_000);
   afterAll(() => ctx.cleanup());
 
@@ -321,7 +322,7 @@ describe("agent-complete without a model", () => {
 describe("broken buffers: agent-complete with the tiny model", () => {
   let ctx: Awaited<ReturnType<typeof serveComplete>>;
   beforeAll(async () => {
-    ctx = await serveComplete(modelEnv(true));
+    ctx = await serveComplete(modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }));
   }, 90_000);
   afterAll(() => ctx.cleanup());
 

@@ -2,42 +2,28 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FixedLoadSampler } from "../../../orchestrator/core/load.js";
-import { ROOT, tempDir } from "../../helpers.js";
+import { ROOT, suiteManifest, tempDir } from "../../helpers.js";
 import { COMPLETE, modelEnv } from "../../agents/lib/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "../../orchestrator/harness.js";
 
 export const AIP = join(ROOT, "dist/scripts/aip.js");
 
 /**
- * The least default deadline of the agents in a bridge suite's agency. The bundled manifests' defaults are an
- * editor's budgets, which the suite's load on two cores can exceed; the bridges' own deadlines still apply.
+ * The bundled agents on real sockets; `model` adds agent-complete with the tiny model (for inline completion).
+ * Their manifests' default deadlines are the suites' (suiteManifest); the bridges' own deadlines still apply.
  */
-const BRIDGE_TIMEOUT_MS = 30_000;
-
-/** The bundled manifest of `name`, written into `dir` with a default deadline of at least BRIDGE_TIMEOUT_MS. */
-function bridgeManifest(name: string, dir: string): string {
-  const m = JSON.parse(readFileSync(join(ROOT, `manifests/${name}.json`), "utf8")) as {
-    timeouts_ms: { default: number };
-  };
-  m.timeouts_ms.default = Math.max(m.timeouts_ms.default, BRIDGE_TIMEOUT_MS);
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(m));
-  return file;
-}
-
-/** The bundled agents on real sockets; `model` adds agent-complete with the tiny model (for inline completion). */
 export async function bundledAgency(names: string[], model = false): Promise<Agency> {
   const manifests = tempDir("aipm-");
   const specs = names.map((name) => ({
     name,
     command: join(ROOT, `dist/agents/${name}/main.js`),
-    manifest: bridgeManifest(name, manifests.dir),
+    manifest: suiteManifest(name, manifests.dir),
   }));
   if (model)
     specs.push({
       name: "complete",
       command: COMPLETE,
-      manifest: bridgeManifest("complete", manifests.dir),
+      manifest: suiteManifest("complete", manifests.dir),
       env: modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }),
     } as (typeof specs)[number]);
   // Load pinned at 0: the CPU rule would otherwise take agent-complete out of rotation on a busy host.
