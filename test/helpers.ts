@@ -3,7 +3,7 @@ import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { serve, type Served } from "../tools/conformance/process.js";
+import { serve, START_TIMEOUT_MS, type Served } from "../tools/conformance/process.js";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const DIST = join(ROOT, "dist");
@@ -101,7 +101,7 @@ export function servedAgent(exe: string): { socket: string } {
     cleanup = t.cleanup;
     handle.socket = join(t.dir, "agent.sock");
     served = await serve(exe, handle.socket);
-  });
+  }, START_TIMEOUT_MS + 30_000);
   afterAll(async () => {
     await served?.stop();
     cleanup();
