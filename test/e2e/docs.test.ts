@@ -527,9 +527,10 @@ describe("every example in README.md and docs/", () => {
         const tryLine = /try: (curl .*)$/m.exec(out)?.[1];
         expect(tryLine).toContain(socket);
         expect(JSON.parse(await sh(tryLine!))).toMatchObject({ status: "success" });
-        // The first health probe after start tells a degraded agent apart: wait for `settled`.
+        // The first health probe after start tells a degraded agent apart: wait for `settled` (a model's load
+        // under the suite's load can take minutes).
         let h: Record<string, any> = {};
-        for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+        for (const end = Date.now() + 180_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
           h = JSON.parse((await httpRequest(socket, { path: "/healthz" })).body) as Record<string, any>;
           if (settled(h)) break;
         }
