@@ -16,10 +16,9 @@ export interface OneShotResult {
 
 /**
  * How long a one-shot run may take before it is killed and reported as not exiting: a hang detector, wide
- * enough for an agent that loads a model on a busy host (agent-complete loading even the tiny test GGUF
- * takes seconds there).
+ * enough for an agent that loads a model and answers with it on a busy host.
  */
-export const ONE_SHOT_TIMEOUT_MS = 30_000;
+export const ONE_SHOT_TIMEOUT_MS = 60_000;
 
 /**
  * How long a socket-mode agent may take to listen: a hang detector too (an agent that exits is reported at
