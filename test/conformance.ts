@@ -6,9 +6,11 @@ import { CHECKS, type CheckResult } from "../tools/conformance/kit.js";
 export function conformanceSuite(title: string, run: () => Promise<CheckResult[]>, teardown?: () => void): void {
   describe(title, () => {
     let results: CheckResult[] = [];
+    // The kit starts the agent a score of times; for the heavier agents the suite's load stretches that to
+    // minutes.
     beforeAll(async () => {
       results = await run();
-    }, 240_000);
+    }, 600_000);
     afterAll(() => teardown?.());
 
     it("ran every check", () => {

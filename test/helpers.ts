@@ -1,13 +1,33 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { serve, type Served } from "../tools/conformance/process.js";
+import { serve, START_TIMEOUT_MS, type Served } from "../tools/conformance/process.js";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const DIST = join(ROOT, "dist");
 export const DUMMY = join(DIST, "agents/dummy/main.js");
+
+/**
+ * The least deadline the suites give a request to a bundled agent. The manifests' defaults are an editor's
+ * budgets, which the suite's load on two cores can exceed; a test about deadlines sets its own.
+ */
+export const SUITE_TIMEOUT_MS = 30_000;
+
+/**
+ * The bundled manifest of agent `name`, written into `dir` with a default deadline of at least
+ * SUITE_TIMEOUT_MS; returns its path.
+ */
+export function suiteManifest(name: string, dir: string): string {
+  const m = JSON.parse(readFileSync(join(ROOT, `manifests/${name}.json`), "utf8")) as {
+    timeouts_ms: { default: number };
+  };
+  m.timeouts_ms.default = Math.max(m.timeouts_ms.default, SUITE_TIMEOUT_MS);
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(m));
+  return file;
+}
 
 /** A short temp directory (socket paths must stay under 107 bytes); removed by the returned function. */
 export function tempDir(prefix = "aipt-"): { dir: string; cleanup: () => void } {
@@ -81,7 +101,7 @@ export function servedAgent(exe: string): { socket: string } {
     cleanup = t.cleanup;
     handle.socket = join(t.dir, "agent.sock");
     served = await serve(exe, handle.socket);
-  });
+  }, START_TIMEOUT_MS + 30_000);
   afterAll(async () => {
     await served?.stop();
     cleanup();

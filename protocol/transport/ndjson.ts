@@ -58,40 +58,80 @@ function isBlank(buf: Buffer): boolean {
  * reading, answer the requests already read, then end the connection (server shutdown).
  */
 export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler): () => void {
-  const controller = new AbortController();
-  // Every pipelined request listens on this signal: up to maxPipelined at once.
-  setMaxListeners(limits.maxPipelined + 16, controller.signal);
-  const order: Slot[] = [];
+  return new NdjsonConnection(socket, limits, handle).drain;
+}
+
+/**
+ * One NDJSON connection: `pump` frames the lines read and `dispatch`es them while there is room, `flush`
+ * writes the answers in their turn, `control` reads control lines, `stop` ends the reading.
+ */
+class NdjsonConnection {
+  private readonly controller = new AbortController();
+  private readonly order: Slot[] = [];
   /** Bytes read from the socket and not yet framed (reading is paused while this is not empty). */
-  let backlog: Buffer | undefined;
+  private backlog: Buffer | undefined;
   /** The start of a line whose newline has not arrived yet. */
-  let chunks: Buffer[] = [];
-  let buffered = 0;
-  let discarding = false; // inside a line that already exceeded the limit
-  let inflight = 0;
-  let ended = false; // the client half-closed
-  let stopped = false; // no more lines are taken: drained, or a line missed its deadline
-  let clientEnded = false;
-  let pumpScheduled = false;
-  let lineTimer: NodeJS.Timeout | undefined;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private discarding = false; // inside a line that already exceeded the limit
+  private inflight = 0;
+  private ended = false; // the client half-closed
+  private stopped = false; // no more lines are taken: drained, or a line missed its deadline
+  private clientEnded = false;
+  private pumpScheduled = false;
+  private flushScheduled = false;
+  private lineTimer: NodeJS.Timeout | undefined;
   /** An `unordered` control line was read: answers are written as they are ready, not in request order. */
-  let unordered = false;
+  private unordered = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly limits: Limits,
+    private readonly handle: FrameHandler,
+  ) {
+    // Every pipelined request listens on this signal: up to maxPipelined at once.
+    setMaxListeners(limits.maxPipelined + 16, this.controller.signal);
+    socket.on("data", (chunk: Buffer) => {
+      if (this.stopped) return;
+      this.backlog = this.backlog === undefined ? chunk : Buffer.concat([this.backlog, chunk]);
+      this.pump();
+    });
+    socket.on("drain", () => this.schedulePump());
+    socket.on("end", () => {
+      this.clientEnded = true;
+      if (this.stopped) return this.flush();
+      if (this.backlog === undefined) this.finishInput();
+      // else: the backlog is framed first; pump() finishes the input when it is empty.
+    });
+    socket.on("close", () => {
+      this.clearLineTimer();
+      this.controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
+    });
+  }
+
+  /** Stop reading, answer the requests already read, then end the connection. */
+  readonly drain = (): void => {
+    if (this.ended || this.stopped) return;
+    this.stop();
+    this.flush();
+  };
 
   /**
    * Write the answers ready in order and end the connection when it is done. Deferred to the end of the
    * current tick (process.nextTick runs once the promise jobs have drained), so the answers of a
    * pipeline that complete together go out in one write: one system call, not one each.
    */
-  let flushScheduled = false;
-  const flush = (): void => {
-    if (flushScheduled) return;
-    flushScheduled = true;
-    process.nextTick(flushNow);
-  };
-  const flushNow = (): void => {
-    flushScheduled = false;
+  private flush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    process.nextTick(this.flushNow);
+  }
+
+  private readonly flushNow = (): void => {
+    this.flushScheduled = false;
+    const { order, socket } = this;
     let out = "";
-    if (unordered) {
+    if (this.unordered) {
       let kept = 0;
       for (const slot of order) {
         if (slot.text !== undefined) out += slot.text + "\n";
@@ -101,37 +141,39 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     } else while (order.length > 0 && order[0]!.text !== undefined) out += order.shift()!.text + "\n";
     if (socket.destroyed) return;
     if (out !== "") socket.write(out);
-    if ((ended || stopped) && order.length === 0 && inflight === 0 && socket.writable) {
+    if ((this.ended || this.stopped) && order.length === 0 && this.inflight === 0 && socket.writable) {
       socket.end();
-      if (stopped && !clientEnded) setTimeout(() => socket.destroy(), LINGER_MS).unref();
+      if (this.stopped && !this.clientEnded) setTimeout(() => socket.destroy(), LINGER_MS).unref();
     }
   };
 
   /** Room for one more request: in-flight cap and queued-output cap (a client that does not read). */
-  const hasRoom = (): boolean => inflight < limits.maxPipelined && socket.writableLength < limits.maxQueuedOutputBytes;
+  private hasRoom(): boolean {
+    return this.inflight < this.limits.maxPipelined && this.socket.writableLength < this.limits.maxQueuedOutputBytes;
+  }
 
-  const answer = (text: string): void => {
-    order.push({ text });
-    flush();
-  };
+  private answer(text: string): void {
+    this.order.push({ text });
+    this.flush();
+  }
 
   /** A request's answer is ready: written in its turn (one promise reaction per request, no chain). */
-  const settle = (slot: Slot, text: string): void => {
+  private settle(slot: Slot, text: string): void {
     try {
       slot.text = text;
-      inflight--;
-      flush();
-      schedulePump();
+      this.inflight--;
+      this.flush();
+      this.schedulePump();
     } catch {
-      socket.destroy();
+      this.socket.destroy();
     }
-  };
+  }
 
   /**
    * A control line (docs/aip-1.md, Control lines): `unordered` or `cancel`, never answered; one that
    * is not understood is answered AIP_ERR_INVALID_FIELD.
    */
-  const control = (line: Buffer): void => {
+  private control(line: Buffer): void {
     let value: unknown;
     try {
       value = JSON.parse(line.toString("utf8"));
@@ -140,12 +182,12 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
     }
     const message = value as { control?: unknown; trace_id?: unknown } | undefined;
     if (message?.control === "unordered") {
-      unordered = true;
+      this.unordered = true;
       return;
     }
     if (message?.control === "cancel" && isValidTraceId(message.trace_id)) {
       cancelTrace(
-        controller.signal,
+        this.controller.signal,
         message.trace_id,
         () => new AipError("AIP_ERR_CANCELLED", "The client cancelled this request (a cancel control line)"),
       );
@@ -156,157 +198,132 @@ export function serveNdjson(socket: Socket, limits: Limits, handle: FrameHandler
       'A control line is {"control":"unordered"} or {"control":"cancel","trace_id":"…"}',
       { extensions: { errors: [{ path: "control", message: "expected unordered, or cancel with a valid trace_id" }] } },
     );
-    answer(JSON.stringify(errorResponse(err, newTraceId())));
-  };
+    this.answer(JSON.stringify(errorResponse(err, newTraceId())));
+  }
 
-  const dispatch = (line: Buffer): void => {
+  private dispatch(line: Buffer): void {
     if (isBlank(line)) return;
-    if (isControlLine(line)) return control(line);
+    if (isControlLine(line)) return this.control(line);
     const slot: Slot = { text: undefined };
-    order.push(slot);
-    inflight++;
-    handle(line, controller.signal, unordered).then(
-      (text) => settle(slot, text),
-      (err: unknown) => settle(slot, JSON.stringify(errorResponse(err, newTraceId()))),
+    this.order.push(slot);
+    this.inflight++;
+    this.handle(line, this.controller.signal, this.unordered).then(
+      (text) => this.settle(slot, text),
+      (err: unknown) => this.settle(slot, JSON.stringify(errorResponse(err, newTraceId()))),
     );
-  };
+  }
 
-  const tooLarge = (): void => {
+  private tooLarge(): void {
     const err = new AipError(
       "AIP_ERR_PAYLOAD_TOO_LARGE",
-      `NDJSON line exceeds the limit of ${limits.maxLineBytes} bytes`,
+      `NDJSON line exceeds the limit of ${this.limits.maxLineBytes} bytes`,
       {
-        extensions: { limit: limits.maxLineBytes },
+        extensions: { limit: this.limits.maxLineBytes },
       },
     );
-    answer(JSON.stringify(errorResponse(err, newTraceId())));
-  };
+    this.answer(JSON.stringify(errorResponse(err, newTraceId())));
+  }
 
-  const lineLate = (): void => {
-    lineTimer = undefined;
-    if (stopped || socket.destroyed) return;
+  private readonly lineLate = (): void => {
+    this.lineTimer = undefined;
+    if (this.stopped || this.socket.destroyed) return;
     const err = new AipError(
       "AIP_ERR_INVALID_JSON",
-      `NDJSON line did not arrive within ${limits.lineReceiveTimeoutMs} ms of its first byte`,
+      `NDJSON line did not arrive within ${this.limits.lineReceiveTimeoutMs} ms of its first byte`,
       {
         suggestion: "Send each request as one whole line; the connection is closed",
-        extensions: { limit_ms: limits.lineReceiveTimeoutMs },
+        extensions: { limit_ms: this.limits.lineReceiveTimeoutMs },
       },
     );
-    stop();
-    answer(JSON.stringify(errorResponse(err, newTraceId())));
+    this.stop();
+    this.answer(JSON.stringify(errorResponse(err, newTraceId())));
   };
 
-  const clearLineTimer = (): void => {
-    clearTimeout(lineTimer);
-    lineTimer = undefined;
-  };
+  private clearLineTimer(): void {
+    clearTimeout(this.lineTimer);
+    this.lineTimer = undefined;
+  }
 
   /** Frame and dispatch lines from the backlog while there is room; the rest waits, reading paused. */
-  const pump = (): void => {
-    pumpScheduled = false;
-    if (stopped || socket.destroyed) return;
+  private readonly pump = (): void => {
+    this.pumpScheduled = false;
+    const { socket, limits } = this;
+    if (this.stopped || socket.destroyed) return;
     let taken = 0;
-    while (backlog !== undefined) {
-      if (!hasRoom() || taken >= limits.maxPipelined) break;
-      const chunk: Buffer = backlog;
+    while (this.backlog !== undefined) {
+      if (!this.hasRoom() || taken >= limits.maxPipelined) break;
+      const chunk: Buffer = this.backlog;
       const nl = chunk.indexOf(NEWLINE);
       if (nl === -1) {
-        backlog = undefined;
-        if (discarding) break;
-        if (buffered + chunk.length > limits.maxLineBytes) {
+        this.backlog = undefined;
+        if (this.discarding) break;
+        if (this.buffered + chunk.length > limits.maxLineBytes) {
           // Answer now, then skip the rest of this line: memory stays bounded by the limit.
-          chunks = [];
-          buffered = 0;
-          discarding = true;
-          tooLarge();
+          this.chunks = [];
+          this.buffered = 0;
+          this.discarding = true;
+          this.tooLarge();
           break;
         }
-        chunks.push(Buffer.from(chunk));
-        buffered += chunk.length;
+        this.chunks.push(Buffer.from(chunk));
+        this.buffered += chunk.length;
         break;
       }
       const piece = chunk.subarray(0, nl);
-      backlog = nl + 1 < chunk.length ? chunk.subarray(nl + 1) : undefined;
-      clearLineTimer();
-      if (discarding) {
-        discarding = false;
+      this.backlog = nl + 1 < chunk.length ? chunk.subarray(nl + 1) : undefined;
+      this.clearLineTimer();
+      if (this.discarding) {
+        this.discarding = false;
         continue;
       }
-      if (buffered + piece.length + 1 > limits.maxLineBytes) tooLarge();
-      else if (buffered + piece.length > 0) {
-        dispatch(chunks.length === 0 ? piece : Buffer.concat([...chunks, piece]));
+      if (this.buffered + piece.length + 1 > limits.maxLineBytes) this.tooLarge();
+      else if (this.buffered + piece.length > 0) {
+        this.dispatch(this.chunks.length === 0 ? piece : Buffer.concat([...this.chunks, piece]));
         taken++;
       }
-      chunks = [];
-      buffered = 0;
+      this.chunks = [];
+      this.buffered = 0;
     }
-    if (backlog !== undefined) {
+    if (this.backlog !== undefined) {
       socket.pause();
       // The client is not the one holding its line up now: its deadline starts again when reading resumes.
-      clearLineTimer();
+      this.clearLineTimer();
       // Out of room: more is taken when an answer is written or read; out of turn: on the next one.
-      if (hasRoom()) schedulePump();
+      if (this.hasRoom()) this.schedulePump();
       return;
     }
-    if (clientEnded) {
-      finishInput();
+    if (this.clientEnded) {
+      this.finishInput();
       return;
     }
     // Waiting on the client for the rest of a line: that is what the line deadline bounds.
-    if ((buffered > 0 || discarding) && lineTimer === undefined)
-      lineTimer = setTimeout(lineLate, limits.lineReceiveTimeoutMs);
+    if ((this.buffered > 0 || this.discarding) && this.lineTimer === undefined)
+      this.lineTimer = setTimeout(this.lineLate, limits.lineReceiveTimeoutMs);
     socket.resume();
   };
 
-  const schedulePump = (): void => {
-    if (pumpScheduled || backlog === undefined || stopped) return;
-    pumpScheduled = true;
-    setImmediate(pump);
-  };
+  private schedulePump(): void {
+    if (this.pumpScheduled || this.backlog === undefined || this.stopped) return;
+    this.pumpScheduled = true;
+    setImmediate(this.pump);
+  }
 
-  const finishInput = (): void => {
-    if (ended) return;
-    ended = true;
-    clearLineTimer();
-    if (!discarding && buffered > 0) dispatch(Buffer.concat(chunks)); // last unterminated object
-    chunks = [];
-    buffered = 0;
-    flush();
-  };
+  private finishInput(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.clearLineTimer();
+    if (!this.discarding && this.buffered > 0) this.dispatch(Buffer.concat(this.chunks)); // last unterminated object
+    this.chunks = [];
+    this.buffered = 0;
+    this.flush();
+  }
 
-  const stop = (): void => {
-    stopped = true;
-    clearLineTimer();
-    socket.pause();
-    backlog = undefined;
-    chunks = [];
-    buffered = 0;
-  };
-
-  socket.on("data", (chunk: Buffer) => {
-    if (stopped) return;
-    backlog = backlog === undefined ? chunk : Buffer.concat([backlog, chunk]);
-    pump();
-  });
-
-  socket.on("drain", () => schedulePump());
-
-  socket.on("end", () => {
-    clientEnded = true;
-    if (stopped) return flush();
-    if (backlog === undefined) finishInput();
-    // else: the backlog is framed first; pump() finishes the input when it is empty.
-  });
-
-  socket.on("close", () => {
-    clearLineTimer();
-    controller.abort(new AipError("AIP_ERR_CANCELLED", "Client closed the connection"));
-  });
-
-  return () => {
-    if (ended || stopped) return;
-    stop();
-    flush();
-  };
+  private stop(): void {
+    this.stopped = true;
+    this.clearLineTimer();
+    this.socket.pause();
+    this.backlog = undefined;
+    this.chunks = [];
+    this.buffered = 0;
+  }
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { runOnce, serve, type Served } from "../../tools/conformance/process.js";
 import { invokeHttp } from "../../protocol/transport/client.js";
-import { DIST, ROOT, tempDir } from "../helpers.js";
+import { DIST, ROOT, SUITE_TIMEOUT_MS, tempDir } from "../helpers.js";
 
 export const SUMMARIZE = join(DIST, "agents/summarize/main.js");
 export const SEARCH = join(DIST, "agents/search/main.js");
@@ -15,9 +15,12 @@ export const FIXTURES = join(ROOT, "test/fixtures/code");
 
 export type Json = Record<string, any>;
 
-/** One request through the one-shot executable; asserts the AIP-1 one-shot contract (exit 0, nothing on stderr). */
+/**
+ * One request through the one-shot executable (SUITE_TIMEOUT_MS as its deadline if it sets none); asserts
+ * the AIP-1 one-shot contract (exit 0, nothing on stderr).
+ */
 export async function oneShot(exe: string, request: unknown): Promise<Json> {
-  const r = await runOnce(exe, [], JSON.stringify(request));
+  const r = await runOnce(exe, [], JSON.stringify(withDeadline(request).request));
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
   return JSON.parse(r.stdout) as Json;
@@ -28,7 +31,20 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-/** Serve `exe` on a socket in a temp dir until `stop`. */
+/** `request` with SUITE_TIMEOUT_MS as its deadline if it sets none, and how long to wait for its answer. */
+function withDeadline(request: unknown): { request: unknown; waitMs: number } {
+  const r = request as Json | null;
+  const c = r?.constraints as unknown;
+  if (typeof c !== "object" || c === null || Array.isArray(c)) return { request, waitMs: SUITE_TIMEOUT_MS };
+  const set = (c as Json).timeout_ms as unknown;
+  if (typeof set === "number") return { request, waitMs: Math.max(set, SUITE_TIMEOUT_MS) + 10_000 };
+  return {
+    request: { ...r, constraints: { ...c, timeout_ms: SUITE_TIMEOUT_MS } },
+    waitMs: SUITE_TIMEOUT_MS + 10_000,
+  };
+}
+
+/** Serve `exe` on a socket in a temp dir until `stop`; requests without a deadline get SUITE_TIMEOUT_MS. */
 export async function startAgent(exe: string): Promise<RunningAgent> {
   const t = tempDir("aipc-");
   let served: Served;
@@ -39,7 +55,10 @@ export async function startAgent(exe: string): Promise<RunningAgent> {
     throw err;
   }
   return {
-    invoke: async (request) => (await invokeHttp(served.socketPath, request, 20_000)).json as Json,
+    invoke: async (request) => {
+      const sent = withDeadline(request);
+      return (await invokeHttp(served.socketPath, sent.request, sent.waitMs)).json as Json;
+    },
     stop: async () => {
       await served.stop();
       expect(served.stderr()).toBe("");

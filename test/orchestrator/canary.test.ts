@@ -104,7 +104,7 @@ describe("canary", () => {
     expect(status.canary).toBeNull();
     expect(status.last_decision).toMatchObject({ action: "rollback", automatic: true });
     expect(status.last_decision.reason).toMatch(/error rate 5\d\.\d% .* > 5\.0%/);
-    await until(() => !pidAlive(canaryPid), 10_000, "canary process stopped");
+    await until(() => !pidAlive(canaryPid), 20_000, "canary process stopped");
     expect(agency.logs.events("canary_rollback")).toHaveLength(1);
     expect((await httpRequest(agency.socket, { path: "/metrics" })).body).toContain(
       'aip_canary_decisions_total{agent="svc",action="rollback"} 1',
@@ -152,8 +152,8 @@ describe("canary", () => {
       4,
     );
     expect(after.every((a) => a.version === "2.0.0")).toBe(true);
-    await until(() => !agency!.orchestrator.agents.some((a) => a.role === "retained"), 10_000, "retention end");
-    await until(() => !pidAlive(oldPid), 10_000, "old stable stopped");
+    await until(() => !agency!.orchestrator.agents.some((a) => a.role === "retained"), 20_000, "retention end");
+    await until(() => !pidAlive(oldPid), 20_000, "old stable stopped");
   }, 90_000);
 
   it("rolls back to the retained version within the retention window", async () => {

@@ -24,7 +24,7 @@ describe("NDJSON control lines through the orchestrator", () => {
       const long = session.send({ ...echo({ constraints: { delay_ms: 10_000 } }), trace_id: "cl-long" });
       const short = session.send({ ...echo({ constraints: { delay_ms: 300 } }), trace_id: "cl-short" });
       // Both are in flight at the agent before the cancel is sent.
-      await until(() => agency!.orchestrator.agents[0]!.inflight === 2, 10_000, "both forwarded");
+      await until(() => agency!.orchestrator.agents[0]!.inflight === 2, 20_000, "both forwarded");
       session.write('{"control":"cancel","trace_id":"cl-long"}\n');
       expect(await long).toMatchObject({ status: "error", trace_id: "cl-long", error: { type: "AIP_ERR_CANCELLED" } });
       await until(

@@ -96,14 +96,20 @@ async function oneShot(ctx: KitContext, input: string | Buffer): Promise<Envelop
   return envelope(lines[0]!, "one-shot");
 }
 
+/**
+ * How long a socket exchange may take before the check fails: a hang detector, wide enough for a model-backed
+ * agent answering a hundred requests in turn on a busy host.
+ */
+const EXCHANGE_TIMEOUT_MS = 60_000;
+
 async function http(ctx: KitContext, body: string | Buffer): Promise<{ status: number; env: Envelope }> {
-  const r = await httpRequest(ctx.server.socketPath, { body, timeoutMs: 15_000 });
+  const r = await httpRequest(ctx.server.socketPath, { body, timeoutMs: EXCHANGE_TIMEOUT_MS });
   return { status: r.status, env: envelope(r.body, "HTTP") };
 }
 
 async function ndjson(ctx: KitContext, data: string | Buffer, expectCount?: number): Promise<Envelope[]> {
   const lines = await ndjsonExchange(ctx.server.socketPath, data, {
-    timeoutMs: 15_000,
+    timeoutMs: EXCHANGE_TIMEOUT_MS,
     ...(expectCount ? { expect: expectCount } : {}),
   });
   return lines.map((l) => envelope(l, "NDJSON"));

@@ -16,10 +16,15 @@ export interface OneShotResult {
 
 /**
  * How long a one-shot run may take before it is killed and reported as not exiting: a hang detector, wide
- * enough for an agent that loads a model on a busy host (agent-complete loading even the tiny test GGUF
- * takes seconds there).
+ * enough for an agent that loads a model and answers with it on a busy host.
  */
-export const ONE_SHOT_TIMEOUT_MS = 30_000;
+export const ONE_SHOT_TIMEOUT_MS = 60_000;
+
+/**
+ * How long a socket-mode agent may take to listen: a hang detector too (an agent that exits is reported at
+ * once), wide enough for a model load and warm-up on a busy host.
+ */
+export const START_TIMEOUT_MS = 60_000;
 
 /** Run `exe args` with `stdin` written and closed; collect stdout/stderr as written; kill after `timeoutMs`. */
 export async function runOnce(
@@ -70,7 +75,7 @@ const running = new Set<ChildProcess>();
 let killOnExit = false;
 
 /** Start `exe --listen socketPath` and wait until the socket accepts connections. */
-export async function serve(exe: string, socketPath: string, timeoutMs = 15_000): Promise<Served> {
+export async function serve(exe: string, socketPath: string, timeoutMs = START_TIMEOUT_MS): Promise<Served> {
   const child = spawn(exe, ["--listen", socketPath], { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   if (!killOnExit) {

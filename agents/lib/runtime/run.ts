@@ -9,6 +9,7 @@ import { RateLimit, createLogger, type Logger } from "../../../protocol/util/log
 import { AipServer } from "../../../protocol/transport/server.js";
 import { socketIsLive } from "../../../protocol/transport/socket-file.js";
 import { newTraceId } from "../../../protocol/contract/trace.js";
+import { validateRequest } from "../../../protocol/contract/validate.js";
 import { AgentInvoker } from "./invoke.js";
 import type { AgentDefinition } from "./types.js";
 
@@ -102,13 +103,24 @@ async function oneShot(def: AgentDefinition): Promise<void> {
     await write(JSON.stringify(errorResponse(err, newTraceId())));
     process.exit(0);
   }
-  if (def.warmup) await def.warmup(log);
+  // A request refused before any handler would run is answered without the warm-up (a model load, dry
+  // keystrokes): it would only delay the refusal.
+  if (def.warmup && reachesHandler(def, value)) await def.warmup(log);
   const invoker = new AgentInvoker(def, log);
   const response = await invoker.invoke(value);
   log.info({ event: "request", trace_id: response.trace_id, outcome: response.status }, "one-shot request");
   await write(JSON.stringify(response));
   await def.dispose?.();
   process.exit(0);
+}
+
+/** Whether `value` is a request that one of the agent's handlers would be given (else the invoker refuses it). */
+function reachesHandler(def: AgentDefinition, value: unknown): boolean {
+  try {
+    return Object.hasOwn(def.handlers, validateRequest(value).action);
+  } catch {
+    return false;
+  }
 }
 
 /** Serve the agent on a socket until SIGTERM/SIGINT; resolves after a clean shutdown. */

@@ -36,7 +36,8 @@ describe("agent-complete: the checker's context in the prompt", () => {
     );
     writeFileSync(join(root, "src/store.ts"), STORE);
     // The child inherits this process's environment: the tiny model, set for the spawn only.
-    for (const [k, v] of Object.entries(modelEnv(true))) {
+    // No dry warm-up keystrokes: no test here is about the first keystroke's speed.
+    for (const [k, v] of Object.entries(modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }))) {
       saved[k] = process.env[k];
       process.env[k] = v;
     }
@@ -70,6 +71,7 @@ describe("agent-complete: the checker's context in the prompt", () => {
           timeout_ms: 60_000,
           typed_wait_ms: 50_000,
           max_tokens: 2,
+          inference_timeout_ms: 20_000,
           best_effort: true,
           debug_prompt: true,
         },

@@ -12,10 +12,10 @@ function conformance(env: Record<string, string | undefined>, sample: Sample): P
 
 conformanceSuite("agent-complete conformance with the tiny model", () =>
   conformance(
-    { ...modelEnv(true), AIP_MODEL_SEQUENCES: "1" },
+    { ...modelEnv(true, { AIP_MODEL_SEQUENCES: "1", AIP_WARMUP_KEYSTROKES: "0" }) },
     {
       context: { language: "typescript", source_code: SOURCE, cursor: { line: 2, column: 9 } },
-      constraints: { max_tokens: 4, best_effort: true, timeout_ms: 10_000 },
+      constraints: { max_tokens: 4, best_effort: true, timeout_ms: 30_000, inference_timeout_ms: 20_000 },
     },
   ),
 );

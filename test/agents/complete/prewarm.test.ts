@@ -33,7 +33,8 @@ function request(source: string, line: number, column: number): AipRequest {
   return {
     action: "complete",
     context: { language: "typescript", file_path: "m.ts", source_code: source, cursor: { line, column } },
-    constraints: { max_tokens: 4, best_effort: true },
+    // The default inference limit is an editor's keystroke budget that two loaded cores can exceed.
+    constraints: { max_tokens: 4, best_effort: true, inference_timeout_ms: 20_000 },
   } as unknown as AipRequest;
 }
 
@@ -152,7 +153,7 @@ describe("prewarm with the tiny model", () => {
           out = (await complete(
             {
               ...request(source, line, column),
-              constraints: { max_tokens: 4, best_effort: true, debug_prompt: true },
+              constraints: { max_tokens: 4, best_effort: true, inference_timeout_ms: 20_000, debug_prompt: true },
             } as unknown as AipRequest,
             ctx("jump"),
           )) as Record<string, unknown>;

@@ -89,7 +89,8 @@ describe("agent-complete on Python: the syntax gate and the symbol table", () =>
 describe("agent-complete on Python with the tiny model (socket, real inference)", () => {
   let ctx: Awaited<ReturnType<typeof serveComplete>>;
   beforeAll(async () => {
-    ctx = await serveComplete(modelEnv(true));
+    // No dry warm-up keystrokes: no test here is about the first keystroke's speed.
+    ctx = await serveComplete(modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }));
   }, 90_000);
   afterAll(async () => ctx.cleanup());
 

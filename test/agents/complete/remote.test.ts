@@ -37,7 +37,8 @@ function request(constraints: Json = {}, context: Json = {}): Json {
       cursor: { line: 7, column: 11 },
       ...context,
     },
-    constraints: { timeout_ms: 10_000, max_tokens: 8, ...constraints },
+    // The default inference limit is an editor's keystroke budget that two loaded cores can exceed.
+    constraints: { timeout_ms: 30_000, max_tokens: 8, inference_timeout_ms: 20_000, ...constraints },
   };
 }
 

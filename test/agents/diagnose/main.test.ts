@@ -68,8 +68,9 @@ describe("agent-diagnose", () => {
     agent.invoke({
       action: "diagnose",
       context: { workspace_root: ws.dir, ...context },
-      // Checks of fixes get all the time they need: the machine may be loaded.
-      constraints: { check_wait_ms: 60_000, verify_budget_ms: 60_000, ...constraints },
+      // The first call waits for the workspace's checker to load, and checks of fixes get all the time they
+      // need (the machine may be loaded): the deadline leaves room for both waits.
+      constraints: { timeout_ms: 80_000, check_wait_ms: 60_000, verify_budget_ms: 60_000, ...constraints },
     });
 
   it("a file's errors from the checker, the verified fix first, nothing written to disk", async () => {

@@ -12,7 +12,8 @@ const SOURCE = `/** Math helpers. */\nexport function add(a: number, b: number):
 const REQ = {
   action: "summarize",
   context: { language: "typescript", source_code: SOURCE },
-  constraints: { timeout_ms: 10_000, max_tokens: 16 },
+  // The default inference limit is sized for an idle machine; two loaded cores can exceed it.
+  constraints: { timeout_ms: 30_000, max_tokens: 16, inference_timeout_ms: 20_000 },
 };
 
 async function start(

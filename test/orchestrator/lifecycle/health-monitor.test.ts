@@ -51,7 +51,7 @@ describe("/livez and /readyz", () => {
     });
     const b = agency.orchestrator.agents.find((x) => x.name === "b")!;
     process.kill(b.pid!, "SIGKILL");
-    await until(() => b.state === "restarting", 10_000, "b restarting");
+    await until(() => b.state === "restarting", 20_000, "b restarting");
     expect(await get("/readyz")).toEqual({
       status: 503,
       json: { status: "not_ready", unavailable_actions: ["other"], actions: { echo: ["a@1.0.0"], other: [] } },

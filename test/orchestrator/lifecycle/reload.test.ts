@@ -202,7 +202,7 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
     await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").length > 0, 30_000, "the successor started");
     const successor = Number(readFileSync(pidFile, "utf8"));
     pids.add(successor);
-    await until(() => stopped(successor), 10_000, "the successor stopped");
+    await until(() => stopped(successor), 20_000, "the successor stopped");
     // 40 clients on fresh connections, each invoking and asking who answers: all must be the old one.
     const answers = await Promise.all(
       Array.from({ length: 40 }, async () => {

@@ -32,7 +32,7 @@ describe("under socket activation and sd_notify", () => {
   beforeAll(async () => {
     receiver = spawn("socat", ["-u", `UNIX-RECV:${notifySock}`, "STDOUT"], { stdio: ["ignore", "pipe", "inherit"] });
     receiver.stdout!.on("data", (d: Buffer) => (notified += d.toString()));
-    await until(() => existsSync(notifySock), 10_000, "notify socket");
+    await until(() => existsSync(notifySock), 20_000, "notify socket");
     const config = writeDummyConfig(t.dir, {
       vetting: "off",
       limits: { shutdown_grace_ms: 2000 },
@@ -44,7 +44,7 @@ describe("under socket activation and sd_notify", () => {
       ["-l", sock, "-E", `NOTIFY_SOCKET=${notifySock}`, "-E", "WATCHDOG_USEC=400000", "sh", "-c", loop],
       { stdio: "ignore" },
     );
-    await until(() => existsSync(sock), 10_000, "listening socket");
+    await until(() => existsSync(sock), 20_000, "listening socket");
   }, 30_000);
 
   afterAll(async () => {
@@ -76,7 +76,7 @@ describe("under socket activation and sd_notify", () => {
 
   it("notifies READY=1 with MAINPID and a STATUS line, then WATCHDOG=1 pings", async () => {
     const pid = await healthPid();
-    await until(() => notified.includes("WATCHDOG=1"), 10_000, "a watchdog ping");
+    await until(() => notified.includes("WATCHDOG=1"), 20_000, "a watchdog ping");
     expect(notified).toContain("READY=1\n");
     expect(notified).toContain(`MAINPID=${pid}\n`);
     expect(notified).toContain("STATUS=ready: 1/1 agents available\n");

@@ -51,7 +51,7 @@ describe("failures", () => {
   it("answers AIP_ERR_UNAVAILABLE while the only agent is down, naming its state", async () => {
     agency = await startAgency([{ name: "solo" }], { restart_initial_ms: 60_000 });
     process.kill(agentOf("solo").pid!, "SIGKILL");
-    await until(() => agentOf("solo").state === "restarting", 10_000, "restarting");
+    await until(() => agentOf("solo").state === "restarting", 20_000, "restarting");
     const r = await call(echo());
     expect(r.error.type).toBe("AIP_ERR_UNAVAILABLE");
     expect(r.error.detail).toContain("solo@1.0.0: restarting");
@@ -126,7 +126,7 @@ describe("failures", () => {
     expect(answer, JSON.stringify(answer.error)).toMatchObject({ status: "success", payload: { pid } });
     expect(agency.logs.events("agent_killed")).toEqual([]);
     expect(agency.logs.events("agent_busy")[0]).toMatchObject({ agent_name: "busy", spared_ms: 20_000 });
-    await until(() => agentOf("busy").state === "healthy", 10_000, "healthy again");
+    await until(() => agentOf("busy").state === "healthy", 20_000, "healthy again");
     expect(agentOf("busy").pid).toBe(pid);
   });
 
@@ -158,7 +158,7 @@ describe("failures", () => {
     expect(a.inflight).toBe(0);
     expect(a.pool.stats()).toMatchObject({ inflight: 0, queued: 0 });
     // The agent got the remaining budget, so its own deadline fired too.
-    await until(() => existsSync(abortLog) && readFileSync(abortLog, "utf8").includes("slow-1"), 5000, "agent abort");
+    await until(() => existsSync(abortLog) && readFileSync(abortLog, "utf8").includes("slow-1"), 20_000, "agent abort");
     expect((await call(echo())).status).toBe("success");
   });
 
@@ -170,8 +170,8 @@ describe("failures", () => {
       timeoutMs: 300,
     }).catch((e: Error) => e);
     expect(await pending).toBeInstanceOf(Error);
-    await until(() => existsSync(abortLog) && readFileSync(abortLog, "utf8").includes("gone-1"), 5000, "agent abort");
-    await until(() => agentOf("cancel").pool.stats().inflight === 0, 5000, "slot freed");
+    await until(() => existsSync(abortLog) && readFileSync(abortLog, "utf8").includes("gone-1"), 20_000, "agent abort");
+    await until(() => agentOf("cancel").pool.stats().inflight === 0, 20_000, "slot freed");
   });
 
   it("an agent reply that breaks the envelope → AIP_ERR_BAD_AGENT_RESPONSE; repeated failures open the circuit", async () => {

@@ -23,7 +23,7 @@ describe("warm standby", () => {
     const [primary, standby] = [rec.pid!, standbyPids(a)[0]!];
     expect(standby).not.toBe(primary);
     process.kill(primary, "SIGKILL");
-    await until(() => rec.pid === standby && rec.state === "healthy", 10_000, "the standby serving");
+    await until(() => rec.pid === standby && rec.state === "healthy", 20_000, "the standby serving");
     const r = await invokeHttp(a.socket, echo());
     expect(r.json).toMatchObject({ status: "success", payload: { pid: standby } });
     expect(rec.restarts).toBe(1);

@@ -80,7 +80,7 @@ describe("adaptive pool over a real agent", () => {
   it("a wait in the queue past the deadline is AIP_ERR_SOCKET_BUSY", async () => {
     agency = await startAgency([{ name: "one", max_concurrent: 1 }]);
     const hog = invokeHttp(agency.socket, echo({ constraints: { delay_ms: 1000 } }));
-    await until(async () => (await healthz("one")).concurrent_requests === 1, 5000, "hog in flight");
+    await until(async () => (await healthz("one")).concurrent_requests === 1, 20_000, "hog in flight");
     const r = await invokeHttp(agency.socket, echo({ constraints: { timeout_ms: 100 } }));
     expect(r.json).toMatchObject({ error: { type: "AIP_ERR_SOCKET_BUSY" } });
     expect(String((r.json.error as Record<string, unknown>).detail)).toMatch(/waited \d+ ms for a pool slot/);

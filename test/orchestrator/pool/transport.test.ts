@@ -194,9 +194,11 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
 
   it("a cancelled call rejects with the signal's reason and closes its connection: the agent sees the cancellation", async () => {
     let agentSaw: unknown;
+    let started = false;
     const { socket } = await agent(
       (_, agentSignal) =>
         new Promise((resolve) => {
+          started = true;
           agentSignal.addEventListener("abort", () => {
             agentSaw = agentSignal.reason;
             resolve(null);
@@ -206,9 +208,11 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     transport = httpTransport(socket, 2);
     const controller = new Cancellation();
     const call = transport.send(request("slow-1"), controller);
-    setTimeout(() => controller.abort(new AipError("AIP_ERR_TIMEOUT", "deadline")), 50);
+    // Cancelled once the agent runs the call: before, there would be nothing for it to see.
+    await vi.waitFor(() => expect(started).toBe(true), { timeout: 20_000 });
+    controller.abort(new AipError("AIP_ERR_TIMEOUT", "deadline"));
     await expect(call).rejects.toMatchObject({ code: "AIP_ERR_TIMEOUT" });
-    await vi.waitFor(() => expect(agentSaw).toMatchObject({ code: "AIP_ERR_CANCELLED" }), { timeout: 5000 });
+    await vi.waitFor(() => expect(agentSaw).toMatchObject({ code: "AIP_ERR_CANCELLED" }), { timeout: 20_000 });
   });
 
   it("no socket: the error says the request never reached the agent (so it may be retried)", async () => {
@@ -231,8 +235,12 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     const { socket, conns } = await rawAgent((s, body) => s.write(answer(envelope(body))));
     transport = httpTransport(socket, 2);
     expect(JSON.parse(await sendText(transport, request("idle-1"), signal())).trace_id).toBe("idle-1");
-    conns[0]!.destroy();
-    await new Promise((r) => setTimeout(r, 50));
+    // The agent ends the connection; it is closed once the transport's side has ended it too.
+    const closed = new Promise((r) => conns[0]!.once("close", r));
+    conns[0]!.end();
+    await closed;
+    // The transport drops the connection on its own close event, a turn of the event loop or two later.
+    for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
     expect(JSON.parse(await sendText(transport, request("idle-2"), signal())).trace_id).toBe("idle-2");
     expect(conns.length).toBe(2);
   });
@@ -246,7 +254,7 @@ describe("httpTransport: HTTP/1.1 keep-alive to the agent, one call per connecti
     // Two answers in one read for one request.
     await expect(transport.send(request("two-1"), signal())).resolves.toContain("two-1");
     await expect(transport.send(request("nd-1"), signal())).rejects.toMatchObject({ code: "EPROTO" });
-    await vi.waitFor(() => expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true), { timeout: 5000 });
+    await vi.waitFor(() => expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true), { timeout: 20_000 });
   });
 });
 
@@ -311,50 +319,62 @@ async function rawNdjsonAgent(
 
 describe("ndjsonTransport: several calls in flight on one NDJSON connection, answers matched by trace id", () => {
   it("answers come back as they are ready, each to its own call, on one connection", async () => {
+    // Each call is answered when the test releases it: b, then c, then a, the first sent.
+    const release = new Map<string, () => void>();
     const { socket, server } = await agent(async (v) => {
-      await new Promise((r) => setTimeout(r, v.ms as number));
-      return { ms: v.ms };
+      const id = v.trace_id as string;
+      await new Promise<void>((r) => release.set(id, r));
+      return { id };
     });
     transport = ndjsonTransport(socket, 4);
     const order: string[] = [];
-    const answers = await Promise.all(
-      [
-        ["a", 150],
-        ["b", 1],
-        ["c", 60],
-      ].map(([id, ms]) =>
-        transport!.send(request(id as string, { ms }), traced(id as string)).then((a) => {
-          order.push(id as string);
-          return a as { trace_id: string; payload: { ms: number } };
-        }),
-      ),
+    const calls = ["a", "b", "c"].map((id) =>
+      transport!.send(request(id), traced(id)).then((a) => {
+        order.push(id);
+        return a as { trace_id: string; payload: { id: string } };
+      }),
     );
-    expect(answers.map((a) => [a.trace_id, a.payload.ms])).toEqual([
-      ["a", 150],
-      ["b", 1],
-      ["c", 60],
+    await vi.waitFor(() => expect([...release.keys()].sort()).toEqual(["a", "b", "c"]), { timeout: 20_000 });
+    for (const [id, call] of [
+      ["b", calls[1]!],
+      ["c", calls[2]!],
+      ["a", calls[0]!],
+    ] as const) {
+      release.get(id)!();
+      // Answered while the calls sent before it are still held.
+      await call;
+    }
+    const answers = await Promise.all(calls);
+    expect(answers.map((a) => [a.trace_id, a.payload.id])).toEqual([
+      ["a", "a"],
+      ["b", "b"],
+      ["c", "c"],
     ]);
     expect(order).toEqual(["b", "c", "a"]);
     expect(server.connections).toBe(1);
   });
 
   it("a call alone on its connection is written at once; the calls of one event-loop turn beside it, together", async () => {
+    // "hold" is answered only after the others: it stays in flight on the connection meanwhile.
+    let answerHeld = (): void => undefined;
     const { socket, reads } = await rawNdjsonAgent((s, line) => {
       const text = `${envelope(line)}\n`;
-      if ((JSON.parse(line) as { trace_id: string }).trace_id === "hold") setTimeout(() => s.write(text), 100);
+      if ((JSON.parse(line) as { trace_id: string }).trace_id === "hold") answerHeld = () => s.write(text);
       else s.write(text);
     });
     transport = ndjsonTransport(socket, 4);
     const held = transport.send(request("hold"), traced("hold"));
-    await vi.waitFor(() => expect(reads.length).toBeGreaterThan(0), { timeout: 5000 });
+    await vi.waitFor(() => expect(reads.length).toBeGreaterThan(0), { timeout: 20_000 });
     expect(reads[0]!.trim().split("\n")).toEqual(['{"control":"unordered"}', request("hold")]);
     await Promise.all(["w-1", "w-2", "w-3"].map((id) => transport!.send(request(id), traced(id))));
     expect(reads[1]!.trim().split("\n")).toEqual(["w-1", "w-2", "w-3"].map((id) => request(id)));
+    answerHeld();
     await expect(held).resolves.toMatchObject({ trace_id: "hold" });
   });
 
   it("a cancelled call rejects with its reason, the agent's handler is cancelled by a control line, and the connection serves on", async () => {
     const aborted: string[] = [];
+    const started: string[] = [];
     const manifest = {
       aip: "1" as const,
       name: "t",
@@ -372,6 +392,7 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
         handlers: {
           echo: (req, ctx) =>
             new Promise((resolve) => {
+              started.push(ctx.traceId);
               const t = setTimeout(() => resolve({ done: true }), (req.constraints as { ms?: number }).ms ?? 0);
               ctx.signal.addEventListener("abort", () => {
                 clearTimeout(t);
@@ -389,9 +410,11 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
     const body = (id: string, ms: number): string =>
       JSON.stringify({ action: "echo", context: {}, constraints: { ms }, trace_id: id });
     const long = traced("long-1");
-    const slow = transport.send(body("long-1", 5000), long);
+    const slow = transport.send(body("long-1", 60_000), long);
     const quick = transport.send(body("quick-1", 100), traced("quick-1"));
-    setTimeout(() => long.abort(new AipError("AIP_ERR_TIMEOUT", "deadline")), 30);
+    // Cancelled once its handler runs: before, the agent would have no handler to cancel.
+    await vi.waitFor(() => expect(started).toContain("long-1"), { timeout: 20_000 });
+    long.abort(new AipError("AIP_ERR_TIMEOUT", "deadline"));
     await expect(slow).rejects.toMatchObject({ code: "AIP_ERR_TIMEOUT" });
     await expect(quick).resolves.toMatchObject({ trace_id: "quick-1", status: "success" });
     expect(aborted).toEqual(["long-1"]);
@@ -418,20 +441,25 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
   });
 
   it("a call with the trace id of a cancelled call whose answer has not come goes on another connection, and gets its own answer", async () => {
+    // The cancelled call's answer is held until the second call has its own.
     let seen = 0;
+    let answerFirst = (): void => undefined;
     const { socket, conns } = await rawNdjsonAgent((s, line) => {
       const n = ++seen;
-      setTimeout(() => s.write(`${envelope(line, { n, connection: conns.indexOf(s) })}\n`), 60);
+      const write = (): unknown => s.write(`${envelope(line, { n, connection: conns.indexOf(s) })}\n`);
+      if (n === 1) answerFirst = write;
+      else write();
     });
     transport = ndjsonTransport(socket, 4);
     const first = traced("again");
     const cancelled = transport.send(request("again"), first).catch((e: unknown) => e);
-    await vi.waitFor(() => expect(seen).toBeGreaterThan(0), { timeout: 5000 });
+    await vi.waitFor(() => expect(seen).toBeGreaterThan(0), { timeout: 20_000 });
     first.abort(new AipError("AIP_ERR_CANCELLED", "superseded"));
     expect(await cancelled).toMatchObject({ code: "AIP_ERR_CANCELLED" });
     const second = await transport.send(request("again"), traced("again"));
     expect(second).toMatchObject({ trace_id: "again", payload: { n: 2, connection: 1 } });
     expect(conns).toHaveLength(2);
+    answerFirst();
   });
 
   it("an answer that cannot be matched (no trace id, not JSON) fails every call on the connection and closes it", async () => {
@@ -446,7 +474,7 @@ describe("ndjsonTransport: several calls in flight on one NDJSON connection, ans
         expect(neverReachedAgent(err)).toBe(false);
       }
       await vi.waitFor(() => expect(conns.every((c) => c.destroyed || c.readableEnded)).toBe(true), {
-        timeout: 5000,
+        timeout: 20_000,
       });
       await transport.close();
     }

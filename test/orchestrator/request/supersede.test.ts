@@ -22,7 +22,7 @@ describe("latest wins (constraints.document_id, per client connection)", () => {
     // In flight in the agent itself (its own /healthz), not only forwarded: then its signal must fire.
     const agentBusy = async (): Promise<boolean> =>
       JSON.parse((await httpRequest(agentOf("ide").socketPath, { path: "/healthz" })).body).concurrent_requests === 1;
-    await until(agentBusy, 10_000, "first in flight in the agent");
+    await until(agentBusy, 20_000, "first in flight in the agent");
     const second = await client.send(echo({ trace_id: "key-2", constraints: doc }) as never);
     expect(second).toMatchObject({ status: "success", trace_id: "key-2" });
     const old = await first;
@@ -40,12 +40,12 @@ describe("latest wins (constraints.document_id, per client connection)", () => {
     agency = await startAgency([{ name: "ide", max_concurrent: 1 }]);
     const client = await ndjsonSession(agency.socket);
     const hog = client.send(echo({ trace_id: "hog", constraints: { delay_ms: 800, document_id: "b.ts" } }) as never);
-    await until(() => agentOf("ide").inflight === 1, 5000, "hog in flight");
+    await until(() => agentOf("ide").inflight === 1, 20_000, "hog in flight");
     const queued = client.send(echo({ trace_id: "q-1", constraints: { document_id: "a.ts" } }) as never);
     const otherClient = client.send(
       echo({ trace_id: "c-2", constraints: { document_id: "a.ts", client_id: "other" } }) as never,
     );
-    await until(() => agentOf("ide").pool.stats().queued === 2, 5000, "two queued");
+    await until(() => agentOf("ide").pool.stats().queued === 2, 20_000, "two queued");
     const newer = client.send(echo({ trace_id: "q-2", constraints: { document_id: "a.ts" } }) as never);
     expect((await queued).error).toMatchObject({ type: "AIP_ERR_CANCELLED", superseded_by: "q-2" });
     expect((await newer).status).toBe("success");

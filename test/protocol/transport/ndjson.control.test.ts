@@ -64,15 +64,26 @@ describe("isControlLine", () => {
 
 describe("NDJSON control lines", () => {
   it("unordered: answers are written as they are ready, and the control line itself is not answered", async () => {
+    // Each of the first three is answered when the test releases it: the second, then the third, then the first.
+    const release = new Map<number, () => void>();
     const s = await fixture.start({
       invoke: async (req) => {
         const ms = (req as { ms: number }).ms;
-        await new Promise((r) => setTimeout(r, ms));
+        if (ms > 0) await new Promise<void>((r) => release.set(ms, r));
         return successResponse({ ms }, `t${ms}`);
       },
     });
     const c = await session(s.socketPath);
     c.socket.write(`{"control":"unordered"}\n${[150, 1, 60].map((ms) => JSON.stringify({ ms })).join("\n")}\n`);
+    await vi.waitFor(() => expect(release.size).toBe(3), { timeout: 20_000 });
+    for (const [n, ms] of [
+      [1, 1],
+      [2, 60],
+      [3, 150],
+    ] as const) {
+      release.get(ms)!();
+      await c.next(n);
+    }
     const lines = await c.next(3);
     expect(lines.map((l) => l.payload.ms)).toEqual([1, 60, 150]);
     // The next line is the next request's answer: nothing answered the control line meanwhile.
@@ -100,9 +111,9 @@ describe("NDJSON control lines", () => {
     const c = await session(s.socketPath);
     const req = (traceId: string, ms: number): string =>
       JSON.stringify({ action: "wait", context: {}, constraints: { ms }, trace_id: traceId });
-    c.socket.write(`{"control":"unordered"}\n${req("long", 5000)}\n${req("short", 200)}\n`);
+    c.socket.write(`{"control":"unordered"}\n${req("long", 60_000)}\n${req("short", 200)}\n`);
     // Both handlers are running before the cancel is sent.
-    await vi.waitFor(() => expect(started).toEqual(["long", "short"]), { timeout: 5000 });
+    await vi.waitFor(() => expect(started).toEqual(["long", "short"]), { timeout: 20_000 });
     // Unknown trace ids are ignored: no answer.
     c.socket.write(`{"control":"cancel","trace_id":"nobody"}\n{"control":"cancel","trace_id":"long"}\n`);
     // By trace id: which comes first depends on whether `short` ended before the cancel was read.

@@ -2,24 +2,28 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FixedLoadSampler } from "../../../orchestrator/core/load.js";
-import { ROOT, tempDir } from "../../helpers.js";
+import { ROOT, suiteManifest, tempDir } from "../../helpers.js";
 import { COMPLETE, modelEnv } from "../../agents/lib/llm/tiny-model.js";
 import { startAgency, until, type Agency } from "../../orchestrator/harness.js";
 
 export const AIP = join(ROOT, "dist/scripts/aip.js");
 
-/** The bundled agents on real sockets; `model` adds agent-complete with the tiny model (for inline completion). */
+/**
+ * The bundled agents on real sockets; `model` adds agent-complete with the tiny model (for inline completion).
+ * Their manifests' default deadlines are the suites' (suiteManifest); the bridges' own deadlines still apply.
+ */
 export async function bundledAgency(names: string[], model = false): Promise<Agency> {
+  const manifests = tempDir("aipm-");
   const specs = names.map((name) => ({
     name,
     command: join(ROOT, `dist/agents/${name}/main.js`),
-    manifest: join(ROOT, `manifests/${name}.json`),
+    manifest: suiteManifest(name, manifests.dir),
   }));
   if (model)
     specs.push({
       name: "complete",
       command: COMPLETE,
-      manifest: join(ROOT, "manifests/complete.json"),
+      manifest: suiteManifest("complete", manifests.dir),
       env: modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }),
     } as (typeof specs)[number]);
   // Load pinned at 0: the CPU rule would otherwise take agent-complete out of rotation on a busy host.
@@ -32,6 +36,14 @@ export async function bundledAgency(names: string[], model = false): Promise<Age
       );
     },
   );
+  const stop = agency.stop.bind(agency);
+  agency.stop = async () => {
+    try {
+      await stop();
+    } finally {
+      manifests.cleanup();
+    }
+  };
   return agency;
 }
 

@@ -169,7 +169,7 @@ describe("faults", () => {
     expect(h.engineHealth()).toMatchObject({ errors: { timeout: 1 }, cancelled: 0 });
   });
 
-  it("cancellation: the upstream connection closes within 50 ms of the abort, mid-stream; not counted as an engine failure", async () => {
+  it("cancellation: the abort closes the upstream connection mid-stream, long before its request cap (how fast: the remote-engine bench); not counted as an engine failure", async () => {
     const e = await engine();
     e.fault = { hold: true };
     const h = host(e.url);
@@ -182,7 +182,9 @@ describe("faults", () => {
     await expect(gen).rejects.toThrow("superseded");
     await e.closed(req);
     expect(req.finished).toBe(false);
-    expect(req.closedAt! - abortedAt).toBeLessThan(50);
+    // The engine holds the request for good: only the abort, not the request's own cap, can have closed it.
+    const cap = remoteConfig({ AIP_MODEL_URL: e.url, AIP_MODEL_NAME: MODEL })!.timeoutMs;
+    expect(req.closedAt! - abortedAt).toBeLessThan(cap / 2);
     expect(h.engineHealth()).toMatchObject({ cancelled: 1, errors: {} });
     expect(h.circuit.failures).toBe(0);
   });
