@@ -4,9 +4,8 @@
  * nobody, reading no secret; a cancelled request kills it at once and leaves no file behind.
  */
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { standaloneContext } from "../../agents/lib/runtime/context.js";
 import { createTestgen } from "../../agents/testgen/handler.js";
 import { createLogger } from "../../protocol/util/log.js";
@@ -96,7 +95,15 @@ describe("testgen and workspace trust", () => {
     const { root } = hostileWorkspace(`#!/bin/sh\nsleep 3${token} &\nsleep 3${token}\n`);
     process.env.AIP_TRUSTED_WORKSPACES = root;
     const before = readdirSync(join(root, "src")).sort();
-    const runsBefore = new Set(readdirSync(tmpdir()).filter((n) => n.startsWith("aip-run-")));
+    // The runs' scratch folders go to a temp dir of this test's own: suites running beside it make theirs.
+    const scratch = tempDir("aip-trust-scratch-");
+    const tmp = process.env.TMPDIR;
+    process.env.TMPDIR = scratch.dir;
+    onTestFinished(() => {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+      scratch.cleanup();
+    });
     for (let i = 0; i < 2; i++) {
       const ac = new AbortController();
       const done = gen(root, ac.signal).catch((e: unknown) => e);
@@ -110,7 +117,7 @@ describe("testgen and workspace trust", () => {
       expect(sleepers.filter(running)).toEqual([]);
       expect(readdirSync(join(root, "src")).sort()).toEqual(before);
     }
-    expect(readdirSync(tmpdir()).filter((n) => n.startsWith("aip-run-") && !runsBefore.has(n))).toEqual([]);
+    expect(readdirSync(scratch.dir).filter((n) => n.startsWith("aip-run-"))).toEqual([]);
   });
 });
 
