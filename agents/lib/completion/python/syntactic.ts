@@ -20,6 +20,7 @@ import { PLACEHOLDER } from "../../code/placeholder.js";
 import { completionContext } from "../context.js";
 import { matchScore, type CompletionItem } from "../rank.js";
 import { usageOf, type Usage } from "../typed.js";
+import type { WorkspaceUse } from "./member-use.js";
 import { BUILTIN_PRIOR, MEMBER_PRIOR } from "./prior.js";
 
 /** Python's keywords; those that may start a statement are offered there only, the rest anywhere. */
@@ -272,14 +273,44 @@ function findClass(
   return undefined;
 }
 
+/** The imports of a function body above `offset` (`import math` inside a function), as the parser's entries. */
+function localImports(source: string, offset: number): ImportEntry[] {
+  const out: ImportEntry[] = [];
+  const re = /^[ \t]+(?:from[ \t]+(\.*)([\w.]*)[ \t]+)?import[ \t]+([^\n#()]+)$/gm;
+  const before = source.slice(Math.max(0, offset - 50_000), offset);
+  for (let m = re.exec(before); m; m = re.exec(before)) {
+    const from = m[1] !== undefined;
+    const names = m[3]!.split(",").flatMap((part) => {
+      const x = /^\s*([\w.]+)(?:\s+as\s+(\w+))?\s*$/.exec(part);
+      if (!x) return [];
+      const imported = x[1]!;
+      return [{ name: x[2] ?? (from ? imported : imported.split(".")[0]!), imported }];
+    });
+    out.push({
+      from: from ? `${m[1]}${m[2]}` : (names[0]?.imported ?? ""),
+      level: from ? m[1]!.length : 0,
+      names,
+      star: false,
+      module: !from,
+      line: 0,
+      start: m.index,
+      end: m.index + m[0].length,
+    });
+  }
+  return out;
+}
+
 /** The workspace module bound to `name` (`import a.b as c` → c; `from . import m` → m), if it is one. */
 function moduleOf(
   doc: PythonDocument,
   name: string,
   where: Where,
+  offset?: number,
+  depth = 0,
 ): { doc: PythonDocument; file: string; where: Where; imp: ImportEntry } | undefined {
   const [head, ...rest] = name.split(".");
-  for (const imp of doc.imports) {
+  const imports = offset !== undefined ? [...doc.imports, ...localImports(doc.source, offset)] : doc.imports;
+  for (const imp of imports) {
     for (const n of imp.names) {
       if (n.name !== head) continue;
       // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`; `from x import m` may bind a submodule.
@@ -288,9 +319,46 @@ function moduleOf(
         : [imp.from.replace(/^\.+/, ""), n.imported, ...rest].filter(Boolean).join(".");
       const target = openModule(where, full, imp.level);
       if (target) return { ...target, imp };
+      // `from x import m` where x itself imported the module m.
+      if (!imp.module && depth < MAX_BASE_DEPTH) {
+        const via = openModule(where, imp.from, imp.level);
+        const found = via
+          ? moduleOf(via.doc, [n.imported, ...rest].join("."), via.where, undefined, depth + 1)
+          : undefined;
+        if (found) return found;
+      }
     }
   }
   return undefined;
+}
+
+/** A module's public names: `__all__`, else what it defines and what its `from x import *` bring. */
+function moduleMembers(doc: PythonDocument, where: Where, label: string, depth = 0): Member[] {
+  const stub = isStub(where.file);
+  const kinds = new Map<string, Declaration>();
+  for (const d of doc.outline) kinds.set(d.name, d);
+  const imported = new Set(doc.imports.flatMap((i) => i.names.map((n) => n.name)));
+  // A stub re-exports an import only as `import x as x`: its public names are what it defines.
+  const names =
+    doc.exports.declared ??
+    (stub ? [...kinds.keys()].filter((n) => !n.startsWith("_") && !imported.has(n)) : doc.exports.implicit);
+  const out: Member[] = names.map((n) => {
+    const d = kinds.get(n);
+    return {
+      name: n,
+      kind: d?.kind === "class" ? "class" : d?.kind === "function" ? "function" : "variable",
+      detail: d?.signature ?? `from ${label}`,
+      distance: 0,
+      stub,
+    };
+  });
+  if (doc.exports.declared === undefined && depth < MAX_BASE_DEPTH)
+    for (const imp of doc.imports) {
+      if (!imp.star) continue;
+      const target = openModule(where, imp.from, imp.level);
+      if (target) out.push(...moduleMembers(target.doc, target.where, label, depth + 1));
+    }
+  return out;
 }
 
 /** `self.x` (or `cls.x`) names assigned or read in a class's text. */
@@ -486,29 +554,8 @@ function receiverMembers(
     }
     return { kind: "unknown", members: [] };
   }
-  const mod = moduleOf(doc, recv, where);
-  if (mod) {
-    const stub = isStub(mod.file);
-    const kinds = new Map<string, Declaration>();
-    for (const d of mod.doc.outline) kinds.set(d.name, d);
-    // A stub re-exports an import only as `import x as x`: its public names are what it defines.
-    const names =
-      mod.doc.exports.declared ??
-      (stub ? [...kinds.keys()].filter((n) => !n.startsWith("_")) : mod.doc.exports.implicit);
-    return {
-      kind: "module",
-      members: names.map((n) => {
-        const d = kinds.get(n);
-        return {
-          name: n,
-          kind: d?.kind === "class" ? "class" : d?.kind === "function" ? "function" : "variable",
-          detail: d?.signature ?? `from ${recv}`,
-          distance: 0,
-          stub,
-        };
-      }),
-    };
-  }
+  const mod = moduleOf(doc, recv, where, offset);
+  if (mod) return { kind: "module", members: moduleMembers(mod.doc, mod.where, recv) };
   if (parts.length === 1) {
     const found = findClass(doc, recv, where, 0);
     if (found && !isStub(found.where.file))
@@ -647,7 +694,14 @@ export interface TypedCandidate {
 export function pythonCompletions(
   doc: PythonDocument,
   offset: number,
-  opts: { root?: string | undefined; file?: string | undefined; limit: number; typed?: TypedCandidate[] },
+  opts: {
+    root?: string | undefined;
+    file?: string | undefined;
+    limit: number;
+    typed?: TypedCandidate[];
+    /** How the workspace's other files use members, when it has been read. */
+    memberUse?: WorkspaceUse | undefined;
+  },
 ): PythonAnswer {
   const source = doc.source;
   const cc = completionContext(source, offset);
@@ -673,11 +727,25 @@ export function pythonCompletions(
     context = "member";
     const recv = cc.receiver;
     const lastRecv = recv?.split(".").at(-1);
-    const found = recv !== undefined ? receiverMembers(doc, recv, offset, where) : { kind: "unknown", members: [] };
+    // A literal before the dot (`", ".join`): its builtin class.
+    const literal = recv === undefined ? /(?:(["'])|(\])|(\}))\s*\.\s*$/.exec(before) : null;
+    const literalClass = literal ? (literal[1] ? "str" : literal[2] ? "list" : "dict") : undefined;
+    const literalDecl = literalClass !== undefined ? findClass(doc, literalClass, where, 0) : undefined;
+    const found: { kind: string; members: Member[]; className?: string } =
+      recv !== undefined
+        ? receiverMembers(doc, recv, offset, where)
+        : literalDecl
+          ? { kind: "instance", members: classMembers(literalDecl.decl, literalDecl.doc, literalDecl.where) }
+          : { kind: "unknown", members: [] };
     receiverKind = found.kind;
     if (found.kind === "self" && opts.file !== undefined && found.className !== undefined)
       found.members.push(...savedClassMembers(opts.file, opts.root, found.className, offset));
     const typedNames = new Set((opts.typed ?? []).map((t) => t.label));
+    // What the workspace's other files type after a receiver of this name (not for self: its members
+    // are the class's).
+    const wsUse =
+      lastRecv !== undefined && found.kind !== "self" ? opts.memberUse?.names(lastRecv, opts.file) : undefined;
+    const ws = (name: string): number => 10 * Math.log2(1 + (wsUse?.get(name) ?? 0));
     for (const m of found.members)
       push(
         m.name,
@@ -686,6 +754,7 @@ export function pythonCompletions(
         50 -
           5 * m.distance +
           usageScore(m.name, usage, lastRecv) +
+          ws(m.name) +
           (m.stub ? prior(MEMBERS, m.name, 10) : 0) +
           privatePenalty(m.name),
       );
@@ -694,7 +763,7 @@ export function pythonCompletions(
         t.label,
         t.kind,
         t.detail,
-        45 + usageScore(t.label, usage, lastRecv) + prior(MEMBERS, t.label, 10) + privatePenalty(t.label),
+        45 + usageScore(t.label, usage, lastRecv) + ws(t.label) + prior(MEMBERS, t.label, 10) + privatePenalty(t.label),
       );
     if ((found.kind === "unknown" || found.kind === "instance") && typedNames.size === 0) {
       for (const [pair, n] of usage.member) {
@@ -708,10 +777,19 @@ export function pythonCompletions(
           `used after ${r}.`,
           (r === lastRecv ? 20 : -10) +
             usageScore(name, usage, lastRecv) +
+            ws(name) +
             prior(MEMBERS, name, 10) +
             privatePenalty(name),
         );
       }
+      // Names the workspace's other files use after a receiver of this name.
+      for (const name of wsUse?.keys() ?? [])
+        push(
+          name,
+          "property",
+          `used after ${lastRecv}.`,
+          usageScore(name, usage, lastRecv) + ws(name) + privatePenalty(name),
+        );
     }
   } else {
     for (const n of python.namesInScope(doc, offset)) {
