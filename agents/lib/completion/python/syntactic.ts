@@ -339,9 +339,13 @@ function moduleMembers(doc: PythonDocument, where: Where, label: string, depth =
   for (const d of doc.outline) kinds.set(d.name, d);
   const imported = new Set(doc.imports.flatMap((i) => i.names.map((n) => n.name)));
   // A stub re-exports an import only as `import x as x`: its public names are what it defines.
+  // A stub declares its constants by annotation alone (`pi: Final[float]`), which binds no name.
+  const annotated = stub ? [...doc.source.matchAll(/^([A-Za-z]\w*)[ \t]*:/gm)].map((m) => m[1]!) : [];
   const names =
     doc.exports.declared ??
-    (stub ? [...kinds.keys()].filter((n) => !n.startsWith("_") && !imported.has(n)) : doc.exports.implicit);
+    (stub
+      ? [...new Set([...kinds.keys(), ...annotated])].filter((n) => !n.startsWith("_") && !imported.has(n))
+      : doc.exports.implicit);
   const out: Member[] = names.map((n) => {
     const d = kinds.get(n);
     return {
@@ -746,6 +750,9 @@ export function pythonCompletions(
     const wsUse =
       lastRecv !== undefined && found.kind !== "self" ? opts.memberUse?.names(lastRecv, opts.file) : undefined;
     const ws = (name: string): number => 10 * Math.log2(1 + (wsUse?.get(name) ?? 0));
+    // The checker knows the receiver's type better than the text does, except for the class being
+    // written (`self.`), whose members below the cursor only the saved file shows.
+    const checkerLeads = typedNames.size > 0 && found.kind !== "self";
     for (const m of found.members)
       push(
         m.name,
@@ -756,6 +763,7 @@ export function pythonCompletions(
           usageScore(m.name, usage, lastRecv) +
           ws(m.name) +
           (m.stub ? prior(MEMBERS, m.name, 10) : 0) +
+          (checkerLeads && !typedNames.has(m.name) ? -15 : 0) +
           privatePenalty(m.name),
       );
     for (const t of opts.typed ?? [])
@@ -763,7 +771,11 @@ export function pythonCompletions(
         t.label,
         t.kind,
         t.detail,
-        45 + usageScore(t.label, usage, lastRecv) + ws(t.label) + prior(MEMBERS, t.label, 10) + privatePenalty(t.label),
+        (checkerLeads ? 50 : 45) +
+          usageScore(t.label, usage, lastRecv) +
+          ws(t.label) +
+          prior(MEMBERS, t.label, 10) +
+          privatePenalty(t.label),
       );
     if ((found.kind === "unknown" || found.kind === "instance") && typedNames.size === 0) {
       for (const [pair, n] of usage.member) {
