@@ -708,12 +708,13 @@ export function pythonCompletions(
   },
 ): PythonAnswer {
   const source = doc.source;
-  const cc = completionContext(source, offset);
+  // Read on the code alone: a comment ending in `.` on the line above is not a receiver's dot.
+  const code = codeOnly(source);
+  const cc = completionContext(code, offset);
   const prefix = cc.prefix.replace(/^[#$]+/, "");
   const start = offset - prefix.length;
   if (inCommentOrString(source, start)) return { items: [], prefix, start, context: "none" };
   const where: Where = { root: opts.root, file: opts.file };
-  const code = codeOnly(source);
   const usage = usageOf(`${opts.file ?? "<buffer>"}#python`, code, offset, start);
   const scored = new Map<string, Scored>();
   const push = (label: string, kind: string, detail: string, score: number): void => {
@@ -723,7 +724,7 @@ export function pythonCompletions(
     const old = scored.get(label);
     if (!old || old.score < score + m) scored.set(label, { label, kind, detail, score: score + m });
   };
-  const before = source.slice(Math.max(0, start - 200), start);
+  const before = code.slice(Math.max(0, start - 200), start);
   const afterDot = cc.receiver === undefined && /[^.]\.\s*$/.test(before);
   let context: PythonAnswer["context"] = "identifier";
   let receiverKind: string | undefined;

@@ -315,6 +315,19 @@ describe("complete-lite on Python, members of classes and modules outside the bu
     expect(got.indexOf("__init__")).toBeGreaterThan(got.indexOf("derive_key"));
   });
 
+  it("does not take a comment's closing dot on the line above for the receiver's", async () => {
+    const src = cut(SIGNER, "super().__init__(message)\n        self.").replace(
+      "super().__init__(message)\n",
+      "super().__init__(message)\n        # Kept as sent.\n",
+    );
+    const a = await ask("pkg/signer.py", src);
+    expect(a.receiver_kind).toBe("self");
+    expect(labels(a)[0]).toBe("payload");
+    const id = await ask("pkg/signer.py", `${src.slice(0, -"self.".length)}pa`);
+    expect(id.context).toBe("identifier");
+    expect(labels(id)).toContain("payload");
+  });
+
   it("offers the members of standard library bases: Enum's value and name, Exception's args", async () => {
     const e = await ask("pkg/signer.py", cut(SIGNER, "        return self."));
     expect(labels(e)).toEqual(expect.arrayContaining(["value", "name", "seconds", "SECOND"]));
