@@ -40,13 +40,15 @@ interface Tally {
 }
 
 const tally = (): Tally => ({ asked: 0, at1: 0, at5: 0, at50: 0, misses: [] });
+/** EVAL_ALL_MISSES=1: every miss (to compare two rankings), not just the first ten per category. */
+const MAX_MISSES = process.env.EVAL_ALL_MISSES === "1" ? Infinity : 10;
 
 function count(t: Tally, rank: number, miss: string): void {
   t.asked++;
   if (rank === 0) t.at1++;
   if (rank >= 0 && rank < 5) t.at5++;
   if (rank >= 0 && rank < 50) t.at50++;
-  if ((rank < 0 || rank >= 5) && t.misses.length < 10) t.misses.push(miss);
+  if ((rank < 0 || rank >= 5) && t.misses.length < MAX_MISSES) t.misses.push(`${miss} rank ${rank}`);
 }
 
 function rates(t: Tally): Record<string, unknown> {

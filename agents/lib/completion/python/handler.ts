@@ -17,6 +17,7 @@ import { readRequestIn } from "../../code/source.js";
 import type { HandlerContext } from "../../runtime/types.js";
 import { TYPED_LIMITS } from "../engine.js";
 import { prefixAt } from "../typed.js";
+import { memberUse } from "./member-use.js";
 import { LSP_KINDS, type PyrightEngine } from "./pyright.js";
 import { pythonCompletions, type TypedCandidate } from "./syntactic.js";
 
@@ -140,6 +141,7 @@ export async function completePython(
     file: loc.absPath,
     limit,
     ...(typed ? { typed } : {}),
+    memberUse: loc.root !== undefined ? memberUse.peek(loc.root) : undefined,
   });
   ctx.timer.mark("complete");
   // Reported against the buffer as sent: a diagnostic past the cursor moves back by the placeholder.

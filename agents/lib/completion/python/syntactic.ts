@@ -12,6 +12,7 @@
  * the buffer, the scope it comes from.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Declaration, ImportEntry, ScopeName } from "../../code/languages/types.js";
 import { python, type PythonDocument } from "../../code/languages/python/index.js";
@@ -19,6 +20,7 @@ import { PLACEHOLDER } from "../../code/placeholder.js";
 import { completionContext } from "../context.js";
 import { matchScore, type CompletionItem } from "../rank.js";
 import { usageOf, type Usage } from "../typed.js";
+import type { WorkspaceUse } from "./member-use.js";
 import { BUILTIN_PRIOR, MEMBER_PRIOR } from "./prior.js";
 
 /** Python's keywords; those that may start a statement are offered there only, the rest anywhere. */
@@ -156,9 +158,71 @@ export function resolvePythonModule(
   return undefined;
 }
 
+/** The standard library's stubs (typeshed, as the pyright package ships them), or undefined without it. */
+let stdlibDir: string | undefined | null = null;
+function stdlibStubs(): string | undefined {
+  if (stdlibDir === null) {
+    try {
+      const dir = join(
+        dirname(createRequire(import.meta.url).resolve("pyright/package.json")),
+        "dist/typeshed-fallback/stdlib",
+      );
+      stdlibDir = existsSync(join(dir, "builtins.pyi")) ? dir : undefined;
+    } catch {
+      stdlibDir = undefined;
+    }
+  }
+  return stdlibDir;
+}
+
+/** The stub of a standard library module (`os.path` → os/path.pyi), read only as text for its names. */
+export function stdlibStub(module: string): string | undefined {
+  const dir = stdlibStubs();
+  if (!dir || !/^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/.test(module)) return undefined;
+  const p = join(dir, ...module.split("."));
+  for (const f of [`${p}.pyi`, join(p, "__init__.pyi")]) if (existsSync(f)) return f;
+  return undefined;
+}
+
 interface Where {
+  /** The workspace; undefined inside the standard library's stubs. */
   root: string | undefined;
   file: string | undefined;
+}
+
+/**
+ * A module as an import names it: the workspace's own file first, else the standard library's stub
+ * (whose own imports then resolve among the stubs only).
+ */
+function openModule(
+  where: Where,
+  module: string,
+  level: number,
+): { doc: PythonDocument; file: string; where: Where } | undefined {
+  const file = resolvePythonModule(where.root, where.file, module, level);
+  const doc = file ? readModule(file, where.root) : undefined;
+  if (file && doc) return { doc, file, where: { root: where.root, file } };
+  if (level > 0) {
+    // A relative import inside the stubs.
+    if (where.root !== undefined || !where.file) return undefined;
+    let dir = dirname(where.file);
+    for (let i = 1; i < level; i++) dir = dirname(dir);
+    const p = join(dir, ...module.split(".").filter(Boolean));
+    for (const f of [`${p}.pyi`, join(p, "__init__.pyi")]) {
+      const d = existsSync(f) ? readModule(f, undefined) : undefined;
+      if (d) return { doc: d, file: f, where: { root: undefined, file: f } };
+    }
+    return undefined;
+  }
+  const stub = stdlibStub(module);
+  const sdoc = stub ? readModule(stub, undefined) : undefined;
+  return stub && sdoc ? { doc: sdoc, file: stub, where: { root: undefined, file: stub } } : undefined;
+}
+
+/** True for a file among the standard library's stubs. */
+function isStub(file: string | undefined): boolean {
+  const dir = stdlibStubs();
+  return file !== undefined && dir !== undefined && file.startsWith(dir + sep);
 }
 
 function walk(decls: Declaration[], fn: (d: Declaration) => void): void {
@@ -174,28 +238,66 @@ function findClass(
   name: string,
   where: Where,
   depth: number,
-): { decl: Declaration; doc: PythonDocument; file: string | undefined } | undefined {
+): { decl: Declaration; doc: PythonDocument; where: Where } | undefined {
   const dotted = name.split(".");
   if (dotted.length > 1) {
     // `mod.Base`: the module bound by an import, then the class in it.
     const target = moduleOf(doc, dotted.slice(0, -1).join("."), where);
     if (!target) return undefined;
-    return findClass(target.doc, dotted.at(-1)!, { root: where.root, file: target.file }, depth + 1);
+    return findClass(target.doc, dotted.at(-1)!, target.where, depth + 1);
   }
   let found: Declaration | undefined;
   walk(doc.outline, (d) => {
     if (!found && d.kind === "class" && d.name === name) found = d;
   });
-  if (found) return { decl: found, doc, file: where.file };
+  if (found) return { decl: found, doc, where };
   if (depth >= MAX_BASE_DEPTH) return undefined;
+  let imported = false;
   for (const imp of doc.imports) {
     const n = imp.names.find((x) => x.name === name);
     if (!n || imp.module) continue;
-    const file = resolvePythonModule(where.root, where.file, imp.from, imp.level);
-    const target = file ? readModule(file, where.root) : undefined;
-    if (target) return findClass(target, n.imported, { root: where.root, file }, depth + 1);
+    imported = true;
+    const target = openModule(where, imp.from, imp.level);
+    if (target) return findClass(target.doc, n.imported, target.where, depth + 1);
+  }
+  // Not bound in the module: a builtin class (`Exception`, `dict`, `str`), unless the module defines
+  // the name some other way.
+  if (!imported && !doc.outline.some((d) => d.name === name) && !where.file?.endsWith(`${sep}builtins.pyi`)) {
+    const b = openModule({ root: undefined, file: undefined }, "builtins", 0);
+    if (b) {
+      let bd: Declaration | undefined;
+      for (const d of b.doc.outline) if (!bd && d.kind === "class" && d.name === name) bd = d;
+      if (bd) return { decl: bd, doc: b.doc, where: b.where };
+    }
   }
   return undefined;
+}
+
+/** The imports of a function body above `offset` (`import math` inside a function), as the parser's entries. */
+function localImports(source: string, offset: number): ImportEntry[] {
+  const out: ImportEntry[] = [];
+  const re = /^[ \t]+(?:from[ \t]+(\.*)([\w.]*)[ \t]+)?import[ \t]+([^\n#()]+)$/gm;
+  const before = source.slice(Math.max(0, offset - 50_000), offset);
+  for (let m = re.exec(before); m; m = re.exec(before)) {
+    const from = m[1] !== undefined;
+    const names = m[3]!.split(",").flatMap((part) => {
+      const x = /^\s*([\w.]+)(?:\s+as\s+(\w+))?\s*$/.exec(part);
+      if (!x) return [];
+      const imported = x[1]!;
+      return [{ name: x[2] ?? (from ? imported : imported.split(".")[0]!), imported }];
+    });
+    out.push({
+      from: from ? `${m[1]}${m[2]}` : (names[0]?.imported ?? ""),
+      level: from ? m[1]!.length : 0,
+      names,
+      star: false,
+      module: !from,
+      line: 0,
+      start: m.index,
+      end: m.index + m[0].length,
+    });
+  }
+  return out;
 }
 
 /** The workspace module bound to `name` (`import a.b as c` → c; `from . import m` → m), if it is one. */
@@ -203,21 +305,64 @@ function moduleOf(
   doc: PythonDocument,
   name: string,
   where: Where,
-): { doc: PythonDocument; file: string; imp: ImportEntry } | undefined {
+  offset?: number,
+  depth = 0,
+): { doc: PythonDocument; file: string; where: Where; imp: ImportEntry } | undefined {
   const [head, ...rest] = name.split(".");
-  for (const imp of doc.imports) {
+  const imports = offset !== undefined ? [...doc.imports, ...localImports(doc.source, offset)] : doc.imports;
+  for (const imp of imports) {
     for (const n of imp.names) {
       if (n.name !== head) continue;
       // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`; `from x import m` may bind a submodule.
       const full = imp.module
         ? [n.imported === n.name ? head! : n.imported, ...rest].join(".")
         : [imp.from.replace(/^\.+/, ""), n.imported, ...rest].filter(Boolean).join(".");
-      const file = resolvePythonModule(where.root, where.file, full, imp.level);
-      const target = file ? readModule(file, where.root) : undefined;
-      if (file && target) return { doc: target, file, imp };
+      const target = openModule(where, full, imp.level);
+      if (target) return { ...target, imp };
+      // `from x import m` where x itself imported the module m.
+      if (!imp.module && depth < MAX_BASE_DEPTH) {
+        const via = openModule(where, imp.from, imp.level);
+        const found = via
+          ? moduleOf(via.doc, [n.imported, ...rest].join("."), via.where, undefined, depth + 1)
+          : undefined;
+        if (found) return found;
+      }
     }
   }
   return undefined;
+}
+
+/** A module's public names: `__all__`, else what it defines and what its `from x import *` bring. */
+function moduleMembers(doc: PythonDocument, where: Where, label: string, depth = 0): Member[] {
+  const stub = isStub(where.file);
+  const kinds = new Map<string, Declaration>();
+  for (const d of doc.outline) kinds.set(d.name, d);
+  const imported = new Set(doc.imports.flatMap((i) => i.names.map((n) => n.name)));
+  // A stub re-exports an import only as `import x as x`: its public names are what it defines.
+  // A stub declares its constants by annotation alone (`pi: Final[float]`), which binds no name.
+  const annotated = stub ? [...doc.source.matchAll(/^([A-Za-z]\w*)[ \t]*:/gm)].map((m) => m[1]!) : [];
+  const names =
+    doc.exports.declared ??
+    (stub
+      ? [...new Set([...kinds.keys(), ...annotated])].filter((n) => !n.startsWith("_") && !imported.has(n))
+      : doc.exports.implicit);
+  const out: Member[] = names.map((n) => {
+    const d = kinds.get(n);
+    return {
+      name: n,
+      kind: d?.kind === "class" ? "class" : d?.kind === "function" ? "function" : "variable",
+      detail: d?.signature ?? `from ${label}`,
+      distance: 0,
+      stub,
+    };
+  });
+  if (doc.exports.declared === undefined && depth < MAX_BASE_DEPTH)
+    for (const imp of doc.imports) {
+      if (!imp.star) continue;
+      const target = openModule(where, imp.from, imp.level);
+      if (target) out.push(...moduleMembers(target.doc, target.where, label, depth + 1));
+    }
+  return out;
 }
 
 /** `self.x` (or `cls.x`) names assigned or read in a class's text. */
@@ -234,6 +379,8 @@ interface Member {
   detail: string;
   /** 0 for the class itself, 1 for its bases, … */
   distance: number;
+  /** Defined in the standard library's stubs (ordered by how often the standard library uses it). */
+  stub?: boolean;
 }
 
 /** A class's members, its workspace bases' after its own. */
@@ -247,25 +394,27 @@ function classMembers(
   if (seen.has(decl) || seen.size > MAX_BASE_DEPTH * 4) return [];
   seen.add(decl);
   const out: Member[] = [];
+  const stub = isStub(where.file);
   for (const c of decl.children) {
     const property = c.decorators.some(
-      (d) => d === "property" || d.endsWith(".setter") || d.endsWith("cached_property"),
+      (d) => d === "property" || d.endsWith(".setter") || d.endsWith("cached_property") || d.endsWith("_attr"),
     );
     out.push({
       name: c.name,
       kind: c.kind === "method" ? (property ? "property" : "method") : c.kind === "class" ? "class" : "property",
       detail: c.signature,
       distance,
+      stub,
     });
   }
-  for (const name of selfNames(doc.source.slice(decl.start, decl.end), "self").keys())
-    out.push({ name, kind: "property", detail: `self.${name}`, distance });
+  if (!stub)
+    for (const name of selfNames(doc.source.slice(decl.start, decl.end), "self").keys())
+      out.push({ name, kind: "property", detail: `self.${name}`, distance });
   for (const base of decl.bases ?? []) {
     const b = base.replace(/\[.*$/s, "").trim();
     if (!/^[A-Za-z_][\w.]*$/.test(b)) continue;
     const found = findClass(doc, b, where, 0);
-    if (found)
-      out.push(...classMembers(found.decl, found.doc, { root: where.root, file: found.file }, seen, distance + 1));
+    if (found) out.push(...classMembers(found.decl, found.doc, found.where, seen, distance + 1));
   }
   return out;
 }
@@ -282,6 +431,81 @@ function enclosingClass(doc: PythonDocument, offset: number): { decl: Declaratio
   if (!cls) return undefined;
   const first = method && method.start >= cls.start ? method.params?.[0]?.name : undefined;
   return { decl: cls, self: first ?? "self" };
+}
+
+/**
+ * The class around `offset` read from the indentation of the lines above it, for a buffer whose class
+ * the parser could not close (an unclosed bracket before the cursor): the nearest `def` less indented
+ * than the cursor's line, then the nearest `class` less indented than that `def`.
+ */
+function classByIndent(source: string, offset: number): { name: string; self: string } | undefined {
+  const lineStart = source.lastIndexOf("\n", offset - 1) + 1;
+  let indent = /^[ \t]*/.exec(source.slice(lineStart, offset))![0].length;
+  let self: string | undefined;
+  let end = lineStart - 1;
+  // Bounded: a class further up than this is not the one being edited.
+  for (let n = 0; end > 0 && n < 5000; n++) {
+    const start = source.lastIndexOf("\n", end - 1) + 1;
+    const line = source.slice(start, end);
+    end = start - 1;
+    const m = /^([ \t]*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)\s*(\(\s*\*?\s*([A-Za-z_]\w*))?/.exec(line);
+    if (!m || m[1]!.length >= indent) continue;
+    if (m[2] === "def") {
+      if (self !== undefined) return undefined;
+      self = m[5] ?? "self";
+      indent = m[1]!.length;
+    } else return self !== undefined ? { name: m[3]!, self } : undefined;
+  }
+  return undefined;
+}
+
+/** The type a name was last given before `offset`: an annotation, a literal, a constructor call. */
+function valueType(source: string, name: string, offset: number): string | undefined {
+  const before = source.slice(Math.max(0, offset - 20_000), offset);
+  const esc = name.replace(/\./g, "\\.");
+  const re = new RegExp(
+    `(?:^|[^\\w.])${esc}\\s*(?::\\s*([^=\\n,)]+?)\\s*(?:[=,)\\n]|$)|=(?!=)\\s*(?:([rRuU]?[fF]?[rR]?["']|[bB][rR]?["'])|(\\[)|(\\{\\s*\\}|\\{[^}\\n]*?:)|(\\{)|(-?\\d+\\.\\d*|-?\\d+)|([A-Za-z_][\\w.]*)\\s*\\())`,
+    "gm",
+  );
+  let type: string | undefined;
+  for (let m = re.exec(before); m; m = re.exec(before)) {
+    if (m[1] !== undefined) type = annotationClass(m[1]) ?? type;
+    else if (m[2] !== undefined) type = /^[bB]/.test(m[2]) ? "bytes" : "str";
+    else if (m[3] !== undefined) type = "list";
+    else if (m[4] !== undefined) type = "dict";
+    else if (m[5] !== undefined) type = "set";
+    else if (m[6] !== undefined) type = m[6].includes(".") ? "float" : "int";
+    else if (m[7] !== undefined) type = m[7];
+  }
+  return type;
+}
+
+/** The typing aliases of builtin classes. */
+const TYPING_ALIASES: Record<string, string> = {
+  List: "list",
+  Dict: "dict",
+  Set: "set",
+  FrozenSet: "frozenset",
+  Tuple: "tuple",
+  Text: "str",
+  DefaultDict: "defaultdict",
+  OrderedDict: "OrderedDict",
+};
+
+/** The class an annotation names: `Optional[X]`, `X | None`, `"X"` → X; `List[int]` → list. */
+function annotationClass(annotation: string): string | undefined {
+  let a = annotation.trim().replace(/^["']|["']$/g, "");
+  const opt = /^(?:t\.|typing\.)?Optional\[(.*)\]$/.exec(a);
+  if (opt) a = opt[1]!;
+  a =
+    a
+      .split("|")
+      .map((x) => x.trim())
+      .find((x) => x !== "None") ?? a;
+  const head = /^[A-Za-z_][\w.]*/.exec(a)?.[0];
+  if (!head) return undefined;
+  const last = head.split(".").at(-1)!;
+  return TYPING_ALIASES[last] ?? head;
 }
 
 /** Score a candidate by the buffer's use of it: count and nearness (as the TypeScript ranking does). */
@@ -306,50 +530,43 @@ function receiverMembers(
   recv: string,
   offset: number,
   where: Where,
-): { kind: string; members: Member[] } {
+): { kind: string; members: Member[]; className?: string } {
   const parts = recv.split(".");
   const cls = enclosingClass(doc, offset);
-  if (cls && parts[0] === cls.self) {
-    if (parts.length === 1) return { kind: "self", members: classMembers(cls.decl, doc, where) };
-    // `self.x.`: the class `self.x` was assigned an instance of.
-    const m = new RegExp(`\\b${cls.self}\\.${parts[1]}\\s*(?::[^=\\n]*)?=\\s*([A-Za-z_][\\w.]*)\\s*\\(`).exec(
-      doc.source.slice(cls.decl.start, offset),
-    );
-    const found = m && parts.length === 2 ? findClass(doc, m[1]!, where, 0) : undefined;
-    if (found)
-      return { kind: "instance", members: classMembers(found.decl, found.doc, { root: where.root, file: found.file }) };
+  const byIndent = cls ? undefined : classByIndent(doc.source, offset);
+  const self = cls?.self ?? byIndent?.self;
+  const instanceOf = (name: string | undefined): { kind: string; members: Member[] } | undefined => {
+    const found = name !== undefined ? findClass(doc, name, where, 0) : undefined;
+    return found ? { kind: "instance", members: classMembers(found.decl, found.doc, found.where) } : undefined;
+  };
+  if (self !== undefined && parts[0] === self) {
+    let decl = cls?.decl;
+    if (!decl && byIndent) {
+      // The class as far as the parser got (its extent cut short), else none: the saved file's is used.
+      walk(doc.outline, (d) => {
+        if (d.kind === "class" && d.name === byIndent.name && d.start < offset) decl = d;
+      });
+    }
+    const className = cls?.decl.name ?? byIndent!.name;
+    if (parts.length === 1) return { kind: "self", members: decl ? classMembers(decl, doc, where) : [], className };
+    // `self.x.`: the class `self.x` was assigned an instance of, or annotated with.
+    const start = decl?.start ?? 0;
+    if (parts.length === 2) {
+      const t = valueType(doc.source.slice(start, offset), `${self}.${parts[1]}`, offset - start);
+      const inst = instanceOf(t);
+      if (inst) return inst;
+    }
     return { kind: "unknown", members: [] };
   }
-  const mod = moduleOf(doc, recv, where);
-  if (mod) {
-    const names = mod.doc.exports.declared ?? mod.doc.exports.implicit;
-    const kinds = new Map<string, Declaration>();
-    for (const d of mod.doc.outline) kinds.set(d.name, d);
-    return {
-      kind: "module",
-      members: names.map((n) => {
-        const d = kinds.get(n);
-        return {
-          name: n,
-          kind: d?.kind === "class" ? "class" : d?.kind === "function" ? "function" : "variable",
-          detail: d?.signature ?? `from ${recv}`,
-          distance: 0,
-        };
-      }),
-    };
-  }
+  const mod = moduleOf(doc, recv, where, offset);
+  if (mod) return { kind: "module", members: moduleMembers(mod.doc, mod.where, recv) };
   if (parts.length === 1) {
     const found = findClass(doc, recv, where, 0);
-    if (found)
-      return { kind: "class", members: classMembers(found.decl, found.doc, { root: where.root, file: found.file }) };
-    // A variable assigned an instance: `x = Foo(...)` (the last assignment before the cursor).
-    const re = new RegExp(`(?:^|[^\\w.])${recv}\\s*(?::[^=\\n]*)?=\\s*([A-Za-z_][\\w.]*)\\s*\\(`, "g");
-    let last: string | undefined;
-    const before = doc.source.slice(0, offset);
-    for (let m = re.exec(before); m; m = re.exec(before)) last = m[1];
-    const inst = last ? findClass(doc, last, where, 0) : undefined;
-    if (inst)
-      return { kind: "instance", members: classMembers(inst.decl, inst.doc, { root: where.root, file: inst.file }) };
+    if (found && !isStub(found.where.file))
+      return { kind: "class", members: classMembers(found.decl, found.doc, found.where) };
+    // A variable whose type the text says: annotated, assigned a literal or an instance.
+    const inst = instanceOf(valueType(doc.source, recv, offset));
+    if (inst) return inst;
   }
   return { kind: "unknown", members: [] };
 }
@@ -451,26 +668,20 @@ export function codeOnly(source: string): string {
   return parts.join("");
 }
 
-/** Names a class defines in a file saved on disk: its methods, class attributes, `self.x = …` targets. */
-function savedClassMembers(file: string, root: string | undefined, className: string): Member[] {
+/**
+ * Members of a class as its file was last saved (methods, class attributes, `self.x` anywhere in it,
+ * its bases'): those defined further down than the cursor, which the buffer being edited may not show.
+ */
+function savedClassMembers(file: string, root: string | undefined, className: string, at: number): Member[] {
   const saved = readModule(file, root);
   if (!saved) return [];
+  // The class of that name nearest the cursor's offset (a file may define two of one name).
   let decl: Declaration | undefined;
   walk(saved.outline, (d) => {
-    if (!decl && d.kind === "class" && d.name === className) decl = d;
+    if (d.kind === "class" && d.name === className && (!decl || Math.abs(d.start - at) < Math.abs(decl.start - at)))
+      decl = d;
   });
-  if (!decl) return [];
-  const out: Member[] = decl.children.map((c) => ({
-    name: c.name,
-    kind: c.kind === "method" ? "method" : "property",
-    detail: c.signature,
-    distance: 0,
-  }));
-  const re = /\bself\s*\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]*)?[-+*/|&]?=(?!=)/g;
-  const text = saved.source.slice(decl.start, decl.end);
-  for (let m = re.exec(text); m; m = re.exec(text))
-    out.push({ name: m[1]!, kind: "property", detail: `self.${m[1]}`, distance: 0 });
-  return out;
+  return decl ? classMembers(decl, saved, { root, file }) : [];
 }
 
 /** A candidate from the checker (pyright), merged with the syntactic engine's own. */
@@ -487,15 +698,23 @@ export interface TypedCandidate {
 export function pythonCompletions(
   doc: PythonDocument,
   offset: number,
-  opts: { root?: string | undefined; file?: string | undefined; limit: number; typed?: TypedCandidate[] },
+  opts: {
+    root?: string | undefined;
+    file?: string | undefined;
+    limit: number;
+    typed?: TypedCandidate[];
+    /** How the workspace's other files use members, when it has been read. */
+    memberUse?: WorkspaceUse | undefined;
+  },
 ): PythonAnswer {
   const source = doc.source;
-  const cc = completionContext(source, offset);
+  // Read on the code alone: a comment ending in `.` on the line above is not a receiver's dot.
+  const code = codeOnly(source);
+  const cc = completionContext(code, offset);
   const prefix = cc.prefix.replace(/^[#$]+/, "");
   const start = offset - prefix.length;
   if (inCommentOrString(source, start)) return { items: [], prefix, start, context: "none" };
   const where: Where = { root: opts.root, file: opts.file };
-  const code = codeOnly(source);
   const usage = usageOf(`${opts.file ?? "<buffer>"}#python`, code, offset, start);
   const scored = new Map<string, Scored>();
   const push = (label: string, kind: string, detail: string, score: number): void => {
@@ -505,7 +724,7 @@ export function pythonCompletions(
     const old = scored.get(label);
     if (!old || old.score < score + m) scored.set(label, { label, kind, detail, score: score + m });
   };
-  const before = source.slice(Math.max(0, start - 200), start);
+  const before = code.slice(Math.max(0, start - 200), start);
   const afterDot = cc.receiver === undefined && /[^.]\.\s*$/.test(before);
   let context: PythonAnswer["context"] = "identifier";
   let receiverKind: string | undefined;
@@ -513,31 +732,51 @@ export function pythonCompletions(
     context = "member";
     const recv = cc.receiver;
     const lastRecv = recv?.split(".").at(-1);
-    const found = recv !== undefined ? receiverMembers(doc, recv, offset, where) : { kind: "unknown", members: [] };
+    // A literal before the dot (`", ".join`): its builtin class.
+    const literal = recv === undefined ? /(?:(["'])|(\])|(\}))\s*\.\s*$/.exec(before) : null;
+    const literalClass = literal ? (literal[1] ? "str" : literal[2] ? "list" : "dict") : undefined;
+    const literalDecl = literalClass !== undefined ? findClass(doc, literalClass, where, 0) : undefined;
+    const found: { kind: string; members: Member[]; className?: string } =
+      recv !== undefined
+        ? receiverMembers(doc, recv, offset, where)
+        : literalDecl
+          ? { kind: "instance", members: classMembers(literalDecl.decl, literalDecl.doc, literalDecl.where) }
+          : { kind: "unknown", members: [] };
     receiverKind = found.kind;
-    if (found.kind === "self" && opts.file !== undefined) {
-      // The class as last saved: members defined further down than the cursor, which the buffer being
-      // edited may not show yet (an unfinished method cuts the class short).
-      const cls = enclosingClass(doc, offset);
-      if (cls)
-        found.members.push(
-          ...savedClassMembers(opts.file, opts.root, cls.decl.name).map((m) => ({ ...m, distance: 0.5 })),
-        );
-    }
+    if (found.kind === "self" && opts.file !== undefined && found.className !== undefined)
+      found.members.push(...savedClassMembers(opts.file, opts.root, found.className, offset));
     const typedNames = new Set((opts.typed ?? []).map((t) => t.label));
+    // What the workspace's other files type after a receiver of this name (not for self: its members
+    // are the class's).
+    const wsUse =
+      lastRecv !== undefined && found.kind !== "self" ? opts.memberUse?.names(lastRecv, opts.file) : undefined;
+    const ws = (name: string): number => 10 * Math.log2(1 + (wsUse?.get(name) ?? 0));
+    // The checker knows the receiver's type better than the text does, except for the class being
+    // written (`self.`), whose members below the cursor only the saved file shows.
+    const checkerLeads = typedNames.size > 0 && found.kind !== "self";
     for (const m of found.members)
       push(
         m.name,
         m.kind,
         m.detail,
-        50 - 5 * m.distance + usageScore(m.name, usage, lastRecv) + privatePenalty(m.name),
+        50 -
+          5 * m.distance +
+          usageScore(m.name, usage, lastRecv) +
+          ws(m.name) +
+          (m.stub ? prior(MEMBERS, m.name, 10) : 0) +
+          (checkerLeads && !typedNames.has(m.name) ? -15 : 0) +
+          privatePenalty(m.name),
       );
     for (const t of opts.typed ?? [])
       push(
         t.label,
         t.kind,
         t.detail,
-        45 + usageScore(t.label, usage, lastRecv) + prior(MEMBERS, t.label, 10) + privatePenalty(t.label),
+        (checkerLeads ? 50 : 45) +
+          usageScore(t.label, usage, lastRecv) +
+          ws(t.label) +
+          prior(MEMBERS, t.label, 10) +
+          privatePenalty(t.label),
       );
     if ((found.kind === "unknown" || found.kind === "instance") && typedNames.size === 0) {
       for (const [pair, n] of usage.member) {
@@ -551,10 +790,19 @@ export function pythonCompletions(
           `used after ${r}.`,
           (r === lastRecv ? 20 : -10) +
             usageScore(name, usage, lastRecv) +
+            ws(name) +
             prior(MEMBERS, name, 10) +
             privatePenalty(name),
         );
       }
+      // Names the workspace's other files use after a receiver of this name.
+      for (const name of wsUse?.keys() ?? [])
+        push(
+          name,
+          "property",
+          `used after ${lastRecv}.`,
+          usageScore(name, usage, lastRecv) + ws(name) + privatePenalty(name),
+        );
     }
   } else {
     for (const n of python.namesInScope(doc, offset)) {

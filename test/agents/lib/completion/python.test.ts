@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
 import { PyrightEngine, pythonInterpreter } from "../../../../agents/lib/completion/python/pyright.js";
 import { codeOnly } from "../../../../agents/lib/completion/python/syntactic.js";
+import { memberPairs, MemberUse, memberUse } from "../../../../agents/lib/completion/python/member-use.js";
 import { completionDocument, pythonDocuments } from "../../../../agents/lib/completion/python/handler.js";
 import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
 import { AipError } from "../../../../protocol/contract/errors.js";
@@ -232,6 +233,153 @@ def run(path_in, count):
 
   it("ranks by the code's use of a name, not by words in its docstrings", () => {
     expect(codeOnly(`x = "a.b" # c.d\ny = '''e.f'''`)).toBe(`x = "   "      \ny = '''   '''`);
+  });
+});
+
+const SIGNER = `import hashlib
+from enum import Enum
+
+
+class Unit(Enum):
+    SECOND = 1
+    MINUTE = 60
+
+    def seconds(self):
+        return self.value
+
+
+class BadSignature(Exception):
+    def __init__(self, message, payload=None):
+        super().__init__(message)
+        self.payload = payload
+
+
+class Signer:
+    default_digest = hashlib.sha1
+
+    def __init__(self, key, salt=None):
+        self.key = key
+        self.salt, self.sep = salt, "."
+
+    def sign(self, value):
+        return value + self.sep.encode() + self.get_signature(value)
+
+    def get_signature(self, value):
+        key = self.derive_key()
+        return key
+
+    def derive_key(self):
+        return self.key + self.salt
+`;
+
+describe("complete-lite on Python, members of classes and modules outside the buffer", () => {
+  let t: { dir: string; cleanup: () => void };
+  let root: string;
+  const complete = createCompleteLite();
+  const ask = (file: string, source: string) =>
+    complete(
+      {
+        action: "complete",
+        context: { source_code: source, file_path: file, workspace_root: root, language: "python" },
+        constraints: { max_items: 50 },
+      } as unknown as AipRequest,
+      ctx(),
+    ) as Promise<Answer>;
+  const labels = (a: Answer) => a.items.map((i) => i.label);
+  /** The buffer as an editor has it while typing at `marker`: the saved file cut there. */
+  const cut = (text: string, marker: string) => text.slice(0, text.indexOf(marker) + marker.length);
+
+  beforeAll(() => {
+    t = tempDir("aipy-members-");
+    root = realpathSync(t.dir);
+    mkdirSync(join(root, "pkg"));
+    writeFileSync(join(root, "pkg/__init__.py"), "from .util import *\n");
+    writeFileSync(join(root, "pkg/util.py"), UTIL);
+    writeFileSync(join(root, "pkg/signer.py"), SIGNER);
+    // Two other files that use util.lerp more than util.clamp.
+    for (const n of ["a", "b"])
+      writeFileSync(
+        join(root, `pkg/use_${n}.py`),
+        "from pkg import util\n\nx = util.lerp(0, 1, 0.5) + util.lerp(1, 2, 0.5)\n",
+      );
+  });
+  afterAll(() => t.cleanup());
+
+  it("offers self. members defined below the cursor and assigned as a tuple, with the call unclosed", async () => {
+    const a = await ask("pkg/signer.py", cut(SIGNER, "return value + self.sep.encode() + self."));
+    expect(a.receiver_kind).toBe("self");
+    const got = labels(a);
+    for (const name of ["get_signature", "derive_key", "salt", "sep", "key", "default_digest"])
+      expect(got.slice(0, 8)).toContain(name);
+    // Dunders and the bases' members come after the class's own.
+    expect(got.indexOf("__init__")).toBeGreaterThan(got.indexOf("derive_key"));
+  });
+
+  it("does not take a comment's closing dot on the line above for the receiver's", async () => {
+    const src = cut(SIGNER, "super().__init__(message)\n        self.").replace(
+      "super().__init__(message)\n",
+      "super().__init__(message)\n        # Kept as sent.\n",
+    );
+    const a = await ask("pkg/signer.py", src);
+    expect(a.receiver_kind).toBe("self");
+    expect(labels(a)[0]).toBe("payload");
+    const id = await ask("pkg/signer.py", `${src.slice(0, -"self.".length)}pa`);
+    expect(id.context).toBe("identifier");
+    expect(labels(id)).toContain("payload");
+  });
+
+  it("offers the members of standard library bases: Enum's value and name, Exception's args", async () => {
+    const e = await ask("pkg/signer.py", cut(SIGNER, "        return self."));
+    expect(labels(e)).toEqual(expect.arrayContaining(["value", "name", "seconds", "SECOND"]));
+    const x = await ask("pkg/signer.py", cut(SIGNER, "super().__init__(message)\n        self."));
+    expect(labels(x)).toEqual(expect.arrayContaining(["payload", "args", "with_traceback"]));
+    expect(labels(x).indexOf("payload")).toBeLessThan(labels(x).indexOf("args"));
+  });
+
+  it("offers a standard module's names after an import inside a function", async () => {
+    const a = await ask("pkg/m.py", "def f(v):\n    import math\n    return math.");
+    expect(a.receiver_kind).toBe("module");
+    expect(labels(a)).toEqual(expect.arrayContaining(["isnan", "floor"]));
+    // A constant the stub declares by its annotation alone.
+    expect(labels(await ask("pkg/m.py", "def f(v):\n    import math\n    return math.p"))).toContain("pi");
+    // A stub's own imports are not the module's names.
+    expect(labels(a)).not.toContain("SupportsFloat");
+  });
+
+  it("offers the names a package re-exports with from x import *", async () => {
+    const a = await ask("main.py", "import pkg\n\npkg.");
+    expect(a.receiver_kind).toBe("module");
+    expect(labels(a).sort()).toEqual(["clamp", "lerp"]);
+  });
+
+  it("offers builtin members on values typed by a literal, an annotation or a constructor call", async () => {
+    const lit = await ask("m.py", 'def f(items):\n    return ", ".');
+    expect(labels(lit).slice(0, 5)).toContain("join");
+    const ann = await ask("m.py", "def f(name: str, opts: dict[str, int] | None = None):\n    opts.");
+    expect(ann.receiver_kind).toBe("instance");
+    expect(labels(ann).slice(0, 5)).toEqual(expect.arrayContaining(["get", "items"]));
+    const ctor = await ask("m.py", "from collections import defaultdict\ncounts = defaultdict(int)\ncounts.");
+    expect(labels(ctor)).toEqual(expect.arrayContaining(["default_factory", "items", "setdefault"]));
+    const s = await ask("m.py", "def f(name: str):\n    return name.");
+    expect(labels(s).slice(0, 10)).toContain("startswith");
+    expect(labels(s)).not.toContain("items");
+  });
+
+  it("ranks a module's members by the workspace's other files' use of them", async () => {
+    await memberUse.ready(root);
+    const a = await ask("pkg/new.py", "from pkg import util\n\nutil.");
+    expect(labels(a)).toEqual(["lerp", "clamp"]);
+  });
+
+  it("counts members per receiver name, leaving out self and the file being edited", async () => {
+    const pairs = memberPairs("import os\nos.path.join(a, b)\nself.x = os.sep  # os.getcwd\n");
+    expect(Object.fromEntries([...pairs].map(([r, n]) => [r, Object.fromEntries(n)]))).toEqual({
+      os: { path: 1, sep: 1 },
+      path: { join: 1 },
+    });
+    const use = await new MemberUse(() => 0).ready(root);
+    expect(use.names("util").get("lerp")).toBe(4);
+    expect(use.names("util", join(root, "pkg/use_a.py")).get("lerp")).toBe(2);
   });
 });
 

@@ -1,0 +1,133 @@
+/**
+ * How a Python workspace uses members (docs/agents.md, "Python completion"): for each receiver name,
+ * the attribute names that follow it in the workspace's other files (`math.isnan`, `pytest.mark`,
+ * `signer.unsign`), counted per file. complete-lite ranks a member by it: what this project types
+ * after `x.` is what its programmer is likely to type next. Read in the background the first time a
+ * workspace is asked about, never on a keystroke's path; refreshed as files change.
+ */
+import { readFile } from "node:fs/promises";
+import { listWorkspaceFiles } from "../../code/files.js";
+import { codeOnly } from "./syntactic.js";
+
+/** Python files read per workspace (a larger one is ranked by its first files in sorted order). */
+const MAX_FILES = 2000;
+/** A file larger than this is not read (a generated module). */
+const MAX_FILE_BYTES = 512 * 1024;
+/** Workspaces kept (the least recently asked about dropped beyond it). */
+const MAX_ROOTS = 8;
+/** A workspace's index older than this is re-read in the background (unchanged files are not re-parsed). */
+const REFRESH_MS = 30_000;
+
+/** receiver name → attribute name → count. */
+type Counts = Map<string, Map<string, number>>;
+
+interface FileUse {
+  key: string;
+  counts: Counts;
+}
+
+interface RootUse {
+  files: Map<string, FileUse>;
+  builtAt: number;
+  building?: Promise<void> | undefined;
+}
+
+/** The receivers a method's own object goes by: their members are the class's, not the workspace's. */
+const SELF = new Set(["self", "cls"]);
+
+/** `recv.name` pairs in Python code (comments and strings blanked), each receiver its last name. */
+export function memberPairs(source: string): Counts {
+  const out: Counts = new Map();
+  const re = /(?<!\w)([A-Za-z_]\w*)(?=\s*\.\s*([A-Za-z_]\w*))/g;
+  const code = codeOnly(source);
+  for (let m = re.exec(code); m; m = re.exec(code)) {
+    const recv = m[1]!;
+    const name = m[2]!;
+    if (SELF.has(recv)) continue;
+    let names = out.get(recv);
+    if (!names) out.set(recv, (names = new Map()));
+    names.set(name, (names.get(name) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** A workspace's member use, less one file's (the buffer being edited ranks by its own text). */
+export interface WorkspaceUse {
+  /** The attribute names that follow `receiver` in the workspace's files other than `except`. */
+  names(receiver: string, except?: string): Map<string, number>;
+}
+
+export class MemberUse {
+  private readonly roots = new Map<string, RootUse>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** The index of `root` as far as it has been read (undefined before the first read ends); never waits. */
+  peek(root: string): WorkspaceUse | undefined {
+    const r = this.entry(root);
+    if (!r.building && this.now() - r.builtAt > REFRESH_MS) this.build(root, r);
+    return r.builtAt > 0 ? this.view(r) : undefined;
+  }
+
+  /** The index of `root` once it has been read. */
+  async ready(root: string): Promise<WorkspaceUse> {
+    const r = this.entry(root);
+    if (r.builtAt === 0 && !r.building) this.build(root, r);
+    await r.building;
+    return this.view(r);
+  }
+
+  private entry(root: string): RootUse {
+    let r = this.roots.get(root);
+    if (r) this.roots.delete(root);
+    else r = { files: new Map(), builtAt: 0 };
+    this.roots.set(root, r);
+    while (this.roots.size > MAX_ROOTS) this.roots.delete(this.roots.keys().next().value!);
+    return r;
+  }
+
+  private build(root: string, r: RootUse): void {
+    r.building = (async () => {
+      try {
+        const listed = await listWorkspaceFiles(root, { maxFiles: MAX_FILES, accept: (rel) => rel.endsWith(".py") });
+        const files = new Map<string, FileUse>();
+        for (const f of listed) {
+          if (f.size > MAX_FILE_BYTES) continue;
+          const key = `${f.mtimeMs}:${f.size}`;
+          const old = r.files.get(f.abs);
+          if (old?.key === key) {
+            files.set(f.abs, old);
+            continue;
+          }
+          try {
+            files.set(f.abs, { key, counts: memberPairs(await readFile(f.abs, "utf8")) });
+          } catch {
+            // A file that vanished or cannot be read since the listing: left out.
+          }
+        }
+        r.files = files;
+      } catch {
+        // A workspace that cannot be listed: no workspace ranking, the buffer's alone.
+      } finally {
+        r.builtAt = this.now();
+        r.building = undefined;
+      }
+    })();
+  }
+
+  private view(r: RootUse): WorkspaceUse {
+    return {
+      names: (receiver, except) => {
+        const out = new Map<string, number>();
+        for (const [file, use] of r.files) {
+          if (file === except) continue;
+          for (const [name, n] of use.counts.get(receiver) ?? []) out.set(name, (out.get(name) ?? 0) + n);
+        }
+        return out;
+      },
+    };
+  }
+}
+
+/** One index per process, as the parsed modules are. */
+export const memberUse = new MemberUse();
