@@ -20,7 +20,7 @@ import { loadProject } from "../lib/code/project.js";
 import { readContainedSync } from "../lib/code/workspace.js";
 import { TextMemo } from "../lib/memo.js";
 import { OUTPUT_DIR, runWorkspaceCode } from "../lib/sandbox/workspace-run.js";
-import { runWarm, type WarmAnswer } from "./warm.js";
+import { runWarm, runnerNode, type WarmAnswer } from "./warm.js";
 
 /** Test runs take at most this long unless `constraints.run_timeout_ms` says otherwise (the request deadline caps both). */
 export const DEFAULT_RUN_TIMEOUT_MS = 20_000;
@@ -463,22 +463,14 @@ export async function runTestFile(
     runner === "vitest"
       ? ["run", rel, "--reporter=json", `--outputFile=${report}`, "--watch=false"]
       : ["--runTestsByPath", rel, "--json", `--outputFile=${report}`, "--watchAll=false", "--ci"];
-  const nodeBin = dirname(process.execPath);
+  const node = runnerNode({ AGENCY_TESTGEN_RECORD: `${OUTPUT_DIR}/record.ndjson` });
   const res = await runWorkspaceCode({
     workspaceRoot: root,
     argv: [`./node_modules/.bin/${runner}`, ...args],
     files: { [rel]: content },
     collect: true,
-    // The runner's `#!/usr/bin/env node` finds the agent's own node first.
-    readOnlyPaths: nodeBin.endsWith("/bin") ? [dirname(nodeBin)] : [nodeBin],
-    env: {
-      PATH: `${nodeBin}:/usr/local/bin:/usr/bin:/bin`,
-      CI: "1",
-      NODE_ENV: "test",
-      FORCE_COLOR: "0",
-      NO_COLOR: "1",
-      AGENCY_TESTGEN_RECORD: `${OUTPUT_DIR}/record.ndjson`,
-    },
+    readOnlyPaths: [node.dir],
+    env: node.env,
     timeoutMs,
     ...(signal ? { signal } : {}),
   });

@@ -226,9 +226,32 @@ function touch(w: Warm): void {
   warm.set(w.key, w);
 }
 
+/**
+ * The agent's own node for a test runner in the sandbox: its folder, mounted read-only, and a quiet
+ * runner's environment with that node first on PATH (a runner's `#!/usr/bin/env node` finds it).
+ */
+export function runnerNode(extraEnv: Record<string, string>): { dir: string; env: Record<string, string> } {
+  const nodeBin = dirname(process.execPath);
+  return {
+    dir: nodeBin.endsWith("/bin") ? dirname(nodeBin) : nodeBin,
+    env: {
+      PATH: `${nodeBin}:/usr/local/bin:/usr/bin:/bin`,
+      CI: "1",
+      NODE_ENV: "test",
+      FORCE_COLOR: "0",
+      NO_COLOR: "1",
+      ...extraEnv,
+    },
+  };
+}
+
 async function start(root: string, fingerprint: string, writable: string[]): Promise<Warm | string> {
   const mark = `__AGENCY_WARM_${randomBytes(8).toString("hex")}__`;
-  const nodeBin = dirname(process.execPath);
+  const node = runnerNode({
+    AGENCY_WARM_MARK: mark,
+    AGENCY_WARM_TEST_TIMEOUT: String(TEST_TIMEOUT_MS),
+    AGENCY_TESTGEN_RECORD: RECORD_FILE,
+  });
   let modules: string | undefined;
   try {
     const real = realpathSync(join(root, "node_modules"));
@@ -239,18 +262,9 @@ async function start(root: string, fingerprint: string, writable: string[]): Pro
   const proc = await startWorkspaceProcess({
     workspaceRoot: root,
     argv: [process.execPath, "--input-type=module", "-e", DRIVER],
-    readOnlyPaths: [nodeBin.endsWith("/bin") ? dirname(nodeBin) : nodeBin, ...(modules ? [modules] : [])],
+    readOnlyPaths: [node.dir, ...(modules ? [modules] : [])],
     writable,
-    env: {
-      PATH: `${nodeBin}:/usr/local/bin:/usr/bin:/bin`,
-      CI: "1",
-      NODE_ENV: "test",
-      FORCE_COLOR: "0",
-      NO_COLOR: "1",
-      AGENCY_WARM_MARK: mark,
-      AGENCY_WARM_TEST_TIMEOUT: String(TEST_TIMEOUT_MS),
-      AGENCY_TESTGEN_RECORD: RECORD_FILE,
-    },
+    env: node.env,
     cpuLimitMs: WARM_CPU_LIMIT_MS,
   });
   if ("status" in proc) return `${proc.reason} (${proc.hint})`;
