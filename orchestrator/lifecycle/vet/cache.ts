@@ -37,7 +37,7 @@ const chainHashes = new Map<string, { identity: string; sha256: Promise<string> 
 
 /**
  * sha256 of an interpreter-chain file, hashed once per process while its identity holds: every agent
- * shares the interpreter (node is about 100 MB), and the agents are vetted at once at each start. Any
+ * shares the interpreter (a large binary), and the agents are vetted at once at each start. Any
  * write to the file changes its ctime, which no user can set back, so a changed file is hashed again.
  */
 function chainFileSha256(path: string): Promise<string> {
