@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
@@ -158,3 +159,13 @@ export async function until(
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** Whether bubblewrap runs here: suites of the workspace sandbox skip without it. */
+export const hasBwrap = (() => {
+  try {
+    execFileSync("bwrap", ["--version"]);
+    return true;
+  } catch {
+    return false;
+  }
+})();

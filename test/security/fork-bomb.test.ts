@@ -4,7 +4,6 @@
  * more processes than the limit, which holds even where RLIMIT_NPROC does not (an agency running as
  * root: the kernel exempts uid 0, and the sandbox's nobody is the agency's uid outside it).
  */
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,15 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runWorkspaceCode } from "../../agents/lib/sandbox/workspace-run.js";
 import { TRUSTED_ENV } from "../../agents/lib/sandbox/trust.js";
 import { procTable } from "../../protocol/util/process-tree.js";
-
-const hasBwrap = (() => {
-  try {
-    execFileSync("bwrap", ["--version"]);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasBwrap } from "../helpers.js";
 
 let ws: string;
 const saved = process.env[TRUSTED_ENV];

@@ -3,7 +3,6 @@
  * workspace runs nothing; a trusted one runs as nobody, without network, home, agency state, secrets
  * or a writable workspace; an abort kills the whole tree at once and removes the private files.
  */
-import { execFileSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -20,15 +19,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runWorkspaceCode, startWorkspaceProcess, workspaceTrust } from "../../agents/lib/sandbox/workspace-run.js";
 import { TRUST_FILE_ENV, TRUSTED_ENV, TRUSTED_SOURCE_ENV } from "../../agents/lib/sandbox/trust.js";
-
-const hasBwrap = (() => {
-  try {
-    execFileSync("bwrap", ["--version"]);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasBwrap } from "../helpers.js";
 
 let ws: string;
 let outside: string;

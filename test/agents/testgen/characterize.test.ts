@@ -3,7 +3,6 @@
  * run in the real sandbox (bubblewrap, the workspace's own vitest) on a trusted copy of the fixture, the
  * marked stub where the workspace is untrusted, and the mutants the evaluation runs the tests against.
  */
-import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -18,16 +17,7 @@ import { signatureOf } from "../../../agents/lib/code/signature.js";
 import { dialectOf } from "../../../agents/lib/code/language.js";
 import { parseFile } from "../../../agents/lib/code/parse.js";
 import { mutateFile, testForMutant } from "../../../bench/eval/mutants.js";
-import { ROOT, tempDir, withEnv } from "../../helpers.js";
-
-const hasBwrap = (() => {
-  try {
-    execFileSync("bwrap", ["--version"]);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasBwrap, ROOT, tempDir, withEnv } from "../../helpers.js";
 
 function effects(source: string, name: string): string[] {
   const file = parseFile(source, dialectOf(undefined, "m.ts"), "m.ts");

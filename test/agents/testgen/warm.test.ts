@@ -4,22 +4,12 @@
  * source file changes and after a file that does not finish in time; never started for an untrusted
  * workspace; nothing written into the workspace.
  */
-import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { RECORDER } from "../../../agents/testgen/verify.js";
 import { runWarm, stopWarmRunners, warmStarts, workspaceFingerprint } from "../../../agents/testgen/warm.js";
-import { ROOT, tempDir, withEnv } from "../../helpers.js";
-
-const hasBwrap = (() => {
-  try {
-    execFileSync("bwrap", ["--version"]);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasBwrap, ROOT, tempDir, withEnv } from "../../helpers.js";
 
 const temps: { cleanup: () => void }[] = [];
 afterAll(() => {
