@@ -77,7 +77,7 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
       args: string[];
       languages: string[];
     };
-    expect(cfg.languages).toContain("typescript");
+    expect(cfg.languages).toEqual(expect.arrayContaining(["typescript", "python"]));
     expect(await symbolsVia(cfg.command, cfg.args)).toEqual(["add", "Counter", "total"]);
   }, 60_000);
 
@@ -86,6 +86,7 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
     const command = /^command = "([^"]+)"$/m.exec(toml)![1]!;
     const args = JSON.parse(/^args = (\[.*\])$/m.exec(toml)![1]!) as string[];
     expect(toml).toMatch(/language-servers = \[.*"aip"\]/);
+    expect(toml).toMatch(/name = "python"\nlanguage-servers = \[.*"aip"\]/);
     expect(await symbolsVia(command, args)).toEqual(["add", "Counter", "total"]);
   }, 60_000);
 
@@ -93,7 +94,7 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
     const section = readFileSync(join(ROOT, "docs/integrations.md"), "utf8");
     const block = /```json\n(\{\n {2}"glspc[\s\S]*?)```/.exec(section)![1]!;
     const cfg = JSON.parse(block) as Record<string, string | string[]>;
-    expect(cfg["glspc.server.languageId"]).toContain("typescript");
+    expect(cfg["glspc.server.languageId"]).toEqual(expect.arrayContaining(["typescript", "python"]));
     expect(
       await symbolsVia(cfg["glspc.server.command"] as string, cfg["glspc.server.commandArguments"] as string[]),
     ).toEqual(["add", "Counter", "total"]);
@@ -102,7 +103,7 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
   it("the Emacs eglot block's command list starts a server that answers", async () => {
     const elisp = readmeBlock("Use it from your editor", "elisp");
     expect(elisp).toMatch(/eglot-server-programs/);
-    expect(elisp).toMatch(/typescript-ts-mode/);
+    expect(elisp).toMatch(/typescript-ts-mode[^.]*python-ts-mode/);
     const list = /\. \(("[^)]*")\)/.exec(elisp)![1]!;
     const [command, ...args] = [...list.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
     expect(await symbolsVia(command!, args)).toEqual(["add", "Counter", "total"]);

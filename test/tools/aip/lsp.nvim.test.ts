@@ -21,10 +21,11 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     ws?.cleanup();
   });
 
-  it("the Neovim snippet of docs/integrations.md: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
+  /** Open FILE (holding TEXT) in a headless Neovim set up by the docs' snippet; ask at the last line's CHAR. */
+  function askNeovim(file: string, text: string, char: number): Json {
     // `aip` on PATH, as docs/integrations.md assumes (npm link); the snippet itself is taken from there.
     const bin = join(ws.root, "bin");
-    mkdirSync(bin);
+    mkdirSync(bin, { recursive: true });
     writeFileSync(join(bin, "aip"), `#!/bin/sh\nexec "${process.execPath}" "${AIP}" "$@"\n`, { mode: 0o755 });
     const snippet = readmeBlock("Use it from your editor", "lua");
     const lua = join(ws.root, "check.lua");
@@ -32,11 +33,8 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
       lua,
       `vim.cmd("filetype on")\n${snippet}\n${readFileSync(join(ROOT, "test/fixtures/editors/check.lua"), "utf8")}`,
     );
-    const file = join(ws.root, "src/again.ts");
-    const text = `${MATH_TS}const again = ad\n`;
     writeFileSync(file, text);
     const out = join(ws.root, "nvim-out.json");
-    const lines = text.split("\n");
     execFileSync("nvim", ["--headless", "-u", "NONE", "-c", `luafile ${lua}`], {
       cwd: ws.root,
       env: {
@@ -44,14 +42,20 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
         PATH: `${bin}:${process.env.PATH ?? ""}`,
         AIP_SOCKET: agency.socket,
         AIP_FILE: file,
-        AIP_LINE: String(lines.length - 2),
-        AIP_CHAR: "16",
+        AIP_LINE: String(text.split("\n").length - 2),
+        AIP_CHAR: String(char),
         AIP_OUT: out,
       },
       timeout: 120_000,
       stdio: ["ignore", "ignore", "pipe"],
     });
-    const result = JSON.parse(readFileSync(out, "utf8")) as Json;
+    return JSON.parse(readFileSync(out, "utf8")) as Json;
+  }
+
+  it("the Neovim snippet of docs/integrations.md: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
+    const text = `${MATH_TS}const again = ad\n`;
+    const lines = text.split("\n");
+    const result = askNeovim(join(ws.root, "src/again.ts"), text, 16);
     expect(result.completion.items, JSON.stringify(result).slice(0, 2000)).toBeDefined();
     expect(result.error).toBeUndefined();
     const first = result.completion.items[0];
@@ -69,5 +73,22 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
       ["total", 14, 13],
       ["again", 14, 14],
     ]);
+  }, 150_000);
+
+  it("the same snippet attaches to a Python file: completes `ad` to add and lists its symbols", () => {
+    const text = `def add(a, b):\n    return a + b\n\n\nclass Counter:\n    def total(self):\n        return 0\n\n\nagain = ad\n`;
+    const result = askNeovim(join(ws.root, "src/again.py"), text, 10);
+    expect(result.error).toBeUndefined();
+    expect(result.completion.items, JSON.stringify(result).slice(0, 2000)).toBeDefined();
+    expect(result.completion.items[0]).toMatchObject({
+      label: "add",
+      textEdit: { newText: "add", range: { start: { line: 9, character: 8 }, end: { line: 9, character: 10 } } },
+    });
+    expect(result.symbols.map((s: Json) => [s.name, s.range.start.line])).toEqual(
+      expect.arrayContaining([
+        ["add", 0],
+        ["Counter", 4],
+      ]),
+    );
   }, 150_000);
 });
