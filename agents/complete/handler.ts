@@ -4,12 +4,12 @@ import { actionInput } from "../../protocol/contract/actions.js";
 import { AipError } from "../../protocol/contract/errors.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
-import { dialectOf } from "../lib/code/language.js";
+import { dialectOf, type Dialect } from "../lib/code/language.js";
 import { guardHandler, partialFields } from "../lib/code/parse.js";
 import { LineStartsCache, offsetAt, positionAt } from "../lib/code/position.js";
 import { sliceAt } from "../lib/code/slice.js";
-import { locateRequestFile } from "../lib/code/source.js";
-import { moduleSymbols } from "../lib/code/symbols.js";
+import { locateRequestFile, type RequestLocation } from "../lib/code/source.js";
+import { moduleSymbols, type SymbolEntry } from "../lib/code/symbols.js";
 import { readContained } from "../lib/code/workspace.js";
 import { detach } from "../lib/memo.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
@@ -17,15 +17,15 @@ import type { FallbackReason, ModelEngine } from "../lib/llm/engine.js";
 import { EngineError } from "../lib/llm/remote/client.js";
 import type { LatestWins } from "../../protocol/transport/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
-import { codeContext } from "./context.js";
-import { modelCompletion } from "./answer.js";
-import { infer, type Attempt, type InferInput } from "./infer.js";
+import { codeContext, type CodeContext } from "./context.js";
+import { modelCompletion, type Cursor } from "./answer.js";
+import { infer, type Attempt, type InferInput, type InferResult } from "./infer.js";
 import type { Prewarm } from "./prewarm.js";
 import { headerText, localSymbolsLine, symbolsBlock, typedContextLine } from "./prompt.js";
-import type { TypedEngine } from "../lib/completion/engine.js";
+import { checkedFileOf, type TypedEngine } from "../lib/completion/engine.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
-import { trimToBudget } from "./trim.js";
-import { PLACEHOLDER, parseWithPlaceholder } from "../lib/code/placeholder.js";
+import { trimToBudget, type Trimmed } from "./trim.js";
+import { PLACEHOLDER, parseWithPlaceholder, type PlaceholderParse } from "../lib/code/placeholder.js";
 import { isPythonRequest } from "../lib/completion/python/handler.js";
 import { completePythonModel } from "./python.js";
 
@@ -65,7 +65,37 @@ function stableSha1(header: string, symbols: string): string {
   return sha1;
 }
 
-/** The model-backed complete handler. */
+type Constraints = ReturnType<typeof actionInput<"complete">>["constraints"];
+type Json = Record<string, unknown>;
+/** The model-free engine's answer in place of the model's, saying why (counted per reason in /healthz and /metrics). */
+type Fallback = (reason: FallbackReason, detail: string, extra?: Json) => Promise<unknown>;
+
+/** The buffer at the cursor (the slice stage): its text, where it lives, its parse and the code around the cursor. */
+interface Sliced {
+  source: string;
+  starts: readonly number[];
+  loc: RequestLocation;
+  dialect: Dialect;
+  cursor: Cursor;
+  offset: number;
+  placed: PlaceholderParse;
+  code: CodeContext;
+  /** The names in scope at the cursor. */
+  scope: SymbolEntry[];
+}
+
+/** The prompt's parts besides the code: the header, the module's symbol table, the local names. */
+interface PromptText {
+  header: string;
+  symbols: string;
+  locals: string;
+}
+
+/**
+ * The model-backed complete handler, a request through its stages: accept (a model, or the answer
+ * without one), slice, prompt (the symbol table), the checker's context, budget, inference ⇄ syntax
+ * (the gate and its retries, or the model-free fallback), response.
+ */
 export function createComplete(deps: CompleteDeps) {
   const cache = deps.cache ?? new ParseCache();
   const lines = new LineStartsCache();
@@ -74,40 +104,10 @@ export function createComplete(deps: CompleteDeps) {
     const stages = new Stages(ctx);
     const { host } = deps;
     const c = actionInput("complete", request).constraints;
-    if (!host.ready) {
-      if (c.fallback === "lite" && deps.lite) {
-        const out = (await deps.lite(request, ctx)) as Record<string, unknown>;
-        return { ...out, engine: "lite", model_state: host.state.status };
-      }
-      const reason =
-        host.state.status === "none" || host.state.status === "failed"
-          ? host.state.reason
-          : "the model is still loading";
-      throw new AipError("AIP_ERR_UNAVAILABLE", `agent-complete has no model: ${reason}`, {
-        suggestion:
-          'Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback "lite", or set AIP_MODEL to a .gguf file',
-        extensions: { model_state: host.state.status },
-      });
-    }
-    /** The model-free engine's answer in place of the model's, saying why (counted per reason in /healthz and /metrics). */
-    const lite = deps.lite;
-    const fallback = lite
-      ? async (reason: FallbackReason, detail: string, extra: Record<string, unknown> = {}): Promise<unknown> => {
-          host.fallbacks[reason]++;
-          ctx.log.info({ event: "model_fallback", reason, detail }, "answered by the model-free engine");
-          const out = (await lite(request, ctx)) as Record<string, unknown>;
-          return { ...out, engine: "lite", reason, reason_detail: detail, ...extra };
-        }
-      : undefined;
+    if (!host.ready) return answerWithoutModel(deps, request, ctx, c);
+    const fallback = liteFallback(deps, request, ctx);
     const down = host.unavailable();
     if (down !== undefined && fallback) return fallback("circuit_open", down);
-    const maxTokens = c.max_tokens ?? 64;
-    const inferenceLimit = c.inference_timeout_ms ?? STAGE_BUDGETS_MS.inference;
-    const seed = c.seed ?? 0;
-    const stop = c.stop ?? ["\n\n"];
-    const allowTruncation = c.allow_truncation ?? true;
-    const bestEffort = c.best_effort ?? false;
-    const debugPrompt = c.debug_prompt ?? false;
     const ticket = deps.latest.claim(request, ctx.traceId);
     const signal = AbortSignal.any([ctx.signal, ticket.signal]);
     const { prewarm } = deps;
@@ -116,101 +116,24 @@ export function createComplete(deps: CompleteDeps) {
     try {
       stages.end("accept", signal);
 
-      // slice
-      const { source_code: code, cursor: cursorIn, language } = request.context;
-      const loc = await locateRequestFile(request);
-      let source: string;
-      if (typeof code === "string") source = code;
-      else if (loc.absPath !== undefined) source = (await readContained(loc.root!, loc.absPath)).text;
-      else
-        throw new AipError(
-          "AIP_ERR_MISSING_FIELD",
-          "Missing required field: context.source_code or context.file_path (with context.workspace_root)",
-          { extensions: { fields: ["context.source_code", "context.file_path"] } },
-        );
-      const dialect = dialectOf(language, request.context.file_path);
+      const { source, loc } = await readSource(request);
       const starts = lines.get(source);
       buffer = { source, starts };
-      const cursor = cursorIn ?? positionAt(source.length, starts);
-      const offset = offsetAt(source, cursor, starts);
-      // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
-      const { parsed, extra, file } = parseWithPlaceholder(
-        cache,
-        source,
-        offset,
-        dialect,
-        loc.absPath ?? request.context.file_path,
-        {
-          lazy: true,
-        },
-      );
-      const slice = sliceAt(parsed, cursor, { moduleScope: false, starts }); // module symbols come from moduleSymbols below
-      const code0 = codeContext(source, offset, slice.fn, starts);
+      const sliced = sliceAtCursor(cache, request, source, starts, loc);
       stages.end("slice", signal);
 
-      // symbols + prompt parts
-      const header = headerText(dialect.language, loc.displayPath);
-      const table = moduleSymbols(parsed.program, parsed.source);
-      const modSymbols = table.some((s) => s.name === PLACEHOLDER)
-        ? table.filter((s) => s.name !== PLACEHOLDER)
-        : table;
-      const symbols = symbolsBlock(modSymbols);
-      let locals = localSymbolsLine(slice.symbols.filter((s) => s.name !== PLACEHOLDER));
+      const prompt = promptText(sliced);
       stages.end("prompt", signal);
 
-      // the checker's context (a file of a workspace only): members of the receiver's type, signatures in scope
-      if (deps.typed && loc.root !== undefined && loc.absPath !== undefined && /\.[cm]?[jt]sx?$/.test(loc.absPath)) {
-        const wait = Math.min(c.typed_wait_ms ?? TYPED_CONTEXT_WAIT_MS, Math.max(0, ctx.remainingMs() / 4));
-        const r = await deps.typed.complete(
-          {
-            root: loc.root,
-            path: loc.absPath,
-            text: source,
-            offset,
-            limit: TYPED_CONTEXT_ITEMS,
-            details: TYPED_CONTEXT_SIGNATURES,
-          },
-          wait,
-          ctx.log,
-        );
-        if ("answer" in r) locals += typedContextLine(r.answer);
-        else ctx.log.debug({ event: "typed_context", reason: r.reason }, "prompt without the checker's context");
-        ctx.timer.mark("typed");
-      }
+      const typedFile = checkedFileOf(sliced.loc);
+      if (deps.typed && typedFile) prompt.locals += await typedContext(deps.typed, typedFile, sliced, c, ctx);
 
-      // token budget
-      const counter = deps.counter();
-      const useFim = host.fim.format === "fim";
-      const window = host.contextSize;
-      const trimmed = trimToBudget({ host, counter, useFim, window, maxTokens, code: code0, header, symbols, locals });
-      if (trimmed.truncated) {
-        const detail = `Context trimmed to fit the model window: ${window} tokens minus max_tokens ${maxTokens} minus headroom; dropped ${trimmed.accounting.trimmed.prefix_lines} lines before and ${trimmed.accounting.trimmed.suffix_lines} lines after the kept code${trimmed.accounting.trimmed.symbols ? `, ${trimmed.accounting.trimmed.symbols} symbols` : ""}${trimmed.accounting.trimmed.kept_lines ? `, and ${trimmed.accounting.trimmed.kept_lines} lines of the enclosing function` : ""}`;
-        if (!allowTruncation)
-          throw new AipError("AIP_ERR_CONTEXT_TRUNCATED", detail, {
-            extensions: { window, max_tokens: maxTokens, trimmed: trimmed.accounting.trimmed },
-          });
-        ctx.warn("AIP_ERR_CONTEXT_TRUNCATED", detail, { trimmed: trimmed.accounting.trimmed });
-      }
+      const budget = fitToWindow(deps, sliced, prompt, c, ctx);
       stages.end("budget", signal);
 
-      // inference ⇄ syntax
-      let result: Awaited<ReturnType<typeof infer>>;
+      let result: InferResult;
       try {
-        result = await infer({
-          host,
-          prompt: trimmed.tokens,
-          maxTokens,
-          stop,
-          seed,
-          limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)),
-          signal,
-          source,
-          offset,
-          dialect,
-          base: { file: parsed, extra },
-          ...(deps.generate ? { generate: deps.generate } : {}),
-          waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())),
-        });
+        result = await inferAndCheck(deps, sliced, budget.trimmed, c, ctx, signal);
       } catch (err) {
         // An inference server that failed (not a deadline, not a cancellation): the editor still gets an answer.
         if (err instanceof EngineError && fallback) return await fallback("engine_error", err.message);
@@ -221,66 +144,11 @@ export function createComplete(deps: CompleteDeps) {
       ctx.timer.set("syntax", result.syntaxMs);
       stages.total("inference", result.inferenceMs);
       stages.total("syntax", result.syntaxMs);
-      const chosen: Attempt | undefined = result.ok ?? (bestEffort ? result.best : undefined);
-      const attemptsOut = result.attempts.map((a) => ({
-        seed: a.seed,
-        temperature: a.temperature,
-        generated_tokens: a.gen.tokens,
-        kv_reused_tokens: a.gen.kvReused,
-        stop_reason: a.gen.stopReason,
-        sequence: a.gen.sequence,
-        inference_ms: Math.round(a.gen.ms * 100) / 100,
-        syntax_ok: a.check.ok,
-        checked_region: a.check.region,
-        ...(a.check.error ? { syntax_error: a.check.error } : {}),
-      }));
-      if (!chosen) {
-        const detail = `The completion failed the syntax check after ${result.attempts.length} attempts: ${result.attempts.at(-1)?.check.error ?? "unknown"}`;
-        if (fallback) return await fallback("syntax_gate", detail, { model_attempts: attemptsOut });
-        throw new AipError(
-          "AIP_ERR_SYNTAX",
-          `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${result.attempts.at(-1)?.check.error ?? "unknown"}`,
-          {
-            extensions: { retries: result.attempts.length - 1, attempts: attemptsOut },
-          },
-        );
-      }
-      const first = result.attempts[0]!.gen;
-      const generated = result.attempts.reduce((n, a) => n + a.gen.tokens, 0);
-      const fimTokens =
-        useFim && host.fim.tokens
-          ? {
-              prefix: host.fim.tokens.prefix.text,
-              suffix: host.fim.tokens.suffix.text,
-              middle: host.fim.tokens.middle.text,
-            }
-          : null;
-      const payload = {
-        ...modelCompletion(chosen.gen.text, cursor),
-        syntax_ok: chosen.check.ok,
-        ...(chosen.check.ok ? {} : { best_effort: true, syntax_error: chosen.check.error }),
-        retries: result.attempts.length - 1,
-        prompt: {
-          format: useFim ? "fim" : "prefix",
-          fim_tokens: fimTokens,
-          tokens: first.promptTokens,
-          window_tokens: window,
-          max_tokens: maxTokens,
-          stable_prefix: { chars: header.length + symbols.length, sha1: stableSha1(header, symbols) },
-          ...(debugPrompt ? { prefix_text: trimmed.prefix, suffix_text: trimmed.suffix } : {}),
-        },
-        context: trimmed.accounting,
-        inference: {
-          kv_reused_tokens: first.kvReused,
-          evaluated_prompt_tokens: first.promptTokens - first.kvReused,
-          generated_tokens: generated,
-          tokens_per_s: result.inferenceMs > 0 ? Math.round((generated / result.inferenceMs) * 1000) : 0,
-          attempts: attemptsOut,
-        },
-        budgets_ms: STAGE_BUDGETS_MS,
-        over_budget: stages.overruns,
-        ...partialFields(file, starts),
-      };
+      const attempts = attemptsReport(result);
+      const chosen: Attempt | undefined = result.ok ?? ((c.best_effort ?? false) ? result.best : undefined);
+      if (!chosen) return await syntaxGateFailed(result, attempts, fallback);
+
+      const payload = completionPayload(host, sliced, prompt, budget, result, chosen, attempts, c, stages);
       stages.end("response", signal);
       if (stages.overruns.length)
         ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
@@ -292,4 +160,251 @@ export function createComplete(deps: CompleteDeps) {
       prewarm?.leave();
     }
   });
+}
+
+/** Accept without a model: complete-lite's answer when the caller asks for it, else AIP_ERR_UNAVAILABLE. */
+async function answerWithoutModel(
+  deps: CompleteDeps,
+  request: AipRequest,
+  ctx: HandlerContext,
+  c: Constraints,
+): Promise<unknown> {
+  const { host } = deps;
+  if (c.fallback === "lite" && deps.lite) {
+    const out = (await deps.lite(request, ctx)) as Json;
+    return { ...out, engine: "lite", model_state: host.state.status };
+  }
+  const reason =
+    host.state.status === "none" || host.state.status === "failed" ? host.state.reason : "the model is still loading";
+  throw new AipError("AIP_ERR_UNAVAILABLE", `agent-complete has no model: ${reason}`, {
+    suggestion:
+      'Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback "lite", or set AIP_MODEL to a .gguf file',
+    extensions: { model_state: host.state.status },
+  });
+}
+
+/** The model-free fallback (undefined without a model-free engine). */
+function liteFallback(deps: CompleteDeps, request: AipRequest, ctx: HandlerContext): Fallback | undefined {
+  const { host, lite } = deps;
+  if (!lite) return undefined;
+  return async (reason, detail, extra = {}) => {
+    host.fallbacks[reason]++;
+    ctx.log.info({ event: "model_fallback", reason, detail }, "answered by the model-free engine");
+    const out = (await lite(request, ctx)) as Json;
+    return { ...out, engine: "lite", reason, reason_detail: detail, ...extra };
+  };
+}
+
+/** The request's text: its buffer, else its file read inside the workspace. */
+async function readSource(request: AipRequest): Promise<{ source: string; loc: RequestLocation }> {
+  const code = request.context.source_code;
+  const loc = await locateRequestFile(request);
+  if (typeof code === "string") return { source: code, loc };
+  if (loc.absPath !== undefined) return { source: (await readContained(loc.root!, loc.absPath)).text, loc };
+  throw new AipError(
+    "AIP_ERR_MISSING_FIELD",
+    "Missing required field: context.source_code or context.file_path (with context.workspace_root)",
+    { extensions: { fields: ["context.source_code", "context.file_path"] } },
+  );
+}
+
+/** Slice: the buffer parsed with a placeholder at the cursor, the enclosing function and the code around the cursor. */
+function sliceAtCursor(
+  cache: ParseCache,
+  request: AipRequest,
+  source: string,
+  starts: readonly number[],
+  loc: RequestLocation,
+): Sliced {
+  const dialect = dialectOf(request.context.language, request.context.file_path);
+  const cursor = request.context.cursor ?? positionAt(source.length, starts);
+  const offset = offsetAt(source, cursor, starts);
+  // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
+  const placed = parseWithPlaceholder(cache, source, offset, dialect, loc.absPath ?? request.context.file_path, {
+    lazy: true,
+  });
+  const slice = sliceAt(placed.parsed, cursor, { moduleScope: false, starts }); // module symbols come from promptText
+  const code = codeContext(source, offset, slice.fn, starts);
+  return { source, starts, loc, dialect, cursor, offset, placed, code, scope: slice.symbols };
+}
+
+/** Prompt: the header, the module's symbol table and the local names (the placeholder never among them). */
+function promptText({ dialect, loc, placed, scope }: Sliced): PromptText {
+  const header = headerText(dialect.language, loc.displayPath);
+  const table = moduleSymbols(placed.parsed.program, placed.parsed.source);
+  const modSymbols = table.some((s) => s.name === PLACEHOLDER) ? table.filter((s) => s.name !== PLACEHOLDER) : table;
+  return {
+    header,
+    symbols: symbolsBlock(modSymbols),
+    locals: localSymbolsLine(scope.filter((s) => s.name !== PLACEHOLDER)),
+  };
+}
+
+/**
+ * The checker's context for the prompt: members of the receiver's type, signatures in scope; empty
+ * when the checker does not answer within its wait.
+ */
+async function typedContext(
+  typed: TypedEngine,
+  file: { root: string; path: string },
+  { source, offset }: Sliced,
+  c: Constraints,
+  ctx: HandlerContext,
+): Promise<string> {
+  const wait = Math.min(c.typed_wait_ms ?? TYPED_CONTEXT_WAIT_MS, Math.max(0, ctx.remainingMs() / 4));
+  const r = await typed.complete(
+    {
+      root: file.root,
+      path: file.path,
+      text: source,
+      offset,
+      limit: TYPED_CONTEXT_ITEMS,
+      details: TYPED_CONTEXT_SIGNATURES,
+    },
+    wait,
+    ctx.log,
+  );
+  const line = "answer" in r ? typedContextLine(r.answer) : "";
+  if (!("answer" in r))
+    ctx.log.debug({ event: "typed_context", reason: r.reason }, "prompt without the checker's context");
+  ctx.timer.mark("typed");
+  return line;
+}
+
+/** Budget: the prompt's tokens trimmed to the model's window; AIP_ERR_CONTEXT_TRUNCATED when trimming is not allowed. */
+function fitToWindow(
+  deps: CompleteDeps,
+  { code }: Sliced,
+  { header, symbols, locals }: PromptText,
+  c: Constraints,
+  ctx: HandlerContext,
+): { trimmed: Trimmed; useFim: boolean; window: number; maxTokens: number } {
+  const { host } = deps;
+  const maxTokens = c.max_tokens ?? 64;
+  const counter = deps.counter();
+  const useFim = host.fim.format === "fim";
+  const window = host.contextSize;
+  const trimmed = trimToBudget({ host, counter, useFim, window, maxTokens, code, header, symbols, locals });
+  if (trimmed.truncated) {
+    const dropped = trimmed.accounting.trimmed;
+    const detail = `Context trimmed to fit the model window: ${window} tokens minus max_tokens ${maxTokens} minus headroom; dropped ${dropped.prefix_lines} lines before and ${dropped.suffix_lines} lines after the kept code${dropped.symbols ? `, ${dropped.symbols} symbols` : ""}${dropped.kept_lines ? `, and ${dropped.kept_lines} lines of the enclosing function` : ""}`;
+    if (!(c.allow_truncation ?? true))
+      throw new AipError("AIP_ERR_CONTEXT_TRUNCATED", detail, {
+        extensions: { window, max_tokens: maxTokens, trimmed: dropped },
+      });
+    ctx.warn("AIP_ERR_CONTEXT_TRUNCATED", detail, { trimmed: dropped });
+  }
+  return { trimmed, useFim, window, maxTokens };
+}
+
+/** Inference ⇄ syntax: the model's completions, each through the syntax gate, retried up to its limit within the inference budget. */
+async function inferAndCheck(
+  deps: CompleteDeps,
+  { source, offset, dialect, placed }: Sliced,
+  trimmed: Trimmed,
+  c: Constraints,
+  ctx: HandlerContext,
+  signal: AbortSignal,
+): Promise<InferResult> {
+  const { host, prewarm } = deps;
+  const inferenceLimit = c.inference_timeout_ms ?? STAGE_BUDGETS_MS.inference;
+  return infer({
+    host,
+    prompt: trimmed.tokens,
+    maxTokens: c.max_tokens ?? 64,
+    stop: c.stop ?? ["\n\n"],
+    seed: c.seed ?? 0,
+    limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)),
+    signal,
+    source,
+    offset,
+    dialect,
+    base: { file: placed.parsed, extra: placed.extra },
+    ...(deps.generate ? { generate: deps.generate } : {}),
+    waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())),
+  });
+}
+
+/** Each attempt of the model as the response reports it. */
+function attemptsReport(result: InferResult) {
+  return result.attempts.map((a) => ({
+    seed: a.seed,
+    temperature: a.temperature,
+    generated_tokens: a.gen.tokens,
+    kv_reused_tokens: a.gen.kvReused,
+    stop_reason: a.gen.stopReason,
+    sequence: a.gen.sequence,
+    inference_ms: Math.round(a.gen.ms * 100) / 100,
+    syntax_ok: a.check.ok,
+    checked_region: a.check.region,
+    ...(a.check.error ? { syntax_error: a.check.error } : {}),
+  }));
+}
+
+/** No attempt passed the syntax gate: the model-free fallback's answer, else AIP_ERR_SYNTAX. */
+async function syntaxGateFailed(
+  result: InferResult,
+  attempts: ReturnType<typeof attemptsReport>,
+  fallback: Fallback | undefined,
+): Promise<unknown> {
+  const last = result.attempts.at(-1)?.check.error ?? "unknown";
+  const detail = `The completion failed the syntax check after ${result.attempts.length} attempts: ${last}`;
+  if (fallback) return await fallback("syntax_gate", detail, { model_attempts: attempts });
+  throw new AipError(
+    "AIP_ERR_SYNTAX",
+    `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${last}`,
+    {
+      extensions: { retries: result.attempts.length - 1, attempts },
+    },
+  );
+}
+
+/** Response: the chosen completion with the prompt, context and inference accounting. */
+function completionPayload(
+  host: ModelEngine,
+  { cursor, placed, starts }: Sliced,
+  { header, symbols }: PromptText,
+  { trimmed, useFim, window, maxTokens }: ReturnType<typeof fitToWindow>,
+  result: InferResult,
+  chosen: Attempt,
+  attempts: ReturnType<typeof attemptsReport>,
+  c: Constraints,
+  stages: Stages,
+) {
+  const first = result.attempts[0]!.gen;
+  const generated = result.attempts.reduce((n, a) => n + a.gen.tokens, 0);
+  const fimTokens =
+    useFim && host.fim.tokens
+      ? {
+          prefix: host.fim.tokens.prefix.text,
+          suffix: host.fim.tokens.suffix.text,
+          middle: host.fim.tokens.middle.text,
+        }
+      : null;
+  return {
+    ...modelCompletion(chosen.gen.text, cursor),
+    syntax_ok: chosen.check.ok,
+    ...(chosen.check.ok ? {} : { best_effort: true, syntax_error: chosen.check.error }),
+    retries: result.attempts.length - 1,
+    prompt: {
+      format: useFim ? "fim" : "prefix",
+      fim_tokens: fimTokens,
+      tokens: first.promptTokens,
+      window_tokens: window,
+      max_tokens: maxTokens,
+      stable_prefix: { chars: header.length + symbols.length, sha1: stableSha1(header, symbols) },
+      ...((c.debug_prompt ?? false) ? { prefix_text: trimmed.prefix, suffix_text: trimmed.suffix } : {}),
+    },
+    context: trimmed.accounting,
+    inference: {
+      kv_reused_tokens: first.kvReused,
+      evaluated_prompt_tokens: first.promptTokens - first.kvReused,
+      generated_tokens: generated,
+      tokens_per_s: result.inferenceMs > 0 ? Math.round((generated / result.inferenceMs) * 1000) : 0,
+      attempts,
+    },
+    budgets_ms: STAGE_BUDGETS_MS,
+    over_budget: stages.overruns,
+    ...partialFields(placed.file, starts),
+  };
 }

@@ -72,6 +72,15 @@ export type FromWorker =
     };
 
 /** What the typed engine said: an answer, or why the syntactic engine must answer instead. */
+/** The file the checker answers for: a TypeScript or JavaScript file of a workspace (none for any other request). */
+export function checkedFileOf(loc: {
+  root?: string | undefined;
+  absPath?: string | undefined;
+}): { root: string; path: string } | undefined {
+  if (loc.root === undefined || loc.absPath === undefined || !/\.[cm]?[jt]sx?$/.test(loc.absPath)) return undefined;
+  return { root: loc.root, path: loc.absPath };
+}
+
 export type TypedResult = { answer: TypedAnswer; fallback: string[] } | { reason: string; fallback: string[] };
 
 export class TypedEngine {
