@@ -9,6 +9,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { createReadStream, readFileSync, statSync } from "node:fs";
 import { z } from "zod";
+import { SANDBOX_HIDE_ENV, TRUST_FILE_ENV } from "../../../protocol/util/trust-env.js";
 import { secretKey, writeFileAtomic } from "../../core/state-file.js";
 import type { VetReport } from "./report.js";
 
@@ -183,13 +184,17 @@ export class VetCache {
 
 /**
  * Variables that differ from one session or start to the next without choosing what code runs: the
- * terminal's, the service manager's, npm's, the editor's, and the roots list (which only decides what
- * requests an agent accepts). They still reach the agent; they are left out of the cache key, so that
- * a restart from another shell, unit or editor keeps the verdicts.
+ * terminal's, the service manager's, npm's, the editor's, the roots list (which only decides what
+ * requests an agent accepts), and where the agency's own directories are (hidden from the agent's
+ * sandboxes; the trust file `aip trust` writes), which an embedded agency makes anew at each start. They
+ * still reach the agent; they are left out of the cache key, so that a restart from another shell, unit
+ * or editor keeps the verdicts.
  */
 export const VOLATILE_ENV = [
   "AIP_WORKSPACE_ROOTS",
   "AIP_WORKSPACE_ROOTS_DEFAULTS",
+  SANDBOX_HIDE_ENV,
+  TRUST_FILE_ENV,
   "INVOCATION_ID",
   "JOURNAL_STREAM",
   "SYSTEMD_EXEC_PID",

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fingerprint, keyedEnv, sha256File } from "../../../../orchestrator/lifecycle/vet/cache.js";
 import { DEFAULT_POLICY, VetCache, vetAgent } from "../../../../orchestrator/lifecycle/vet/index.js";
+import { SANDBOX_HIDE_ENV, TRUST_FILE_ENV, TRUST_FILE_NAME } from "../../../../protocol/util/trust-env.js";
 import { tempDir } from "../../../helpers.js";
 import { CORPUS } from "./helpers.js";
 
@@ -58,8 +59,18 @@ describe("vetting cache and could-not-vet", () => {
     const base = { PATH: "/usr/bin:/bin", HOME: t.dir, AIP_LOG_LEVEL: "info" };
     const start = (env: Record<string, string>, hide: string[]) =>
       vetAgent(exe, { cache: new VetCache(file), env: { ...base, ...env }, layout: { hide } });
+    // What the orchestrator tells an agent about its own directories (agentEnvironment): new each start of
+    // an embedded agency.
+    const own = (dir: string) => ({
+      [SANDBOX_HIDE_ENV]: [join(dir, "state"), dir, join(dir, "agents")].join(":"),
+      [TRUST_FILE_ENV]: join(dir, "state", TRUST_FILE_NAME),
+    });
     expect(
-      (await start({ INVOCATION_ID: "a1", SHLVL: "1", AIP_WORKSPACE_ROOTS: "/tmp" }, [join(t.dir, "s1")])).cached,
+      (
+        await start({ INVOCATION_ID: "a1", SHLVL: "1", AIP_WORKSPACE_ROOTS: "/tmp", ...own(join(t.dir, "s1")) }, [
+          join(t.dir, "s1"),
+        ])
+      ).cached,
     ).toBeUndefined();
     // A systemd restart, another terminal, an editor that allows its folder, an embedded agency's new directory:
     const again = await start(
@@ -70,6 +81,7 @@ describe("vetting cache and could-not-vet", () => {
         NVIM: "/run/user/0/nvim.42.0",
         npm_lifecycle_event: "start",
         AIP_WORKSPACE_ROOTS: "/tmp:/srv/x",
+        ...own(join(t.dir, "s2")),
       },
       [join(t.dir, "s2")],
     );
