@@ -5,8 +5,20 @@
  * Ollama learn to stop generating (they cancel the sequence when the client goes away).
  */
 import { readFileSync } from "node:fs";
-import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
+import { createRequire } from "node:module";
+import type * as Undici from "undici";
+import type { Dispatcher, Pool } from "undici";
 import { redact, type RemoteConfig } from "./config.js";
+
+let loaded: typeof Undici | undefined;
+/**
+ * undici, loaded by the first client: most agent processes (no inference server configured, every
+ * one-shot answer) never use it, and its modules are a large share of what an agent loads at start.
+ */
+function undici(): typeof Undici {
+  loaded ??= createRequire(import.meta.url)("undici") as typeof Undici;
+  return loaded;
+}
 
 /** An answer larger than this is not a completion: the request is aborted. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -207,6 +219,7 @@ const TLS_CODES =
 /** An undici or socket error as an EngineError. */
 function classify(err: unknown, base: string): EngineError {
   if (err instanceof EngineError) return err;
+  const undiciErrors = undici().errors;
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e.code ?? e.cause?.code ?? "";
   const message = e.cause?.message ?? e.message;
@@ -241,7 +254,7 @@ export class EngineClient {
       accept: "application/json, text/event-stream, application/x-ndjson",
       ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}),
     };
-    this.pool = new Pool(u.origin, {
+    this.pool = new (undici().Pool)(u.origin, {
       connections: config.connections,
       pipelining: 1,
       keepAliveTimeout: 30_000,
