@@ -4,8 +4,9 @@
  * tree, plus `diagnostics` (docs/agents.md "Broken buffers"): the code agents answer from it with
  * `partial: true`. AIP_ERR_PARSE remains for what cannot be parsed at all (nesting too deep to follow).
  */
+import { createRequire } from "node:module";
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import { astConverter } from "@typescript-eslint/typescript-estree/use-at-your-own-risk";
+import type * as Estree from "@typescript-eslint/typescript-estree/use-at-your-own-risk";
 import type * as TS from "typescript";
 import { ts } from "./typescript.js";
 import { AipError } from "../../../protocol/contract/errors.js";
@@ -38,6 +39,18 @@ export interface ParsedFile {
   via: "full" | "incremental" | "nested";
   /** Syntax errors the parser recovered from, in source order (empty for a clean buffer). */
   diagnostics: ParseDiagnostic[];
+}
+
+let converter: typeof Estree.astConverter | undefined;
+/**
+ * typescript-estree's converter, loaded by the first parse: a process that parses nothing (a refused
+ * request, `--manifest`) does not load its modules.
+ */
+function astConverter(...args: Parameters<typeof Estree.astConverter>): ReturnType<typeof Estree.astConverter> {
+  converter ??= (
+    createRequire(import.meta.url)("@typescript-eslint/typescript-estree/use-at-your-own-risk") as typeof Estree
+  ).astConverter;
+  return converter(...args);
 }
 
 /**

@@ -2,14 +2,20 @@
  * Token counting for the context budget: tiktoken (cl100k_base, offline) scaled by a ratio measured
  * against the model's own tokenizer at warm-up, so the budget holds for byte-level and BPE vocabularies alike.
  */
-import { get_encoding, type Tiktoken } from "tiktoken";
+import { createRequire } from "node:module";
+import type * as TiktokenModule from "tiktoken";
+import type { Tiktoken } from "tiktoken";
 import { TextMemo } from "../memo.js";
 
 let encoder: Tiktoken | undefined;
 
-/** The shared cl100k_base encoder (also the token format of prompts for an inference server: remote/host.ts). */
+/**
+ * The shared cl100k_base encoder (also the token format of prompts for an inference server: remote/host.ts).
+ * tiktoken compiles its WebAssembly when it is loaded: it is loaded here, by the first count, so that a
+ * process that counts nothing (a refused request, `--manifest`) does not pay for it.
+ */
 export function enc(): Tiktoken {
-  encoder ??= get_encoding("cl100k_base");
+  encoder ??= (createRequire(import.meta.url)("tiktoken") as typeof TiktokenModule).get_encoding("cl100k_base");
   return encoder;
 }
 
