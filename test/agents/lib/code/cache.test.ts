@@ -215,7 +215,9 @@ describe("ParseCache", () => {
       expect(incremental).toBeGreaterThan(minIncremental); // the incremental path was exercised, not just the fallback
       expect(nested).toBeGreaterThan(minNested); // and the nested one
       expect(broken).toBeGreaterThan(0); // and broken buffers were among the edits
-    });
+      // Pure CPU work (hundreds of full parses): on two cores shared by the rest of the suite it may take
+      // several times as long as alone, and nothing in it waits.
+    }, 120_000);
   }
 
   it("moves the statements after an edit lazily: their descendants move when something descends into them", () => {
