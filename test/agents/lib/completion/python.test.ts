@@ -371,6 +371,43 @@ describe("complete-lite on Python, members of classes and modules outside the bu
     expect(labels(a)).toEqual(["lerp", "clamp"]);
   });
 
+  it("ranks a member named like where its value goes: the assigned name, the keyword, the function", async () => {
+    await memberUse.ready(root);
+    // Alike but for their names (clamp first by name); the test of lerp asks for lerp.
+    expect(labels(await ask("test_pkg.py", "import pkg\n\n\ndef test_it():\n    assert pkg."))).toEqual([
+      "clamp",
+      "lerp",
+    ]);
+    const fn = await ask("test_pkg.py", "import pkg\n\n\ndef test_lerp():\n    assert pkg.");
+    expect(labels(fn)).toEqual(["lerp", "clamp"]);
+    const kw = await ask("pkg/test_util.py", "from pkg import util\n\nx = dict(clamp=util.");
+    expect(labels(kw)[0]).toBe("clamp");
+    const assigned = await ask(
+      "pkg/signer.py",
+      cut(SIGNER, "key = self.derive_key()").replace(/key = self\.derive_key\(\)$/, "salt = self."),
+    );
+    expect(labels(assigned)[0]).toBe("salt");
+  });
+
+  it("ranks the class's private members as its public ones after self., and not the method being written", async () => {
+    const src = `class Stack:
+    def __init__(self):
+        self._items = []
+        self.label = "s"
+
+    def size(self):
+        return self.size() + self.`;
+    const a = await ask("pkg/stack.py", src);
+    expect(a.receiver_kind).toBe("self");
+    // _items and label are used alike; size, though the nearest and most used, is the method being written.
+    expect(labels(a).slice(0, 2).sort()).toEqual(["_items", "label"]);
+    expect(labels(a).indexOf("size")).toBeGreaterThan(1);
+    const cls = src.slice(0, src.indexOf("    def size"));
+    const other = await ask("pkg/stack.py", `${cls}\ns = Stack()\ns.`);
+    expect(other.receiver_kind).toBe("instance");
+    expect(labels(other).indexOf("label")).toBeLessThan(labels(other).indexOf("_items"));
+  });
+
   it("counts members per receiver name, leaving out self and the file being edited", async () => {
     const pairs = memberPairs("import os\nos.path.join(a, b)\nself.x = os.sep  # os.getcwd\n");
     expect(Object.fromEntries([...pairs].map(([r, n]) => [r, Object.fromEntries(n)]))).toEqual({
