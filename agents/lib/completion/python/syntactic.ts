@@ -52,6 +52,8 @@ const STATEMENT_KEYWORDS = [
   "yield",
 ];
 const EXPRESSION_KEYWORDS = ["and", "await", "in", "is", "lambda", "not", "or", "None", "True", "False"];
+/** The keywords that cannot name anything (`match`, `case` and `type` are soft: `re.match` is an attribute). */
+const HARD_KEYWORDS = new Set([...STATEMENT_KEYWORDS, ...EXPRESSION_KEYWORDS]);
 
 /** Bases followed when collecting a class's members (a cycle or a deep hierarchy stops here). */
 const MAX_BASE_DEPTH = 6;
@@ -761,18 +763,20 @@ export function pythonCompletions(
   const where: Where = { root: opts.root, file: opts.file };
   const usage = usageOf(`${opts.file ?? "<buffer>"}#python`, code, offset, start);
   const scored = new Map<string, Scored>();
+  const before = code.slice(Math.max(0, start - 200), start);
+  const afterDot = cc.receiver === undefined && /[^.]\.\s*$/.test(before);
+  const member = cc.receiver !== undefined || afterDot;
   const push = (label: string, kind: string, detail: string, score: number): void => {
-    if (label.includes(PLACEHOLDER)) return;
+    // A keyword is no attribute's name (`x.else` does not parse), whatever the checker or the text offers.
+    if (label.includes(PLACEHOLDER) || (member && HARD_KEYWORDS.has(label))) return;
     const m = matchScore(label, prefix);
     if (m < 0 || (label === prefix && prefix !== "")) return;
     const old = scored.get(label);
     if (!old || old.score < score + m) scored.set(label, { label, kind, detail, score: score + m });
   };
-  const before = code.slice(Math.max(0, start - 200), start);
-  const afterDot = cc.receiver === undefined && /[^.]\.\s*$/.test(before);
   let context: PythonAnswer["context"] = "identifier";
   let receiverKind: string | undefined;
-  if (cc.receiver !== undefined || afterDot) {
+  if (member) {
     context = "member";
     const recv = cc.receiver;
     const lastRecv = recv?.split(".").at(-1);

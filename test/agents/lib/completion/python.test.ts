@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
 import { PyrightEngine, pythonInterpreter } from "../../../../agents/lib/completion/python/pyright.js";
-import { codeOnly } from "../../../../agents/lib/completion/python/syntactic.js";
+import { codeOnly, pythonCompletions } from "../../../../agents/lib/completion/python/syntactic.js";
 import { memberPairs, MemberUse, memberUse } from "../../../../agents/lib/completion/python/member-use.js";
 import { completionDocument, pythonDocuments } from "../../../../agents/lib/completion/python/handler.js";
 import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
@@ -229,6 +229,22 @@ def run(path_in, count):
       throw new Error("boom");
     };
     await expect(completionDocument(src, "big.py", "k", { get: boom, last: () => undefined })).rejects.toThrow("boom");
+  });
+
+  it("offers no keyword after a dot, whatever the checker lists, and keywords where a name may go", async () => {
+    await completionDocument("", "k.py", "kw");
+    const typed = [
+      { label: "else", kind: "keyword", detail: "" },
+      { label: "match", kind: "method", detail: "" },
+      { label: "real", kind: "property", detail: "" },
+    ];
+    const src = "import re\nx = re.";
+    const member = pythonCompletions(readPython(src), src.length, { limit: 50, typed });
+    expect(member.items.map((i) => i.label)).toEqual(expect.arrayContaining(["match", "real", "compile"]));
+    expect(member.items.map((i) => i.label)).not.toContain("else");
+    const partial = "x = 1\nif x:\n    pass\nel";
+    const name = pythonCompletions(readPython(partial), partial.length, { limit: 50 });
+    expect(name.items.map((i) => i.label)).toContain("elif");
   });
 
   it("ranks by the code's use of a name, not by words in its docstrings", () => {
