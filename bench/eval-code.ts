@@ -522,12 +522,16 @@ async function main(): Promise<void> {
   if (!only || only === "completion") results.completion = await evalCompletion(ps);
   if (!only || only === "diagnose") results.diagnose = await evalDiagnose(ps, ROOT);
   if (!only || only === "python") results.python = await evalPython();
-  // Python completion against jedi (EVAL_PYTHON: the interpreter with jedi; EVAL_PER_FILE: positions per category and file).
+  // Python completion against jedi (EVAL_PYTHON: the interpreter with jedi; EVAL_PER_FILE: positions per category and file;
+  // EVAL_PYTHON_CORPUS: another folder of projects, one per subfolder, e.g. libraries held out of the corpus).
   if (!only || only === "python" || only === "python-completion")
-    results.python_completion = await evalPythonCompletion(join(CORPUS, "python"), {
-      perFile: Number(process.env.EVAL_PER_FILE ?? 6),
-      python: process.env.EVAL_PYTHON ?? "/usr/bin/python3",
-    });
+    results.python_completion = await evalPythonCompletion(
+      resolve(process.env.EVAL_PYTHON_CORPUS ?? join(CORPUS, "python")),
+      {
+        perFile: Number(process.env.EVAL_PER_FILE ?? 6),
+        python: process.env.EVAL_PYTHON ?? "/usr/bin/python3",
+      },
+    );
   if (!only || only === "testgen") {
     // The fixture library with stated @example results joins the corpus here (it is ours: shown apart).
     const lib = join(ROOT, "test/fixtures/code/testgen-lib");

@@ -9,7 +9,7 @@
  * bracket before the cursor) measure the share answered with success.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompleteLite } from "../../agents/lib/completion/handler.js";
 import { PyrightEngine } from "../../agents/lib/completion/python/pyright.js";
@@ -101,7 +101,25 @@ export async function evalPythonCompletion(corpus: string, opts: { perFile: numb
   };
   const syntactic = createCompleteLite();
   const pyright = new PyrightEngine();
-  const typed = createCompleteLite(undefined, undefined, pyright);
+  // EVAL_TYPED_CACHE: a file of pyright's answers per position, written on the first run and read on
+  // the next (while tuning the ranking: the checker's answers do not change with it).
+  const cacheFile = process.env.EVAL_TYPED_CACHE;
+  const cached = new Map<string, unknown>(
+    cacheFile && existsSync(cacheFile) ? (JSON.parse(readFileSync(cacheFile, "utf8")) as [string, unknown][]) : [],
+  );
+  const recorded = new Map<string, unknown>();
+  const checker = cacheFile
+    ? ({
+        complete: async (...args: Parameters<PyrightEngine["complete"]>) => {
+          const [q] = args;
+          const key = `${q.path}:${q.line}:${q.character}:${q.text.length}`;
+          const r = cached.get(key) ?? (await pyright.complete(...args));
+          recorded.set(key, r);
+          return r;
+        },
+      } as unknown as PyrightEngine)
+    : pyright;
+  const typed = createCompleteLite(undefined, undefined, checker);
   // EVAL_PYTHON_TYPED=0: the syntactic engine alone (pyright's run over every position takes minutes).
   const withTyped = process.env.EVAL_PYTHON_TYPED !== "0";
   const cats = ["self_member", "member", "identifier"] as const;
@@ -113,6 +131,8 @@ export async function evalPythonCompletion(corpus: string, opts: { perFile: numb
   const engines = { typed: 0, syntactic: 0 };
   const brokenTally = { asked: 0, success: 0, with_items: 0, failures: [] as string[] };
   const ms: number[] = [];
+  // EVAL_POSITIONS_FILE: every position's ranks and receiver kind, for reading the misses by kind.
+  const positions: Record<string, unknown>[] = [];
   for (const p of anchor.positions) {
     const t = text(p);
     const root = join(corpus, p.project);
@@ -153,9 +173,23 @@ export async function evalPythonCompletion(corpus: string, opts: { perFile: numb
       }
     }
     if (!withTyped) continue;
-    const y = (await typed(req(root, p.file, buffer, 20_000), ctx())) as { items: { label: string }[]; engine: string };
+    const y = (await typed(req(root, p.file, buffer, 20_000), ctx())) as {
+      items: { label: string }[];
+      engine: string;
+      receiver_kind?: string;
+    };
     engines[y.engine === "typed" ? "typed" : "syntactic"]++;
     const yr = y.items.findIndex((i) => i.label === p.name);
+    positions.push({
+      where,
+      category: p.category,
+      jedi: jr,
+      syntactic: sr,
+      typed: yr,
+      engine: y.engine,
+      receiver_kind: y.receiver_kind,
+      top: y.items.slice(0, 5).map((i) => i.label),
+    });
     count(
       tallies.typed[p.category],
       yr,
@@ -166,6 +200,8 @@ export async function evalPythonCompletion(corpus: string, opts: { perFile: numb
     );
   }
   pyright.close();
+  if (cacheFile) writeFileSync(cacheFile, JSON.stringify([...recorded]));
+  if (process.env.EVAL_POSITIONS_FILE) writeFileSync(process.env.EVAL_POSITIONS_FILE, JSON.stringify(positions));
   ms.sort((a, b) => a - b);
   const report = (k: "jedi" | "syntactic" | "typed") =>
     Object.fromEntries(cats.map((c) => [c, { ...rates(tallies[k][c]), misses: tallies[k][c].misses }]));

@@ -18,6 +18,7 @@ import type { Declaration, ImportEntry, ScopeName } from "../../code/languages/t
 import { python, type PythonDocument } from "../../code/languages/python/index.js";
 import { PLACEHOLDER } from "../../code/placeholder.js";
 import { completionContext } from "../context.js";
+import { likeness, MEMBER_WEIGHTS, words } from "../member-rank.js";
 import { matchScore, type CompletionItem } from "../rank.js";
 import { usageOf, type Usage } from "../typed.js";
 import type { WorkspaceUse } from "./member-use.js";
@@ -51,6 +52,8 @@ const STATEMENT_KEYWORDS = [
   "yield",
 ];
 const EXPRESSION_KEYWORDS = ["and", "await", "in", "is", "lambda", "not", "or", "None", "True", "False"];
+/** The keywords that cannot name anything (`match`, `case` and `type` are soft: `re.match` is an attribute). */
+const HARD_KEYWORDS = new Set([...STATEMENT_KEYWORDS, ...EXPRESSION_KEYWORDS]);
 
 /** Bases followed when collecting a class's members (a cycle or a deep hierarchy stops here). */
 const MAX_BASE_DEPTH = 6;
@@ -520,8 +523,51 @@ function usageScore(name: string, usage: Usage, memberKey?: string): number {
   );
 }
 
-function privatePenalty(name: string): number {
-  return name.startsWith("__") && name.endsWith("__") ? -40 : name.startsWith("_") ? -8 : 0;
+/**
+ * Less for a dunder, and for a private name outside its class: inside it (`self._x`) the class's own
+ * state is what its methods work with.
+ */
+function privatePenalty(name: string, own = false): number {
+  return name.startsWith("__") && name.endsWith("__") ? -40 : name.startsWith("_") && !own ? -8 : 0;
+}
+
+/** The innermost function or method whose extent holds `offset`. */
+function enclosingFunction(doc: PythonDocument, offset: number): Declaration | undefined {
+  let fn: Declaration | undefined;
+  walk(doc.outline, (d) => {
+    if ((d.kind === "function" || d.kind === "method") && offset > d.start && offset <= d.end) {
+      if (!fn || d.start >= fn.start) fn = d;
+    }
+  });
+  return fn;
+}
+
+/** Words of a function's name that say nothing of what it works on (`test_parse` is about parse). */
+const GENERIC_WORDS = new Set(["test", "get", "set", "has", "init", "new", "self", "cls"]);
+
+/**
+ * The names the member's value goes to, read from the text before the cursor, with how much each
+ * counts: the variable or attribute it is assigned to and the keyword argument it is passed as on the
+ * cursor's line (`sep = self.`, `sep=self.`), and the function the cursor is in (a member is named like
+ * what its caller is about: `test_scientific` calls `humanize.scientific`), fully when it is returned
+ * or the function is a test.
+ */
+function targetWords(
+  source: string,
+  start: number,
+  fn: Declaration | undefined,
+): { words: string[]; weight: number }[] {
+  const lineStart = source.lastIndexOf("\n", start - 1) + 1;
+  const line = source.slice(lineStart, start);
+  const out: { words: string[]; weight: number }[] = [];
+  const target = /(?:^|[^\w.=!<>])([A-Za-z_][\w.]*)\s*(?::[^=]*)?=\s*[A-Za-z_][\w.]*\.\s*$/.exec(line);
+  if (target) out.push({ words: words(target[1]!.split(".").at(-1)!), weight: 1 });
+  if (fn) {
+    const w = words(fn.name).filter((x) => !GENERIC_WORDS.has(x));
+    // A test is named after what it exercises.
+    if (w.length > 0) out.push({ words: w, weight: /^\s*return\b/.test(line) || /^test_?/i.test(fn.name) ? 1 : 0.5 });
+  }
+  return out;
 }
 
 /** Members of the receiver `recv` (dotted) as far as the syntactic engine can tell, and what the receiver is. */
@@ -717,18 +763,20 @@ export function pythonCompletions(
   const where: Where = { root: opts.root, file: opts.file };
   const usage = usageOf(`${opts.file ?? "<buffer>"}#python`, code, offset, start);
   const scored = new Map<string, Scored>();
+  const before = code.slice(Math.max(0, start - 200), start);
+  const afterDot = cc.receiver === undefined && /[^.]\.\s*$/.test(before);
+  const member = cc.receiver !== undefined || afterDot;
   const push = (label: string, kind: string, detail: string, score: number): void => {
-    if (label.includes(PLACEHOLDER)) return;
+    // A keyword is no attribute's name (`x.else` does not parse), whatever the checker or the text offers.
+    if (label.includes(PLACEHOLDER) || (member && HARD_KEYWORDS.has(label))) return;
     const m = matchScore(label, prefix);
     if (m < 0 || (label === prefix && prefix !== "")) return;
     const old = scored.get(label);
     if (!old || old.score < score + m) scored.set(label, { label, kind, detail, score: score + m });
   };
-  const before = code.slice(Math.max(0, start - 200), start);
-  const afterDot = cc.receiver === undefined && /[^.]\.\s*$/.test(before);
   let context: PythonAnswer["context"] = "identifier";
   let receiverKind: string | undefined;
-  if (cc.receiver !== undefined || afterDot) {
+  if (member) {
     context = "member";
     const recv = cc.receiver;
     const lastRecv = recv?.split(".").at(-1);
@@ -754,6 +802,16 @@ export function pythonCompletions(
     // The checker knows the receiver's type better than the text does, except for the class being
     // written (`self.`), whose members below the cursor only the saved file shows.
     const checkerLeads = typedNames.size > 0 && found.kind !== "self";
+    const own = found.kind === "self";
+    const fn = enclosingFunction(doc, offset);
+    const targets = targetWords(code, start, fn);
+    // Named like where its value goes; and not the method being written (`self.` calls another).
+    const fits = (name: string): number => {
+      const mine = words(name);
+      let points = 0;
+      for (const t of targets) points = Math.max(points, MEMBER_WEIGHTS.named * t.weight * likeness(mine, t.words));
+      return points + (own && fn?.kind === "method" && name === fn.name ? -40 : 0);
+    };
     for (const m of found.members)
       push(
         m.name,
@@ -765,7 +823,8 @@ export function pythonCompletions(
           ws(m.name) +
           (m.stub ? prior(MEMBERS, m.name, 10) : 0) +
           (checkerLeads && !typedNames.has(m.name) ? -15 : 0) +
-          privatePenalty(m.name),
+          fits(m.name) +
+          privatePenalty(m.name, own),
       );
     for (const t of opts.typed ?? [])
       push(
@@ -776,7 +835,8 @@ export function pythonCompletions(
           usageScore(t.label, usage, lastRecv) +
           ws(t.label) +
           prior(MEMBERS, t.label, 10) +
-          privatePenalty(t.label),
+          fits(t.label) +
+          privatePenalty(t.label, own),
       );
     if ((found.kind === "unknown" || found.kind === "instance") && typedNames.size === 0) {
       for (const [pair, n] of usage.member) {
@@ -792,6 +852,7 @@ export function pythonCompletions(
             usageScore(name, usage, lastRecv) +
             ws(name) +
             prior(MEMBERS, name, 10) +
+            fits(name) +
             privatePenalty(name),
         );
       }
@@ -801,7 +862,7 @@ export function pythonCompletions(
           name,
           "property",
           `used after ${lastRecv}.`,
-          usageScore(name, usage, lastRecv) + ws(name) + privatePenalty(name),
+          usageScore(name, usage, lastRecv) + ws(name) + fits(name) + privatePenalty(name),
         );
     }
   } else {

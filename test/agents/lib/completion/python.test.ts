@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
 import { PyrightEngine, pythonInterpreter } from "../../../../agents/lib/completion/python/pyright.js";
-import { codeOnly } from "../../../../agents/lib/completion/python/syntactic.js";
+import { codeOnly, pythonCompletions } from "../../../../agents/lib/completion/python/syntactic.js";
 import { memberPairs, MemberUse, memberUse } from "../../../../agents/lib/completion/python/member-use.js";
 import { completionDocument, pythonDocuments } from "../../../../agents/lib/completion/python/handler.js";
 import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
@@ -231,6 +231,22 @@ def run(path_in, count):
     await expect(completionDocument(src, "big.py", "k", { get: boom, last: () => undefined })).rejects.toThrow("boom");
   });
 
+  it("offers no keyword after a dot, whatever the checker lists, and keywords where a name may go", async () => {
+    await completionDocument("", "k.py", "kw");
+    const typed = [
+      { label: "else", kind: "keyword", detail: "" },
+      { label: "match", kind: "method", detail: "" },
+      { label: "real", kind: "property", detail: "" },
+    ];
+    const src = "import re\nx = re.";
+    const member = pythonCompletions(readPython(src), src.length, { limit: 50, typed });
+    expect(member.items.map((i) => i.label)).toEqual(expect.arrayContaining(["match", "real", "compile"]));
+    expect(member.items.map((i) => i.label)).not.toContain("else");
+    const partial = "x = 1\nif x:\n    pass\nel";
+    const name = pythonCompletions(readPython(partial), partial.length, { limit: 50 });
+    expect(name.items.map((i) => i.label)).toContain("elif");
+  });
+
   it("ranks by the code's use of a name, not by words in its docstrings", () => {
     expect(codeOnly(`x = "a.b" # c.d\ny = '''e.f'''`)).toBe(`x = "   "      \ny = '''   '''`);
   });
@@ -369,6 +385,43 @@ describe("complete-lite on Python, members of classes and modules outside the bu
     await memberUse.ready(root);
     const a = await ask("pkg/new.py", "from pkg import util\n\nutil.");
     expect(labels(a)).toEqual(["lerp", "clamp"]);
+  });
+
+  it("ranks a member named like where its value goes: the assigned name, the keyword, the function", async () => {
+    await memberUse.ready(root);
+    // Alike but for their names (clamp first by name); the test of lerp asks for lerp.
+    expect(labels(await ask("test_pkg.py", "import pkg\n\n\ndef test_it():\n    assert pkg."))).toEqual([
+      "clamp",
+      "lerp",
+    ]);
+    const fn = await ask("test_pkg.py", "import pkg\n\n\ndef test_lerp():\n    assert pkg.");
+    expect(labels(fn)).toEqual(["lerp", "clamp"]);
+    const kw = await ask("pkg/test_util.py", "from pkg import util\n\nx = dict(clamp=util.");
+    expect(labels(kw)[0]).toBe("clamp");
+    const assigned = await ask(
+      "pkg/signer.py",
+      cut(SIGNER, "key = self.derive_key()").replace(/key = self\.derive_key\(\)$/, "salt = self."),
+    );
+    expect(labels(assigned)[0]).toBe("salt");
+  });
+
+  it("ranks the class's private members as its public ones after self., and not the method being written", async () => {
+    const src = `class Stack:
+    def __init__(self):
+        self._items = []
+        self.label = "s"
+
+    def size(self):
+        return self.size() + self.`;
+    const a = await ask("pkg/stack.py", src);
+    expect(a.receiver_kind).toBe("self");
+    // _items and label are used alike; size, though the nearest and most used, is the method being written.
+    expect(labels(a).slice(0, 2).sort()).toEqual(["_items", "label"]);
+    expect(labels(a).indexOf("size")).toBeGreaterThan(1);
+    const cls = src.slice(0, src.indexOf("    def size"));
+    const other = await ask("pkg/stack.py", `${cls}\ns = Stack()\ns.`);
+    expect(other.receiver_kind).toBe("instance");
+    expect(labels(other).indexOf("label")).toBeLessThan(labels(other).indexOf("_items"));
   });
 
   it("counts members per receiver name, leaving out self and the file being edited", async () => {
