@@ -4,30 +4,25 @@ import { actionInput } from "../../protocol/contract/actions.js";
 import { AipError } from "../../protocol/contract/errors.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
-import { dialectOf, type Dialect } from "../lib/code/language.js";
-import { guardHandler, partialFields } from "../lib/code/parse.js";
-import { LineStartsCache, offsetAt, positionAt } from "../lib/code/position.js";
-import { sliceAt } from "../lib/code/slice.js";
-import { locateRequestFile, type RequestLocation } from "../lib/code/source.js";
-import { moduleSymbols, type SymbolEntry } from "../lib/code/symbols.js";
-import { readContained } from "../lib/code/workspace.js";
+import { guardHandler } from "../lib/code/parse.js";
+import { LineStartsCache } from "../lib/code/position.js";
 import { detach } from "../lib/memo.js";
 import type { TokenCounter } from "../lib/llm/budget.js";
 import type { FallbackReason, ModelEngine } from "../lib/llm/engine.js";
 import { EngineError } from "../lib/llm/remote/client.js";
 import type { LatestWins } from "../../protocol/transport/latest.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
-import { codeContext, type CodeContext } from "./context.js";
-import { modelCompletion, type Cursor } from "./answer.js";
+import { modelCompletion } from "./answer.js";
 import { infer, type Attempt, type InferInput, type InferResult } from "./infer.js";
+import type { CompletionLanguage, LiteWhy, PromptText, Sliced } from "./language.js";
 import type { Prewarm } from "./prewarm.js";
-import { headerText, localSymbolsLine, symbolsBlock, typedContextLine } from "./prompt.js";
+import { typedContextLine } from "./prompt.js";
 import { checkedFileOf, type TypedEngine } from "../lib/completion/engine.js";
 import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
 import { trimToBudget, type Trimmed } from "./trim.js";
-import { PLACEHOLDER, parseWithPlaceholder, type PlaceholderParse } from "../lib/code/placeholder.js";
 import { isPythonRequest } from "../lib/completion/python/handler.js";
-import { completePythonModel } from "./python.js";
+import { pythonCompletion } from "./python.js";
+import { typescriptLanguage } from "./typescript.js";
 
 export interface CompleteDeps {
   host: ModelEngine;
@@ -68,175 +63,143 @@ function stableSha1(header: string, symbols: string): string {
 type Constraints = ReturnType<typeof actionInput<"complete">>["constraints"];
 type Json = Record<string, unknown>;
 /** The model-free engine's answer in place of the model's, saying why (counted per reason in /healthz and /metrics). */
-type Fallback = (reason: FallbackReason, detail: string, extra?: Json) => Promise<unknown>;
-
-/** The buffer at the cursor (the slice stage): its text, where it lives, its parse and the code around the cursor. */
-interface Sliced {
-  source: string;
-  starts: readonly number[];
-  loc: RequestLocation;
-  dialect: Dialect;
-  cursor: Cursor;
-  offset: number;
-  placed: PlaceholderParse;
-  code: CodeContext;
-  /** The names in scope at the cursor. */
-  scope: SymbolEntry[];
-}
-
-/** The prompt's parts besides the code: the header, the module's symbol table, the local names. */
-interface PromptText {
-  header: string;
-  symbols: string;
-  locals: string;
-}
+type Fallback = (why: LiteWhy & { reason: FallbackReason }, detail: string, extra?: Json) => Promise<unknown>;
 
 /**
  * The model-backed complete handler, a request through its stages: accept (a model, or the answer
  * without one), slice, prompt (the symbol table), the checker's context, budget, inference ⇄ syntax
- * (the gate and its retries, or the model-free fallback), response.
+ * (the gate and its retries, or the model-free fallback), response. Slice, prompt and the gate's parse
+ * are the buffer's language's (language.ts); the rest is the same for every language.
  */
 export function createComplete(deps: CompleteDeps) {
-  const cache = deps.cache ?? new ParseCache();
+  const typescript = typescriptLanguage(deps.cache ?? new ParseCache());
   const lines = new LineStartsCache();
-  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> => {
-    if (isPythonRequest(request)) return completePythonModel(deps, request, ctx);
-    const stages = new Stages(ctx);
-    const { host } = deps;
-    const c = actionInput("complete", request).constraints;
-    if (!host.ready) return answerWithoutModel(deps, request, ctx, c);
-    const fallback = liteFallback(deps, request, ctx);
-    const down = host.unavailable();
-    if (down !== undefined && fallback) return fallback("circuit_open", down);
-    const ticket = deps.latest.claim(request, ctx.traceId);
-    const signal = AbortSignal.any([ctx.signal, ticket.signal]);
-    const { prewarm } = deps;
-    prewarm?.enter();
-    let buffer: { source: string; starts: readonly number[] } | undefined;
-    try {
-      stages.end("accept", signal);
-
-      const { source, loc } = await readSource(request);
-      const starts = lines.get(source);
-      buffer = { source, starts };
-      const sliced = sliceAtCursor(cache, request, source, starts, loc);
-      stages.end("slice", signal);
-
-      const prompt = promptText(sliced);
-      stages.end("prompt", signal);
-
-      const typedFile = checkedFileOf(sliced.loc);
-      if (deps.typed && typedFile) prompt.locals += await typedContext(deps.typed, typedFile, sliced, c, ctx);
-
-      const budget = fitToWindow(deps, sliced, prompt, c, ctx);
-      stages.end("budget", signal);
-
-      let result: InferResult;
-      try {
-        result = await inferAndCheck(deps, sliced, budget.trimmed, c, ctx, signal);
-      } catch (err) {
-        // An inference server that failed (not a deadline, not a cancellation): the editor still gets an answer.
-        if (err instanceof EngineError && fallback) return await fallback("engine_error", err.message);
-        throw err;
-      }
-      ctx.timer.mark("inference"); // advances the timer; the exact split is set below
-      ctx.timer.set("inference", result.inferenceMs);
-      ctx.timer.set("syntax", result.syntaxMs);
-      stages.total("inference", result.inferenceMs);
-      stages.total("syntax", result.syntaxMs);
-      const attempts = attemptsReport(result);
-      const chosen: Attempt | undefined = result.ok ?? ((c.best_effort ?? false) ? result.best : undefined);
-      if (!chosen) return await syntaxGateFailed(result, attempts, fallback);
-
-      const payload = completionPayload(host, sliced, prompt, budget, result, chosen, attempts, c, stages);
-      stages.end("response", signal);
-      if (stages.overruns.length)
-        ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
-      return payload;
-    } finally {
-      ticket.release();
-      // The next keystroke's cursor may be anywhere in this buffer: tokenise it ahead while idle.
-      if (buffer) prewarm?.schedule(buffer.source, buffer.starts);
-      prewarm?.leave();
-    }
-  });
+  return guardHandler(async (request: AipRequest, ctx: HandlerContext): Promise<unknown> =>
+    isPythonRequest(request)
+      ? completeWith(deps, pythonCompletion, lines, request, ctx)
+      : completeWith(deps, typescript, lines, request, ctx),
+  );
 }
 
-/** Accept without a model: complete-lite's answer when the caller asks for it, else AIP_ERR_UNAVAILABLE. */
-async function answerWithoutModel(
+/** One request through the pipeline, with `lang`'s slice, prompt and gate. */
+async function completeWith<S extends Sliced>(
   deps: CompleteDeps,
+  lang: CompletionLanguage<S>,
+  lines: LineStartsCache,
+  request: AipRequest,
+  ctx: HandlerContext,
+): Promise<unknown> {
+  const stages = new Stages(ctx);
+  const { host } = deps;
+  const c = actionInput("complete", request).constraints;
+  if (!host.ready) return answerWithoutModel(deps, lang, request, ctx, c);
+  const fallback = liteFallback(deps, lang, request, ctx);
+  const down = host.unavailable();
+  if (down !== undefined && fallback) return fallback({ reason: "circuit_open", detail: down }, down);
+  const ticket = deps.latest.claim(request, ctx.traceId);
+  const signal = AbortSignal.any([ctx.signal, ticket.signal]);
+  const { prewarm } = deps;
+  prewarm?.enter();
+  let buffer: { source: string; starts: readonly number[] } | undefined;
+  try {
+    stages.end("accept", signal);
+
+    const { source, loc } = await lang.read(request);
+    const starts = lines.get(source);
+    buffer = { source, starts };
+    const sliced = await lang.slice(request, source, starts, loc);
+    stages.end("slice", signal);
+
+    const prompt = lang.prompt(sliced);
+    stages.end("prompt", signal);
+
+    const typedFile = checkedFileOf(sliced.loc);
+    if (deps.typed && typedFile) prompt.locals += await typedContext(deps.typed, typedFile, sliced, c, ctx);
+
+    const budget = fitToWindow(deps, sliced, prompt, c, ctx);
+    stages.end("budget", signal);
+
+    let result: InferResult;
+    try {
+      result = await inferAndCheck(deps, lang, sliced, budget.trimmed, c, ctx, signal);
+    } catch (err) {
+      // An inference server that failed (not a deadline, not a cancellation): the editor still gets an
+      // answer; a language whose answers are never an error falls back on any failure of the call.
+      const failed = err instanceof EngineError || (lang.liteReason !== undefined && !signal.aborted);
+      if (failed && fallback) return await fallback({ reason: "engine_error", error: err }, (err as Error).message);
+      throw err;
+    }
+    ctx.timer.mark("inference"); // advances the timer; the exact split is set below
+    ctx.timer.set("inference", result.inferenceMs);
+    ctx.timer.set("syntax", result.syntaxMs);
+    stages.total("inference", result.inferenceMs);
+    stages.total("syntax", result.syntaxMs);
+    const attempts = attemptsReport(result);
+    const chosen: Attempt | undefined = result.ok ?? ((c.best_effort ?? false) ? result.best : undefined);
+    if (!chosen) return await syntaxGateFailed(result, attempts, fallback);
+
+    const payload = completionPayload(host, lang, sliced, prompt, budget, result, chosen, attempts, c, stages);
+    stages.end("response", signal);
+    if (stages.overruns.length)
+      ctx.log.info({ event: "stage_over_budget", overruns: stages.overruns }, "stage over budget");
+    return payload;
+  } finally {
+    ticket.release();
+    // The next keystroke's cursor may be anywhere in this buffer: tokenise it ahead while idle.
+    if (buffer) prewarm?.schedule(buffer.source, buffer.starts);
+    prewarm?.leave();
+  }
+}
+
+/**
+ * Accept without a model: complete-lite's answer when the caller asks for it (or the language never
+ * answers with an error), else AIP_ERR_UNAVAILABLE.
+ */
+async function answerWithoutModel<S extends Sliced>(
+  deps: CompleteDeps,
+  lang: CompletionLanguage<S>,
   request: AipRequest,
   ctx: HandlerContext,
   c: Constraints,
 ): Promise<unknown> {
   const { host } = deps;
-  if (c.fallback === "lite" && deps.lite) {
+  const status = host.state.status;
+  const reason = status === "none" || status === "failed" ? host.state.reason : "the model is still loading";
+  if ((c.fallback === "lite" || lang.liteReason) && deps.lite) {
     const out = (await deps.lite(request, ctx)) as Json;
-    return { ...out, engine: "lite", model_state: host.state.status };
+    const why = lang.liteReason?.({ reason: "no_model", status, detail: reason });
+    return { ...out, engine: "lite", ...(why !== undefined ? { engine_reason: why } : {}), model_state: status };
   }
-  const reason =
-    host.state.status === "none" || host.state.status === "failed" ? host.state.reason : "the model is still loading";
   throw new AipError("AIP_ERR_UNAVAILABLE", `agent-complete has no model: ${reason}`, {
     suggestion:
       'Route complete to complete-lite (the orchestrator does this for a degraded agent), send constraints.fallback "lite", or set AIP_MODEL to a .gguf file',
-    extensions: { model_state: host.state.status },
+    extensions: { model_state: status },
   });
 }
 
-/** The model-free fallback (undefined without a model-free engine). */
-function liteFallback(deps: CompleteDeps, request: AipRequest, ctx: HandlerContext): Fallback | undefined {
+/** The model-free fallback (undefined without a model-free engine), with the language's `engine_reason` where it gives one. */
+function liteFallback<S extends Sliced>(
+  deps: CompleteDeps,
+  lang: CompletionLanguage<S>,
+  request: AipRequest,
+  ctx: HandlerContext,
+): Fallback | undefined {
   const { host, lite } = deps;
   if (!lite) return undefined;
-  return async (reason, detail, extra = {}) => {
+  return async (why, detail, extra = {}) => {
+    const { reason } = why;
     host.fallbacks[reason]++;
     ctx.log.info({ event: "model_fallback", reason, detail }, "answered by the model-free engine");
     const out = (await lite(request, ctx)) as Json;
-    return { ...out, engine: "lite", reason, reason_detail: detail, ...extra };
-  };
-}
-
-/** The request's text: its buffer, else its file read inside the workspace. */
-async function readSource(request: AipRequest): Promise<{ source: string; loc: RequestLocation }> {
-  const code = request.context.source_code;
-  const loc = await locateRequestFile(request);
-  if (typeof code === "string") return { source: code, loc };
-  if (loc.absPath !== undefined) return { source: (await readContained(loc.root!, loc.absPath)).text, loc };
-  throw new AipError(
-    "AIP_ERR_MISSING_FIELD",
-    "Missing required field: context.source_code or context.file_path (with context.workspace_root)",
-    { extensions: { fields: ["context.source_code", "context.file_path"] } },
-  );
-}
-
-/** Slice: the buffer parsed with a placeholder at the cursor, the enclosing function and the code around the cursor. */
-function sliceAtCursor(
-  cache: ParseCache,
-  request: AipRequest,
-  source: string,
-  starts: readonly number[],
-  loc: RequestLocation,
-): Sliced {
-  const dialect = dialectOf(request.context.language, request.context.file_path);
-  const cursor = request.context.cursor ?? positionAt(source.length, starts);
-  const offset = offsetAt(source, cursor, starts);
-  // Lazy: statements after the edit owe their descendants a shift until something descends into them (incremental.ts).
-  const placed = parseWithPlaceholder(cache, source, offset, dialect, loc.absPath ?? request.context.file_path, {
-    lazy: true,
-  });
-  const slice = sliceAt(placed.parsed, cursor, { moduleScope: false, starts }); // module symbols come from promptText
-  const code = codeContext(source, offset, slice.fn, starts);
-  return { source, starts, loc, dialect, cursor, offset, placed, code, scope: slice.symbols };
-}
-
-/** Prompt: the header, the module's symbol table and the local names (the placeholder never among them). */
-function promptText({ dialect, loc, placed, scope }: Sliced): PromptText {
-  const header = headerText(dialect.language, loc.displayPath);
-  const table = moduleSymbols(placed.parsed.program, placed.parsed.source);
-  const modSymbols = table.some((s) => s.name === PLACEHOLDER) ? table.filter((s) => s.name !== PLACEHOLDER) : table;
-  return {
-    header,
-    symbols: symbolsBlock(modSymbols),
-    locals: localSymbolsLine(scope.filter((s) => s.name !== PLACEHOLDER)),
+    const engineReason = lang.liteReason?.(why);
+    return {
+      ...out,
+      engine: "lite",
+      reason,
+      reason_detail: detail,
+      ...(engineReason !== undefined ? { engine_reason: engineReason } : {}),
+      ...extra,
+    };
   };
 }
 
@@ -298,9 +261,10 @@ function fitToWindow(
 }
 
 /** Inference ⇄ syntax: the model's completions, each through the syntax gate, retried up to its limit within the inference budget. */
-async function inferAndCheck(
+async function inferAndCheck<S extends Sliced>(
   deps: CompleteDeps,
-  { source, offset, dialect, placed }: Sliced,
+  lang: CompletionLanguage<S>,
+  sliced: S,
   trimmed: Trimmed,
   c: Constraints,
   ctx: HandlerContext,
@@ -316,10 +280,9 @@ async function inferAndCheck(
     seed: c.seed ?? 0,
     limitMs: Math.min(inferenceLimit, Math.max(1, ctx.remainingMs() - RESPONSE_RESERVE_MS)),
     signal,
-    source,
-    offset,
-    dialect,
-    base: { file: placed.parsed, extra: placed.extra },
+    source: sliced.source,
+    offset: sliced.offset,
+    ...lang.gate(sliced),
     ...(deps.generate ? { generate: deps.generate } : {}),
     waiting: prewarm && ((w) => (w ? prewarm.leave() : prewarm.enter())),
   });
@@ -348,8 +311,10 @@ async function syntaxGateFailed(
   fallback: Fallback | undefined,
 ): Promise<unknown> {
   const last = result.attempts.at(-1)?.check.error ?? "unknown";
+  const retries = result.attempts.length - 1;
   const detail = `The completion failed the syntax check after ${result.attempts.length} attempts: ${last}`;
-  if (fallback) return await fallback("syntax_gate", detail, { model_attempts: attempts });
+  if (fallback)
+    return await fallback({ reason: "syntax_gate", retries }, detail, { retries, model_attempts: attempts });
   throw new AipError(
     "AIP_ERR_SYNTAX",
     `The completion failed the syntax check after ${result.attempts.length} attempts (${result.attempts.length - 1} retries): ${last}`,
@@ -360,9 +325,10 @@ async function syntaxGateFailed(
 }
 
 /** Response: the chosen completion with the prompt, context and inference accounting. */
-function completionPayload(
+function completionPayload<S extends Sliced>(
   host: ModelEngine,
-  { cursor, placed, starts }: Sliced,
+  lang: CompletionLanguage<S>,
+  sliced: S,
   { header, symbols }: PromptText,
   { trimmed, useFim, window, maxTokens }: ReturnType<typeof fitToWindow>,
   result: InferResult,
@@ -382,7 +348,7 @@ function completionPayload(
         }
       : null;
   return {
-    ...modelCompletion(chosen.gen.text, cursor),
+    ...modelCompletion(chosen.gen.text, sliced.cursor),
     syntax_ok: chosen.check.ok,
     ...(chosen.check.ok ? {} : { best_effort: true, syntax_error: chosen.check.error }),
     retries: result.attempts.length - 1,
@@ -405,6 +371,6 @@ function completionPayload(
     },
     budgets_ms: STAGE_BUDGETS_MS,
     over_budget: stages.overruns,
-    ...partialFields(placed.file, starts),
+    ...lang.partial(sliced),
   };
 }

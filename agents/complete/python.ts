@@ -1,29 +1,21 @@
 /**
- * agent-complete on Python (docs/agents.md, "Python completion"): the seed's pipeline, each stage timed
- * and under its budget: slice the enclosing function from the language layer's tree; a symbol table of
- * the module (imports, functions, classes, constants) and the names in scope in the prompt; the token
- * budget (tiktoken or the model's tokenizer); the model call; a syntax gate on the completed region
- * (tree-sitter, no error node in it; at most 2 retries). When the model is unavailable, fails, or no
+ * agent-complete's Python part (docs/agents.md, "Python completion"; language.ts): the enclosing
+ * function sliced from the tree-sitter document, a symbol table of the module (imports, functions,
+ * classes, constants) and the names in scope in the prompt, and a tree-sitter syntax gate on the
+ * completed region. handler.ts runs the shared stages; when the model is unavailable, fails, or no
  * attempt passes the gate, complete-lite answers (`engine: "lite"`, `engine_reason` says why): never an
  * error for those.
  */
-import { actionInput } from "../../protocol/contract/actions.js";
 import { isAipError } from "../../protocol/contract/errors.js";
-import type { AipRequest } from "../../protocol/contract/schemas.js";
 import type { FunctionSlice } from "../lib/code/cursor.js";
 import { python, type PythonDocument } from "../lib/code/languages/python/index.js";
-import { reportDiagnostics } from "../lib/code/parse.js";
-import { lineStarts, offsetAt, positionAt } from "../lib/code/position.js";
+import { partialFields } from "../lib/code/parse.js";
+import { offsetAt, positionAt } from "../lib/code/position.js";
 import { readRequestIn } from "../lib/code/source.js";
 import { completionDocument, documentKey } from "../lib/completion/python/handler.js";
-import type { HandlerContext } from "../lib/runtime/types.js";
 import { codeContext } from "./context.js";
-import type { CompleteDeps } from "./handler.js";
-import { modelCompletion } from "./answer.js";
-import { infer } from "./infer.js";
-import { Stages, STAGE_BUDGETS_MS } from "./stages.js";
-import { trimToBudget } from "./trim.js";
 import type { CheckResult } from "./check.js";
+import type { CompletionLanguage, Sliced } from "./language.js";
 
 /** The module's symbol table as prompt comment lines: imports, classes, functions, constants. */
 export function pythonSymbolsBlock(doc: PythonDocument): string {
@@ -80,123 +72,58 @@ export function checkPython(source: string, offset: number, text: string, before
   };
 }
 
-/** The complete action on a Python buffer with a model. */
-export async function completePythonModel(
-  deps: CompleteDeps,
-  request: AipRequest,
-  ctx: HandlerContext,
-): Promise<unknown> {
-  const stages = new Stages(ctx);
-  const { host } = deps;
-  const c = actionInput("complete", request).constraints;
-  const lite = async (reason: string, extra: Record<string, unknown> = {}): Promise<unknown> => {
-    if (!deps.lite) throw new Error(`no model-free engine to answer with (${reason})`);
-    const out = (await deps.lite(request, ctx)) as Record<string, unknown>;
-    return { ...out, engine: "lite", engine_reason: reason, ...extra };
-  };
-  if (!host.ready)
-    return lite(
-      host.state.status === "none" || host.state.status === "failed"
-        ? `no model: ${host.state.reason}`
-        : "the model is still loading",
-      { model_state: host.state.status },
-    );
-  const maxTokens = c.max_tokens ?? 64;
-  stages.end("accept", ctx.signal);
-
-  // slice: the enclosing function from the tree
-  const loc = await readRequestIn(request, ["python"]);
-  const source = loc.text;
-  const starts = lineStarts(source);
-  const cursor = request.context.cursor ?? positionAt(source.length, starts);
-  const offset = offsetAt(source, cursor, starts);
-  // The editor's document from its last state; a buffer the parser gives up on is still sliced (by a
-  // token scan), never an error.
-  const { doc } = await completionDocument(
-    source,
-    loc.displayPath ?? request.context.file_path,
-    documentKey(request, loc.absPath),
-  );
-  const fn = python.declarationAt(doc, offset, ["function", "method"]);
-  const code = codeContext(source, offset, fn ? ({ range: [fn.start, fn.end] } as FunctionSlice) : undefined, starts);
-  stages.end("slice", ctx.signal);
-
-  // symbols: the module's table and the names in scope
-  const header = `# Language: python\n${loc.displayPath !== undefined ? `# File: ${loc.displayPath}\n` : ""}`;
-  const symbols = pythonSymbolsBlock(doc);
-  const local = python
-    .namesInScope(doc, offset)
-    .filter((n) => n.kind === "local" || n.kind === "parameter")
-    .map((n) => n.name);
-  const locals = local.length ? `# LOCAL_SYMBOLS: ${local.join(", ").slice(0, 400)}\n` : "";
-  stages.end("prompt", ctx.signal);
-
-  // token budget
-  const counter = deps.counter();
-  const useFim = host.fim.format === "fim";
-  const window = host.contextSize;
-  const trimmed = trimToBudget({ host, counter, useFim, window, maxTokens, code, header, symbols, locals });
-  stages.end("budget", ctx.signal);
-
-  // model ⇄ syntax gate
-  let result;
-  try {
-    result = await infer({
-      host,
-      prompt: trimmed.tokens,
-      maxTokens,
-      stop: c.stop ?? ["\n\n"],
-      seed: c.seed ?? 0,
-      limitMs: Math.min(c.inference_timeout_ms ?? STAGE_BUDGETS_MS.inference, Math.max(1, ctx.remainingMs() - 25)),
-      signal: ctx.signal,
-      source,
-      offset,
-      dialect: { language: "typescript", jsx: false },
-      base: undefined,
-      check: (text: string) => checkPython(source, offset, text, doc),
-      ...(deps.generate ? { generate: deps.generate } : {}),
-    });
-  } catch (err) {
-    ctx.signal.throwIfAborted();
-    return lite(`the model failed: ${isAipError(err) ? err.code : "error"}: ${(err as Error).message}`);
-  }
-  ctx.timer.mark("inference");
-  ctx.timer.set("inference", result.inferenceMs);
-  ctx.timer.set("syntax", result.syntaxMs);
-  stages.total("inference", result.inferenceMs);
-  stages.total("syntax", result.syntaxMs);
-  const attempts = result.attempts.map((a) => ({
-    seed: a.seed,
-    temperature: a.temperature,
-    generated_tokens: a.gen.tokens,
-    inference_ms: Math.round(a.gen.ms * 100) / 100,
-    syntax_ok: a.check.ok,
-    ...(a.check.error ? { syntax_error: a.check.error } : {}),
-  }));
-  const retries = result.attempts.length - 1;
-  const chosen = result.ok ?? (c.best_effort ? result.best : undefined);
-  if (!chosen)
-    return lite(`the completion failed the syntax gate after ${retries} retries`, {
-      retries,
-      model_attempts: attempts,
-    });
-  const diagnostics = reportDiagnostics(doc, starts);
-  stages.end("response", ctx.signal);
-  return {
-    ...modelCompletion(chosen.gen.text, cursor),
-    syntax_ok: chosen.check.ok,
-    retries,
-    prompt: {
-      format: useFim ? "fim" : "prefix",
-      tokens: result.attempts[0]!.gen.promptTokens,
-      window_tokens: window,
-      max_tokens: maxTokens,
-      ...(c.debug_prompt ? { prefix_text: trimmed.prefix, suffix_text: trimmed.suffix } : {}),
-    },
-    context: trimmed.accounting,
-    inference: { attempts },
-    budgets_ms: STAGE_BUDGETS_MS,
-    over_budget: stages.overruns,
-    ...(diagnostics.length > 0 ? { partial: true, diagnostics } : {}),
-  };
+/** A Python buffer at the cursor: its document (tree-sitter) from the editor's last state. */
+export interface PythonSliced extends Sliced {
+  doc: PythonDocument;
 }
+
+/** Python: the tree-sitter document, its symbol table, the tree-sitter gate; complete-lite answers whenever the model cannot. */
+export const pythonCompletion: CompletionLanguage<PythonSliced> = {
+  read: async (request) => {
+    const loc = await readRequestIn(request, ["python"]);
+    return { source: loc.text, loc };
+  },
+  slice: async (request, source, starts, loc) => {
+    const cursor = request.context.cursor ?? positionAt(source.length, starts);
+    const offset = offsetAt(source, cursor, starts);
+    // The editor's document from its last state; a buffer the parser gives up on is still sliced (by a
+    // token scan), never an error.
+    const { doc } = await completionDocument(
+      source,
+      loc.displayPath ?? request.context.file_path,
+      documentKey(request, loc.absPath),
+    );
+    const fn = python.declarationAt(doc, offset, ["function", "method"]);
+    const code = codeContext(source, offset, fn ? ({ range: [fn.start, fn.end] } as FunctionSlice) : undefined, starts);
+    return { source, starts, loc, cursor, offset, code, doc };
+  },
+  prompt: ({ loc, doc, offset }) => {
+    const local = python
+      .namesInScope(doc, offset)
+      .filter((n) => n.kind === "local" || n.kind === "parameter")
+      .map((n) => n.name);
+    return {
+      header: `# Language: python\n${loc.displayPath !== undefined ? `# File: ${loc.displayPath}\n` : ""}`,
+      symbols: pythonSymbolsBlock(doc),
+      locals: local.length ? `# LOCAL_SYMBOLS: ${local.join(", ").slice(0, 400)}\n` : "",
+    };
+  },
+  gate: ({ source, offset, doc }) => ({
+    dialect: { language: "typescript", jsx: false }, // unused: the check below replaces the splice check
+    base: undefined,
+    check: (text: string) => checkPython(source, offset, text, doc),
+  }),
+  partial: ({ doc, starts }) => partialFields(doc, starts),
+  liteReason: (why) => {
+    switch (why.reason) {
+      case "no_model":
+        return why.status === "none" || why.status === "failed" ? `no model: ${why.detail}` : why.detail;
+      case "circuit_open":
+        return `the model failed: ${why.detail}`;
+      case "engine_error":
+        return `the model failed: ${isAipError(why.error) ? why.error.code : "error"}: ${(why.error as Error).message}`;
+      case "syntax_gate":
+        return `the completion failed the syntax gate after ${why.retries} retries`;
+    }
+  },
+};

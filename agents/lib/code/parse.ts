@@ -272,7 +272,7 @@ export function reportDiagnostics(
 
 /** What a response adds for a file that parsed with errors: `partial: true` and the diagnostics; nothing for a clean one. */
 export function partialFields(
-  file: ParsedFile,
+  file: Pick<ParsedFile, "source" | "diagnostics">,
   starts?: readonly number[],
 ): { partial?: true; diagnostics?: ReportedDiagnostic[] } {
   if (file.diagnostics.length === 0) return {};
