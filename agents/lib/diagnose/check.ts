@@ -391,6 +391,49 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
       }
     }
   }
+  if (d.code === 2741 || d.code === 2739 || d.code === 2345 || d.code === 2322) {
+    // An object literal missing required properties: each declared with a value of its type.
+    const msg = flatten(d.messageText);
+    const names = new Set<string>();
+    for (const m of msg.matchAll(/Property '([^']+)' is missing in type/g)) names.add(m[1]!);
+    const list = /missing the following properties from type '[^']*': ([^\n]+?)(?:, and \d+ more)?\.?$/m.exec(msg);
+    for (const n of list?.[1]?.split(/,\s*/) ?? []) names.add(n);
+    const objectOf = (n: TS.Node): TS.ObjectLiteralExpression | undefined => {
+      const e = ts.isReturnStatement(n)
+        ? n.expression
+        : ts.isVariableDeclaration(n) || ts.isPropertyAssignment(n)
+          ? n.initializer
+          : ts.isExpression(n)
+            ? n
+            : undefined;
+      return e && ts.isObjectLiteralExpression(e) ? e : undefined;
+    };
+    const obj = objectOf(node) ?? objectOf(node.parent);
+    const target = obj && checker.getContextualType(obj);
+    if (obj && target && names.size > 0) {
+      const props: string[] = [];
+      for (const name of names) {
+        const sym = checker.getPropertyOfType(checker.getNonNullableType(target), name);
+        const value = sym && valueOfType(checker, checker.getTypeOfSymbolAtLocation(sym, obj));
+        if (value === undefined || !/^[A-Za-z_$][\w$]*$/.test(name)) {
+          props.length = 0;
+          break;
+        }
+        props.push(`${name}: ${value}`);
+      }
+      const last = obj.properties.at(-1);
+      if (props.length > 0)
+        fix(`Add ${props.join(", ")}`, "addMissingProperties", [
+          last
+            ? { start: last.getEnd(), length: 0, text: `, ${props.join(", ")}` }
+            : { start: obj.getStart(sf) + 1, length: 0, text: ` ${props.join(", ")} ` },
+        ]);
+    }
+  }
+  if (d.code === 1136 && sf.text[start] === ",") {
+    // A comma where a property was expected: one left over after a property was removed.
+    fix("Remove the extra ','", "removeComma", [{ start, length: 1, text: "" }]);
+  }
   if (d.code === 2355 || d.code === 2366 || d.code === 7030) {
     const fn = findUp(node, ts.isFunctionLike) as TS.FunctionLikeDeclaration | undefined;
     const body = fn?.body && ts.isBlock(fn.body) ? fn.body : undefined;
@@ -412,6 +455,26 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
     }
   }
   return out;
+}
+
+/**
+ * A placeholder value of type `t` for a property a fix declares: `undefined` where it is allowed, else
+ * the type's first literal, an empty string, 0, false or an empty array; undefined for any other type.
+ */
+function valueOfType(checker: TS.TypeChecker, t: TS.Type): string | undefined {
+  const parts = t.isUnion() ? t.types : [t];
+  if (parts.some((p) => p.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Any | ts.TypeFlags.Unknown)))
+    return "undefined";
+  for (const p of parts) {
+    if (p.isStringLiteral()) return JSON.stringify(p.value);
+    if (p.isNumberLiteral()) return String(p.value);
+    if (p.flags & ts.TypeFlags.BooleanLiteral) return checker.typeToString(p);
+    if (p.flags & ts.TypeFlags.String) return '""';
+    if (p.flags & ts.TypeFlags.Number) return "0";
+    if (p.flags & ts.TypeFlags.Boolean) return "false";
+    if (checker.isArrayType(p)) return "[]";
+  }
+  return undefined;
 }
 
 /** The agent's own rule: a statement whose value is computed and dropped. */
