@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkspaceService } from "../../../../agents/lib/code/service.js";
 import { CHECK_LIMITS, diagnoseFile, editedSpan, type DiagnoseAnswer } from "../../../../agents/lib/diagnose/check.js";
@@ -91,6 +92,23 @@ describe("diagnoseFile, region first", () => {
     const b = run(hinted, { ranges: [{ start: { line: 15, column: 0 }, end: { line: 15, column: 5 } }] });
     expect(b.coverage).toBe("region");
     expect(lines(b)).toEqual(["TS2322@15"]);
+  });
+
+  it("a check interrupted (a request waits) throws TypeScript's cancellation and keeps no verdict", () => {
+    run(base);
+    const edited = misspelled(base, 60);
+    try {
+      // The whole file checked, its fixes left unchecked; then their checks interrupted.
+      expect(run(edited, { coverage: "file", verifyBudgetMs: 0 }).unchecked).toBeGreaterThan(0);
+      svc.interrupt = () => true;
+      expect(() => run(misspelled(base, 61), { coverage: "file" })).toThrow(ts.OperationCanceledException);
+      expect(() => run(edited, { coverage: "file" })).toThrow(ts.OperationCanceledException);
+    } finally {
+      svc.interrupt = () => false;
+    }
+    const a = run(edited, { coverage: "file" });
+    expect(a.diagnostics.map((d) => d.start.line)).toEqual([15, 243]);
+    expect(a.diagnostics[1]!.fixes.find((f) => f.verified)).toMatchObject({ edits: [{ new_text: "size" }] });
   });
 
   it("a file shorter than the region threshold, and a request for the whole file, are checked whole", () => {
