@@ -4,11 +4,14 @@
  * edits in this process (the floor under the same load: the figures to compare are the ratios).
  *
  * Warm file (a copy of scule, src/big.ts from bench/eval/diagnose.ts), through the action's handler and
- * the typed engine's worker, each request interleaved with the bare service's check of the same text:
+ * the typed engine's worker, each request interleaved with the bare service's check of the same text
+ * (its whole file's check, and its region check as TypeScript's own server makes it after an edit):
  * - `unchanged`: the same text asked again (an editor's re-request, a code-action request);
- * - `comment_edit`: a changed buffer that stays clean;
- * - `error_edit`: a changed buffer with a misspelled local (errors with fixes to check), with the
- *   default check budget, and with `verify_budget_ms: 0` followed by the re-ask that checks them.
+ * - `comment_edit`: a changed buffer that stays clean (the default: the edited region first);
+ * - `error_edit`: a changed buffer with a misspelled local, the region answer (the default), then the
+ *   whole file's answer asked for at once (`coverage: "file"`, `full_after_region_ms`);
+ * - `error_edit_file`: the whole file asked for after each edit (fixes checked with the default budget),
+ *   and with `verify_budget_ms: 0` followed by the re-ask that checks them.
  * New workspace: 200 generated modules, the first answer of a fresh engine and the first checked one.
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -59,6 +62,15 @@ function bareService(dir: string, options: ts.CompilerOptions, rootNames: string
       texts.set(path, { text, version: (old?.version ?? 0) + 1 });
       projectVersion++;
     },
+    /** TypeScript's server after an edit: syntactic, then the semantic diagnostics of the region `range` only. */
+    region(path: string, range: ts.TextRange): number {
+      const syn = this.ls.getSyntacticDiagnostics(path);
+      const ls = this.ls as ts.LanguageService & {
+        getRegionSemanticDiagnostics(f: string, r: ts.TextRange[]): { diagnostics: ts.Diagnostic[] } | undefined;
+      };
+      const sem = syn.length > 0 ? [] : (ls.getRegionSemanticDiagnostics(path, [range])?.diagnostics ?? []);
+      return syn.length + sem.length;
+    },
     /** An editor's diagnostics: syntactic, then semantic; with `fixes`, the quick fixes offered for each error too. */
     check(path: string, fixes = false): number {
       const syn = this.ls.getSyntacticDiagnostics(path);
@@ -80,6 +92,7 @@ function projectOf(dir: string): { options: ts.CompilerOptions; fileNames: strin
 type Payload = {
   engine: string;
   engine_reason?: string;
+  coverage?: string;
   diagnostics: { code: string; line: number; fixes: { verified: boolean }[] }[];
   fixes_checked: number;
   fixes_unchecked: number;
@@ -119,11 +132,22 @@ async function warmFile(): Promise<Record<string, unknown>> {
   const scenario = async (
     name: string,
     textOf: (i: number) => string,
-    opts: { constraints?: Record<string, unknown>; reask?: boolean; bareFixes?: boolean } = {},
+    opts: {
+      constraints?: Record<string, unknown>;
+      reask?: boolean;
+      /** Ask for the whole file right after each answer (`coverage: "file"`). */
+      full?: boolean;
+      bareFixes?: boolean;
+    } = {},
   ) => {
     const agent: number[] = [];
     const reask: number[] = [];
+    const full: number[] = [];
     const raw: number[] = [];
+    const rawRegion: number[] = [];
+    const coverage: Record<string, number> = {};
+    let lastFull: Payload | undefined;
+    let prevText = textOf(-1);
     const diagMs: number[] = [];
     const fixMs: number[] = [];
     let last: Payload | undefined;
@@ -131,8 +155,19 @@ async function warmFile(): Promise<Record<string, unknown>> {
     for (let i = 0; i < N; i++) {
       const text = textOf(i);
       // Each side first on alternate rounds: the one second pays the other's garbage less often.
+      // The bare service's region: from the first to the last character that differs from the text before.
+      let head = 0;
+      while (head < text.length && text[head] === prevText[head]) head++;
+      let tail = 0;
+      while (tail < text.length - head && text[text.length - 1 - tail] === prevText[prevText.length - 1 - tail]) tail++;
+      prevText = text;
       const bareTurn = () => {
-        const s = performance.now();
+        // The region check of a new text, then the whole file's check of another new text.
+        bare.update(path, `${text}// region\n`);
+        let s = performance.now();
+        bare.region(path, { pos: head, end: Math.max(head, text.length - tail) });
+        rawRegion.push(performance.now() - s);
+        s = performance.now();
         bare.update(path, text);
         bare.check(path, opts.bareFixes);
         raw.push(performance.now() - s);
@@ -141,6 +176,12 @@ async function warmFile(): Promise<Record<string, unknown>> {
       const a = await ask(text, opts.constraints);
       agent.push(a.ms);
       last = a.p;
+      coverage[a.p.coverage ?? a.p.engine] = (coverage[a.p.coverage ?? a.p.engine] ?? 0) + 1;
+      if (opts.full) {
+        const f = await ask(text, { ...opts.constraints, coverage: "file" });
+        full.push(f.ms);
+        lastFull = f.p;
+      }
       if (a.p.check_ms) {
         diagMs.push(a.p.check_ms.diagnostics);
         fixMs.push(a.p.check_ms.fixes);
@@ -156,11 +197,25 @@ async function warmFile(): Promise<Record<string, unknown>> {
     return {
       [name]: {
         agent_ms: stats(agent),
+        agent_coverage: coverage,
         bare_language_service_ms: stats(raw),
+        bare_region_check_ms: stats(rawRegion),
         p95_ratio: r1(percentileOf(agent, 95) / Math.max(0.1, percentileOf(raw, 95))),
+        ...(opts.full
+          ? {
+              full_after_region_ms: stats(full),
+              full_p95_ratio: r1(percentileOf(full, 95) / Math.max(0.1, percentileOf(raw, 95))),
+              full_answer: {
+                coverage: lastFull?.coverage,
+                diagnostics: lastFull?.diagnostics.map((d) => `${d.code}@${d.line}`),
+                verified_fixes: lastFull?.diagnostics.flatMap((d) => d.fixes).filter((f) => f.verified).length,
+              },
+            }
+          : {}),
         agent_stages_ms: { diagnostics: stats(diagMs), fixes: stats(fixMs) },
         answer: {
           engine: last?.engine,
+          coverage: last?.coverage,
           diagnostics: last?.diagnostics.map((d) => `${d.code}@${d.line}`),
           fixes_checked: last?.fixes_checked,
           fixes_unchecked: last?.fixes_unchecked,
@@ -185,10 +240,14 @@ async function warmFile(): Promise<Record<string, unknown>> {
     first_answer_engine: first.p.engine,
     ...(await scenario("unchanged", () => big)),
     ...(await scenario("comment_edit", (i) => `${big}// edit ${i}\n`)),
-    ...(await scenario("error_edit", errorText, { bareFixes: true })),
+    ...(await scenario("error_edit", errorText, { full: true })),
+    ...(await scenario("error_edit_file", (i) => errorText(500 + i), {
+      constraints: { coverage: "file" },
+      bareFixes: true,
+    })),
     ...(await scenario("error_edit_unchanged", () => errorText(0), { bareFixes: true })),
     ...(await scenario("error_edit_no_check_budget", (i) => errorText(1000 + i), {
-      constraints: { verify_budget_ms: 0 },
+      constraints: { verify_budget_ms: 0, coverage: "file" },
       reask: true,
     })),
   };

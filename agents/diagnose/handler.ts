@@ -195,6 +195,8 @@ export function createDiagnose(
         candidates?: CandidateFix[];
         definitionAt?: { line: number; column: number };
         diagnostics?: boolean;
+        coverage?: "auto" | "file";
+        ranges?: { start: Pos; end: Pos }[];
       } = {},
       // Tool output waits for a loading checker as for a loaded one: it asks once, not at every keystroke.
       loadingMs = waitMs,
@@ -238,12 +240,19 @@ export function createDiagnose(
           ? `${src.displayPath} is not a TypeScript or JavaScript file: syntax errors only`
           : "no context.workspace_root + context.file_path: syntax errors only (the checker needs the workspace's project)",
       );
-    const r = await ask(src.root, src.absPath, src.text, {}, loadingWaitMs);
+    // The region to check first in a long changed file: the client's ranges, else its cursor, else
+    // (in the worker) the span changed since the buffer the checker held.
+    const ranges = context.ranges ?? (context.cursor ? [{ start: context.cursor, end: context.cursor }] : undefined);
+    const coverage = constraints.coverage ?? "auto";
+    const r = await ask(src.root, src.absPath, src.text, { coverage, ...(ranges ? { ranges } : {}) }, loadingWaitMs);
     ctx.timer.mark("check");
     if ("reason" in r) return syntaxOnly(r.reason, r.fallback);
     let diagnosis: DiagnoseAnswer = r.diagnosis;
     let modelOut: Record<string, unknown> = noModel();
-    if (model?.host.ready && diagnosis.diagnostics.some((d) => d.severity === "error")) {
+    // A region answer is the fast one: the model explains with the whole file's answer.
+    if (model?.host.ready && diagnosis.coverage === "region")
+      modelOut = { used: false, reason: 'coverage "region": the model is asked with the whole file\'s answer' };
+    else if (model?.host.ready && diagnosis.diagnostics.some((d) => d.severity === "error")) {
       const first = diagnosis.diagnostics.find((d) => d.severity === "error")!;
       const m = await modelDiagnosis(model, ctx, {
         message: `TS${first.code}: ${first.message}`,
@@ -255,7 +264,9 @@ export function createDiagnose(
       ctx.timer.mark("inference");
       modelOut = m.out;
       if (m.fix) {
+        // The model's fix is checked against the whole file, as every fix is.
         const again = await ask(src.root, src.absPath, src.text, {
+          coverage: "file",
           candidates: [
             {
               line: first.start.line,
@@ -274,12 +285,19 @@ export function createDiagnose(
       ...head,
       engine: "checker",
       ...(r.fallback.length ? { fallbacks: r.fallback } : {}),
+      coverage: diagnosis.coverage,
+      ...(diagnosis.checked_ranges ? { checked_ranges: diagnosis.checked_ranges } : {}),
       diagnostics: diagnosis.diagnostics.map((d) => diagnosticOut(src.root, d)),
       ...(diagnosis.more > 0 ? { more_diagnostics: diagnosis.more } : {}),
       fixes_checked: diagnosis.checked,
       fixes_unchecked: diagnosis.unchecked,
       model: modelOut,
-      notes: [],
+      notes:
+        diagnosis.coverage === "region"
+          ? [
+              'coverage "region": the edited region was type-checked first; the whole file is being checked now, and the fixes with it: ask again (or with constraints.coverage "file") for the whole answer',
+            ]
+          : [],
       check_ms: diagnosis.ms,
     };
 

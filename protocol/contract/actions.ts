@@ -343,6 +343,13 @@ export const DiagnoseContextSchema = ContextSchema.extend({
     .describe(
       "the same read from a log file inside workspace_root (at most 16 MiB; the middle of a long log is skipped)",
     ),
+  ranges: z
+    .array(RangeSchema)
+    .max(16, { error: "at most 16 ranges" })
+    .optional()
+    .describe(
+      "the region to check first in a long changed file (the edited or visible lines); else context.cursor, else the span changed since the buffer the checker held",
+    ),
 });
 export const DiagnoseConstraintsSchema = ConstraintsSchema.extend({
   verify: bool().optional().describe("check every fix on an in-memory copy of the files (default true)"),
@@ -355,6 +362,11 @@ export const DiagnoseConstraintsSchema = ConstraintsSchema.extend({
     .optional()
     .describe(
       "how long to wait for the workspace's checker (default: 10000 once it is loaded; while it loads, the parser answers at once unless this is given)",
+    ),
+  coverage: oneOf(["auto", "file"])
+    .optional()
+    .describe(
+      'auto (default): a changed file of 500 lines or more is type-checked in its edited region first (payload coverage "region"), the whole file next in the background; file: the whole file, waiting up to check_wait_ms',
     ),
   max_tokens: intIn(1, 512).optional().describe("model: tokens for the explanation (default 96)"),
   inference_timeout_ms: intIn(1, INFERENCE_TIMEOUT_MAX_MS).optional(),
@@ -406,6 +418,15 @@ export const DiagnosePayloadSchema = z.looseObject({
     .optional()
     .describe("file: the workspace's checker, or the parser alone (engine_reason)"),
   engine_reason: z.string().optional(),
+  coverage: oneOf(["file", "region"])
+    .optional()
+    .describe(
+      'file mode, checker: "region" when only checked_ranges were type-checked (syntax errors are the whole file\'s; fixes not checked yet): ask again, or with constraints.coverage "file", for the whole file',
+    ),
+  checked_ranges: z
+    .array(RangeSchema)
+    .optional()
+    .describe('with coverage "region": the spans type-checked, whole declarations around the edit'),
   tool: oneOf(["tsc", "vitest", "jest", "node:test", "node", "python", "unknown"]).optional(),
   diagnostics: z.array(DiagnoseDiagnosticSchema),
   failures: z

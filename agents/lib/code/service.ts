@@ -255,6 +255,7 @@ export class WorkspaceService {
       },
       getCurrentDirectory: () => this.root,
       getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+      getCancellationToken: () => this.cancellation,
       fileExists: (p) => this.fileExists(p),
       readFile: (p) => {
         const doc = this.files.get(p);
@@ -421,6 +422,26 @@ export class WorkspaceService {
     })();
   }
 
+  /** The text of `path` the service holds now (the last buffer fed, else the file read at load), if any. */
+  textOf(path: string): string | undefined {
+    return this.files.get(path)?.snapshot.text;
+  }
+
+  /**
+   * Whether the checker's work now should stop (a request waits behind it): asked by TypeScript's
+   * checker between declarations, through the host's cancellation token. Never by default; the
+   * typed engine's worker sets it while it checks a file in the background.
+   */
+  interrupt: () => boolean = () => false;
+
+  /** The token TypeScript polls: it throws ts.OperationCanceledException once `interrupt()` says so. */
+  readonly cancellation: TS.CancellationToken = {
+    isCancellationRequested: () => this.interrupt(),
+    throwIfCancellationRequested: () => {
+      if (this.interrupt()) throw new ts.OperationCanceledException();
+    },
+  };
+
   /** Feed the buffer of `path` (a real path inside the root); a new version only when its text changed. */
   update(path: string, text: string): void {
     const doc = this.files.get(path);
@@ -511,7 +532,10 @@ export class WorkspaceService {
       const sem =
         syn.length > 0
           ? []
-          : [...program.getSemanticDiagnostics(sf), ...(declarations ? program.getDeclarationDiagnostics(sf) : [])];
+          : [
+              ...program.getSemanticDiagnostics(sf, this.cancellation),
+              ...(declarations ? program.getDeclarationDiagnostics(sf, this.cancellation) : []),
+            ];
       out.set(
         f,
         [...syn, ...sem].filter((d) => d.category === ts.DiagnosticCategory.Error),

@@ -46,6 +46,8 @@ export type ToWorker =
       kind: "complete";
       id: number;
       root: string;
+      /** Always true: a completion stops background work. */
+      interrupts: true;
       path: string;
       text: string;
       offset: number;
@@ -55,7 +57,13 @@ export type ToWorker =
       /** Epoch ms after which the answer is of no use. */
       deadline: number;
     }
-  | ({ kind: "diagnose"; id: number; root: string } & DiagnoseRequest);
+  | ({
+      kind: "diagnose";
+      id: number;
+      root: string;
+      /** Counted in the shared request counter: it stops background work (the other kinds are always). */
+      interrupts: boolean;
+    } & DiagnoseRequest);
 
 export type FromWorker =
   | { kind: "stats"; workspaces: ServiceStats[]; heap_used_bytes: number }
@@ -95,10 +103,20 @@ export class TypedEngine {
   /** Workspaces whose load has ended (ready or failed) in the running worker. */
   private readonly loadedRoots = new Set<string>();
 
+  /** Requests posted to the running worker that stop its background work (shared with it: worker.ts). */
+  private posted = new Int32Array(new SharedArrayBuffer(4));
+
+  /** Post a request; one that `interrupts` is counted first, so the worker's background check stops for it. */
+  private post(w: Worker, msg: ToWorker): void {
+    if (msg.kind !== "stats" && msg.interrupts) Atomics.add(this.posted, 0, 1);
+    w.postMessage(msg);
+  }
+
   private start(): Worker {
     if (this.worker) return this.worker;
+    this.posted = new Int32Array(new SharedArrayBuffer(4));
     const w = new Worker(new URL("./worker.js", import.meta.url), {
-      workerData: { maxWorkspaces: TYPED_LIMITS.maxWorkspaces },
+      workerData: { maxWorkspaces: TYPED_LIMITS.maxWorkspaces, requests: this.posted.buffer },
       resourceLimits: { maxOldGenerationSizeMb: TYPED_LIMITS.heapMb },
       stdout: false,
       stderr: false,
@@ -158,7 +176,7 @@ export class TypedEngine {
     const limitMs = Math.max(budgetMs, extend?.untilMs ?? 0);
     const t0 = performance.now();
     this.inFlight.add(id);
-    worker.postMessage({ kind: "complete", id, ...req, deadline: Date.now() + limitMs } satisfies ToWorker);
+    this.post(worker, { kind: "complete", id, interrupts: true, ...req, deadline: Date.now() + limitMs });
     let timer: NodeJS.Timeout | undefined;
     const wait = (ms: number) => new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
     let r: (FromWorker & { kind: "answer" }) | undefined;
@@ -216,7 +234,8 @@ export class TypedEngine {
     const id = this.nextId++;
     const reply = new Promise<FromWorker & { kind: "answer" }>((resolve) => this.pending.set(id, resolve));
     this.inFlight.add(id);
-    worker.postMessage({ kind: "diagnose", id, ...req } satisfies ToWorker);
+    // A request for the whole file lets the background check of it go on (it answers from it).
+    this.post(worker, { kind: "diagnose", id, interrupts: req.coverage !== "file", ...req });
     let timer: NodeJS.Timeout | undefined;
     const r = await Promise.race([
       reply,

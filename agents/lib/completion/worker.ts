@@ -4,16 +4,49 @@
  * event loop never waits on the checker: it sends a request here and answers from the syntactic engine
  * when no answer comes within its budget (engine.ts).
  */
+import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
+import type * as TS from "typescript";
 import { WorkspaceService } from "../code/service.js";
 import { prepareUsage, priorPoints } from "./member-rank.js";
 import { typedCompletions } from "./typed.js";
 import { diagnoseFile } from "../diagnose/check.js";
 import type { ToWorker, FromWorker } from "./engine.js";
 
+const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 const port = parentPort!;
 priorPoints("", undefined); // the prior's table, parsed before the first request needs it
-const maxWorkspaces = (workerData as { maxWorkspaces: number }).maxWorkspaces;
+const { maxWorkspaces, requests } = workerData as { maxWorkspaces: number; requests: SharedArrayBuffer };
+/** Requests posted that may interrupt background work (counted by the engine before it posts each). */
+const posted = new Int32Array(requests);
+let received = 0;
+/** True while such a request waits for this thread. */
+const waiting = (): boolean => Atomics.load(posted, 0) !== received;
+
+/**
+ * Work done after an answer, off every request's path (the whole file's check after a region
+ * answer): one job at a time, the newest; it stops at once when a request arrives (TypeScript's
+ * checker polls the service's cancellation token) and is then dropped.
+ */
+let backgroundJob: (() => void) | undefined;
+function inBackground(svc: WorkspaceService, run: () => void): void {
+  const job = (): void => {
+    if (backgroundJob !== job) return;
+    backgroundJob = undefined;
+    if (waiting()) return;
+    svc.interrupt = waiting;
+    try {
+      run();
+    } catch (err) {
+      if (!(err instanceof ts.OperationCanceledException))
+        post({ kind: "progress", root: svc.root, event: { phase: "background", error: (err as Error).message } });
+    } finally {
+      svc.interrupt = () => false;
+    }
+  };
+  backgroundJob = job;
+  setImmediate(job);
+}
 /** Least recently used first. */
 const services = new Map<string, WorkspaceService>();
 /** The newest request per workspace: an older one still waiting for the load is answered "stale". */
@@ -51,6 +84,7 @@ function serviceFor(root: string): WorkspaceService {
 }
 
 port.on("message", (msg: ToWorker) => {
+  if (msg.kind !== "stats" && msg.interrupts) received++;
   void (async () => {
     if (msg.kind === "stats") return post(stats());
     const svc = serviceFor(msg.root);
@@ -67,6 +101,20 @@ port.on("message", (msg: ToWorker) => {
       try {
         const diagnosis = diagnoseFile(svc, msg);
         post({ kind: "answer", id: msg.id, status: "ok", diagnosis, fallback: svc.fallback });
+        // After a region answer, the whole file: its diagnostics and fixes' checks are kept with the
+        // program, so the next request on this text answers them at once.
+        if (diagnosis.coverage === "region")
+          inBackground(svc, () => {
+            if (svc.textOf(msg.path) !== msg.text) return;
+            diagnoseFile(svc, {
+              path: msg.path,
+              text: msg.text,
+              coverage: "file",
+              deadline: Date.now() + 60_000,
+              ...(msg.verify !== undefined ? { verify: msg.verify } : {}),
+              ...(msg.verifyBudgetMs !== undefined ? { verifyBudgetMs: msg.verifyBudgetMs } : {}),
+            });
+          });
       } catch (err) {
         post({ kind: "answer", id: msg.id, status: "failed", reason: (err as Error).message });
       }

@@ -24,6 +24,11 @@ export const CHECK_LIMITS = {
   maxFixesPerDiagnostic: 6,
   /** Candidates checked per request (each one a re-check of the files it touches); the rest are marked unchecked. */
   maxVerifications: 40,
+  /**
+   * Lines from which a changed file is checked region first (coverage "auto"), as TypeScript's own
+   * server does: below it the whole file's check is about as fast as a region's.
+   */
+  regionMinLines: 500,
 };
 
 export interface Pos {
@@ -96,6 +101,15 @@ export interface DiagnoseRequest {
   deadline: number;
   /** How long the checks of candidates may take (ms): the rest are marked unchecked. Default: until `deadline`. */
   verifyBudgetMs?: number;
+  /**
+   * "file" (the default): the whole file's diagnostics. "auto": a file of at least
+   * CHECK_LIMITS.regionMinLines whose whole check is not made yet for this text is checked in its
+   * region only (`ranges`, else the span changed since the text the service held), and the answer
+   * says so (`coverage: "region"`); the caller checks the whole file next (worker.ts does, in the background).
+   */
+  coverage?: "auto" | "file";
+  /** The region to check first (the client's hint: the edited or visible lines, a cursor). */
+  ranges?: { start: Pos; end: Pos }[];
 }
 
 export interface DiagnoseAnswer {
@@ -107,7 +121,80 @@ export interface DiagnoseAnswer {
   /** Of `checked`, the checks made by an earlier request on the same texts and kept. */
   checks_reused: number;
   definition?: Definition;
+  /** "region": only the declarations around `checked` were type-checked (syntax errors are the whole file's). */
+  coverage: "file" | "region";
+  /** With coverage "region": the spans checked, whole statements around the ranges asked. */
+  checked_ranges?: { start: Pos; end: Pos }[];
   ms: { diagnostics: number; fixes: number };
+}
+
+/** The language service's region check (public since TypeScript 5.6, not yet in its declarations). */
+type RegionService = TS.LanguageService & {
+  getRegionSemanticDiagnostics?(
+    fileName: string,
+    ranges: TS.TextRange[],
+  ): { diagnostics: TS.Diagnostic[]; spans: TS.TextSpan[] } | undefined;
+};
+
+/**
+ * The span of `next` that differs from `prev` (common prefix and suffix left out), or undefined when
+ * they are equal: where an edit happened, for an editor that sends the whole buffer.
+ */
+export function editedSpan(prev: string, next: string): TS.TextRange | undefined {
+  if (prev === next) return undefined;
+  const max = Math.min(prev.length, next.length);
+  let head = 0;
+  while (head < max && prev.charCodeAt(head) === next.charCodeAt(head)) head++;
+  let tail = 0;
+  while (tail < max - head && prev.charCodeAt(prev.length - 1 - tail) === next.charCodeAt(next.length - 1 - tail))
+    tail++;
+  return { pos: head, end: next.length - tail };
+}
+
+/**
+ * Per service and file, the region last answered and its text: asked again about the same text before
+ * the whole file was checked, the same region answers.
+ */
+const REGIONS = new WeakMap<WorkspaceService, Map<string, { text: string; ranges: TS.TextRange[] }>>();
+
+/**
+ * The region check of `path` for `req`'s ranges (or the span edited since `prev`), or undefined when the
+ * whole file is to be checked: a short file, no region known, the whole check already made for this
+ * text (it answers at once), or a TypeScript without region checks.
+ */
+function regionCheck(
+  svc: WorkspaceService,
+  sf: TS.SourceFile,
+  prev: string | undefined,
+  req: DiagnoseRequest,
+): { diagnostics: TS.Diagnostic[]; spans: TS.TextSpan[] } | undefined {
+  const ls = svc.languageService as RegionService;
+  if (req.coverage !== "auto" || !ls.getRegionSemanticDiagnostics) return undefined;
+  const starts = sf.getLineStarts();
+  if (starts.length < CHECK_LIMITS.regionMinLines) return undefined;
+  let regions = REGIONS.get(svc);
+  if (!regions) REGIONS.set(svc, (regions = new Map()));
+  let ranges: TS.TextRange[] | undefined = req.ranges?.map((r) => ({
+    pos: offsetOf(sf.text, starts, r.start),
+    end: Math.max(offsetOf(sf.text, starts, r.start), offsetOf(sf.text, starts, r.end)),
+  }));
+  if (!ranges?.length) {
+    const edit = prev === undefined ? undefined : editedSpan(prev, sf.text);
+    const again = regions.get(sf.fileName);
+    ranges = edit ? [edit] : again?.text === sf.text ? again.ranges : undefined;
+  }
+  if (!ranges?.length) return undefined;
+  // An edit in comments or blank lines touches no declaration: the one after it is checked (or the
+  // file's end), rather than the whole file.
+  const r =
+    ls.getRegionSemanticDiagnostics(sf.fileName, ranges) ??
+    ls.getRegionSemanticDiagnostics(
+      sf.fileName,
+      ranges.map((x) => ({ pos: x.pos, end: sf.statements.find((st) => st.end >= x.end)?.end ?? sf.end })),
+    );
+  if (r) regions.set(sf.fileName, { text: sf.text, ranges });
+  else regions.delete(sf.fileName);
+  return r;
 }
 
 const FORMAT = ts.getDefaultFormatCodeSettings("\n");
@@ -304,6 +391,49 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
       }
     }
   }
+  if (d.code === 2741 || d.code === 2739 || d.code === 2345 || d.code === 2322) {
+    // An object literal missing required properties: each declared with a value of its type.
+    const msg = flatten(d.messageText);
+    const names = new Set<string>();
+    for (const m of msg.matchAll(/Property '([^']+)' is missing in type/g)) names.add(m[1]!);
+    const list = /missing the following properties from type '[^']*': ([^\n]+?)(?:, and \d+ more)?\.?$/m.exec(msg);
+    for (const n of list?.[1]?.split(/,\s*/) ?? []) names.add(n);
+    const objectOf = (n: TS.Node): TS.ObjectLiteralExpression | undefined => {
+      const e = ts.isReturnStatement(n)
+        ? n.expression
+        : ts.isVariableDeclaration(n) || ts.isPropertyAssignment(n)
+          ? n.initializer
+          : ts.isExpression(n)
+            ? n
+            : undefined;
+      return e && ts.isObjectLiteralExpression(e) ? e : undefined;
+    };
+    const obj = objectOf(node) ?? objectOf(node.parent);
+    const target = obj && checker.getContextualType(obj);
+    if (obj && target && names.size > 0) {
+      const props: string[] = [];
+      for (const name of names) {
+        const sym = checker.getPropertyOfType(checker.getNonNullableType(target), name);
+        const value = sym && valueOfType(checker, checker.getTypeOfSymbolAtLocation(sym, obj));
+        if (value === undefined || !/^[A-Za-z_$][\w$]*$/.test(name)) {
+          props.length = 0;
+          break;
+        }
+        props.push(`${name}: ${value}`);
+      }
+      const last = obj.properties.at(-1);
+      if (props.length > 0)
+        fix(`Add ${props.join(", ")}`, "addMissingProperties", [
+          last
+            ? { start: last.getEnd(), length: 0, text: `, ${props.join(", ")}` }
+            : { start: obj.getStart(sf) + 1, length: 0, text: ` ${props.join(", ")} ` },
+        ]);
+    }
+  }
+  if (d.code === 1136 && sf.text[start] === ",") {
+    // A comma where a property was expected: one left over after a property was removed.
+    fix("Remove the extra ','", "removeComma", [{ start, length: 1, text: "" }]);
+  }
   if (d.code === 2355 || d.code === 2366 || d.code === 7030) {
     const fn = findUp(node, ts.isFunctionLike) as TS.FunctionLikeDeclaration | undefined;
     const body = fn?.body && ts.isBlock(fn.body) ? fn.body : undefined;
@@ -325,6 +455,26 @@ function ownFixes(program: TS.Program, sf: TS.SourceFile, d: TS.Diagnostic): Raw
     }
   }
   return out;
+}
+
+/**
+ * A placeholder value of type `t` for a property a fix declares: `undefined` where it is allowed, else
+ * the type's first literal, an empty string, 0, false or an empty array; undefined for any other type.
+ */
+function valueOfType(checker: TS.TypeChecker, t: TS.Type): string | undefined {
+  const parts = t.isUnion() ? t.types : [t];
+  if (parts.some((p) => p.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Any | ts.TypeFlags.Unknown)))
+    return "undefined";
+  for (const p of parts) {
+    if (p.isStringLiteral()) return JSON.stringify(p.value);
+    if (p.isNumberLiteral()) return String(p.value);
+    if (p.flags & ts.TypeFlags.BooleanLiteral) return checker.typeToString(p);
+    if (p.flags & ts.TypeFlags.String) return '""';
+    if (p.flags & ts.TypeFlags.Number) return "0";
+    if (p.flags & ts.TypeFlags.Boolean) return "false";
+    if (checker.isArrayType(p)) return "[]";
+  }
+  return undefined;
 }
 
 /** The agent's own rule: a statement whose value is computed and dropped. */
@@ -472,7 +622,8 @@ function tsFixes(ls: TS.LanguageService, path: string, d: TS.Diagnostic): RawFix
       FORMAT,
       PREFERENCES,
     );
-  } catch {
+  } catch (err) {
+    if (err instanceof ts.OperationCanceledException) throw err;
     return [];
   }
   return actions
@@ -552,6 +703,8 @@ function verify(
     }
     return { verified: true };
   } catch (err) {
+    // Cancelled (a request waits): no verdict, and none kept.
+    if (err instanceof ts.OperationCanceledException) throw err;
     return { verified: false, why: `the check failed: ${(err as Error).message}` };
   }
 }
@@ -636,6 +789,7 @@ function lookupDefinition(svc: WorkspaceService, program: TS.Program, path: stri
 export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): DiagnoseAnswer {
   const t0 = performance.now();
   const { path, text } = req;
+  const prev = svc.textOf(path);
   svc.update(path, text);
   const program = svc.program();
   const ls = svc.languageService;
@@ -650,11 +804,14 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
       unchecked: 0,
       checks_reused: 0,
       ...(definition ? { definition } : {}),
+      coverage: "file",
       ms: { diagnostics: 0, fixes: 0 },
     };
   }
   const syn = ls.getSyntacticDiagnostics(path);
-  const all = [...syn, ...(syn.length > 0 ? [] : ls.getSemanticDiagnostics(path))].filter(
+  const region = syn.length > 0 ? undefined : regionCheck(svc, sf, prev, req);
+  const sem = syn.length > 0 ? [] : region ? region.diagnostics : ls.getSemanticDiagnostics(path);
+  const all = [...syn, ...sem].filter(
     (d) => d.category === ts.DiagnosticCategory.Error || d.category === ts.DiagnosticCategory.Warning,
   );
   // The agent's own rule after TypeScript's: a dropped value, with "return it" as the candidate.
@@ -671,7 +828,8 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
   }));
   const shown = [...all, ...own].slice(0, CHECK_LIMITS.maxDiagnostics);
   const tDiag = performance.now();
-  const errorsNow = errorsOf(ls, path);
+  // A region answer checks no fix: a fix is verified against the whole file, whose check comes next.
+  const errorsNow = region ? [] : errorsOf(ls, path);
   const before = new Map<string, string[]>([[path, errorsNow.map(keyOf)]]);
   /** The errors covering `start` other than the diagnostic itself: they may stay there after its fix. */
   const keptAt = (start: number, self: string): string[] => {
@@ -695,7 +853,7 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
           source: "agency",
           changes: [{ file: path, spans: [{ start, length: 0, text: "return " }] }],
         });
-    } else raws.push(...tsFixes(ls, path, d), ...ownFixes(program, sf, d));
+    } else if (!region) raws.push(...tsFixes(ls, path, d), ...ownFixes(program, sf, d));
     for (const c of req.candidates ?? [])
       if (c.line === posOf(sf, start).line && (c.code === undefined || c.code === d.code))
         raws.push({
@@ -713,6 +871,9 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
             };
           }),
         });
+    // A region answer offers no fix: finding them costs more than the region's check (an import fix
+    // scans every module's exports), and a fix is verified against the whole file, checked next.
+    if (region) raws.length = 0;
     const seen = new Set<string>();
     const fixes: Pending[] = [];
     for (const raw of raws) {
@@ -801,6 +962,15 @@ export function diagnoseFile(svc: WorkspaceService, req: DiagnoseRequest): Diagn
     unchecked,
     checks_reused: cached,
     ...(definition ? { definition } : {}),
+    coverage: region ? "region" : "file",
+    ...(region
+      ? {
+          checked_ranges: region.spans.map((sp) => ({
+            start: posOf(sf, sp.start),
+            end: posOf(sf, sp.start + sp.length),
+          })),
+        }
+      : {}),
     ms: {
       diagnostics: Math.round((tDiag - t0) * 100) / 100,
       fixes: Math.round((performance.now() - tDiag) * 100) / 100,

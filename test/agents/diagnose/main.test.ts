@@ -137,6 +137,31 @@ describe("agent-diagnose", () => {
     }
   }, 90_000);
 
+  it("a long file after an edit: the edited region's error first, marked; the whole file's answer follows", async () => {
+    let long = "";
+    for (let i = 0; i < 150; i++)
+      long += `export function f${i}(input: string): number {\n  const size = input.length;\n  return size;\n}\n`;
+    const edited = long.replace("return size;\n}\nexport function f101(", "return sise;\n}\nexport function f101(");
+    const first = await diagnose({ file_path: "src/long.ts", source_code: long });
+    expect(first.payload).toMatchObject({ engine: "checker", coverage: "file", diagnostics: [] });
+    const region = await diagnose({ file_path: "src/long.ts", source_code: edited }, { verify_budget_ms: 1_000 });
+    expect(region.status, JSON.stringify(region.error)).toBe("success");
+    expect(region.payload).toMatchObject({
+      coverage: "region",
+      checked_ranges: [{ start: { line: 402 }, end: { line: 403 } }],
+      diagnostics: [{ line: 403, column: 9, code: "TS2304", message: "Cannot find name 'sise'.", fixes: [] }],
+      notes: [expect.stringMatching(/whole file is being checked now/)],
+    });
+    // Asked for the whole file: it waits for the check begun after the region answer, fixes checked.
+    const full = await diagnose({ file_path: "src/long.ts", source_code: edited }, { coverage: "file" });
+    expect(full.payload).toMatchObject({ coverage: "file", diagnostics: [{ line: 403, code: "TS2304" }], notes: [] });
+    expect(full.payload.checked_ranges).toBeUndefined();
+    expect((full.payload.diagnostics as Json[])[0]!.fixes[0]).toMatchObject({
+      verified: true,
+      edits: [{ file_path: "src/long.ts", new_text: "size" }],
+    });
+  }, 90_000);
+
   it("without a workspace: syntax errors only, and says why", async () => {
     const res = await agent.invoke({ action: "diagnose", context: { source_code: "const = 1;\n" }, constraints: {} });
     expect(res.payload).toMatchObject({ engine: "syntax", engine_reason: expect.stringMatching(/syntax errors only/) });

@@ -80,6 +80,31 @@ export function make(n: number): { a: number; b: number } {
     expect(overload.fixes[0]).toMatchObject({ verified: true, edits: [{ new_text: '"0"' }] });
   });
 
+  it("an object literal missing required properties gets them with values of their types; a stray comma goes", () => {
+    const a = run(`interface Timing { value: string; allowTimestamp: boolean; mode: "a" | "b"; at?: number }
+export function timing(v: string): Timing {
+  return { value: v, mode: "b" };
+}
+export const t: Timing = { allowTimestamp: true };
+`);
+    const ret = a.diagnostics.find((d) => d.start.line === 3)!;
+    expect(ret.code).toBe(2741);
+    expect(ret.fixes[0]).toMatchObject({
+      fix_name: "agency.addMissingProperties",
+      verified: true,
+      edits: [{ start: { line: 3, column: 30 }, new_text: ", allowTimestamp: false" }],
+    });
+    const decl = a.diagnostics.find((d) => d.start.line === 5)!;
+    expect(decl.code).toBe(2739);
+    expect(decl.fixes.find((f) => f.fix_name === "agency.addMissingProperties")).toMatchObject({
+      verified: true,
+      edits: [{ new_text: ', value: "", mode: "a"' }],
+    });
+    const comma = run(`export const o = Object.defineProperty({}, "name", {\n  configurable: true,\n  ,\n});\n`);
+    expect(comma.diagnostics[0]).toMatchObject({ code: 1136, start: { line: 3, column: 2 } });
+    expect(comma.diagnostics[0]!.fixes[0]).toMatchObject({ fix_name: "agency.removeComma", verified: true });
+  });
+
   it("a fix that removes an equal error elsewhere, leaving the one at its diagnostic, is not verified", () => {
     const text = `export const a: number = "x";\nexport const b: number = "x";\n`;
     const a = run(text, {
