@@ -113,7 +113,7 @@ async function warmFile(): Promise<Record<string, unknown>> {
       {
         action: "diagnose",
         context: { workspace_root: dir, file_path: "src/big.ts", source_code: text },
-        constraints: { check_wait_ms: 60_000, ...constraints },
+        constraints: { check_wait_ms: 60_000, coverage: "auto", ...constraints },
       } as AipRequest,
       ctx,
     )) as Payload;

@@ -243,7 +243,7 @@ export function createDiagnose(
     // The region to check first in a long changed file: the client's ranges, else its cursor, else
     // (in the worker) the span changed since the buffer the checker held.
     const ranges = context.ranges ?? (context.cursor ? [{ start: context.cursor, end: context.cursor }] : undefined);
-    const coverage = constraints.coverage ?? "auto";
+    const coverage = constraints.coverage ?? "file";
     const r = await ask(src.root, src.absPath, src.text, { coverage, ...(ranges ? { ranges } : {}) }, loadingWaitMs);
     ctx.timer.mark("check");
     if ("reason" in r) return syntaxOnly(r.reason, r.fallback);

@@ -366,7 +366,7 @@ export const DiagnoseConstraintsSchema = ConstraintsSchema.extend({
   coverage: oneOf(["auto", "file"])
     .optional()
     .describe(
-      'auto (default): a changed file of 500 lines or more is type-checked in its edited region first (payload coverage "region"), the whole file next in the background; file: the whole file, waiting up to check_wait_ms',
+      'file (default): the whole file, waiting up to check_wait_ms; auto (what an editor asks after each edit): a changed file of 500 lines or more is type-checked in its edited region first (payload coverage "region", no fixes yet), the whole file next in the background',
     ),
   max_tokens: intIn(1, 512).optional().describe("model: tokens for the explanation (default 96)"),
   inference_timeout_ms: intIn(1, INFERENCE_TIMEOUT_MAX_MS).optional(),

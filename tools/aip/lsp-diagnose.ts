@@ -103,7 +103,7 @@ export function serveDiagnostics({ connection, documents, contextOf, call }: Dia
   const published = new Map<string, { lines: number; diagnostics: Diagnostic[] }>();
   const timers = new Map<string, NodeJS.Timeout>();
 
-  async function diagnose(d: TextDocument, constraints: Json = {}): Promise<void> {
+  async function diagnose(d: TextDocument, constraints: Json = { coverage: "auto" }): Promise<void> {
     const ctx = contextOf(d);
     if (ctx.workspace_root === undefined) return;
     let answer: Answer<DiagnosePayload>;

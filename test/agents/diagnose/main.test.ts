@@ -144,7 +144,10 @@ describe("agent-diagnose", () => {
     const edited = long.replace("return size;\n}\nexport function f101(", "return sise;\n}\nexport function f101(");
     const first = await diagnose({ file_path: "src/long.ts", source_code: long });
     expect(first.payload).toMatchObject({ engine: "checker", coverage: "file", diagnostics: [] });
-    const region = await diagnose({ file_path: "src/long.ts", source_code: edited }, { verify_budget_ms: 1_000 });
+    const region = await diagnose(
+      { file_path: "src/long.ts", source_code: edited },
+      { verify_budget_ms: 1_000, coverage: "auto" },
+    );
     expect(region.status, JSON.stringify(region.error)).toBe("success");
     expect(region.payload).toMatchObject({
       coverage: "region",
