@@ -73,7 +73,8 @@ See docs/agents.md.`,
       await formatChecked(WARM_SOURCE, dialectOf("typescript"));
       syntaxError(WARM_SOURCE, dialectOf("typescript"));
       await host.load(log);
-      counter = new TokenCounter(host.ready ? (t) => host.tokenize(t) : undefined);
+      // Only the model's prompt is counted: without a model the encoder (a large table to load) waits for one.
+      if (host.ready) counter = new TokenCounter((t) => host.tokenize(t));
       await host.selfProbe();
       if (host.ready) {
         // The whole pipeline, a few keystrokes with one generated token each: parser, incremental
@@ -138,7 +139,7 @@ See docs/agents.md.`,
           event: "warmup",
           model_state: host.state.status,
           fim_ok: host.fim.ok ?? false,
-          tiktoken_ratio: counter.ratio,
+          tiktoken_ratio: counter?.ratio ?? null,
           warmup_keystrokes: host.config.warmupKeystrokes,
           warmup_ms: warmupMs,
         },
