@@ -110,7 +110,9 @@ export interface DiagnoseAnswer {
   ms: { diagnostics: number; fixes: number };
 }
 
-const FORMAT = ts.getDefaultFormatCodeSettings("\n");
+let format: TS.FormatCodeSettings | undefined;
+/** The formatting fixes are made with (asked on first use, like the compiler). */
+const formatSettings = (): TS.FormatCodeSettings => (format ??= ts.getDefaultFormatCodeSettings("\n"));
 const PREFERENCES: TS.UserPreferences = { quotePreference: "auto", importModuleSpecifierEnding: "auto" };
 
 /**
@@ -469,7 +471,7 @@ function tsFixes(ls: TS.LanguageService, path: string, d: TS.Diagnostic): RawFix
       d.start ?? 0,
       (d.start ?? 0) + (d.length ?? 0),
       [d.code],
-      FORMAT,
+      formatSettings(),
       PREFERENCES,
     );
   } catch {
