@@ -24,10 +24,13 @@ Environment: AIP_MODEL (a GGUF model that proposes extra cases; optional). See d
   warmup: async (log) => {
     // Python's grammar (wasm) loads in the background: the first .py request then finds it compiled.
     void loadLanguage("python").catch(() => undefined);
-    await warmPrettier();
     await host.load(log);
   },
-  warmLater: warmParser,
+  // The parser and prettier's parsers load after ready: the first request usually finds them loaded.
+  warmLater: () => {
+    warmParser();
+    void warmPrettier().catch(() => undefined);
+  },
   health: () => ({ proposals: host.ready ? "model" : "none", ...host.health() }),
   dispose: () => host.dispose(),
 };
