@@ -4,6 +4,7 @@ import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
 import { ParseCache } from "../lib/code/cache.js";
+import { warmParser } from "../lib/code/parse.js";
 import { TypedEngine } from "../lib/completion/engine.js";
 import { createCompleteLite } from "../lib/completion/handler.js";
 import { PyrightEngine } from "../lib/completion/python/pyright.js";
@@ -20,6 +21,7 @@ Request: context.source_code and context.cursor; context.file_path + context.wor
 Environment: AIP_TYPED_MAX_WORKSPACES (3), AIP_TYPED_HEAP_MB (768), AIP_TYPED_BUDGET_MS (250).
 See docs/agents.md.`,
   handlers: { complete: createCompleteLite(new ParseCache(), typed, pyright) },
+  warmLater: warmParser,
   health: () => ({ ...typed.health(), ...pyright.health() }),
   dispose: async () => {
     pyright.close();

@@ -48,6 +48,12 @@ export function createCompleteAgent(manifest: AgentManifest, host: ModelEngine, 
     }),
   });
   let warmupMs = 0;
+  /** The parser, the syntax check and prettier, each run once on a small module. */
+  const warmSyntax = async (): Promise<void> => {
+    cache.get(WARM_SOURCE, dialectOf("typescript"), "\0warmup");
+    await formatChecked(WARM_SOURCE, dialectOf("typescript"));
+    syntaxError(WARM_SOURCE, dialectOf("typescript"));
+  };
   const resources = {
     ...manifest.resources,
     ...(host.config.path !== undefined
@@ -69,11 +75,14 @@ syntactic engine with payload.engine "lite" and payload.reason.
 See docs/agents.md.`,
     handlers: { complete },
     warmup: async (log) => {
-      cache.get(WARM_SOURCE, dialectOf("typescript"), "\0warmup");
-      await formatChecked(WARM_SOURCE, dialectOf("typescript"));
-      syntaxError(WARM_SOURCE, dialectOf("typescript"));
       await host.load(log);
-      counter = new TokenCounter(host.ready ? (t) => host.tokenize(t) : undefined);
+      // With a model the whole pipeline is warmed before ready; without one complete-lite answers in
+      // its place, so the parser and prettier warm after ready (warmLater) and the counter's encoder
+      // (a large table to load), which only a model's prompt needs, is not loaded.
+      if (host.ready) {
+        await warmSyntax();
+        counter = new TokenCounter((t) => host.tokenize(t));
+      }
       await host.selfProbe();
       if (host.ready) {
         // The whole pipeline, a few keystrokes with one generated token each: parser, incremental
@@ -138,12 +147,15 @@ See docs/agents.md.`,
           event: "warmup",
           model_state: host.state.status,
           fim_ok: host.fim.ok ?? false,
-          tiktoken_ratio: counter.ratio,
+          tiktoken_ratio: counter?.ratio ?? null,
           warmup_keystrokes: host.config.warmupKeystrokes,
           warmup_ms: warmupMs,
         },
         "warm",
       );
+    },
+    warmLater: () => {
+      if (!host.ready) void warmSyntax();
     },
     health: () => {
       const base = {

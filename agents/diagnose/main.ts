@@ -5,6 +5,7 @@ import { ModelHost } from "../lib/llm/host.js";
 import { TypedEngine } from "../lib/completion/engine.js";
 import { PyrightEngine } from "../lib/completion/python/pyright.js";
 import { ParseCache } from "../lib/code/cache.js";
+import { warmParser } from "../lib/code/parse.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { runAgent } from "../lib/runtime/run.js";
 import type { AgentDefinition } from "../lib/runtime/types.js";
@@ -31,6 +32,7 @@ See docs/agents.md.`,
   warmup: async (log) => {
     await host.load(log);
   },
+  warmLater: warmParser,
   health: () => ({ ...typed.health(), ...pyright.health(), ...host.health() }),
   dispose: async () => {
     await typed.close();

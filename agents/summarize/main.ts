@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** agent-summarize: a structured outline of a module (or of the function at the cursor) and a short extractive summary. */
 import { ParseCache } from "../lib/code/cache.js";
+import { warmParser } from "../lib/code/parse.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import { modelEngine } from "../lib/llm/select.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
@@ -29,6 +30,7 @@ Broken source is answered with payload.partial and payload.diagnostics. See docs
       await host.selfProbe();
     }
   },
+  warmLater: warmParser,
   // A summarize without a model is not degraded: the extractive summary is its designed behaviour.
   health: () => ({ summary_mode: host.ready ? "model" : "extractive", ...host.health() }),
   dispose: () => host.dispose(),

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** agent-testgen: a vitest / jest / node:test file for the function or method at the cursor, formatted by prettier and parse-checked. */
 import { ParseCache } from "../lib/code/cache.js";
+import { warmParser } from "../lib/code/parse.js";
 import { modelEngine } from "../lib/llm/select.js";
 import { bundledManifest } from "../lib/runtime/manifest.js";
 import { loadLanguage } from "../lib/code/languages/registry.js";
@@ -23,8 +24,12 @@ Environment: AIP_MODEL (a GGUF model that proposes extra cases; optional). See d
   warmup: async (log) => {
     // Python's grammar (wasm) loads in the background: the first .py request then finds it compiled.
     void loadLanguage("python").catch(() => undefined);
-    await warmPrettier();
     await host.load(log);
+  },
+  // The parser and prettier's parsers load after ready: the first request usually finds them loaded.
+  warmLater: () => {
+    warmParser();
+    void warmPrettier().catch(() => undefined);
   },
   health: () => ({ proposals: host.ready ? "model" : "none", ...host.health() }),
   dispose: () => host.dispose(),

@@ -29,7 +29,11 @@ const MAX_CACHED_WORKSPACES = 4;
 /** Diagnostics reported per failing test. */
 const MAX_REASON_CHARS = 200;
 
-const TS_LIB_DIR = dirname(ts.getDefaultLibFilePath({}));
+let libDir: string | undefined;
+/** The compiler's lib directory (asked on first use: the compiler loads after the agent is ready). */
+function tsLibDir(): string {
+  return (libDir ??= dirname(ts.getDefaultLibFilePath({})));
+}
 
 /** A workspace (or a lone buffer) as the checker sees it: options, root files, and a host over its files. */
 export interface CheckProject {
@@ -69,7 +73,7 @@ function isDeclarationOrManifest(p: string): boolean {
 function readFor(project: CheckProject, path: string): string | undefined {
   const o = project.overlay.get(path);
   if (o !== undefined) return o;
-  if (path.startsWith(TS_LIB_DIR + sep)) return ts.sys.readFile(path);
+  if (path.startsWith(tsLibDir() + sep)) return ts.sys.readFile(path);
   if (!isInside(project.root, path)) return undefined;
   const text = readContainedSync(project.root, path);
   if (text !== undefined) return text;
@@ -108,13 +112,13 @@ function hostFor(project: CheckProject): TS.CompilerHost {
   const base = ts.createCompilerHost(project.options, true);
   const exists = (p: string): boolean =>
     project.overlay.has(p) ||
-    (p.startsWith(TS_LIB_DIR + sep) ? ts.sys.fileExists(p) : isInside(project.root, p) && existsSync(p));
+    (p.startsWith(tsLibDir() + sep) ? ts.sys.fileExists(p) : isInside(project.root, p) && existsSync(p));
   return {
     ...base,
     fileExists: exists,
     readFile: (p) => readFor(project, p),
     directoryExists: (d) =>
-      d.startsWith(TS_LIB_DIR) || isInside(project.root, d) || [...project.overlay.keys()].some((k) => k.startsWith(d))
+      d.startsWith(tsLibDir()) || isInside(project.root, d) || [...project.overlay.keys()].some((k) => k.startsWith(d))
         ? (ts.sys.directoryExists?.(d) ?? false) || [...project.overlay.keys()].some((k) => k.startsWith(d + sep))
         : false,
     getCurrentDirectory: () => project.root,
@@ -122,7 +126,7 @@ function hostFor(project: CheckProject): TS.CompilerHost {
     realpath: (p) => p,
     getSourceFile: (fileName, languageVersion) => {
       const version = typeof languageVersion === "object" ? languageVersion.languageVersion : languageVersion;
-      if (fileName.startsWith(TS_LIB_DIR + sep)) {
+      if (fileName.startsWith(tsLibDir() + sep)) {
         const key = `${fileName}|${version}`;
         let sf = libFiles.get(key);
         if (!sf) {

@@ -10,7 +10,7 @@ import type * as Estree from "@typescript-eslint/typescript-estree/use-at-your-o
 import type * as TS from "typescript";
 import { ts } from "./typescript.js";
 import { AipError } from "../../../protocol/contract/errors.js";
-import type { Dialect } from "./language.js";
+import { dialectOf, type Dialect } from "./language.js";
 import { lineStarts, positionAt } from "./position.js";
 
 export type Program = TSESTree.Program;
@@ -277,4 +277,9 @@ export function partialFields(
 ): { partial?: true; diagnostics?: ReportedDiagnostic[] } {
   if (file.diagnostics.length === 0) return {};
   return { partial: true, diagnostics: reportDiagnostics(file, starts) };
+}
+
+/** Parse a one-line module: loads the compiler and the converter (on first use otherwise) and compiles their parse paths. */
+export function warmParser(): void {
+  parseTolerant("export const warm: number = 1;\n", dialectOf("typescript"));
 }

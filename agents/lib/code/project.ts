@@ -19,8 +19,8 @@ const MAX_CONFIG_BYTES = 256 * 1024;
 /** `extends` chains longer than this are cut (a cycle, or a hostile chain). */
 const MAX_EXTENDS = 8;
 
-/** The options used when the workspace has no usable tsconfig.json: a modern, permissive project. */
-export const DEFAULT_OPTIONS: Readonly<TS.CompilerOptions> = {
+/** The options used when the workspace has no usable tsconfig.json: a modern, permissive project (a function: the compiler loads on first use). */
+export const defaultOptions = (): TS.CompilerOptions => ({
   target: ts.ScriptTarget.ES2022,
   module: ts.ModuleKind.ESNext,
   moduleResolution: ts.ModuleResolutionKind.Bundler,
@@ -32,7 +32,7 @@ export const DEFAULT_OPTIONS: Readonly<TS.CompilerOptions> = {
   resolveJsonModule: true,
   skipLibCheck: true,
   noEmit: true,
-};
+});
 
 export interface WorkspaceProject {
   /** The workspace root (a real path). */
@@ -177,7 +177,7 @@ export function implicitResolution(options: TS.CompilerOptions): TS.ModuleResolu
 
 /**
  * Load the project of the workspace `root` (a real path, already judged by resolveRoot): options and
- * root files from its tsconfig.json, or DEFAULT_OPTIONS over its TypeScript files when that is missing,
+ * root files from its tsconfig.json, or defaultOptions() over its TypeScript files when that is missing,
  * does not parse, or lists no files. `fallback` says what was fallen back to and why.
  */
 export async function loadProject(root: string): Promise<WorkspaceProject> {
@@ -197,7 +197,7 @@ export async function loadProject(root: string): Promise<WorkspaceProject> {
     );
     return {
       root,
-      options: { ...DEFAULT_OPTIONS },
+      options: defaultOptions(),
       fileNames: tsFiles.length > 0 ? tsFiles : listed.filter((p) => JS_FILE.test(p)),
       fallback,
     };

@@ -37,10 +37,16 @@ interface ExportInfoMap {
   releaseSymbols(): void;
   onFileChanged(oldFile: TS.SourceFile, newFile: TS.SourceFile, typeAcquisitionEnabled: boolean): boolean;
 }
-/** The lib files' directory: the only place outside a workspace the service reads. */
-const LIB_DIR = dirname(ts.getDefaultLibFilePath({}));
+let libDirPath: string | undefined;
+/** The lib files' directory: the only place outside a workspace the service reads (asked on first use, like the compiler). */
+function libDir(): string {
+  return (libDirPath ??= dirname(ts.getDefaultLibFilePath({})));
+}
+let sharedRegistry: TS.DocumentRegistry | undefined;
 /** One registry for every workspace: lib files parsed once are shared by all of them. */
-const REGISTRY = ts.createDocumentRegistry(true);
+function documentRegistry(): TS.DocumentRegistry {
+  return (sharedRegistry ??= ts.createDocumentRegistry(true));
+}
 
 /** Limits of one workspace's service (docs/agents.md, "Type-aware completion"). */
 export const SERVICE_LIMITS = {
@@ -121,7 +127,7 @@ export class WorkspaceService {
   private readonly present = new Set<string>();
   private readonly wantFiles = new Set<string>();
   private readonly wantDirs = new Set<string>();
-  private readonly registry = REGISTRY;
+  private readonly registry = documentRegistry();
   private service: TS.LanguageService | undefined;
   private projectVersion = 0;
   private bytes = 0;
@@ -223,7 +229,7 @@ export class WorkspaceService {
   }
 
   private libText(path: string): string | undefined {
-    if (dirname(path) !== LIB_DIR) return undefined;
+    if (dirname(path) !== libDir()) return undefined;
     if (!this.libFiles.has(path)) {
       let text: string | undefined;
       try {
@@ -265,11 +271,11 @@ export class WorkspaceService {
         return undefined;
       },
       directoryExists: (d) => {
-        if (!this.inside(d) && d !== this.root) return d === LIB_DIR;
+        if (!this.inside(d) && d !== this.root) return d === libDir();
         return this.knownDir(d) === true;
       },
       getDirectories: (d) => {
-        if (!this.inside(d) && d !== this.root) return d === LIB_DIR ? readdirSync(LIB_DIR) : [];
+        if (!this.inside(d) && d !== this.root) return d === libDir() ? readdirSync(libDir()) : [];
         if (this.knownDir(d) !== true) return [];
         const listing = this.dirs.get(d);
         if (!listing) {

@@ -1,9 +1,29 @@
 /**
- * TypeScript's compiler API, loaded with `require`. Imported from an ES module, the CommonJS file
- * would first be scanned whole for its export names (cjs-module-lexer over several megabytes), which
- * doubles what loading the compiler costs an agent at start. Types come from `import type * as TS`.
+ * TypeScript's compiler API, loaded with `require` on first use. Imported from an ES module, the
+ * CommonJS file would first be scanned whole for its export names (cjs-module-lexer over several
+ * megabytes), which doubles what loading the compiler costs. It is loaded on first use, not at import:
+ * compiling it is the largest part of a code agent's start, and the agent answers its readiness probe
+ * first and loads it right after (`warmLater`, agents/lib/runtime/types.ts). Types come from
+ * `import type * as TS`.
  */
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
 
-export const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+const require = createRequire(import.meta.url);
+let loaded: typeof TS | undefined;
+
+/** The compiler module, loaded now if it is not yet. */
+export function typescript(): typeof TS {
+  return (loaded ??= require("typescript") as typeof TS);
+}
+
+/** Whether the compiler has been loaded in this process. */
+export function typescriptLoaded(): boolean {
+  return loaded !== undefined;
+}
+
+/** The compiler's namespace, `ts.SyntaxKind`, `ts.createSourceFile`, …: the first property read loads it. */
+export const ts: typeof TS = new Proxy({} as typeof TS, {
+  get: (_, key) => (typescript() as unknown as Record<string | symbol, unknown>)[key],
+  has: (_, key) => key in typescript(),
+});

@@ -197,7 +197,9 @@ function regionCheck(
   return r;
 }
 
-const FORMAT = ts.getDefaultFormatCodeSettings("\n");
+let format: TS.FormatCodeSettings | undefined;
+/** The formatting fixes are made with (asked on first use, like the compiler). */
+const formatSettings = (): TS.FormatCodeSettings => (format ??= ts.getDefaultFormatCodeSettings("\n"));
 const PREFERENCES: TS.UserPreferences = { quotePreference: "auto", importModuleSpecifierEnding: "auto" };
 
 /**
@@ -619,7 +621,7 @@ function tsFixes(ls: TS.LanguageService, path: string, d: TS.Diagnostic): RawFix
       d.start ?? 0,
       (d.start ?? 0) + (d.length ?? 0),
       [d.code],
-      FORMAT,
+      formatSettings(),
       PREFERENCES,
     );
   } catch (err) {

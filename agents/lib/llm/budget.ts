@@ -19,6 +19,11 @@ export function enc(): Tiktoken {
   return encoder;
 }
 
+/** Whether the encoder has been loaded in this process (its table takes a large part of a start). */
+export function encoderLoaded(): boolean {
+  return encoder !== undefined;
+}
+
 /** tiktoken's count of `text`. */
 export function tiktokenCount(text: string): number {
   return text === "" ? 0 : enc().encode_ordinary(text).length;

@@ -152,6 +152,7 @@ export async function listen(
   const invoker = new AgentInvoker(def, log);
   // After warm-up, so that what it loaded counts as live (heap.ts).
   invoker.tuneHeapGrowth();
+  const warmSoon = later(def, log);
   // The socket accepts before AipServer.listen resolves (permissions are applied after bind): a SIGTERM
   // in that window must shut down cleanly, not kill the process, so the handlers go in first.
   let pendingSignal: string | undefined;
@@ -171,22 +172,28 @@ export async function listen(
       limits: { ...AGENT_LIMITS, ...limits },
       // The orchestrator's NDJSON connections carry its clients' requests, already shared fairly (docs/aip-1.md).
       trustUnordered: true,
-      invoke: async (value, ctx) => logged(log, await invoker.invoke(value, ctx.signal), ctx.framing),
+      invoke: async (value, ctx) => {
+        warmSoon();
+        return logged(log, await invoker.invoke(value, ctx.signal), ctx.framing);
+      },
       routes: {
-        "GET /healthz": async () => ({
-          status: 200,
-          body: JSON.stringify({
-            status: "ok",
-            agent: def.manifest.name,
-            version: def.manifest.version,
-            pid: process.pid,
-            uptime_s: Math.round((Date.now() - started) / 1000),
-            concurrent_requests: invoker.inflight,
-            max_concurrent: def.manifest.max_concurrent,
-            memory: memoryReport(),
-            ...def.health?.(),
-          }),
-        }),
+        "GET /healthz": async () => {
+          warmSoon();
+          return {
+            status: 200,
+            body: JSON.stringify({
+              status: "ok",
+              agent: def.manifest.name,
+              version: def.manifest.version,
+              pid: process.pid,
+              uptime_s: Math.round((Date.now() - started) / 1000),
+              concurrent_requests: invoker.inflight,
+              max_concurrent: def.manifest.max_concurrent,
+              memory: memoryReport(),
+              ...def.health?.(),
+            }),
+          };
+        },
       },
       onEvent: (e) => log.warn({ ...e, event: e.event }, e.event),
     });
@@ -208,6 +215,27 @@ export async function listen(
   });
   await def.dispose?.();
   log.info({ event: "stopped" }, "agent stopped");
+}
+
+/**
+ * The agent's `warmLater`, run once, on the turn after the first readiness probe or request that calls
+ * the returned function: that answer goes out first.
+ */
+function later(def: AgentDefinition, log: Logger): () => void {
+  let scheduled = def.warmLater === undefined;
+  return () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      const started = performance.now();
+      try {
+        def.warmLater!(log);
+        log.info({ event: "warmed_later", ms: Math.round(performance.now() - started) }, "warmed after ready");
+      } catch (err) {
+        log.warn({ event: "warm_later_failed", err: (err as Error).message }, "warming after ready failed");
+      }
+    });
+  };
 }
 
 /** Failed requests logged per second at most when the failure is the client's (4xx); the others are counted in `suppressed`. */

@@ -27,6 +27,12 @@ export interface AgentDefinition {
   handlers: Record<string, Handler>;
   /** Run before the agent reports ready (load models, warm parsers). */
   warmup?: (log: Logger) => Promise<void>;
+  /**
+   * Warming that answering does not wait for (loading the compiler a handler loads on first use
+   * anyway): run once the agent has answered its first readiness probe or request, so that a start
+   * is not held up by it and the first request usually finds it done.
+   */
+  warmLater?: (log: Logger) => void;
   /** Extra fields for GET /healthz; `status: "degraded"` with a `reason` is allowed. */
   health?: () => Record<string, unknown>;
   /** Release resources on shutdown. */

@@ -20,7 +20,12 @@ export interface Fingerprint {
   sha256: string;
   /** sha256 of each further file of the interpreter chain, by path. */
   chain: Record<string, string>;
+  /** The identity (fileIdentity) each chain file had when hashed, by path: a restart reuses the hash while it holds. */
+  chainIds?: Record<string, string>;
 }
+
+/** Where a chain file's hash may already be known: its sha256 when `identity` is the one it was hashed at. */
+export type KnownHash = (path: string, identity: string) => string | undefined;
 
 /** sha256 of a file, streamed. */
 export function sha256File(path: string): Promise<string> {
@@ -36,28 +41,42 @@ export function sha256File(path: string): Promise<string> {
 /** Chain files hashed by this process, by path, with the identity (inode, size, times) they had. */
 const chainHashes = new Map<string, { identity: string; sha256: Promise<string> }>();
 
-/**
- * sha256 of an interpreter-chain file, hashed once per process while its identity holds: every agent
- * shares the interpreter (a large binary), and the agents are vetted at once at each start. Any
- * write to the file changes its ctime, which no user can set back, so a changed file is hashed again.
- */
-function chainFileSha256(path: string): Promise<string> {
+/** A file's identity: device, inode, size, mtime and ctime. Any write changes its ctime, which no user can set back. */
+export function fileIdentity(path: string): string {
   const st = statSync(path);
-  const identity = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-  const known = chainHashes.get(path);
-  if (known?.identity === identity) return known.sha256;
-  const sha256 = sha256File(path);
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/**
+ * sha256 of an interpreter-chain file, hashed once while its identity holds: every agent shares the
+ * interpreter (a large binary), and the agents are vetted at once at each start. `known` carries the
+ * hash over from an earlier start (the signed cache), so a restart hashes the interpreter only when
+ * it changed.
+ */
+function chainFileSha256(path: string, identity: string, known?: KnownHash): Promise<string> {
+  const had = chainHashes.get(path);
+  if (had?.identity === identity) return had.sha256;
+  const carried = known?.(path, identity);
+  const sha256 = carried !== undefined ? Promise.resolve(carried) : sha256File(path);
   chainHashes.set(path, { identity, sha256 });
   sha256.catch(() => chainHashes.delete(path));
   return sha256;
 }
 
-/** Size, mtime and content hash of `path`, and the hashes of the interpreter chain's files. */
-export async function fingerprint(path: string, chain: readonly string[] = []): Promise<Fingerprint> {
+/** Size, mtime and content hash of `path`, and the hashes (and identities) of the interpreter chain's files. */
+export async function fingerprint(
+  path: string,
+  chain: readonly string[] = [],
+  known?: KnownHash,
+): Promise<Fingerprint> {
   const st = statSync(path);
   const hashes: Record<string, string> = {};
-  for (const p of chain) hashes[p] = await chainFileSha256(p);
-  return { size: st.size, mtimeMs: st.mtimeMs, sha256: await sha256File(path), chain: hashes };
+  const ids: Record<string, string> = {};
+  for (const p of chain) {
+    ids[p] = fileIdentity(p);
+    hashes[p] = await chainFileSha256(p, ids[p], known);
+  }
+  return { size: st.size, mtimeMs: st.mtimeMs, sha256: await sha256File(path), chain: hashes, chainIds: ids };
 }
 
 const FingerprintSchema = z.strictObject({
@@ -65,6 +84,7 @@ const FingerprintSchema = z.strictObject({
   mtimeMs: z.number(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   chain: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
+  chainIds: z.record(z.string(), z.string()).optional(),
 });
 
 /** What a cached report must look like to be used at all (the signature is checked first). */
@@ -159,6 +179,13 @@ export class VetCache {
     const same = f.size === fp.size && f.sha256 === fp.sha256 && JSON.stringify(f.chain) === JSON.stringify(fp.chain);
     return same ? e.report : undefined;
   }
+
+  /** The sha256 a cached verdict recorded for chain file `path` when it had `identity` (see KnownHash). */
+  readonly chainHash: KnownHash = (path, identity) => {
+    for (const e of this.entries.values())
+      if (e.fingerprint.chainIds?.[path] === identity) return e.fingerprint.chain[path];
+    return undefined;
+  };
 
   set(path: string, fp: Fingerprint, policyKey: string, report: VetReport): void {
     if (report.couldNotVet) return;

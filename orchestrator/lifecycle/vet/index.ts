@@ -110,6 +110,7 @@ export async function vetAgent(executablePath: string, options: VetOptions = {})
     fp = await fingerprint(
       exe,
       info.chain.filter((p) => p !== exe),
+      options.cache?.chainHash,
     );
   } catch {
     // reported by the executable check below

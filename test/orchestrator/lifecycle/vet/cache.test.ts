@@ -1,7 +1,7 @@
 import { appendFileSync, copyFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fingerprint, keyedEnv, sha256File } from "../../../../orchestrator/lifecycle/vet/cache.js";
+import { fileIdentity, fingerprint, keyedEnv, sha256File } from "../../../../orchestrator/lifecycle/vet/cache.js";
 import { DEFAULT_POLICY, VetCache, vetAgent } from "../../../../orchestrator/lifecycle/vet/index.js";
 import { SANDBOX_HIDE_ENV, TRUST_FILE_ENV, TRUST_FILE_NAME } from "../../../../protocol/util/trust-env.js";
 import { tempDir } from "../../../helpers.js";
@@ -50,6 +50,40 @@ describe("vetting cache and could-not-vet", () => {
     const after = await fingerprint(exe, [interpreter]);
     expect(after.chain[interpreter]).toBe(await sha256File(interpreter));
     expect(after.chain[interpreter]).not.toBe(before.chain[interpreter]);
+  });
+
+  it("carries an interpreter's hash over to the next start while its identity holds, never past a write", async () => {
+    const exe = join(t.dir, "carried-agent.sh");
+    const interpreter = join(t.dir, "carried-interpreter");
+    copyFileSync(join(CORPUS, "good-shell.sh"), exe);
+    writeFileSync(interpreter, "the interpreter\n");
+    const file = join(t.dir, "cache-carried/vet.json");
+    const cache = new VetCache(file);
+    const fp = await fingerprint(exe, [interpreter]);
+    cache.set(exe, fp, "a".repeat(64), await vetAgent(exe, { cache: new VetCache() }));
+    // A restart reads the file: the hash recorded at this identity comes back without reading the file.
+    const restarted = new VetCache(file);
+    expect(restarted.chainHash(interpreter, fileIdentity(interpreter))).toBe(await sha256File(interpreter));
+    // What the cache answers is taken as the hash: the file is not read for it.
+    const unread = join(t.dir, "carried-unread-interpreter");
+    writeFileSync(unread, "another interpreter\n");
+    const asked: string[] = [];
+    const carried = await fingerprint(exe, [unread], (path, identity) => {
+      asked.push(`${path} ${identity}`);
+      return "f".repeat(64);
+    });
+    expect(carried.chain[unread]).toBe("f".repeat(64));
+    expect(asked).toEqual([`${unread} ${fileIdentity(unread)}`]);
+    // Written (even with its old times put back): another identity, nothing recorded for it, hashed anew.
+    const then = new Date(Date.now() - 60_000);
+    utimesSync(interpreter, then, then);
+    writeFileSync(interpreter, "the interpreter, swapped\n");
+    utimesSync(interpreter, then, then);
+    expect(restarted.chainHash(interpreter, fileIdentity(interpreter))).toBeUndefined();
+    const after = await fingerprint(exe, [interpreter], restarted.chainHash);
+    expect(after.chain[interpreter]).toBe(await sha256File(interpreter));
+    expect(after.chainIds?.[interpreter]).toBe(fileIdentity(interpreter));
+    expect(after.chainIds?.[interpreter]).not.toBe(fp.chainIds?.[interpreter]);
   });
 
   it("keeps a verdict across starts from another shell, unit or editor, and hidden socket directories", async () => {
