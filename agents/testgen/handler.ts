@@ -252,6 +252,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
         testPath: loc.test_path,
         effects,
         vectors: inputs?.vectors ?? [base, ...sites.map((x) => x.args)],
+        resultArgs: inputs?.resultArgs ?? [],
         timeoutMs: observeMs,
         signal: ctx.signal,
       });
