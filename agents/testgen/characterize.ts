@@ -20,7 +20,7 @@ import { runWarm } from "./warm.js";
 /** One call may take this long before it is dropped (each input is called twice). */
 export const CALL_TIMEOUT_MS = 1000;
 /** Observed cases kept per function, at most (those with a result not seen yet come first). */
-export const MAX_OBSERVED = 8;
+export const MAX_OBSERVED = 10;
 /** An observed value is asserted when its JSON is at most this long. */
 const MAX_VALUE_CHARS = 600;
 /** Errors that say the sandbox, not the function, refused: no network, a read-only workspace. */

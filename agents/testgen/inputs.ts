@@ -48,7 +48,7 @@ const SAFE_GLOBALS = new Set([
 
 const STRINGS = ['""', '"a"', '"Hello World"', '"foo-bar_baz"'];
 /** Values for a parameter typed `unknown` or `any`: one of each kind a function tells apart. */
-const ANYTHING = ["null", "{ a: 1 }", "[1, 2]", "0", '""', "{}", "true", "Object.create(null)", "new Map([[1, 2]])"];
+const ANYTHING = ["null", "{ a: 1 }", "[1, 2]", "Object.create(null)", "0", '""', "new Map([[1, 2]])", "{}", "true"];
 /** Variants of an `unknown` / `any` parameter, at most (it has no type to narrow them). */
 const MAX_ANY_VARIANTS = 10;
 const NUMBERS = ["0", "-1", "2.5", "100"];
@@ -67,10 +67,11 @@ export interface Inputs {
   valueImports: Map<string, Set<string>>;
 }
 
-const NONE: CodeValues = { strings: [], numbers: [], objects: [] };
+const NONE: CodeValues = { strings: [], numbers: [], objects: [], instances: new Map() };
 
 /** Anything: the code's keys, strings and numbers first, then one value of each kind. */
 const anything = (m: CodeValues): string[] => [
+  ...[...m.instances.values()].slice(0, 2),
   ...m.objects.slice(0, 2),
   ...m.strings.slice(0, 2),
   ...m.numbers.slice(0, 1),
@@ -106,6 +107,11 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
     const out: string[] = [];
     if (members.some((x) => x.flags & ts.TypeFlags.String)) out.push(...m.strings.slice(0, 4));
     if (members.some((x) => x.flags & ts.TypeFlags.Number)) out.push(...m.numbers.slice(0, 3));
+    // A built-in class the code tests with instanceof, where the union names it.
+    for (const x of members) {
+      const made = m.instances.get(x.symbol?.getName() ?? "");
+      if (made !== undefined) out.push(made);
+    }
     for (const x of members) out.push(...variants(b, checker, x, hint).slice(0, 2));
     return out;
   }

@@ -5,7 +5,8 @@
  * `endsWith`, `includes`, `split`, …, or an element of an array it searches) is tried inside a longer
  * string, so the search finds it; a regular expression it tests gives a string that matches; a
  * number it compares with gives that number and its neighbours (an off-by-one shows there); a key it
- * tests with `in` or `hasOwn` gives an object with that key. The body is read with the same-file
+ * tests with `in` or `hasOwn` gives an object with that key, a built-in class it tests with
+ * `instanceof` an instance of it. The body is read with the same-file
  * functions and constants it names, two levels deep, so a helper's branches count too.
  */
 import type * as TS from "typescript";
@@ -26,7 +27,24 @@ export interface CodeValues {
   numbers: string[];
   /** Objects with a key the code tests for, as source text (`{ [Symbol.iterator]: 1 }`). */
   objects: string[];
+  /** Instances of the built-in classes the code tests with `instanceof`, by class name. */
+  instances: Map<string, string>;
 }
+
+/** Built-in classes whose instance is built the same every time, and how (`x instanceof FormData`). */
+const INSTANCES: Record<string, string> = {
+  FormData: "new FormData()",
+  URLSearchParams: 'new URLSearchParams("a=1")',
+  Blob: 'new Blob(["ab"])',
+  ArrayBuffer: "new ArrayBuffer(2)",
+  Uint8Array: "new Uint8Array([1, 2])",
+  Map: "new Map([[1, 2]])",
+  Set: "new Set([1])",
+  Error: 'new Error("e")',
+  RegExp: "/a/",
+  URL: 'new URL("https://example.com/a")',
+  Headers: 'new Headers({ a: "1" })',
+};
 
 const SEARCHES = new Set([
   "includes",
@@ -140,6 +158,7 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
   const inside: string[] = [];
   const numbers: number[] = [];
   const objects: string[] = [];
+  const instances = new Map<string, string>();
   const sf = decl.getSourceFile();
   const followed = new Set<TS.Node>([decl]);
   const queue: { node: TS.Node; depth: number }[] = [{ node: decl, depth: 0 }];
@@ -207,6 +226,8 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
           const v = numberOf(lit);
           if (v !== undefined && Number.isFinite(v)) numbers.push(...(ORDER.has(op) ? [v, v - 1, v + 1] : [v]));
         }
+      } else if (op === ts.SyntaxKind.InstanceOfKeyword && ts.isIdentifier(r) && Object.hasOwn(INSTANCES, r.text)) {
+        instances.set(r.text, INSTANCES[r.text]!);
       } else if (op === ts.SyntaxKind.InKeyword) {
         if (isString(l)) objects.push(`{ ${JSON.stringify(l.text)}: 1 }`);
         else if (ts.isPropertyAccessExpression(l) && ts.isIdentifier(l.expression) && l.expression.text === "Symbol")
@@ -255,5 +276,6 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
     strings: uniq([...exact, ...inside].map((s) => JSON.stringify(s))).slice(0, MAX_VALUES),
     numbers: uniq(numbers.map((v) => (Object.is(v, -0) ? "0" : String(v)))).slice(0, MAX_VALUES),
     objects: uniq(objects).slice(0, MAX_VALUES),
+    instances,
   };
 }

@@ -56,13 +56,14 @@ describe("codeValues", () => {
     expect(v.strings).not.toContain('"number"');
   });
 
-  it("gives a compared number with its neighbours, and an object for each key tested with `in`", () => {
+  it("gives a compared number with its neighbours, an object for each key tested with `in`, an instance for `instanceof`", () => {
     const v = valuesOf(
       [
         "export function size(n: number, v: object): number {",
         "  if (n >= 10) return 2;",
         "  if (n === -1) return 0;",
         '  if ("name" in v || Symbol.iterator in v) return 1;',
+        "  if (v instanceof FormData || v instanceof Date) return 4;",
         "  return 3;",
         "}",
         "",
@@ -71,6 +72,8 @@ describe("codeValues", () => {
     );
     expect(v.numbers).toEqual(["10", "9", "11", "-1"]);
     expect(v.objects).toEqual(['{ "name": 1 }', "{ [Symbol.iterator]: 1 }"]);
+    // A Date is not built the same on every run: only the classes whose instance is.
+    expect([...v.instances]).toEqual([["FormData", "new FormData()"]]);
   });
 
   it("follows the same-file helpers and constants it names: a regex it tests, a list it searches", () => {
