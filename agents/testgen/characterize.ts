@@ -19,8 +19,8 @@ import { runWarm } from "./warm.js";
 
 /** One call may take this long before it is dropped (each input is called twice). */
 export const CALL_TIMEOUT_MS = 1000;
-/** Observed cases kept per function, at most. */
-export const MAX_OBSERVED = 6;
+/** Observed cases kept per function, at most (those with a result not seen yet come first). */
+export const MAX_OBSERVED = 10;
 /** An observed value is asserted when its JSON is at most this long. */
 const MAX_VALUE_CHARS = 600;
 /** Errors that say the sandbox, not the function, refused: no network, a read-only workspace. */
@@ -41,9 +41,13 @@ const __agencyShape = (v: any): any => {
   if (v === undefined) return { k: "undefined" };
   if (typeof v === "number" && Number.isNaN(v)) return { k: "nan" };
   // The value as source text: literals, arrays, plain objects, Dates, Maps and Sets of those, and class
-  // instances by their own enumerable fields (toEqual does not compare prototypes).
+  // instances by their own enumerable fields (toEqual does not compare prototypes). A function inside
+  // the data is any function; a plain object's symbol keys are left out (the assertion is then a
+  // toMatchObject of the rest).
   const seen = new Set<any>();
+  let partial = false;
   const src = (x: any, d: number): string | undefined => {
+    if (typeof x === "function") return d > 0 ? "expect.any(Function)" : undefined;
     if (x === null) return "null";
     if (x === undefined) return "undefined";
     if (typeof x === "string" || typeof x === "boolean") return JSON.stringify(x);
@@ -54,6 +58,8 @@ const __agencyShape = (v: any): any => {
     try {
       if (x instanceof Date) return Number.isNaN(x.getTime()) ? undefined : "new Date(" + JSON.stringify(x.toISOString()) + ")";
       if (Array.isArray(x)) {
+        // Holes or extra keys (out[1.5] = 1) are not what an array literal writes.
+        if (Object.keys(x).length !== x.length) return undefined;
         const parts = x.map((y: any) => src(y, d + 1));
         return parts.every((p: any) => p !== undefined) ? "[" + parts.join(", ") + "]" : undefined;
       }
@@ -64,14 +70,15 @@ const __agencyShape = (v: any): any => {
       }
       const proto = Object.getPrototypeOf(x);
       const plain = proto === Object.prototype || proto === null;
-      if (Object.getOwnPropertySymbols(x).length > 0) return undefined;
+      if (Object.getOwnPropertySymbols(x).length > 0) {
+        if (!plain) return undefined;
+        partial = true;
+      }
       const keys = Object.keys(x);
       if (!plain && (keys.length === 0 || typeof x.then === "function" || ArrayBuffer.isView(x))) return undefined;
       const parts: string[] = [];
       for (const k of keys) {
-        const y = x[k];
-        if (typeof y === "function") return undefined;
-        const p = src(y, d + 1);
+        const p = src(x[k], d + 1);
         if (p === undefined) return undefined;
         parts.push((/^[A-Za-z_$][\\w$]*$/.test(k) ? k : JSON.stringify(k)) + ": " + p);
       }
@@ -81,7 +88,7 @@ const __agencyShape = (v: any): any => {
     }
   };
   const text = src(v, 0);
-  if (text !== undefined) return { k: "src", text, prim: v === null || typeof v !== "object" };
+  if (text !== undefined) return { k: "src", text, prim: v === null || typeof v !== "object", partial };
   return { k: "other", type: v === null ? "null" : typeof v === "object" ? (v.constructor?.name ?? "Object") : typeof v };
 };
 // eslint-disable-next-line
@@ -117,7 +124,10 @@ const __agencyObserve = async (id: number, f: () => any): Promise<void> => {
 `;
 
 type Shape =
-  { k: "src"; text: string; prim: boolean } | { k: "undefined" } | { k: "nan" } | { k: "other"; type: string };
+  | { k: "src"; text: string; prim: boolean; partial?: boolean }
+  | { k: "undefined" }
+  | { k: "nan" }
+  | { k: "other"; type: string };
 
 type Outcome =
   | ({ t: "value"; promised: boolean } & Shape)
@@ -136,6 +146,8 @@ export interface ObserveInput {
   /** Statements before the call (`const instance = new C(…);`), or "". */
   setup: string;
   vectors: string[][];
+  /** Argument lists for calling what the first vector's call returns, when that is a function. */
+  resultArgs?: string[][];
   timeoutMs: number;
   signal?: AbortSignal;
   /** The plan's other cases, run as they are in the same runner start (their outcomes come back in `ran`). */
@@ -207,7 +219,8 @@ function assertion(call: string, a: Outcome, b: Outcome): { body: string; shown:
       return { body: `${subject}.toBeNaN();`, shown: "NaN" };
     case "src": {
       if (a.text.length > MAX_VALUE_CHARS) return { skip: `returned ${a.text.length} characters of data` };
-      return { body: `${subject}.${a.prim ? "toBe" : "toEqual"}(${a.text});`, shown: a.text };
+      const matcher = a.prim ? "toBe" : a.partial ? "toMatchObject" : "toEqual";
+      return { body: `${subject}.${matcher}(${a.text});`, shown: a.text };
     }
     default:
       return { skip: `returned ${/^[aeiou]/i.test(a.type) ? "an" : "a"} ${a.type}, not plain data` };
@@ -265,6 +278,7 @@ export async function observe(input: ObserveInput): Promise<Observation> {
   const base = posix.basename(input.testPath).replace(/\.test\.[cm]?[jt]sx?$/, "");
   const rel = posix.join(dir, `${base}.agency-observe.test.${ext}`);
   const calls = input.vectors.map((v) => `${input.callee}(${v.join(", ")})`);
+  if (calls[0] !== undefined) calls.push(...(input.resultArgs ?? []).map((r) => `${calls[0]!}(${r.join(", ")})`));
   const extra = input.extra ?? [];
   const probe: TestPlan = {
     ...plan,
@@ -345,7 +359,7 @@ export async function observe(input: ObserveInput): Promise<Observation> {
       ms,
     };
   }
-  const cases: TestCase[] = [];
+  const found: { id: number; case: TestCase; shown: string }[] = [];
   const notes: string[] = [];
   const skips: string[] = [];
   const titles = new Set<string>();
@@ -375,17 +389,16 @@ export async function observe(input: ObserveInput): Promise<Observation> {
       skips.push(`${short(call, 60)} ${got.skip}`);
       continue;
     }
-    if (cases.length >= MAX_OBSERVED) continue;
     const title = `observed: ${short(call, 60)} → ${short(got.shown, 40)}`;
     if (titles.has(title)) continue;
     titles.add(title);
-    cases.push({
-      title,
-      body: `${input.setup}${got.body}`,
-      async: got.body.includes("await "),
-      kind: "observed",
+    found.push({
+      id: rec.id,
+      shown: got.shown,
+      case: { title, body: `${input.setup}${got.body}`, async: got.body.includes("await "), kind: "observed" },
     });
   }
+  const cases = keepObserved(found);
   if (skips.length > 0)
     notes.push(
       `not asserted: ${skips.slice(0, 4).join("; ")}${skips.length > 4 ? `; and ${skips.length - 4} more` : ""}`,
@@ -399,6 +412,23 @@ export async function observe(input: ObserveInput): Promise<Observation> {
     ...(ranTests.length === extra.length ? { ran: { tests: ranTests, ms } } : {}),
     ...(cases.length === 0 ? { reason: `not pinned: ${skips[0] ?? "no call was observed"}` } : {}),
   };
+}
+
+/**
+ * Up to MAX_OBSERVED of the observed cases, in the inputs' order: first one per distinct result (a
+ * branch the others do not reach), then the rest as they come.
+ */
+function keepObserved(found: { id: number; case: TestCase; shown: string }[]): TestCase[] {
+  const byId = [...found].sort((x, y) => x.id - y.id);
+  const kept = new Set<(typeof found)[number]>();
+  const results = new Set<string>();
+  for (const f of byId)
+    if (kept.size < MAX_OBSERVED && !results.has(f.shown)) {
+      results.add(f.shown);
+      kept.add(f);
+    }
+  for (const f of byId) if (kept.size < MAX_OBSERVED) kept.add(f);
+  return byId.filter((f) => kept.has(f)).map((f) => f.case);
 }
 
 /** A kept case that asserts nothing (the happy path's `toBeDefined`), as a marked `it.skip` with the call and the reason. */

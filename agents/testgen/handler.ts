@@ -32,9 +32,9 @@ import { effectsOf } from "./effects.js";
 import { callSites, inputVectors } from "./inputs.js";
 import { modelProposals } from "./model.js";
 import { checkPlan, formatTest } from "./pipeline.js";
-import { assemble, constructorArgs, planTests, thrownBy, type Framework } from "./render.js";
+import { assemble, constructorArgs, planTests, thrownBy, type Framework, type TestPlan } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
-import { typedCall, type TypedCall } from "./typed.js";
+import { typedCall, type TypedCall, type TypedOptions } from "./typed.js";
 import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS, type CheckProject } from "./verify.js";
 
 /** Arguments computed for lone buffers (see the use). */
@@ -229,35 +229,22 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       guards,
     });
     // Without an example stating the value: what the function does today, observed in the sandbox.
-    let obs: Observation = { status: "not-run", cases: [], notes: [] };
-    const observeMs = Math.min(
-      OBSERVE_LIMIT_MS,
-      constraints.run_timeout_ms ?? DEFAULT_RUN_TIMEOUT_MS,
-      Math.max(0, ctx.remainingMs() / 3),
-    );
-    if (src.root !== undefined && importable && observeMs > 0) {
-      const base = typed?.args ?? [];
-      const sites = callSites(workspaceFiles(project), exp.name, sig.params.length);
-      const inputs =
-        ts && typed && project.program
-          ? inputVectors(project.program, srcAbs, { fnEnd, testFile: testAbs, style, callee }, base, sites)
-          : undefined;
-      if (inputs) {
-        mergeImports(plan.typeImports, inputs.typeImports);
-        mergeImports((plan.valueImports ??= new Map()), inputs.valueImports);
-      }
-      obs = await characterizePlan(plan, {
-        root: src.root,
-        framework,
-        testPath: loc.test_path,
-        effects,
-        vectors: inputs?.vectors ?? [base, ...sites.map((x) => x.args)],
-        timeoutMs: observeMs,
-        signal: ctx.signal,
-      });
-      notes.push(...obs.notes);
-      ctx.timer.mark("observe");
-    }
+    const obs =
+      src.root !== undefined && importable
+        ? await observeBehaviour(plan, ctx, {
+            root: src.root,
+            project,
+            framework,
+            testPath: loc.test_path,
+            effects,
+            base: typed?.args ?? [],
+            ...(ts && typed ? { typed: { srcAbs, opts: { fnEnd, testFile: testAbs, style, callee } } } : {}),
+            name: exp.name,
+            arity: sig.params.length,
+            runTimeoutMs: constraints.run_timeout_ms,
+          })
+        : { status: "not-run" as const, cases: [], notes: [] };
+    notes.push(...obs.notes);
     // With a model: its proposals join the cases, kept only if they typecheck and pass (see model.ts).
     let proposed = 0;
     if (host?.ready && importable && (!isMethod || isStatic)) {
@@ -340,6 +327,57 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       ...partialFields(parsed),
     };
   });
+}
+
+/**
+ * The observation step: inputs from the types, the code and the workspace's calls, run in the
+ * sandbox (characterize.ts); the plan's placeholder becomes the observed cases. Not run when the
+ * request has no time left for it.
+ */
+async function observeBehaviour(
+  plan: TestPlan,
+  ctx: HandlerContext,
+  o: {
+    root: string;
+    project: CheckProject;
+    framework: Framework;
+    testPath: string;
+    effects: ReturnType<typeof effectsOf>;
+    base: string[];
+    /** The typed call's file and options, for inputs from the types (TypeScript only). */
+    typed?: { srcAbs: string; opts: TypedOptions };
+    name: string;
+    arity: number;
+    runTimeoutMs: number | undefined;
+  },
+): Promise<Observation> {
+  const observeMs = Math.min(
+    OBSERVE_LIMIT_MS,
+    o.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
+    Math.max(0, ctx.remainingMs() / 3),
+  );
+  if (observeMs <= 0) return { status: "not-run", cases: [], notes: [] };
+  const sites = callSites(workspaceFiles(o.project), o.name, o.arity);
+  const inputs =
+    o.typed && o.project.program
+      ? inputVectors(o.project.program, o.typed.srcAbs, o.typed.opts, o.base, sites)
+      : undefined;
+  if (inputs) {
+    mergeImports(plan.typeImports, inputs.typeImports);
+    mergeImports((plan.valueImports ??= new Map()), inputs.valueImports);
+  }
+  const obs = await characterizePlan(plan, {
+    root: o.root,
+    framework: o.framework,
+    testPath: o.testPath,
+    effects: o.effects,
+    vectors: inputs?.vectors ?? [o.base, ...sites.map((x) => x.args)],
+    resultArgs: inputs?.resultArgs ?? [],
+    timeoutMs: observeMs,
+    signal: ctx.signal,
+  });
+  ctx.timer.mark("observe");
+  return obs;
 }
 
 /** The workspace's source files (not declarations) with their text, for call sites of the function. */

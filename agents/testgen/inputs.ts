@@ -11,12 +11,15 @@
 import type * as TS from "typescript";
 import { ts } from "../lib/code/typescript.js";
 import { freeNames } from "./examples.js";
-import { Builder, callerSignature, findFunction, minArgs, type TypedOptions } from "./typed.js";
+import { codeValues, type CodeValues } from "./mined.js";
+import { Builder, callerSignature, callSignatures, findFunction, minArgs, type TypedOptions } from "./typed.js";
 
 /** Argument lists per function, at most. */
-export const MAX_INPUTS = 8;
+export const MAX_INPUTS = 12;
+/** Calls of a returned function, at most. */
+const MAX_RESULT_CALLS = 4;
 /** Variants of one parameter, at most. */
-const MAX_VARIANTS = 4;
+const MAX_VARIANTS = 6;
 /** Workspace files searched for calls of the function, at most, and their size. */
 const MAX_CALL_SITE_FILES = 400;
 const MAX_CALL_SITE_BYTES = 256 * 1024;
@@ -45,9 +48,9 @@ const SAFE_GLOBALS = new Set([
 
 const STRINGS = ['""', '"a"', '"Hello World"', '"foo-bar_baz"'];
 /** Values for a parameter typed `unknown` or `any`: one of each kind a function tells apart. */
-const ANYTHING = ["null", "{ a: 1 }", "[1, 2]", "0", '""', "{}", "true"];
+const ANYTHING = ["null", "{ a: 1 }", "[1, 2]", "Object.create(null)", "0", '""', "new Map([[1, 2]])", "{}", "true"];
 /** Variants of an `unknown` / `any` parameter, at most (it has no type to narrow them). */
-const MAX_ANY_VARIANTS = 6;
+const MAX_ANY_VARIANTS = 10;
 const NUMBERS = ["0", "-1", "2.5", "100"];
 
 export interface Inputs {
@@ -55,18 +58,34 @@ export interface Inputs {
   vectors: string[][];
   /** Where each came from, for the notes: "call site src/x.ts:12" or "types". */
   origins: string[];
+  /**
+   * Where the function returns a function (a factory, an unsubscribe): argument lists for calling
+   * what the happy path returns, its own happy path first, then its first parameter varied.
+   */
+  resultArgs: string[][];
   typeImports: Map<string, Set<string>>;
   valueImports: Map<string, Set<string>>;
 }
 
-/** Variants of one parameter's type (besides the happy path's value). */
-function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: string): string[] {
+const NONE: CodeValues = { strings: [], numbers: [], objects: [], instances: new Map() };
+
+/** Anything: the code's keys, strings and numbers first, then one value of each kind. */
+const anything = (m: CodeValues): string[] => [
+  ...[...m.instances.values()].slice(0, 2),
+  ...m.objects.slice(0, 2),
+  ...m.strings.slice(0, 2),
+  ...m.numbers.slice(0, 1),
+  ...ANYTHING,
+];
+
+/** Variants of one parameter's type (besides the happy path's value), the code's own values first. */
+function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: string, m = NONE): string[] {
   const f = type.flags;
-  if (f & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) return ANYTHING;
+  if (f & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) return anything(m);
   // A type parameter (`<S extends string>(s: S)`): the values of its constraint; unconstrained, anything.
   if (f & ts.TypeFlags.TypeParameter) {
     const c = checker.getBaseConstraintOfType(type);
-    return c && c !== type && !(c.flags & ts.TypeFlags.TypeParameter) ? variants(b, checker, c, hint) : ANYTHING;
+    return c && c !== type && !(c.flags & ts.TypeFlags.TypeParameter) ? variants(b, checker, c, hint, m) : anything(m);
   }
   if (type.isUnion()) {
     const members = type.types.filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)));
@@ -84,12 +103,20 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
     }
     if (members.every((m) => m.isLiteral() || m.flags & ts.TypeFlags.BooleanLiteral))
       return members.map((m) => b.value(m, hint)).filter((v): v is string => v !== undefined);
+    // A mixed union: the code's values for its primitive members, then two of each member's own.
     const out: string[] = [];
-    for (const m of members) out.push(...variants(b, checker, m, hint).slice(0, 2));
+    if (members.some((x) => x.flags & ts.TypeFlags.String)) out.push(...m.strings.slice(0, 4));
+    if (members.some((x) => x.flags & ts.TypeFlags.Number)) out.push(...m.numbers.slice(0, 3));
+    // A built-in class the code tests with instanceof, where the union names it.
+    for (const x of members) {
+      const made = m.instances.get(x.symbol?.getName() ?? "");
+      if (made !== undefined) out.push(made);
+    }
+    for (const x of members) out.push(...variants(b, checker, x, hint).slice(0, 2));
     return out;
   }
-  if (f & ts.TypeFlags.String) return STRINGS;
-  if (f & ts.TypeFlags.Number) return NUMBERS;
+  if (f & ts.TypeFlags.String) return [...m.strings.slice(0, 4), ...STRINGS];
+  if (f & ts.TypeFlags.Number) return [...m.numbers.slice(0, 3), ...NUMBERS];
   if (f & ts.TypeFlags.Boolean) return ["false", "true"];
   if (f & ts.TypeFlags.BigInt) return ["0n", "-5n"];
   if (checker.isArrayType(type)) {
@@ -188,6 +215,7 @@ export function inputVectors(
   const sig = decl && callerSignature(checker, decl);
   if (!sig) return undefined;
   const b = new Builder(program, checker, opts);
+  const mined = codeValues(decl, checker);
   const vectors: string[][] = [base];
   const origins = ["types (the happy path)"];
   const keys = new Set([base.join("\0")]);
@@ -199,6 +227,19 @@ export function inputVectors(
     origins.push(origin);
   };
   for (const s of sites) add(s.args, `call site ${s.where}`);
+  // An overload that takes fewer arguments: the happy path cut to it, and that with the code's strings
+  // first (an omitted argument's default is a branch of its own).
+  const arities = new Set(callSignatures(checker, decl).map((s) => minArgs(checker, s)));
+  const first = sig.getParameters()[0];
+  const firstCode = first?.valueDeclaration
+    ? variants(b, checker, checker.getTypeOfSymbolAtLocation(first, first.valueDeclaration), first.getName(), mined)
+        .filter((v) => mined.strings.includes(v))
+        .slice(0, 2)
+    : [];
+  for (const n of [...arities].filter((n) => n < base.length).sort((x, y) => x - y)) {
+    add(base.slice(0, n), "types (a shorter overload)");
+    if (n > 0) for (const v of firstCode) add([v, ...base.slice(1, n)], "types (a shorter overload)");
+  }
   const min = minArgs(checker, sig);
   sig.getParameters().forEach((p, i) => {
     const d = p.valueDeclaration;
@@ -206,7 +247,7 @@ export function inputVectors(
     if (i > base.length) return;
     const t = d ? checker.getTypeOfSymbolAtLocation(p, d) : checker.getTypeOfSymbol(p);
     const own = i < min ? base[i] : b.value(t, p.getName());
-    let vs = [...aroundDefault(d), ...variants(b, checker, t, p.getName())].filter(
+    let vs = [...aroundDefault(d), ...variants(b, checker, t, p.getName(), mined)].filter(
       (v, k, all) => v !== own && all.indexOf(v) === k,
     );
     // An optional parameter: given once, with the happy path's value for its type.
@@ -218,5 +259,32 @@ export function inputVectors(
       add(next, `types (${p.getName()})`);
     }
   });
-  return { vectors, origins, typeImports: b.typeImports, valueImports: b.valueImports };
+  const resultArgs = returnedCalls(b, checker, sig, mined);
+  return { vectors, origins, resultArgs, typeImports: b.typeImports, valueImports: b.valueImports };
+}
+
+/** Calls of the function the signature returns (see Inputs.resultArgs); none when it returns no function. */
+function returnedCalls(b: Builder, checker: TS.TypeChecker, sig: TS.Signature, mined: CodeValues): string[][] {
+  const ret = checker.getNonNullableType(checker.getReturnTypeOfSignature(sig));
+  if (ret.isUnion()) return [];
+  const inner = ret.getCallSignatures()[0];
+  if (!inner) return [];
+  const all = inner.getParameters();
+  const rest = all.findIndex((p) => {
+    const d = p.valueDeclaration;
+    return d !== undefined && ts.isParameter(d) && d.dotDotDotToken !== undefined;
+  });
+  const params = all.slice(0, Math.min(Math.max(minArgs(checker, inner), 1), rest < 0 ? all.length : rest));
+  const types = params.map((p) =>
+    p.valueDeclaration ? checker.getTypeOfSymbolAtLocation(p, p.valueDeclaration) : checker.getTypeOfSymbol(p),
+  );
+  const happy = types.map((t, i) => b.value(t, params[i]!.getName()));
+  if (happy.some((v) => v === undefined)) return [];
+  const out = [happy as string[]];
+  if (types[0] && params[0]) {
+    const vs = new Set(variants(b, checker, types[0], params[0].getName(), mined));
+    vs.delete(happy[0]!);
+    for (const v of [...vs].slice(0, MAX_RESULT_CALLS - 1)) out.push([v, ...(happy.slice(1) as string[])]);
+  }
+  return out.slice(0, MAX_RESULT_CALLS);
 }

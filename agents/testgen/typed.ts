@@ -340,15 +340,19 @@ export function minArgs(checker: TS.TypeChecker, sig: TS.Signature): number {
 
 /** The signature a caller sees: of overloads, the one with the most required parameters (the first of those). */
 export function callerSignature(checker: TS.TypeChecker, decl: TS.SignatureDeclaration): TS.Signature | undefined {
-  const name = nameNode(decl);
-  const sym = name && checker.getSymbolAtLocation(name);
   const own = checker.getSignatureFromDeclaration(decl);
-  if (!sym) return own;
-  const sigs = checker.getTypeOfSymbolAtLocation(sym, name).getCallSignatures();
+  const sigs = callSignatures(checker, decl);
   if (sigs.length <= 1) return sigs[0] ?? own;
   let best = sigs[0]!;
   for (const s of sigs) if (minArgs(checker, s) > minArgs(checker, best)) best = s;
   return best;
+}
+
+/** The signatures a caller sees for the declaration (its overloads), none when it has no name. */
+export function callSignatures(checker: TS.TypeChecker, decl: TS.SignatureDeclaration): readonly TS.Signature[] {
+  const name = nameNode(decl);
+  const sym = name && checker.getSymbolAtLocation(name);
+  return sym ? checker.getTypeOfSymbolAtLocation(sym, name).getCallSignatures() : [];
 }
 
 function requiredArgs(b: Builder, checker: TS.TypeChecker, sig: TS.Signature, paramsOf: string): string[] {

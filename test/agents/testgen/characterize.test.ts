@@ -131,6 +131,10 @@ export function roll(): number { return Math.random(); }
 export function strict(n: number): number { if (n < 0) throw new RangeError("negative"); return n * 2; }
 export function hang(): Promise<number> { return new Promise(() => undefined); }
 export function stamp(): Date { return new Date(0); }
+export function options(n: number) { return { n, retry: (k: number) => k * n }; }
+export function marked(v: number) { return { [Symbol("mark")]: true, value: v }; }
+export function spread(n: number): number[] { const a = [n]; Reflect.set(a, "1.5", 2); return a; }
+export function unit(u: string) { return (n: number) => n + u; }
 `;
   function plan(name: string) {
     const file = parseFile(source, dialectOf(undefined, "src/obs.ts"), "src/obs.ts");
@@ -216,6 +220,43 @@ export function stamp(): Date { return new Date(0); }
           timeoutMs: 60_000,
         });
         expect(d.cases.map((c) => c.body)).toEqual(['expect(stamp()).toEqual(new Date("1970-01-01T00:00:00.000Z"));']);
+      });
+    },
+    300_000,
+  );
+
+  it.skipIf(!hasBwrap)(
+    "data with functions inside is pinned with any function, symbol keys by toMatchObject; a returned function is called",
+    async () => {
+      const root = fixture();
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(join(root, "src/obs.ts"), source);
+      await withEnv({ AIP_TRUSTED_WORKSPACES: root }, async () => {
+        const run = (name: string, vectors: string[][], resultArgs?: string[][]) =>
+          observe({
+            root,
+            framework: "vitest",
+            testPath: "src/obs.test.ts",
+            plan: plan(name),
+            callee: name,
+            setup: "",
+            vectors,
+            ...(resultArgs ? { resultArgs } : {}),
+            timeoutMs: 60_000,
+          });
+        expect((await run("options", [["2"]])).cases.map((c) => c.body)).toEqual([
+          "expect(options(2)).toEqual({ n: 2, retry: expect.any(Function) });",
+        ]);
+        expect((await run("marked", [["3"]])).cases.map((c) => c.body)).toEqual([
+          "expect(marked(3)).toMatchObject({ value: 3 });",
+        ]);
+        const s = await run("spread", [["1"]]);
+        expect(s.cases).toEqual([]);
+        expect(s.reason).toBe("not pinned: spread(1) returned an Array, not plain data");
+        expect((await run("unit", [['"m"']], [["1"], ["0"]])).cases.map((c) => c.body)).toEqual([
+          'expect(unit("m")(1)).toBe("1m");',
+          'expect(unit("m")(0)).toBe("0m");',
+        ]);
       });
     },
     300_000,

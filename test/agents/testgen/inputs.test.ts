@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
-import { inputVectors } from "../../../agents/testgen/inputs.js";
+import { inputVectors, MAX_INPUTS } from "../../../agents/testgen/inputs.js";
 import { tempDir } from "../../helpers.js";
 
 const dir = tempDir("aiptgi-");
@@ -44,12 +44,53 @@ describe("inputVectors", () => {
     );
     expect(v).toContainEqual(['"x"', "3"]);
     expect(v).toContainEqual(['"x"', "5"]);
-    expect(v?.length).toBeLessThanOrEqual(8);
+    expect(v?.length).toBeLessThanOrEqual(MAX_INPUTS);
     const w = vectorsOf(
       'export function flag(on = false, n = -2): string {\n  return on ? String(n) : "";\n}\n',
       "flag",
       [],
     );
     expect(w).toContainEqual(["true"]);
+  });
+});
+
+describe("inputVectors: the code's own values", () => {
+  it("a string the code compares or searches for is tried first; a shorter overload is called cut to its arity", () => {
+    const v = vectorsOf(
+      [
+        "export function join(s: string): string;",
+        "export function join(s: string, sep: string): string;",
+        "export function join(s: string, sep?: string) {",
+        '  if (s.includes("-")) return s.split("-").join(sep ?? "+");',
+        "  return s;",
+        "}",
+        "",
+      ].join("\n"),
+      "join",
+      ['"s"', '"sep"'],
+    );
+    expect(v?.slice(0, 3)).toEqual([['"s"', '"sep"'], ['"s"'], ['"a-b"']]);
+    expect(v).toContainEqual(['"a-b"', '"sep"']);
+    expect(v?.length).toBeLessThanOrEqual(MAX_INPUTS);
+  });
+
+  it("a function that returns a function: calls of what it returns, its happy path first", () => {
+    const file = join(dir.dir, "make.ts");
+    const source =
+      "export function make(unit: string) {\n  return (n: number) => (n > 1 ? `${n} ${unit}s` : `${n} ${unit}`);\n}\n";
+    writeFileSync(file, source);
+    const program = ts.createProgram([file], { strict: true, target: ts.ScriptTarget.ES2022, noEmit: true });
+    const r = inputVectors(
+      program,
+      file,
+      {
+        fnEnd: source.indexOf("\n}") + 2,
+        testFile: join(dir.dir, "make.test.ts"),
+        style: "js",
+        callee: { kind: "function", name: "make" },
+      },
+      ['"unit"'],
+    );
+    expect(r?.resultArgs).toEqual([["1"], ["0"], ["2"], ["-1"]]);
   });
 });
