@@ -3,6 +3,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { validate as lintDockerfile } from "dockerfile-utils";
 import { load, loadAll } from "js-yaml";
+import ts from "typescript";
 import { Service } from "kubernetes-models/v1/Service";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { describe, expect, it } from "vitest";
@@ -118,8 +119,12 @@ describe("Dockerfile", () => {
     expect(text).toMatch(/^HEALTHCHECK .*\n\s+CMD .*127\.0\.0\.1:9464\/livez/m);
     expect(text).toContain('CMD ["up", "--config", "/opt/aip/manifests/agency.production.json"]');
     // Every source directory the build compiles (tsconfig.build.json) is copied into the build stage.
-    const include = (JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8")) as { include: string[] })
-      .include;
+    // Read as TypeScript reads it: a tsconfig may hold comments.
+    const { config } = ts.parseConfigFileTextToJson(
+      "tsconfig.build.json",
+      readFileSync(join(ROOT, "tsconfig.build.json"), "utf8"),
+    );
+    const include = (config as { include: string[] }).include;
     for (const dir of include) expect(text, dir).toContain(`COPY ${dir} ./${dir}`);
   });
 
