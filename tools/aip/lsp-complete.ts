@@ -41,7 +41,7 @@ const ITEM_KINDS: Record<string, CompletionItemKind> = {
 };
 
 /**
- * Deadline of a completion request. complete-lite's manifest default (500 ms) suits keystrokes on a warm
+ * Deadline of a completion request. complete-lite's manifest default suits keystrokes on a warm
  * buffer; a file's first request parses it cold, and a stale request is cancelled by the editor anyway.
  */
 const COMPLETION_TIMEOUT_MS = 2000;
@@ -60,7 +60,7 @@ export class CompletionFeature {
   private inlineBestEffort = false;
   /**
    * initializationOptions.inline_timeout_ms: the model's inference limit for inline completion
-   * (constraints.inference_timeout_ms; the agent's default is 800 ms), for models slower than that.
+   * (constraints.inference_timeout_ms; above the agent's default), for models slower than that.
    */
   private inlineTimeoutMs: number | undefined;
   private readonly checker: CheckerProgress;
