@@ -14,7 +14,13 @@ let loaded: typeof TS | undefined;
 
 /** The compiler module, loaded now if it is not yet. */
 export function typescript(): typeof TS {
-  return (loaded ??= require("typescript") as typeof TS);
+  if (loaded === undefined) {
+    loaded = require("typescript") as typeof TS;
+    // Importers read `ts` through the module's live binding: from now on they get the compiler itself,
+    // so the walks and checks on hot paths pay no proxy trap per property read.
+    ts = loaded;
+  }
+  return loaded;
 }
 
 /** Whether the compiler has been loaded in this process. */
@@ -22,8 +28,11 @@ export function typescriptLoaded(): boolean {
   return loaded !== undefined;
 }
 
-/** The compiler's namespace, `ts.SyntaxKind`, `ts.createSourceFile`, …: the first property read loads it. */
-export const ts: typeof TS = new Proxy({} as typeof TS, {
+/**
+ * The compiler's namespace, `ts.SyntaxKind`, `ts.createSourceFile`, …: until the compiler is loaded, a
+ * stand-in whose first property read loads it; then the compiler module itself.
+ */
+export let ts: typeof TS = new Proxy({} as typeof TS, {
   get: (_, key) => (typescript() as unknown as Record<string | symbol, unknown>)[key],
   has: (_, key) => key in typescript(),
 });
