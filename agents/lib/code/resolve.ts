@@ -5,9 +5,12 @@
  * `compilerOptions.paths` (with `baseUrl`). Files are found and read only through workspace.ts (the
  * containment check); nothing outside the workspace is read.
  */
+import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
+import type * as TS from "typescript";
 import { containedPath, readContained, type WorkspaceFile } from "./workspace.js";
-import { ts } from "./typescript.js";
+
+const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 
 /** What a specifier resolved to: the file, or why not. */
 export type Resolution = { file: WorkspaceFile } | { reason: string };
