@@ -164,6 +164,12 @@ describe("complete-lite, typed engine", () => {
     expect(labels(typePos)).toContain("Shape");
     const valuePos = await complete("const w = Sha\n", "const w = Sha");
     expect(labels(valuePos)).not.toContain("Shape");
+    // The first program held use.ts and what it imports; extra.ts comes with the whole workspace's.
+    const scope = async (): Promise<unknown> => {
+      const health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
+      return (health.typed.workspaces as Json[]).find((w) => w.workspace === workspaceId(ws.dir))?.scope;
+    };
+    await until(async () => (await scope()) === "workspace", 60_000, "the whole workspace's program");
     const auto = await complete("const h = helperF\n", "helperF");
     expect(auto.items[0]).toMatchObject({ label: "helperFn", auto_import: true, source: "./extra" });
   });
