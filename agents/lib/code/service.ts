@@ -8,6 +8,8 @@
  * reader and builds the program again, until nothing new is asked (each round reuses every source
  * file already parsed). Open documents are fed per version as script snapshots that know their
  * change range, so an edit reparses incrementally and the program is never rebuilt from scratch.
+ * Given the files a client has open, the first program holds those and what they import (closure.ts),
+ * and grows to the whole project once it has answered.
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";
