@@ -143,6 +143,9 @@ export class WorkspaceService {
   private loadMs?: number;
   private readonly libFiles = new Map<string, string | undefined>();
   readonly loaded: Promise<void>;
+  /** Resolves once the program holds the whole workspace, or never will (the load failed, the service closed). */
+  readonly grown: Promise<void>;
+  private grew: () => void = () => undefined;
 
   /**
    * With `open` (the buffers a client has open, or is asking about), the first program is rooted at
@@ -156,9 +159,13 @@ export class WorkspaceService {
   ) {
     this.scope = open.length > 0 ? "open" : "workspace";
     for (const f of open) this.update(f.path, f.text);
+    this.grown = new Promise((resolve) => (this.grew = resolve));
     this.loaded = this.load().catch((err: unknown) => {
       this.state = "failed";
       this.fallback.push(`the language service could not load: ${(err as Error).message}`);
+    });
+    void this.loaded.then(() => {
+      if (this.scope !== "open" || this.state !== "ready") this.grew();
     });
   }
 
@@ -434,6 +441,7 @@ export class WorkspaceService {
       this.fallback.push(`the program could not grow to the whole workspace: ${(err as Error).message}`);
     } finally {
       this.refreshing = false;
+      this.grew();
     }
   }
 
@@ -691,6 +699,7 @@ export class WorkspaceService {
     this.bytes = 0;
     this.disposed = true;
     this.state = "failed";
+    this.grew();
   }
 
   /** The language service; only once ready. */

@@ -92,6 +92,8 @@ port.on("message", (msg: ToWorker) => {
     // Only a newer completion makes an older one stale: a diagnosis is of a file, not of a keystroke.
     if (msg.kind === "complete") newest.set(msg.root, msg.id);
     await svc.loaded;
+    // A file outside the open files' program (not held) waits for the whole workspace's, which holds its imports.
+    if (svc.scope === "open" && svc.textOf(msg.path) === undefined) await svc.grown;
     if (msg.kind === "complete" && newest.get(msg.root) !== msg.id)
       return post({ kind: "answer", id: msg.id, status: "stale" });
     if (msg.kind === "complete" && Date.now() > msg.deadline)

@@ -96,16 +96,7 @@ describe("the typed engine's open files first", () => {
 
   it("answers from the open file's import closure first, then auto-imports from the rest once the program grew", async () => {
     const events: Record<string, unknown>[] = [];
-    let grown!: () => void;
-    const whole = new Promise<void>((resolve) => (grown = resolve));
-    const svc = new WorkspaceService(
-      root,
-      (e) => {
-        events.push(e);
-        if (e.phase === "ready" && e.scope === "workspace") grown();
-      },
-      [{ path: main, text: MAIN }],
-    );
+    const svc = new WorkspaceService(root, (e) => events.push(e), [{ path: main, text: MAIN }]);
     try {
       await svc.loaded;
       // The first program: main.ts and what it imports, not the report files.
@@ -119,8 +110,11 @@ describe("the typed engine's open files first", () => {
       const before = typedCompletions(svc, main, word, offset, 20);
       expect(before.items.map((i) => i.label)).not.toContain("formatStatement");
 
-      await whole;
+      // A file outside the first program is not held: the worker has its requests wait for this.
+      expect(svc.textOf(join(root, "src/report/totals.ts"))).toBeUndefined();
+      await svc.grown;
       expect(svc.stats()).toMatchObject({ state: "ready", scope: "workspace" });
+      expect(events.filter((e) => e.phase === "ready").map((e) => e.scope)).toEqual(["open", "workspace"]);
       expect(svc.stats().workspace_ms).toBeGreaterThanOrEqual(svc.stats().load_ms!);
       expect(programFiles(svc)).toEqual([
         "src/main.ts",
