@@ -8,12 +8,15 @@
  * reader and builds the program again, until nothing new is asked (each round reuses every source
  * file already parsed). Open documents are fed per version as script snapshots that know their
  * change range, so an edit reparses incrementally and the program is never rebuilt from scratch.
+ * Given the files a client has open, the first program holds those and what they import (closure.ts),
+ * and grows to the whole project once it has answered.
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, dirname, sep } from "node:path";
 import type * as TS from "typescript";
+import { importClosure } from "./closure.js";
 import { loadProject, type WorkspaceProject } from "./project.js";
 import {
   changeRange,
@@ -91,6 +94,8 @@ interface Doc {
 
 /** Where a workspace's service is. */
 export type ServiceState = "loading" | "ready" | "failed";
+/** What the program is rooted at: the files opened (their import closure), or the whole project. */
+export type ProgramScope = "open" | "workspace";
 
 export interface ServiceStats {
   root: string;
@@ -99,6 +104,9 @@ export interface ServiceStats {
   bytes: number;
   rounds: number;
   load_ms?: number;
+  scope: ProgramScope;
+  /** When the program grew to the whole workspace (from the start of the load), after an `open` one answered. */
+  workspace_ms?: number;
   fallback: string[];
   /** Programs built since the service was ready (each a new type checker), and answers from an older one (stale.ts). */
   rebuilds: number;
@@ -135,14 +143,29 @@ export class WorkspaceService {
   private loadMs?: number;
   private readonly libFiles = new Map<string, string | undefined>();
   readonly loaded: Promise<void>;
+  /** Resolves once the program holds the whole workspace, or never will (the load failed, the service closed). */
+  readonly grown: Promise<void>;
+  private grew: () => void = () => undefined;
 
+  /**
+   * With `open` (the buffers a client has open, or is asking about), the first program is rooted at
+   * those files (their import closure): `loaded` resolves once it is built, and the program grows to
+   * the whole workspace in the background. Without, the first program is the whole workspace's.
+   */
   constructor(
     readonly root: string,
     private readonly progress: (event: Record<string, unknown>) => void = () => {},
+    open: readonly { path: string; text: string }[] = [],
   ) {
+    this.scope = open.length > 0 ? "open" : "workspace";
+    for (const f of open) this.update(f.path, f.text);
+    this.grown = new Promise((resolve) => (this.grew = resolve));
     this.loaded = this.load().catch((err: unknown) => {
       this.state = "failed";
       this.fallback.push(`the language service could not load: ${(err as Error).message}`);
+    });
+    void this.loaded.then(() => {
+      if (this.scope !== "open" || this.state !== "ready") this.grew();
     });
   }
 
@@ -154,6 +177,8 @@ export class WorkspaceService {
       bytes: this.bytes,
       rounds: this.rounds,
       ...(this.loadMs !== undefined ? { load_ms: this.loadMs } : {}),
+      scope: this.scope,
+      ...(this.workspaceMs !== undefined ? { workspace_ms: this.workspaceMs } : {}),
       fallback: this.fallback,
       rebuilds: this.rebuilds,
       stale_answers: this.staleAnswers,
@@ -247,7 +272,10 @@ export class WorkspaceService {
     return {
       getCompilationSettings: () => this.project!.options,
       getProjectVersion: () => String(this.projectVersion),
-      getScriptFileNames: () => [...this.project!.fileNames, ...this.openNames],
+      getScriptFileNames: () =>
+        this.scope === "open"
+          ? this.openNames
+          : [...this.project!.fileNames, ...this.openNames.filter((p) => !this.projectFiles.has(p))],
       getScriptVersion: (p) => String(this.files.get(p)?.version ?? 0),
       getScriptSnapshot: (p) => {
         const doc = this.files.get(p);
@@ -344,25 +372,83 @@ export class WorkspaceService {
   private async load(): Promise<void> {
     const started = performance.now();
     this.project = await loadProject(this.root);
+    this.projectFiles = new Set(this.project.fileNames);
     this.fallback.push(...this.project.fallback);
     this.progress({ phase: "project", files: this.project.fileNames.length, fallback: this.project.fallback });
     await this.fetchDir(this.root);
-    // The project's files in parallel (a bounded number at a time).
-    const queue = [...this.project.fileNames];
+    if (this.scope === "open") {
+      await importClosure(
+        this.openNames,
+        this.projectFiles,
+        (p) => this.textOf(p),
+        (p) => this.fetchFile(p),
+      );
+      this.progress({
+        phase: "read",
+        scope: "open",
+        files: this.files.size,
+        ms: Math.round(performance.now() - started),
+      });
+    } else await this.readProject(started);
+    if (!(await this.settle())) return;
+    this.loadMs = Math.round(performance.now() - started);
+    this.state = "ready";
+    this.progress({ phase: "ready", scope: this.scope, files: this.files.size, rounds: this.rounds, ms: this.loadMs });
+    if (this.scope === "open") void this.grow(started);
+  }
+
+  /** The project's files not held yet, in parallel (a bounded number at a time). */
+  private async readProject(started: number): Promise<void> {
+    const queue = this.project!.fileNames.filter((p) => !this.files.has(p));
     const worker = async (): Promise<void> => {
       for (let p = queue.shift(); p !== undefined; p = queue.shift()) await this.fetchFile(p);
     };
     await Promise.all(Array.from({ length: 16 }, worker));
     this.progress({ phase: "read", files: this.files.size, ms: Math.round(performance.now() - started) });
-    // Build; fetch what the build asked for and did not have; again, until it asks for nothing new.
+  }
+
+  /** Build; fetch what the build asked for and did not have; again, until it asks for nothing new. False once disposed. */
+  private async settle(): Promise<boolean> {
     while (await this.round()) {
-      if (this.disposed) return;
+      if (this.disposed) return false;
       this.progress({ phase: "resolve", round: this.rounds, files: this.files.size });
     }
-    this.loadMs = Math.round(performance.now() - started);
-    this.state = "ready";
-    this.progress({ phase: "ready", files: this.files.size, rounds: this.rounds, ms: this.loadMs });
+    return !this.disposed;
   }
+
+  /**
+   * After the open files' program answered: the rest of the project read and the program rebuilt over
+   * all of it (requests are answered from the open files' program meanwhile; a background refresh
+   * waits for it).
+   */
+  private async grow(started: number): Promise<void> {
+    this.refreshing = true;
+    try {
+      await this.readProject(started);
+      if (this.disposed) return;
+      this.scope = "workspace";
+      this.rounds = 0;
+      if (!(await this.settle())) return;
+      this.workspaceMs = Math.round(performance.now() - started);
+      this.progress({
+        phase: "ready",
+        scope: this.scope,
+        files: this.files.size,
+        rounds: this.rounds,
+        ms: this.workspaceMs,
+      });
+    } catch (err) {
+      this.fallback.push(`the program could not grow to the whole workspace: ${(err as Error).message}`);
+    } finally {
+      this.refreshing = false;
+      this.grew();
+    }
+  }
+
+  /** What the program is rooted at now. */
+  scope: ProgramScope;
+  private workspaceMs?: number;
+  private projectFiles = new Set<string>();
 
   private disposed = false;
   private refreshing = false;
@@ -376,13 +462,15 @@ export class WorkspaceService {
     this.rounds++;
     this.wantFiles.clear();
     this.wantDirs.clear();
-    this.service?.dispose();
+    // The old service is disposed after the new one is built: the files both hold stay in the registry, parsed.
+    const old = this.service;
     this.service = ts.createLanguageService(this.host(), this.registry);
     this.exportMap = undefined; // a new service: files and resolutions may differ
     this.specifierCache = undefined;
     this.exportMapProgram = undefined;
     this.projectVersion++;
     this.current = this.service.getProgram();
+    old?.dispose();
     this.staleAnswersNow = 0;
     return this.fetchWanted();
   }
@@ -451,9 +539,14 @@ export class WorkspaceService {
   /** Feed the buffer of `path` (a real path inside the root); a new version only when its text changed. */
   update(path: string, text: string): void {
     const doc = this.files.get(path);
+    if (this.scope === "open" && !this.openSet.has(path)) {
+      this.openSet.add(path); // a root of the open files' program
+      this.exportMap?.clear();
+      this.projectVersion++;
+    }
     if (doc && doc.snapshot.text === text) return;
     if (!doc) {
-      if (!this.project?.fileNames.includes(path)) {
+      if (this.scope !== "open" && !this.projectFiles.has(path)) {
         this.openSet.add(path);
         this.exportMap?.clear(); // a new root file
       }
@@ -606,6 +699,7 @@ export class WorkspaceService {
     this.bytes = 0;
     this.disposed = true;
     this.state = "failed";
+    this.grew();
   }
 
   /** The language service; only once ready. */

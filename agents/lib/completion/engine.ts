@@ -284,6 +284,8 @@ export class TypedEngine {
           files: w.files,
           bytes: w.bytes,
           ...(w.load_ms !== undefined ? { load_ms: w.load_ms } : {}),
+          scope: w.scope,
+          ...(w.workspace_ms !== undefined ? { workspace_ms: w.workspace_ms } : {}),
           fallback: w.fallback,
           rebuilds: w.rebuilds,
           stale_answers: w.stale_answers,

@@ -579,6 +579,8 @@ export function accessUsage(text: string): FileUsage {
 
 /** A workspace's usage index: per file and in total (built once per service, at its first member completion). */
 interface WorkspaceUsage {
+  /** Made while the program held the open files only: made again once it holds the workspace. */
+  scope: WorkspaceService["scope"];
   files: Map<string, FileUsage>;
   total: FileUsage;
 }
@@ -587,8 +589,8 @@ const INDEXES = new WeakMap<WorkspaceService, WorkspaceUsage>();
 
 function workspaceUsage(svc: WorkspaceService): WorkspaceUsage {
   let idx = INDEXES.get(svc);
-  if (idx) return idx;
-  idx = { files: new Map(), total: { names: new Map(), pairs: new Map() } };
+  if (idx?.scope === svc.scope) return idx;
+  idx = { scope: svc.scope, files: new Map(), total: { names: new Map(), pairs: new Map() } };
   for (const [path, text] of svc.projectTexts()) {
     const u = accessUsage(text);
     idx.files.set(path, u);

@@ -392,6 +392,8 @@ interface Collected {
   stale: boolean;
   /** The program whose checker made the list (its auto-import candidates are remembered per program). */
   program: TS.Program;
+  /** What that program was rooted at: a list made from the open files' program is not reused once it grew. */
+  scope: WorkspaceService["scope"];
 }
 
 /**
@@ -610,6 +612,7 @@ function collect(svc: WorkspaceService, path: string, text: string, offset: numb
     values: entries.some((e) => VALUE_KINDS.has(e.kind)),
     stale: at.stale,
     program,
+    scope: svc.scope,
   };
 }
 
@@ -756,6 +759,8 @@ export function typedCompletions(
 ): TypedAnswer & { reused: boolean; stale?: boolean } {
   const { prefix, start } = prefixAt(text, offset);
   if (declarationName(text, start)) return { items: [], context: "identifier", offered: 0, reused: true };
+  if (last?.scope !== svc.scope) last = undefined;
+  if (lastNames?.scope !== svc.scope) lastNames = undefined;
   let c: Collected | undefined;
   let reused = true;
   if (reusable(last, path, text, offset) || sameScope(last, path, text, offset)) c = last;

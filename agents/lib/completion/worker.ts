@@ -65,7 +65,8 @@ function stats(): FromWorker & { kind: "stats" } {
   };
 }
 
-function serviceFor(root: string): WorkspaceService {
+/** The workspace's service; a new one's first program is rooted at `first`, the file asked about (service.ts). */
+function serviceFor(root: string, first: { path: string; text: string }): WorkspaceService {
   let svc = services.get(root);
   if (svc) {
     services.delete(root);
@@ -78,7 +79,7 @@ function serviceFor(root: string): WorkspaceService {
     old.dispose();
     post({ kind: "progress", root: oldest, event: { phase: "closed", reason: "least recently used" } });
   }
-  svc = new WorkspaceService(root, (event) => post({ kind: "progress", root, event }));
+  svc = new WorkspaceService(root, (event) => post({ kind: "progress", root, event }), [first]);
   services.set(root, svc);
   return svc;
 }
@@ -87,10 +88,12 @@ port.on("message", (msg: ToWorker) => {
   if (msg.kind !== "stats" && msg.interrupts) received++;
   void (async () => {
     if (msg.kind === "stats") return post(stats());
-    const svc = serviceFor(msg.root);
+    const svc = serviceFor(msg.root, msg);
     // Only a newer completion makes an older one stale: a diagnosis is of a file, not of a keystroke.
     if (msg.kind === "complete") newest.set(msg.root, msg.id);
     await svc.loaded;
+    // A file outside the open files' program (not held) waits for the whole workspace's, which holds its imports.
+    if (svc.scope === "open" && svc.textOf(msg.path) === undefined) await svc.grown;
     if (msg.kind === "complete" && newest.get(msg.root) !== msg.id)
       return post({ kind: "answer", id: msg.id, status: "stale" });
     if (msg.kind === "complete" && Date.now() > msg.deadline)

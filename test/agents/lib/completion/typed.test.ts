@@ -164,6 +164,12 @@ describe("complete-lite, typed engine", () => {
     expect(labels(typePos)).toContain("Shape");
     const valuePos = await complete("const w = Sha\n", "const w = Sha");
     expect(labels(valuePos)).not.toContain("Shape");
+    // The first program held use.ts and what it imports; extra.ts comes with the whole workspace's.
+    const scope = async (): Promise<unknown> => {
+      const health = JSON.parse((await httpRequest(agent.socketPath, { path: "/healthz" })).body) as Json;
+      return (health.typed.workspaces as Json[]).find((w) => w.workspace === workspaceId(ws.dir))?.scope;
+    };
+    await until(async () => (await scope()) === "workspace", 60_000, "the whole workspace's program");
     const auto = await complete("const h = helperF\n", "helperF");
     expect(auto.items[0]).toMatchObject({ label: "helperFn", auto_import: true, source: "./extra" });
   });
@@ -189,6 +195,46 @@ describe("complete-lite, typed engine", () => {
     expect(p.engine).toBe("syntactic");
     expect(p.engine_reason).toBe("no time left for the checker");
     expect(labels(p)[0]).toBe("alpha");
+  });
+
+  it("answers a file outside the first program's closure once the whole workspace's program holds its imports", async () => {
+    const two = workspace({
+      "tsconfig.json": JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", lib: ["ES2022"] } }),
+      "src/left.ts": "export class Left {\n  leftOnly(): number {\n    return 1;\n  }\n}\n",
+      "src/right.ts": "export class Right {\n  rightOnly(): string {\n    return '';\n  }\n}\n",
+      // The rest of the workspace: the second request comes while it is read.
+      ...Object.fromEntries(
+        Array.from({ length: 300 }, (_, i) => [`src/more/m${i}.ts`, `export const m${i} = ${i};\n`]),
+      ),
+    });
+    try {
+      const ask = async (file: string, source: string, needle: string): Promise<Json> => {
+        const r = await invokeHttp(
+          agent.socketPath,
+          {
+            action: "complete",
+            context: {
+              workspace_root: two.dir,
+              file_path: file,
+              source_code: source,
+              cursor: cursorOf(source, needle, needle.length),
+            },
+            constraints: { timeout_ms: 60_000, typed_wait_ms: 60_000, max_items: 20 },
+          },
+          70_000,
+        );
+        return (r.json as Json).payload as Json;
+      };
+      const first = await ask("src/a.ts", 'import { Left } from "./left";\nnew Left().\n', "Left().");
+      expect(first.engine, first.engine_reason).toBe("typed");
+      expect(labels(first)).toEqual(["leftOnly"]);
+      // right.ts is not in a.ts's closure: the answer for b.ts comes from a program that holds it.
+      const second = await ask("src/b.ts", 'import { Right } from "./right";\nnew Right().\n', "Right().");
+      expect(second.engine, second.engine_reason).toBe("typed");
+      expect(labels(second)).toEqual(["rightOnly"]);
+    } finally {
+      two.cleanup();
+    }
   });
 
   it("still completes without a tsconfig.json or node_modules, or with a broken tsconfig.json, and says what it fell back to", async () => {
