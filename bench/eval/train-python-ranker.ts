@@ -9,8 +9,9 @@
  * (python_anchor.py with ANCHOR_SKIP_JEDI=1; TRAIN_ALL_POSITIONS=0 leaves them out).
  * TRAIN_SAMPLES=FILE keeps the candidates: read from it when it exists, else written to it.
  * The model: a weighted sum of the features, fitted as a softmax over each position's candidates
- * (the expected name's probability), with an L2 penalty; one set of weights for `self.` and one for
- * any other receiver. Each position is also seen with the expected name's first letter typed, so
+ * (the expected name's probability), with an L2 penalty towards the hand-written rules' weights (START:
+ * what the ranking was before it was learned, so that a feature the corpus says little about keeps
+ * the rule's say); one set of weights for `self.` and one for any other receiver. Each position is also seen with the expected name's first letter typed, so
  * that the weight of the prefix's match is learned too.
  */
 import { execFileSync } from "node:child_process";
@@ -24,9 +25,35 @@ import { evalPythonCompletion, type MemberSample } from "./python-completion.js"
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../../..");
 const CORPUS = resolve(ROOT, "../shared/corpus/python");
 const OUT = join(ROOT, "agents/lib/completion/python/member-weights.ts");
-/** The L2 penalty per weight (the corpus has a few hundred positions: the weights stay small). */
-let L2 = Number(process.env.TRAIN_L2 ?? 0.01);
-const STEPS = 1500;
+/** The L2 penalty per weight (the corpus has a few hundred `self.` positions: the weights stay near START). */
+let L2 = Number(process.env.TRAIN_L2 ?? 0.05);
+const STEPS = 800;
+
+/**
+ * The hand-written rules' points (syntactic.ts before the ranking was learned) on this scale (a
+ * twentieth): own members before the buffer's other names, use in the buffer (count, same receiver,
+ * nearness), the workspace's use after the same receiver, the standard library prior, a name like
+ * where the value goes, the method being written and `_private` outside its class last.
+ */
+const START: Partial<Record<(typeof MEMBER_FEATURES)[number], number>> = {
+  match: 1,
+  declared: 2.5,
+  inherited: -0.25,
+  typed: 0.25,
+  checker_missing: -0.75,
+  buffer_only: -0.5,
+  buffer_count: 0.6,
+  buffer_pair: 1.25,
+  near: 1,
+  workspace_pair: 0.5,
+  prior: 0.5,
+  named_target: 0.8,
+  named_function: 0.8,
+  current_method: -2,
+  private: -0.4,
+  private_own: 0.4,
+};
+const W0 = MEMBER_FEATURES.map((f) => START[f] ?? 0);
 const MATCH = MEMBER_FEATURES.indexOf("match");
 const DUNDER = MEMBER_FEATURES.indexOf("dunder");
 
@@ -59,8 +86,8 @@ function examples(s: MemberSample): Example[] {
 
 /** Mean negative log-likelihood and its gradient at `w`. */
 function lossAndGrad(data: Example[], w: number[]): { loss: number; grad: number[] } {
-  const grad = w.map((v) => L2 * v);
-  let loss = w.reduce((a, v) => a + (L2 / 2) * v * v, 0);
+  const grad = w.map((v, i) => L2 * (v - W0[i]!));
+  let loss = w.reduce((a, v, i) => a + (L2 / 2) * (v - W0[i]!) ** 2, 0);
   for (const { x, y } of data) {
     const s = x.map((f) => score(f, w));
     const max = Math.max(...s);
@@ -78,10 +105,10 @@ function lossAndGrad(data: Example[], w: number[]): { loss: number; grad: number
 /** Adam on the full batch. */
 function fit(data: Example[]): number[] {
   const n = MEMBER_FEATURES.length;
-  const w = new Array<number>(n).fill(0);
+  const w = [...W0];
   const m = new Array<number>(n).fill(0);
   const v = new Array<number>(n).fill(0);
-  const lr = 0.05;
+  const lr = 0.03;
   for (let t = 1; t <= STEPS; t++) {
     const { grad } = lossAndGrad(data, w);
     for (let i = 0; i < n; i++) {

@@ -4,6 +4,6 @@ import type { MemberWeights } from "./member-ranker.js";
 // prettier-ignore
 export const PYTHON_MEMBER_WEIGHTS: MemberWeights = {
   features: ["match", "declared", "inherited", "typed", "checker_missing", "buffer_only", "buffer_count", "buffer_pair", "buffer_other", "near", "workspace_pair", "workspace_any", "prior", "named_target", "named_function", "named_receiver", "current_method", "private", "private_own", "dunder", "method", "class", "constant", "above", "below_only", "last_on_receiver", "many"],
-  self: [1.352, 0.039, -1.586, -0.077, 0, 0, 0.284, 0.276, 0.157, 0.605, 0, 0, 0.078, 1.355, 0.686, 0, -1.189, 0.125, 0.125, -0.002, -0.405, -0.084, 0.457, 0.153, -0.717, -0.949, 0.198],
-  other: [1.016, 0.078, -0.142, 0.155, -0.155, -0.179, 0.187, 0.402, -0.686, 2.236, 0.617, -0.051, 1.191, 0.445, 1.331, -0.329, 0, -0.205, 0, 0, 0.137, 0, -0.594, 0, 0, 0.353, 0.215],
+  self: [1.277, 2.503, -0.779, 0.215, -0.75, -0.5, 0.242, 0.458, 0.038, 0.971, 0.5, 0, 0.446, 1.087, 1.016, 0, -2.123, -0.33, 0.47, 0, -0.166, -0.016, 0.1, 0.144, -0.288, -0.693, 0.016],
+  other: [1.212, 2.48, -0.269, 0.27, -0.77, -0.506, 0.136, 0.668, -0.403, 1.672, 0.584, -0.052, 0.923, 0.879, 1.123, -0.065, -2, -0.415, 0.4, 0, 0.078, -0.025, -0.222, 0, 0, 0.256, -0.135],
 };
