@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompleteLite } from "../../agents/lib/completion/handler.js";
+import { memberRecorder, type MemberGroup, type MemberRow } from "../../agents/lib/completion/python/member-ranker.js";
 import { PyrightEngine } from "../../agents/lib/completion/python/pyright.js";
 import { standaloneContext } from "../../agents/lib/runtime/context.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";
@@ -76,7 +77,19 @@ function broken(text: string, at: number, shape: "truncate" | "cut_line" | "uncl
   return `${text.slice(0, at)}(${text.slice(at)}`;
 }
 
-export async function evalPythonCompletion(corpus: string, opts: { perFile: number; python: string }) {
+/** One member completion's candidates with the name the source has there (for bench/eval/train-python-ranker.ts). */
+export interface MemberSample {
+  where: string;
+  engine: "syntactic" | "typed";
+  group: MemberGroup;
+  expected: string;
+  rows: MemberRow[];
+}
+
+export async function evalPythonCompletion(
+  corpus: string,
+  opts: { perFile: number; python: string; samples?: (s: MemberSample) => void },
+) {
   const started = performance.now();
   // The corpus is the workspace the requests name: allowed for this process only.
   process.env.AIP_WORKSPACE_ROOTS = [process.env.AIP_WORKSPACE_ROOTS, corpus].filter(Boolean).join(":");
@@ -140,9 +153,17 @@ export async function evalPythonCompletion(corpus: string, opts: { perFile: numb
     const where = `${p.project}/${p.file}:${p.line + 1} ${p.name}`;
     const jr = p.jedi.indexOf(p.name);
     count(tallies.jedi[p.category], jr, `${where} (jedi: ${p.jedi.slice(0, 5).join(", ")})`);
+    // The candidates of the unbroken buffer's member completions, for training the ranking.
+    const sample = (engine: MemberSample["engine"]): void => {
+      memberRecorder.record = opts.samples
+        ? (group, rows) => opts.samples!({ where, engine, group, expected: p.name, rows })
+        : undefined;
+    };
+    sample("syntactic");
     const t0 = performance.now();
     const s = (await syntactic(req(root, p.file, buffer), ctx())) as { items: { label: string }[] };
     ms.push(performance.now() - t0);
+    memberRecorder.record = undefined;
     const sr = s.items.findIndex((i) => i.label === p.name);
     count(
       tallies.syntactic[p.category],
@@ -173,11 +194,13 @@ export async function evalPythonCompletion(corpus: string, opts: { perFile: numb
       }
     }
     if (!withTyped) continue;
+    sample("typed");
     const y = (await typed(req(root, p.file, buffer, 20_000), ctx())) as {
       items: { label: string }[];
       engine: string;
       receiver_kind?: string;
     };
+    memberRecorder.record = undefined;
     engines[y.engine === "typed" ? "typed" : "syntactic"]++;
     const yr = y.items.findIndex((i) => i.label === p.name);
     positions.push({

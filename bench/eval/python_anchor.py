@@ -12,6 +12,7 @@ a name that does not exist yet.
 Run with the system interpreter that has jedi (Debian python3-jedi):
   /usr/bin/python3 bench/eval/python_anchor.py CORPUS_DIR PER_FILE SEED > positions.json
 Prints one JSON object: {"jedi": version, "positions": [...]}, offsets in UTF-16 code units.
+ANCHOR_SKIP_JEDI=1: the positions alone, jedi not asked (training the ranking needs no anchor).
 """
 
 import io
@@ -101,8 +102,17 @@ def candidates(text):
     return out
 
 
+def ask_jedi(buffer, path, project, line, col):
+    try:
+        return [c.name for c in jedi.Script(code=buffer, path=path, project=project).complete(line, col)]
+    except Exception as err:  # jedi's own failure counts as a miss, and is shown
+        sys.stderr.write(f"jedi failed at {path}:{line}: {err}\n")
+        return []
+
+
 def main():
     corpus, per_file, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    skip_jedi = os.environ.get("ANCHOR_SKIP_JEDI") == "1"
     rand = random.Random(seed)
     positions = []
     for project in sorted(os.listdir(corpus)):
@@ -123,11 +133,7 @@ def main():
                     line = buffer.count("\n") + 1
                     col = len(buffer) - (buffer.rfind("\n") + 1)
                     t0 = time.perf_counter()
-                    try:
-                        got = [c.name for c in jedi.Script(code=buffer, path=path, project=jproject).complete(line, col)]
-                    except Exception as err:  # jedi's own failure counts as a miss, and is shown
-                        got = []
-                        sys.stderr.write(f"jedi failed at {path}:{line}: {err}\n")
+                    got = [] if skip_jedi else ask_jedi(buffer, path, jproject, line, col)
                     ms = (time.perf_counter() - t0) * 1000
                     positions.append(
                         {

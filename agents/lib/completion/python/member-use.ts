@@ -24,12 +24,22 @@ type Counts = Map<string, Map<string, number>>;
 interface FileUse {
   key: string;
   counts: Counts;
+  /** attribute name → count, after any receiver. */
+  any: Map<string, number>;
 }
 
 interface RootUse {
   files: Map<string, FileUse>;
+  /** The sum of the files' `any`, made once per read of the workspace. */
+  any: Map<string, number>;
   builtAt: number;
   building?: Promise<void> | undefined;
+}
+
+function anyReceiver(counts: Counts): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const names of counts.values()) for (const [name, n] of names) out.set(name, (out.get(name) ?? 0) + n);
+  return out;
 }
 
 /** The receivers a method's own object goes by: their members are the class's, not the workspace's. */
@@ -55,6 +65,8 @@ export function memberPairs(source: string): Counts {
 export interface WorkspaceUse {
   /** The attribute names that follow `receiver` in the workspace's files other than `except`. */
   names(receiver: string, except?: string): Map<string, number>;
+  /** How often `name` follows any receiver (but `self` and `cls`) in the workspace's files other than `except`. */
+  any(name: string, except?: string): number;
 }
 
 export class MemberUse {
@@ -80,7 +92,7 @@ export class MemberUse {
   private entry(root: string): RootUse {
     let r = this.roots.get(root);
     if (r) this.roots.delete(root);
-    else r = { files: new Map(), builtAt: 0 };
+    else r = { files: new Map(), any: new Map(), builtAt: 0 };
     this.roots.set(root, r);
     while (this.roots.size > MAX_ROOTS) this.roots.delete(this.roots.keys().next().value!);
     return r;
@@ -100,12 +112,16 @@ export class MemberUse {
             continue;
           }
           try {
-            files.set(f.abs, { key, counts: memberPairs(await readFile(f.abs, "utf8")) });
+            const counts = memberPairs(await readFile(f.abs, "utf8"));
+            files.set(f.abs, { key, counts, any: anyReceiver(counts) });
           } catch {
             // A file that vanished or cannot be read since the listing: left out.
           }
         }
         r.files = files;
+        const any = new Map<string, number>();
+        for (const use of files.values()) for (const [name, n] of use.any) any.set(name, (any.get(name) ?? 0) + n);
+        r.any = any;
       } catch {
         // A workspace that cannot be listed: no workspace ranking, the buffer's alone.
       } finally {
@@ -125,6 +141,8 @@ export class MemberUse {
         }
         return out;
       },
+      any: (name, except) =>
+        (r.any.get(name) ?? 0) - (except !== undefined ? (r.files.get(except)?.any.get(name) ?? 0) : 0),
     };
   }
 }

@@ -18,10 +18,11 @@ import type { Declaration, ImportEntry, ScopeName } from "../../code/languages/t
 import { python, type PythonDocument } from "../../code/languages/python/index.js";
 import { PLACEHOLDER } from "../../code/placeholder.js";
 import { completionContext } from "../context.js";
-import { likeness, MEMBER_WEIGHTS, words } from "../member-rank.js";
+import { likeness, words } from "../member-rank.js";
 import { matchScore, type CompletionItem } from "../rank.js";
 import { usageOf, type Usage } from "../typed.js";
 import type { WorkspaceUse } from "./member-use.js";
+import { emptyFeatures, MEMBER_FEATURES, memberRecorder, memberScore, type MemberRow } from "./member-ranker.js";
 import { BUILTIN_PRIOR, MEMBER_PRIOR } from "./prior.js";
 
 /** Python's keywords; those that may start a statement are offered there only, the rest anywhere. */
@@ -556,16 +557,17 @@ function targetWords(
   source: string,
   start: number,
   fn: Declaration | undefined,
-): { words: string[]; weight: number }[] {
+): { words: string[]; weight: number; fn: boolean }[] {
   const lineStart = source.lastIndexOf("\n", start - 1) + 1;
   const line = source.slice(lineStart, start);
-  const out: { words: string[]; weight: number }[] = [];
+  const out: { words: string[]; weight: number; fn: boolean }[] = [];
   const target = /(?:^|[^\w.=!<>])([A-Za-z_][\w.]*)\s*(?::[^=]*)?=\s*[A-Za-z_][\w.]*\.\s*$/.exec(line);
-  if (target) out.push({ words: words(target[1]!.split(".").at(-1)!), weight: 1 });
+  if (target) out.push({ words: words(target[1]!.split(".").at(-1)!), weight: 1, fn: false });
   if (fn) {
     const w = words(fn.name).filter((x) => !GENERIC_WORDS.has(x));
     // A test is named after what it exercises.
-    if (w.length > 0) out.push({ words: w, weight: /^\s*return\b/.test(line) || /^test_?/i.test(fn.name) ? 1 : 0.5 });
+    if (w.length > 0)
+      out.push({ words: w, weight: /^\s*return\b/.test(line) || /^test_?/i.test(fn.name) ? 1 : 0.5, fn: true });
   }
   return out;
 }
@@ -730,6 +732,19 @@ function savedClassMembers(file: string, root: string | undefined, className: st
   return decl ? classMembers(decl, saved, { root, file }) : [];
 }
 
+/** A member candidate: where it was found (its features are computed from this and the buffer). */
+interface MemberCandidate {
+  label: string;
+  kind: string;
+  detail: string;
+  /** Bases away from the receiver's class (Infinity when not declared there). */
+  distance: number;
+  declared?: boolean | undefined;
+  stub?: boolean | undefined;
+  typed?: boolean | undefined;
+  buffer?: boolean | undefined;
+}
+
 /** A candidate from the checker (pyright), merged with the syntactic engine's own. */
 export interface TypedCandidate {
   label: string;
@@ -791,80 +806,115 @@ export function pythonCompletions(
           ? { kind: "instance", members: classMembers(literalDecl.decl, literalDecl.doc, literalDecl.where) }
           : { kind: "unknown", members: [] };
     receiverKind = found.kind;
-    if (found.kind === "self" && opts.file !== undefined && found.className !== undefined)
+    const own = found.kind === "self";
+    const inBuffer = own ? new Set(found.members.map((m) => m.name)) : undefined;
+    if (own && opts.file !== undefined && found.className !== undefined)
       found.members.push(...savedClassMembers(opts.file, opts.root, found.className, offset));
     const typedNames = new Set((opts.typed ?? []).map((t) => t.label));
     // What the workspace's other files type after a receiver of this name (not for self: its members
-    // are the class's).
-    const wsUse =
-      lastRecv !== undefined && found.kind !== "self" ? opts.memberUse?.names(lastRecv, opts.file) : undefined;
-    const ws = (name: string): number => 10 * Math.log2(1 + (wsUse?.get(name) ?? 0));
+    // are the class's), and after any receiver.
+    const wsUse = lastRecv !== undefined && !own ? opts.memberUse?.names(lastRecv, opts.file) : undefined;
     // The checker knows the receiver's type better than the text does, except for the class being
     // written (`self.`), whose members below the cursor only the saved file shows.
-    const checkerLeads = typedNames.size > 0 && found.kind !== "self";
-    const own = found.kind === "self";
-    const fn = enclosingFunction(doc, offset);
-    const targets = targetWords(code, start, fn);
-    // Named like where its value goes; and not the method being written (`self.` calls another).
-    const fits = (name: string): number => {
-      const mine = words(name);
-      let points = 0;
-      for (const t of targets) points = Math.max(points, MEMBER_WEIGHTS.named * t.weight * likeness(mine, t.words));
-      return points + (own && fn?.kind === "method" && name === fn.name ? -40 : 0);
+    const checkerLeads = typedNames.size > 0 && !own;
+    const candidates = new Map<string, MemberCandidate>();
+    const add = (label: string, kind: string, detail: string, how: Partial<MemberCandidate>): void => {
+      const c = candidates.get(label);
+      if (!c) candidates.set(label, { label, kind, detail, distance: Infinity, ...how });
+      else {
+        if (how.distance !== undefined && how.distance < c.distance) c.distance = how.distance;
+        c.declared ||= how.declared;
+        c.stub ||= how.stub;
+        c.typed ||= how.typed;
+        c.buffer ||= how.buffer;
+        if (how.typed) Object.assign(c, { kind, detail });
+      }
     };
     for (const m of found.members)
-      push(
-        m.name,
-        m.kind,
-        m.detail,
-        50 -
-          5 * m.distance +
-          usageScore(m.name, usage, lastRecv) +
-          ws(m.name) +
-          (m.stub ? prior(MEMBERS, m.name, 10) : 0) +
-          (checkerLeads && !typedNames.has(m.name) ? -15 : 0) +
-          fits(m.name) +
-          privatePenalty(m.name, own),
-      );
-    for (const t of opts.typed ?? [])
-      push(
-        t.label,
-        t.kind,
-        t.detail,
-        (checkerLeads ? 50 : 45) +
-          usageScore(t.label, usage, lastRecv) +
-          ws(t.label) +
-          prior(MEMBERS, t.label, 10) +
-          fits(t.label) +
-          privatePenalty(t.label, own),
-      );
+      add(m.name, m.kind, m.detail, { declared: true, distance: m.distance, stub: m.stub ?? false });
+    for (const t of opts.typed ?? []) add(t.label, t.kind, t.detail, { typed: true });
     if ((found.kind === "unknown" || found.kind === "instance") && typedNames.size === 0) {
       for (const [pair, n] of usage.member) {
         const dot = pair.lastIndexOf(".");
-        const r = pair.slice(0, dot);
         const name = pair.slice(dot + 1);
         if (name === prefix && n <= 1) continue;
-        push(
-          name,
-          "property",
-          `used after ${r}.`,
-          (r === lastRecv ? 20 : -10) +
-            usageScore(name, usage, lastRecv) +
-            ws(name) +
-            prior(MEMBERS, name, 10) +
-            fits(name) +
-            privatePenalty(name),
-        );
+        add(name, "property", `used after ${pair.slice(0, dot)}.`, { buffer: true });
       }
       // Names the workspace's other files use after a receiver of this name.
-      for (const name of wsUse?.keys() ?? [])
-        push(
-          name,
-          "property",
-          `used after ${lastRecv}.`,
-          usageScore(name, usage, lastRecv) + ws(name) + fits(name) + privatePenalty(name),
-        );
+      for (const name of wsUse?.keys() ?? []) add(name, "property", `used after ${lastRecv}.`, {});
     }
+    const fn = enclosingFunction(doc, offset);
+    const targets = targetWords(code, start, fn);
+    const recvWords = lastRecv !== undefined ? words(lastRecv) : [];
+    // The buffer's uses of each name after any receiver.
+    const afterAny = new Map<string, number>();
+    for (const [pair, n] of usage.member) {
+      const name = pair.slice(pair.lastIndexOf(".") + 1);
+      afterAny.set(name, (afterAny.get(name) ?? 0) + n);
+    }
+    const window = code.slice(Math.max(0, start - 20_000), start);
+    const lastUse =
+      recv !== undefined
+        ? [
+            ...window.matchAll(
+              new RegExp(`(?<![\\w.])${recv.replace(/\./g, "\\s*\\.\\s*")}\\s*\\.\\s*([A-Za-z_]\\w*)`, "g"),
+            ),
+          ].at(-1)?.[1]
+        : undefined;
+    // `self.` members the class shows above the cursor: its methods defined there, `self.x` used there.
+    const cls = own ? enclosingClass(doc, offset) : undefined;
+    const above = own
+      ? new Set([
+          ...selfNames(code.slice(Math.max(cls?.decl.start ?? 0, start - 20_000), start), cls?.self ?? "self").keys(),
+          ...(cls?.decl.children.filter((c) => c.start < start).map((c) => c.name) ?? []),
+        ])
+      : undefined;
+    const many = Math.log2(1 + candidates.size);
+    const group = own ? "self" : "other";
+    const rows: MemberRow[] = [];
+    for (const c of candidates.values()) {
+      const name = c.label;
+      if (c.label.includes(PLACEHOLDER) || HARD_KEYWORDS.has(name)) continue;
+      const m = matchScore(name, prefix);
+      if (m < 0 || (name === prefix && prefix !== "")) continue;
+      const f = emptyFeatures();
+      const mine = words(name);
+      f.match = m / 100;
+      f.declared = c.declared ? 1 : 0;
+      f.inherited = c.declared ? Math.min(3, c.distance) : 0;
+      f.typed = c.typed ? 1 : 0;
+      f.checker_missing = checkerLeads && !c.typed ? 1 : 0;
+      f.buffer_only = !c.declared && !c.typed ? 1 : 0;
+      f.buffer_count = Math.log2(1 + (usage.count.get(name) ?? 0));
+      const pair = lastRecv !== undefined ? (usage.member.get(`${lastRecv}.${name}`) ?? 0) : 0;
+      f.buffer_pair = Math.log2(1 + pair);
+      f.buffer_other = Math.log2(1 + Math.max(0, (afterAny.get(name) ?? 0) - pair));
+      const near = usage.nearest.get(name);
+      f.near = near === undefined ? 0 : 1 / (1 + near / 300);
+      f.workspace_pair = Math.log2(1 + (wsUse?.get(name) ?? 0));
+      f.workspace_any = own ? 0 : Math.log2(1 + (opts.memberUse?.any(name, opts.file) ?? 0));
+      f.prior = c.stub || c.typed ? prior(MEMBERS, name, 10) / 10 : 0;
+      for (const t of targets)
+        if (t.fn) f.named_function = Math.max(f.named_function, t.weight * likeness(mine, t.words));
+        else f.named_target = Math.max(f.named_target, t.weight * likeness(mine, t.words));
+      f.named_receiver = recvWords.length > 0 ? likeness(mine, recvWords) : 0;
+      f.current_method = own && fn?.kind === "method" && name === fn.name ? 1 : 0;
+      const dunder = name.startsWith("__") && name.endsWith("__");
+      f.private = name.startsWith("_") && !dunder ? 1 : 0;
+      f.private_own = f.private && own ? 1 : 0;
+      f.dunder = dunder ? 1 : 0;
+      f.method = c.kind === "method" || c.kind === "function" ? 1 : 0;
+      f.class = c.kind === "class" ? 1 : 0;
+      f.constant = /^[A-Z][A-Z0-9_]+$/.test(name) ? 1 : 0;
+      f.above = above?.has(name) ? 1 : 0;
+      f.below_only = inBuffer && !inBuffer.has(name) && !above?.has(name) ? 1 : 0;
+      f.last_on_receiver = name === lastUse ? 1 : 0;
+      f.many = c.declared ? many : 0;
+      const score = memberScore(f, group);
+      if (memberRecorder.record) rows.push({ label: name, features: MEMBER_FEATURES.map((k) => f[k]) });
+      scored.set(name, { label: name, kind: c.kind, detail: c.detail, score });
+    }
+    memberRecorder.record?.(group, rows);
   } else {
     for (const n of python.namesInScope(doc, offset)) {
       const { kind, base } = scopeKind(n);

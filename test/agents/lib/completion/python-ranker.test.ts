@@ -1,0 +1,171 @@
+/**
+ * The learned ranking of Python members (docs/agents.md, "Python completion"): the checked-in weights
+ * cover every feature the engine computes and are what orders the members, and on a small workspace
+ * they put the member the next line uses first.
+ */
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
+import {
+  DUNDER_PENALTY,
+  emptyFeatures,
+  MEMBER_FEATURES,
+  memberRecorder,
+  memberScore,
+  type MemberGroup,
+  type MemberRow,
+} from "../../../../agents/lib/completion/python/member-ranker.js";
+import { memberUse } from "../../../../agents/lib/completion/python/member-use.js";
+import { PYTHON_MEMBER_WEIGHTS } from "../../../../agents/lib/completion/python/member-weights.js";
+import { pythonCompletions } from "../../../../agents/lib/completion/python/syntactic.js";
+import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
+import { loadLanguage } from "../../../../agents/lib/code/languages/registry.js";
+import { standaloneContext } from "../../../../agents/lib/runtime/context.js";
+import type { AipRequest } from "../../../../protocol/contract/schemas.js";
+import { createLogger } from "../../../../protocol/util/log.js";
+import { tempDir } from "../../../helpers.js";
+
+const log = createLogger({ agentName: "test", destination: false });
+const ctx = () => standaloneContext({ traceId: "t", budgetMs: 100_000, log });
+
+describe("the learned Python member ranking", () => {
+  it("loads a weight for every feature, for self. and for other receivers", () => {
+    expect([...PYTHON_MEMBER_WEIGHTS.features]).toEqual([...MEMBER_FEATURES]);
+    for (const group of ["self", "other"] as const) {
+      const w = PYTHON_MEMBER_WEIGHTS[group];
+      expect(w).toHaveLength(MEMBER_FEATURES.length);
+      expect(w.every(Number.isFinite)).toBe(true);
+      // Fitted, not left at zero: what the buffer uses after the same receiver, and near the cursor, counts for.
+      expect(w[MEMBER_FEATURES.indexOf("buffer_pair")]).toBeGreaterThan(0);
+      expect(w[MEMBER_FEATURES.indexOf("near")]).toBeGreaterThan(0);
+    }
+    const f = emptyFeatures();
+    f.near = 1;
+    f.dunder = 1;
+    const w = PYTHON_MEMBER_WEIGHTS.other;
+    expect(memberScore(f, "other")).toBeCloseTo(
+      w[MEMBER_FEATURES.indexOf("near")]! + w[MEMBER_FEATURES.indexOf("dunder")]! - DUNDER_PENALTY,
+      9,
+    );
+    // Weights for features this code does not know are ignored; a missing one counts 0.
+    const odd = { features: ["near", "retired"], self: [2, 100], other: [3, 100] };
+    expect(memberScore(f, "other", odd)).toBe(3 - DUNDER_PENALTY);
+    expect(memberScore(f, "self", odd)).toBe(2 - DUNDER_PENALTY);
+  });
+
+  it("orders the members by the weights' scores of their features", async () => {
+    await loadLanguage("python");
+    const src = `class Box:
+    def __init__(self, width, height):
+        self.width = width
+        self.height = height
+        self.__secret = 0
+
+    def area(self):
+        return self.width * self.height
+
+    def grow(self, by):
+        self.width += by
+        size = self.`;
+    const recorded: { group: MemberGroup; rows: MemberRow[] }[] = [];
+    memberRecorder.record = (group, rows) => recorded.push({ group, rows });
+    let labels: string[];
+    try {
+      labels = pythonCompletions(readPython(src), src.length, { limit: 50 }).items.map((i) => i.label);
+    } finally {
+      memberRecorder.record = undefined;
+    }
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]!.group).toBe("self");
+    const byScore = recorded[0]!.rows
+      .map((r) => {
+        const f = emptyFeatures();
+        MEMBER_FEATURES.forEach((k, i) => (f[k] = r.features[i]!));
+        return { label: r.label, score: memberScore(f, "self") };
+      })
+      .sort((a, b) => b.score - a.score || (a.label < b.label ? -1 : 1))
+      .map((r) => r.label);
+    expect(labels).toEqual(byScore);
+    expect(labels).toEqual(expect.arrayContaining(["width", "height", "area", "grow", "__init__"]));
+    // The dunders last.
+    expect(labels.at(-1)).toMatch(/^__.*__$/);
+  });
+});
+
+describe("the learned Python member ranking on a workspace", () => {
+  let t: { dir: string; cleanup: () => void };
+  let root: string;
+  const complete = createCompleteLite();
+  const ask = async (file: string, source: string) =>
+    (
+      (await complete(
+        {
+          action: "complete",
+          context: { source_code: source, file_path: file, workspace_root: root, language: "python" },
+          constraints: { max_items: 50 },
+        } as unknown as AipRequest,
+        ctx(),
+      )) as { items: { label: string }[]; receiver_kind?: string }
+    ).items.map((i) => i.label);
+
+  beforeAll(async () => {
+    t = tempDir("aipy-ranker-");
+    root = realpathSync(t.dir);
+    mkdirSync(join(root, "geo"));
+    writeFileSync(join(root, "geo/__init__.py"), "");
+    writeFileSync(
+      join(root, "geo/shapes.py"),
+      [
+        "def area(s):\n    return 0\n",
+        "def perimeter(s):\n    return 0\n",
+        "def bounding_box(s):\n    return 0\n",
+        "def centroid(s):\n    return 0\n",
+        "def rotate(s, a):\n    return s\n",
+        "def translate(s, d):\n    return s\n",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(root, "geo/measures.py"),
+      ["def area(s):\n    return 0\n", "def bounding_box(s):\n    return 0\n", "def centroid(s):\n    return 0\n"].join(
+        "\n",
+      ),
+    );
+    // The workspace's other files move shapes about more than they measure them.
+    for (const n of ["a", "b", "c"])
+      writeFileSync(
+        join(root, `geo/use_${n}.py`),
+        "from geo import shapes\n\n\ndef move(s):\n    return shapes.translate(shapes.rotate(s, 1), 2)\n",
+      );
+    await memberUse.ready(root);
+  });
+  afterAll(() => t.cleanup());
+
+  it("puts first the member the workspace's other files use after a receiver of that name", async () => {
+    const got = await ask("geo/new.py", "from geo import shapes\n\n\ndef place(s):\n    return shapes.");
+    expect(got.slice(0, 2).sort()).toEqual(["rotate", "translate"]);
+  });
+
+  it("puts first the member named like the variable its value goes to", async () => {
+    const src = "from geo import measures\n\n\ndef report(s):\n    box = measures.";
+    expect(await ask("geo/new.py", src)).toEqual(["bounding_box", "area", "centroid"]);
+    expect((await ask("geo/new.py", src.replace("box", "middle")))[0]).not.toBe("bounding_box");
+  });
+
+  it("puts first, after self., the attribute the method uses with its sibling", async () => {
+    const src = `class Rect:
+    def __init__(self, width, height, label):
+        self.width = width
+        self.height = height
+        self.label = label
+
+    def describe(self):
+        return self.label
+
+    def area(self):
+        return self.width * self.`;
+    const got = await ask("geo/rect.py", src);
+    expect(got.slice(0, 2)).toContain("height");
+    expect(got.indexOf("area")).toBeGreaterThan(got.indexOf("describe"));
+  });
+});
