@@ -6,9 +6,10 @@
  * the cold way (AIP_TESTGEN_WARM=0: a fresh runner per file) and then the warm way (one runner kept),
  * the first warm call of the first round being the runner's start (reported apart). `--modes warm` runs
  * only the warm way. Reported per mode: each request's wall time, the CPU time it cost (this process,
- * the runner and every other process it started, read from /proc), and the median of each stage of the
- * answer's timings_ms, with the load average over the run, since wall time on a shared host follows its
- * load: modes (and checkouts) are compared in one run, under the same load.
+ * the runner and every other process it started, read from /proc; and this process's alone), and the
+ * median of each stage of the answer's timings_ms, with the load average over the run, since wall
+ * time on a shared host follows its load: modes (and checkouts) are compared in one run, under the
+ * same load.
  * Writes bench/results/<date>-testgen-warm.json.
  */
 import { writeFileSync } from "node:fs";
@@ -38,13 +39,17 @@ process.env.AIP_TRUSTED_WORKSPACES = root;
 const testgen = createTestgen();
 const samples: Record<"cold" | "warm", number[]> = { cold: [], warm: [] };
 const cpu: Record<"cold" | "warm", number[]> = { cold: [], warm: [] };
+const agentCpu: Record<"cold" | "warm", number[]> = { cold: [], warm: [] };
 const stages: Record<"cold" | "warm", Record<string, number[]>> = { cold: {}, warm: {} };
 const load: number[] = [];
 let firstWarm: number | undefined;
 
-async function one(fn: string): Promise<{ ms: number; cpuMs: number; timings: Record<string, number> }> {
+async function one(
+  fn: string,
+): Promise<{ ms: number; cpuMs: number; agentCpuMs: number; timings: Record<string, number> }> {
   const ctx = standaloneContext({ traceId: "bench", budgetMs: 120_000, log: silent });
   const c0 = treeCpuMs(process.pid);
+  const a0 = process.cpuUsage();
   const t0 = performance.now();
   await testgen(
     {
@@ -55,7 +60,13 @@ async function one(fn: string): Promise<{ ms: number; cpuMs: number; timings: Re
     ctx,
   );
   const ms = performance.now() - t0;
-  return { ms, cpuMs: treeCpuMs(process.pid) - c0, timings: ctx.timer.toJSON() };
+  const a = process.cpuUsage(a0);
+  return {
+    ms,
+    cpuMs: treeCpuMs(process.pid) - c0,
+    agentCpuMs: (a.user + a.system) / 1000,
+    timings: ctx.timer.toJSON(),
+  };
 }
 
 for (let r = 0; r < rounds; r++) {
@@ -64,11 +75,12 @@ for (let r = 0; r < rounds; r++) {
     else delete process.env.AIP_TESTGEN_WARM;
     for (const fn of functions) {
       load.push(loadavg()[0]!);
-      const { ms, cpuMs, timings } = await one(fn);
+      const { ms, cpuMs, agentCpuMs, timings } = await one(fn);
       if (mode === "warm" && firstWarm === undefined) firstWarm = ms;
       else {
         samples[mode].push(ms);
         cpu[mode].push(cpuMs);
+        agentCpu[mode].push(agentCpuMs);
         for (const [stage, t] of Object.entries(timings)) (stages[mode][stage] ??= []).push(t);
       }
     }
@@ -87,6 +99,7 @@ const result = {
   runner_starts_warm: warmStarts(),
   wall_ms: { cold: summary(samples.cold), warm: summary(samples.warm), warm_first: Math.round(firstWarm ?? 0) },
   cpu_ms: { cold: summary(cpu.cold), warm: summary(cpu.warm) },
+  agent_cpu_ms: { cold: summary(agentCpu.cold), warm: summary(agentCpu.warm) },
   stage_p50_ms: Object.fromEntries(
     modes.map((m) => [
       m,
