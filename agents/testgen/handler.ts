@@ -18,7 +18,7 @@ import {
 } from "../lib/code/parse.js";
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
-import { readContained, readContainedSync } from "../lib/code/workspace.js";
+import { readContained } from "../lib/code/workspace.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
@@ -35,7 +35,14 @@ import { checkPlan, formatTest } from "./pipeline.js";
 import { assemble, constructorArgs, planTests, thrownBy, type Framework, type TestPlan } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
 import { typedCall, type TypedCall, type TypedOptions } from "./typed.js";
-import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS, standInForTest, type CheckProject } from "./verify.js";
+import {
+  buildProgram,
+  checkProject,
+  DEFAULT_RUN_TIMEOUT_MS,
+  readWorkspaceText,
+  standInForTest,
+  type CheckProject,
+} from "./verify.js";
 
 /** Arguments computed for lone buffers (see the use). */
 const bufferArgs = new TextMemo<TypedCall | undefined>(64);
@@ -390,7 +397,7 @@ function workspaceFiles(project: CheckProject): { path: string; text: string }[]
   const out: { path: string; text: string }[] = [];
   for (const f of project.fileNames) {
     if (/\.d\.[cm]?ts$/.test(f) || f.includes("/node_modules/")) continue;
-    const text = readContainedSync(project.root, f);
+    const text = readWorkspaceText(project, f);
     if (text !== undefined) out.push({ path: relative(project.root, f), text });
     if (out.length >= 400) break;
   }

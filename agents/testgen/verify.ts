@@ -101,6 +101,11 @@ function readFor(project: CheckProject, path: string): string | undefined {
   const o = project.overlay.get(path);
   if (o !== undefined) return o;
   if (path.startsWith(tsLibDir() + sep)) return ts.sys.readFile(path);
+  return readWorkspaceText(project, path);
+}
+
+/** A workspace file as it is on disk (never the overlay), from memory while its stamp is unchanged. */
+export function readWorkspaceText(project: CheckProject, path: string): string | undefined {
   if (!isInside(project.root, path)) return undefined;
   const texts = project.kept.texts;
   // Taken before the read: a change during the read leaves a stamp that no longer matches.
