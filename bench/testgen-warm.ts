@@ -9,7 +9,7 @@
  * the runner and every other process it started, read from /proc; and this process's alone), and the
  * median of each stage of the answer's timings_ms, with the load average over the run, since wall
  * time on a shared host follows its load: modes (and checkouts) are compared in one run, under the
- * same load.
+ * same load. `answers` counts what the answers held (observed cases, value assertions, the checks).
  * Writes bench/results/<date>-testgen-warm.json.
  */
 import { writeFileSync } from "node:fs";
@@ -43,6 +43,11 @@ const agentCpu: Record<"cold" | "warm", number[]> = { cold: [], warm: [] };
 const stages: Record<"cold" | "warm", Record<string, number[]>> = { cold: {}, warm: {} };
 const load: number[] = [];
 let firstWarm: number | undefined;
+const done = new Map<string, number>();
+interface Answer {
+  tests: { observed: number; value_assertions: number };
+  checks: { typecheck: string; run: string };
+}
 
 async function one(
   fn: string,
@@ -51,15 +56,18 @@ async function one(
   const c0 = treeCpuMs(process.pid);
   const a0 = process.cpuUsage();
   const t0 = performance.now();
-  await testgen(
+  const answer = (await testgen(
     {
       action: "testgen",
       context: { workspace_root: root, file_path: file },
       constraints: { function: fn, framework: "vitest", run_timeout_ms: 60_000 },
     } as AipRequest,
     ctx,
-  );
+  )) as Answer;
   const ms = performance.now() - t0;
+  // What was done, so that a faster answer that did less shows.
+  const key = `${fn}: ${answer.tests.observed} observed, ${answer.tests.value_assertions} value assertions, typecheck ${answer.checks.typecheck}, run ${answer.checks.run}`;
+  done.set(key, (done.get(key) ?? 0) + 1);
   const a = process.cpuUsage(a0);
   return {
     ms,
@@ -97,6 +105,7 @@ const result = {
   measured_at: new Date().toISOString(),
   host: `${cpus().length} cores, load average ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} during the run`,
   runner_starts_warm: warmStarts(),
+  answers: Object.fromEntries(done),
   wall_ms: { cold: summary(samples.cold), warm: summary(samples.warm), warm_first: Math.round(firstWarm ?? 0) },
   cpu_ms: { cold: summary(cpu.cold), warm: summary(cpu.warm) },
   agent_cpu_ms: { cold: summary(agentCpu.cold), warm: summary(agentCpu.warm) },
