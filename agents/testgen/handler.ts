@@ -18,7 +18,7 @@ import {
 } from "../lib/code/parse.js";
 import { signatureOf } from "../lib/code/signature.js";
 import { loadRequestSource } from "../lib/code/source.js";
-import { readContained, readContainedSync } from "../lib/code/workspace.js";
+import { readContained } from "../lib/code/workspace.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import { TextMemo } from "../lib/memo.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
@@ -35,7 +35,14 @@ import { checkPlan, formatTest } from "./pipeline.js";
 import { assemble, constructorArgs, planTests, thrownBy, type Framework, type TestPlan } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
 import { typedCall, type TypedCall, type TypedOptions } from "./typed.js";
-import { buildProgram, checkProject, DEFAULT_RUN_TIMEOUT_MS, type CheckProject } from "./verify.js";
+import {
+  buildProgram,
+  checkProject,
+  DEFAULT_RUN_TIMEOUT_MS,
+  readWorkspaceText,
+  standInForTest,
+  type CheckProject,
+} from "./verify.js";
 
 /** Arguments computed for lone buffers (see the use). */
 const bufferArgs = new TextMemo<TypedCall | undefined>(64);
@@ -175,6 +182,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
     const mirror = src.root !== undefined && (await isDir(join(src.root, "test")));
     // The checker: the workspace's project (its tsconfig, or defaults), the buffer as the request sent it.
     const project = await checkProject(src.root);
+    ctx.timer.mark("project");
     // Relative imports spelled as the workspace resolves them (see paths.ts importStyle).
     const mr = project.options.moduleResolution;
     const mod = project.options.module;
@@ -203,6 +211,9 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
     if (typeof request.context.source_code === "string" || src.absPath === undefined)
       project.overlay.set(srcAbs, sourceText);
     const testAbs = join(project.root, loc.test_path);
+    // The source and the test are the roots of every program of this request (see standInForTest).
+    project.roots.push(srcAbs);
+    standInForTest(project, testAbs);
     let typed: TypedCall | undefined;
     if (ts && importable) {
       const opts = { fnEnd, testFile: testAbs, style, callee };
@@ -362,6 +373,7 @@ async function observeBehaviour(
     o.typed && o.project.program
       ? inputVectors(o.project.program, o.typed.srcAbs, o.typed.opts, o.base, sites)
       : undefined;
+  ctx.timer.mark("inputs");
   if (inputs) {
     mergeImports(plan.typeImports, inputs.typeImports);
     mergeImports((plan.valueImports ??= new Map()), inputs.valueImports);
@@ -385,7 +397,7 @@ function workspaceFiles(project: CheckProject): { path: string; text: string }[]
   const out: { path: string; text: string }[] = [];
   for (const f of project.fileNames) {
     if (/\.d\.[cm]?ts$/.test(f) || f.includes("/node_modules/")) continue;
-    const text = readContainedSync(project.root, f);
+    const text = readWorkspaceText(project, f);
     if (text !== undefined) out.push({ path: relative(project.root, f), text });
     if (out.length >= 400) break;
   }

@@ -6,6 +6,7 @@
  * stand in for the run. The counts and reasons go to the payload.
  */
 import { format } from "prettier";
+import { TextMemo } from "../lib/memo.js";
 import { workspaceTrust } from "../lib/sandbox/workspace-run.js";
 import { assemble, type TestCase, type TestPlan } from "./render.js";
 import {
@@ -70,8 +71,13 @@ export interface CheckOptions {
   ran?: { tests: TestOutcome[]; ms: number };
 }
 
+/** Formatted files by their text: the file checked is, most often, the file answered. */
+const formatted = new TextMemo<Promise<string>>(16);
+
 export async function formatTest(text: string, ts: boolean): Promise<string> {
-  return format(text, { parser: ts ? "typescript" : "babel", printWidth: 100 });
+  return formatted.get(`${ts ? "ts" : "js"}\0${text}`, () =>
+    format(text, { parser: ts ? "typescript" : "babel", printWidth: 100 }),
+  );
 }
 
 /** The 1-based line ranges of each case in the formatted file (from its title to the next case's). */

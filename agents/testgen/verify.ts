@@ -8,7 +8,7 @@
  * those are read as data, never run.
  */
 import { randomBytes } from "node:crypto";
-import { constants, existsSync, realpathSync } from "node:fs";
+import { constants, existsSync, realpathSync, statSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import type * as TS from "typescript";
@@ -46,6 +46,11 @@ export interface CheckProject {
   /** Parsed files kept between requests (path → text + SourceFile). */
   parsed: Map<string, { text: string; sf: TS.SourceFile }>;
   program?: TS.Program;
+  /**
+   * Files every program of this request has among its roots (the source and the test): the programs
+   * of a request, and of the requests after it, then have the same roots and share their structure.
+   */
+  roots: string[];
   /** Where the last program is kept for the next request on this workspace. */
   kept: Kept;
 }
@@ -54,6 +59,12 @@ export interface CheckProject {
 interface Kept {
   parsed: Map<string, { text: string; sf: TS.SourceFile }>;
   program?: TS.Program;
+  /** Workspace files as last read, by path, with their stamp (see readFor). */
+  texts: Map<string, { stamp: string; text: string }>;
+  /** The options the kept program was built with (as JSON). */
+  options?: string;
+  /** The last generated content checked per test file: what stands in for it before this request's is known. */
+  tests: Map<string, string>;
 }
 const cache = new Map<string, Kept>();
 /** Parsed files kept per workspace beyond this many are forgotten (all at once). */
@@ -69,12 +80,45 @@ function isDeclarationOrManifest(p: string): boolean {
   return /\.d\.[cm]?ts$/.test(p) || p.endsWith("/package.json");
 }
 
-/** Read a file for the compiler: overlay, TypeScript's lib files, workspace files through the contained reader. */
+/**
+ * What identifies a file's content on disk (device, inode, size, modification and change times), or
+ * undefined when it is not a plain file: the same stamp is the same file, unchanged.
+ */
+function stampOf(path: string): string | undefined {
+  try {
+    const st = statSync(path, { bigint: true });
+    return st.isFile() ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Read a file for the compiler: overlay, TypeScript's lib files, workspace files through the contained
+ * reader. A workspace file read before and unchanged since (its stamp) is answered from memory.
+ */
 function readFor(project: CheckProject, path: string): string | undefined {
   const o = project.overlay.get(path);
   if (o !== undefined) return o;
   if (path.startsWith(tsLibDir() + sep)) return ts.sys.readFile(path);
+  return readWorkspaceText(project, path);
+}
+
+/** A workspace file as it is on disk (never the overlay), from memory while its stamp is unchanged. */
+export function readWorkspaceText(project: CheckProject, path: string): string | undefined {
   if (!isInside(project.root, path)) return undefined;
+  const texts = project.kept.texts;
+  // Taken before the read: a change during the read leaves a stamp that no longer matches.
+  const stamp = stampOf(path);
+  const hit = texts.get(path);
+  if (stamp !== undefined && hit?.stamp === stamp) return hit.text;
+  const text = readFromDisk(project, path);
+  if (text !== undefined && stamp !== undefined) texts.set(path, { stamp, text });
+  else texts.delete(path);
+  return text;
+}
+
+function readFromDisk(project: CheckProject, path: string): string | undefined {
   const text = readContainedSync(project.root, path);
   if (text !== undefined) return text;
   // A declaration file under the workspace's node_modules that resolves elsewhere (a symlinked package):
@@ -151,8 +195,9 @@ function hostFor(project: CheckProject): TS.CompilerHost {
 function keptFor(key: string): Kept {
   let kept = cache.get(key);
   if (kept) cache.delete(key);
-  else kept = { parsed: new Map() };
+  else kept = { parsed: new Map(), texts: new Map(), tests: new Map() };
   if (kept.parsed.size > MAX_PARSED) kept.parsed.clear();
+  if (kept.texts.size > MAX_PARSED) kept.texts.clear();
   cache.set(key, kept);
   while (cache.size > MAX_CACHED_WORKSPACES) cache.delete(cache.keys().next().value!);
   return kept;
@@ -184,6 +229,7 @@ export async function checkProject(root: string | undefined): Promise<CheckProje
       overlay: new Map(),
       parsed: kept.parsed,
       ...(kept.program ? { program: kept.program } : {}),
+      roots: [],
       kept,
     };
   }
@@ -197,26 +243,54 @@ export async function checkProject(root: string | undefined): Promise<CheckProje
     overlay: new Map(),
     parsed: kept.parsed,
     ...(kept.program ? { program: kept.program } : {}),
+    roots: [],
     kept,
   };
 }
 
 /**
- * A program over `extra` (the source and the test) and the project's declaration files (global
+ * A program over the request's roots, `extra`, and the project's declaration files (global
  * declarations are not imported), reusing the previous one's structure. The rest of the project comes
- * in only as far as imports reach.
+ * in only as far as imports reach. When no file changed since the previous program, that program is
+ * answered again, with its type checker and all it has computed.
  */
 export function buildProgram(project: CheckProject, extra: string[]): TS.Program {
-  const roots = [...new Set([...extra, ...project.fileNames.filter((f) => /\.d\.[cm]?ts$/.test(f))])];
+  const roots = [...new Set([...project.roots, ...extra, ...project.fileNames.filter((f) => /\.d\.[cm]?ts$/.test(f))])];
+  const options = JSON.stringify(project.options);
+  const old = project.program;
   const program = ts.createProgram({
     rootNames: roots,
     options: project.options,
     host: hostFor(project),
-    ...(project.program ? { oldProgram: project.program } : {}),
+    ...(old ? { oldProgram: old } : {}),
   });
+  if (old && project.kept.options === options && sameProgram(old, program, roots)) return old;
   project.program = program;
   project.kept.program = program;
+  project.kept.options = options;
   return program;
+}
+
+/** Whether `next` has the roots and the very same source files (parsed once, see hostFor) as `old`. */
+function sameProgram(old: TS.Program, next: TS.Program, roots: string[]): boolean {
+  const oldRoots = old.getRootFileNames();
+  if (oldRoots.length !== roots.length || oldRoots.some((r, i) => r !== roots[i])) return false;
+  const files = next.getSourceFiles();
+  if (files.length !== old.getSourceFiles().length) return false;
+  return files.every((sf) => old.getSourceFile(sf.fileName) === sf);
+}
+
+/** Generated contents remembered per workspace (the last one per test file). */
+const MAX_KEPT_TESTS = 64;
+
+/**
+ * Before this request's test is known: the test file as the last request checked it (or an empty
+ * module), so that the program built now has the roots, and mostly the files, of the one the test's
+ * check builds next.
+ */
+export function standInForTest(project: CheckProject, testFile: string): void {
+  if (!project.roots.includes(testFile)) project.roots.push(testFile);
+  if (!project.overlay.has(testFile)) project.overlay.set(testFile, project.kept.tests.get(testFile) ?? "export {};\n");
 }
 
 export interface TypecheckResult {
@@ -261,6 +335,9 @@ export function typecheck(
   framework: string,
 ): TypecheckResult {
   project.overlay.set(testFile, content);
+  project.kept.tests.delete(testFile);
+  project.kept.tests.set(testFile, content);
+  while (project.kept.tests.size > MAX_KEPT_TESTS) project.kept.tests.delete(project.kept.tests.keys().next().value!);
   if (project.root === BUFFER_ROOT) {
     const key = [framework, ...[...project.overlay].sort().flat()].join("\0");
     return bufferChecks.get(key, () => typecheckNow(project, testFile, framework));

@@ -54,7 +54,8 @@ const msg = (e) => String((e && (e.stack || e.message)) || e).slice(0, 4000);
 let vitest;
 try {
   const { createVitest } = await import("vitest/node");
-  const options = { watch: false, reporters: [{}], cache: false, testTimeout: Number(process.env.AGENCY_WARM_TEST_TIMEOUT) };
+  // One file runs at a time: one worker, not a pool of one per core that each loads the runtime and stays idle.
+  const options = { watch: false, reporters: [{}], cache: false, fileParallelism: false, testTimeout: Number(process.env.AGENCY_WARM_TEST_TIMEOUT) };
   // The workspace is read-only: Vite's and vitest's caches go to the sandbox's private /tmp.
   vitest = await createVitest("test", options, { server: { watch: null }, cacheDir: "/tmp/aip-vite-cache" });
 } catch (e) {

@@ -2,7 +2,7 @@
  * Process trees from /proc: what a sandboxed run (vetting's, a workspace runner's) has used, and how to
  * kill it whole. Linux only, like the sandboxes that use it.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 
 const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 const PAGE_KB = 4;
@@ -26,16 +26,57 @@ export function procTable(): Map<number, ProcEntry> {
     return table;
   }
   for (const e of entries) {
-    let stat: string;
+    const entry = entryOf(Number(e));
+    if (entry) table.set(Number(e), entry); // else it exited meanwhile
+  }
+  return table;
+}
+
+/** One process's entry from /proc/`pid`/stat, or undefined when it is gone. */
+function entryOf(pid: number): ProcEntry | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // Fields after the parenthesised command (which may contain spaces): state ppid … utime(14) stime cutime cstime … rss(24).
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  return { ppid: Number(f[1]), state: f[0]!, ticks, rssKb: Number(f[21]) * PAGE_KB };
+}
+
+let childrenListed: boolean | undefined;
+
+/**
+ * `pid` and its descendants only, found through each thread's /proc/…/children list: a limit check
+ * reads a few files instead of every process on the host. Where the kernel has no such lists, the
+ * whole table. A child started or ended during the walk may be missed once; the next poll sees it.
+ */
+export function subtreeTable(pid: number): Map<number, ProcEntry> {
+  childrenListed ??= existsSync(`/proc/${process.pid}/task/${process.pid}/children`);
+  if (!childrenListed) return procTable();
+  const table = new Map<number, ProcEntry>();
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    if (table.has(p)) continue;
+    const entry = entryOf(p);
+    if (!entry) continue;
+    table.set(p, entry);
+    let tasks: string[];
     try {
-      stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      tasks = readdirSync(`/proc/${p}/task`);
     } catch {
-      continue; // exited meanwhile
+      continue;
     }
-    // Fields after the parenthesised command (which may contain spaces): state ppid … utime(14) stime cutime cstime … rss(24).
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    table.set(Number(e), { ppid: Number(f[1]), state: f[0]!, ticks, rssKb: Number(f[21]) * PAGE_KB });
+    for (const t of tasks) {
+      try {
+        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, "utf8").split(" ")) if (c) stack.push(Number(c));
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
   }
   return table;
 }

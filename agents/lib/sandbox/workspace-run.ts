@@ -32,7 +32,14 @@ import { dirname, isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { findBwrap, INSTALL_BWRAP, which } from "../../../protocol/util/bwrap.js";
 import { SANDBOX_HIDE_ENV } from "../../../protocol/util/trust-env.js";
 import { refuseWorkspaceRoot, workspaceRootsFromEnv } from "../../../protocol/util/workspace-roots.js";
-import { killTree, procTable, stillRunning, tree, treeCpuMs, treeRssKb } from "../../../protocol/util/process-tree.js";
+import {
+  killTree,
+  stillRunning,
+  subtreeTable,
+  tree,
+  treeCpuMs,
+  treeRssKb,
+} from "../../../protocol/util/process-tree.js";
 import { workspaceTrust, type TrustDecision } from "./trust.js";
 
 export { workspaceTrust, type TrustDecision };
@@ -434,7 +441,7 @@ export async function runWorkspaceCode(run: WorkspaceRun): Promise<WorkspaceRunR
     const wall = setTimeout(() => kill("timeout"), run.timeoutMs);
     const poll = setInterval(() => {
       if (pid === undefined) return;
-      const table = procTable();
+      const table = subtreeTable(pid);
       if (treeCpuMs(pid, table) > run.timeoutMs) kill("cpu");
       else if (treeRssKb(pid, table) > limitKb) kill("memory");
       // bwrap, its init and prlimit's program are the run's first three processes.
@@ -530,7 +537,7 @@ export async function startWorkspaceProcess(spec: WorkspaceProcessSpec): Promise
     victims = killTree(pid);
   };
   const poll = setInterval(() => {
-    const table = procTable();
+    const table = subtreeTable(pid);
     if (treeCpuMs(pid, table) > spec.cpuLimitMs) kill("cpu");
     else if (treeRssKb(pid, table) > limitKb) kill("memory");
     else if (tree(table, pid).length > maxProcesses + 2) kill("processes");
