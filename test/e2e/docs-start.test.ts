@@ -16,7 +16,8 @@ describe("the examples that start an agency", () => {
   describe("the code agents behind `aip up`", () => {
     let agency: RealAgency;
     beforeAll(async () => {
-      agency = await startRealAgency({}, (dir) => ({
+      // One request each: no standby process waits to take over an agent.
+      agency = await startRealAgency({ warm_standby: "off" }, (dir) => ({
         // The documented requests set no deadline: the suites' default stands in for the editor's.
         agents: ["summarize", "testgen", "complete-lite"].map((name) => ({
           name,
