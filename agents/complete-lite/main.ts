@@ -21,7 +21,7 @@ Request: context.source_code and context.cursor; context.file_path + context.wor
 Environment: AIP_TYPED_MAX_WORKSPACES (3), AIP_TYPED_HEAP_MB (768), AIP_TYPED_BUDGET_MS (250).
 See docs/agents.md.`,
   handlers: { complete: createCompleteLite(new ParseCache(), typed, pyright) },
-  warmLater: warmParser,
+  preload: warmParser,
   health: () => ({ ...typed.health(), ...pyright.health() }),
   dispose: async () => {
     pyright.close();

@@ -2,6 +2,7 @@
 import type { AgentManifest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
 import { dialectOf } from "../lib/code/language.js";
+import { warmParser } from "../lib/code/parse.js";
 import { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import { LatestWins } from "../../protocol/transport/latest.js";
@@ -77,8 +78,9 @@ See docs/agents.md.`,
     warmup: async (log) => {
       await host.load(log);
       // With a model the whole pipeline is warmed before ready; without one complete-lite answers in
-      // its place, so the parser and prettier warm after ready (warmLater) and the counter's encoder
-      // (a large table to load), which only a model's prompt needs, is not loaded.
+      // its place, so the parser loads just before listening (preload), prettier warms after ready
+      // (warmLater) and the counter's encoder (a large table to load), which only a model's prompt
+      // needs, is not loaded.
       if (host.ready) {
         await warmSyntax();
         counter = new TokenCounter((t) => host.tokenize(t));
@@ -154,6 +156,7 @@ See docs/agents.md.`,
         "warm",
       );
     },
+    preload: warmParser,
     warmLater: () => {
       if (!host.ready) void warmSyntax();
     },

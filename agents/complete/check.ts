@@ -17,7 +17,6 @@
  * every loaded plugin's options, so every built-in language loaded would make each call dearer.
  */
 import type { Plugin } from "prettier";
-import { createRequire } from "node:module";
 import { format } from "prettier/standalone";
 import type TypeScript from "typescript";
 import { ancestorsAt, statementAt } from "../lib/code/cursor.js";
@@ -25,10 +24,10 @@ import { blockRegionAt, moduleMarker } from "../lib/code/incremental.js";
 import type { Dialect } from "../lib/code/language.js";
 import type { ParsedFile } from "../lib/code/parse.js";
 import { lineAt } from "../lib/code/position.js";
+import { ts } from "../lib/code/typescript.js";
 
 // `require`, not `import`: importing the large CommonJS `typescript` from ESM has Node scan its source
 // for export names first, slowing start-up; typescript-estree has already required it anyway.
-const ts = createRequire(import.meta.url)("typescript") as typeof TypeScript;
 
 /** Prettier's plugins, loaded on first use (each is a large bundle of JavaScript to compile). */
 const PLUGINS: Record<string, () => Promise<Plugin>> = {
@@ -142,12 +141,15 @@ function spliced(source: string, offset: number, completion: string, base: Splic
   };
 }
 
-const KIND: Record<string, TypeScript.ScriptKind> = {
-  "typescript:false": ts.ScriptKind.TS,
-  "typescript:true": ts.ScriptKind.TSX,
-  "javascript:false": ts.ScriptKind.JS,
-  "javascript:true": ts.ScriptKind.JSX,
-};
+/** The script kind of a dialect (a function: the compiler loads on first use). */
+const scriptKind = (dialect: Dialect): TypeScript.ScriptKind =>
+  dialect.language === "javascript"
+    ? dialect.jsx
+      ? ts.ScriptKind.JSX
+      : ts.ScriptKind.JS
+    : dialect.jsx
+      ? ts.ScriptKind.TSX
+      : ts.ScriptKind.TS;
 
 /**
  * TypeScript's first syntax error in `text` (1-based line), if any. With `wrapperEnd`, the text is a
@@ -165,7 +167,7 @@ export function syntaxError(
     text,
     ts.ScriptTarget.Latest,
     false,
-    KIND[`${dialect.language}:${dialect.jsx}`],
+    scriptKind(dialect),
   );
   // `parseDiagnostics` is what typescript-estree reads too; it is not in the public typings.
   const diagnostics = (file as unknown as { parseDiagnostics: readonly TypeScript.DiagnosticWithLocation[] })

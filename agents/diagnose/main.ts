@@ -32,7 +32,7 @@ See docs/agents.md.`,
   warmup: async (log) => {
     await host.load(log);
   },
-  warmLater: warmParser,
+  preload: warmParser,
   health: () => ({ ...typed.health(), ...pyright.health(), ...host.health() }),
   dispose: async () => {
     await typed.close();

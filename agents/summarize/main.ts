@@ -30,7 +30,7 @@ Broken source is answered with payload.partial and payload.diagnostics. See docs
       await host.selfProbe();
     }
   },
-  warmLater: warmParser,
+  preload: warmParser,
   // A summarize without a model is not degraded: the extractive summary is its designed behaviour.
   health: () => ({ summary_mode: host.ready ? "model" : "extractive", ...host.health() }),
   dispose: () => host.dispose(),

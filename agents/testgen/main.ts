@@ -26,9 +26,9 @@ Environment: AIP_MODEL (a GGUF model that proposes extra cases; optional). See d
     void loadLanguage("python").catch(() => undefined);
     await host.load(log);
   },
-  // The parser and prettier's parsers load after ready: the first request usually finds them loaded.
+  preload: warmParser,
+  // Prettier's parsers load after ready: the first request usually finds them loaded.
   warmLater: () => {
-    warmParser();
     void warmPrettier().catch(() => undefined);
   },
   health: () => ({ proposals: host.ready ? "model" : "none", ...host.health() }),

@@ -57,18 +57,23 @@ const SEARCHES = new Set([
   "match",
   "matchAll",
 ]);
-const COMPARE = new Set([
-  ts.SyntaxKind.EqualsEqualsEqualsToken,
-  ts.SyntaxKind.ExclamationEqualsEqualsToken,
-  ts.SyntaxKind.EqualsEqualsToken,
-  ts.SyntaxKind.ExclamationEqualsToken,
-]);
-const ORDER = new Set([
-  ts.SyntaxKind.LessThanToken,
-  ts.SyntaxKind.LessThanEqualsToken,
-  ts.SyntaxKind.GreaterThanToken,
-  ts.SyntaxKind.GreaterThanEqualsToken,
-]);
+let operatorKinds: { compare: Set<TS.SyntaxKind>; order: Set<TS.SyntaxKind> } | undefined;
+/** Equality and order operators, by kind: built on first use, since the compiler loads after ready. */
+const operators = (): { compare: Set<TS.SyntaxKind>; order: Set<TS.SyntaxKind> } =>
+  (operatorKinds ??= {
+    compare: new Set([
+      ts.SyntaxKind.EqualsEqualsEqualsToken,
+      ts.SyntaxKind.ExclamationEqualsEqualsToken,
+      ts.SyntaxKind.EqualsEqualsToken,
+      ts.SyntaxKind.ExclamationEqualsToken,
+    ]),
+    order: new Set([
+      ts.SyntaxKind.LessThanToken,
+      ts.SyntaxKind.LessThanEqualsToken,
+      ts.SyntaxKind.GreaterThanToken,
+      ts.SyntaxKind.GreaterThanEqualsToken,
+    ]),
+  });
 
 const strip = (e: TS.Expression): TS.Expression => {
   let x = e;
@@ -216,7 +221,8 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
       const op = n.operatorToken.kind;
       const l = strip(n.left);
       const r = strip(n.right);
-      if (COMPARE.has(op) || ORDER.has(op)) {
+      const { compare, order } = operators();
+      if (compare.has(op) || order.has(op)) {
         for (const [lit, other] of [
           [l, r],
           [r, l],
@@ -224,7 +230,7 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
           if (ts.isTypeOfExpression(other)) continue;
           if (isString(lit)) exact.push(lit.text);
           const v = numberOf(lit);
-          if (v !== undefined && Number.isFinite(v)) numbers.push(...(ORDER.has(op) ? [v, v - 1, v + 1] : [v]));
+          if (v !== undefined && Number.isFinite(v)) numbers.push(...(order.has(op) ? [v, v - 1, v + 1] : [v]));
         }
       } else if (op === ts.SyntaxKind.InstanceOfKeyword && ts.isIdentifier(r) && Object.hasOwn(INSTANCES, r.text)) {
         instances.set(r.text, INSTANCES[r.text]!);

@@ -35,6 +35,13 @@ export function commonSuffix(a: string, b: string, max: number): number {
   return i;
 }
 
+/** The edit that turns `a` into `b`: one changed range (the common prefix and suffix kept). */
+export function changeOf(a: string, b: string): { start: number; oldEnd: number; newEnd: number } {
+  const start = commonPrefix(a, b);
+  const tail = commonSuffix(a, b, Math.min(a.length, b.length) - start);
+  return { start, oldEnd: a.length - tail, newEnd: b.length - tail };
+}
+
 /**
  * `lineStarts` of the buffers an editor sends keystroke after keystroke: the new starts are the old
  * ones before the edit, the edit's own, and the old ones after it moved (a prefix/suffix compare and a

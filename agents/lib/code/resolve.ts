@@ -5,12 +5,9 @@
  * `compilerOptions.paths` (with `baseUrl`). Files are found and read only through workspace.ts (the
  * containment check); nothing outside the workspace is read.
  */
-import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
-import type * as TS from "typescript";
 import { containedPath, readContained, type WorkspaceFile } from "./workspace.js";
-
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+import { ts } from "./typescript.js";
 
 /** What a specifier resolved to: the file, or why not. */
 export type Resolution = { file: WorkspaceFile } | { reason: string };

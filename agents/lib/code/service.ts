@@ -13,7 +13,6 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { basename, dirname, sep } from "node:path";
 import type * as TS from "typescript";
 import { importClosure } from "./closure.js";
@@ -28,11 +27,14 @@ import {
   type Shadow,
 } from "./stale.js";
 import { containedPath, openContained, readContained } from "./workspace.js";
+import { ts } from "./typescript.js";
 
-const ts = createRequire(import.meta.url)("typescript") as typeof TS & {
+/** The compiler's internal caches the service drives (not in its declarations). */
+interface CacheInternals {
   createCacheableExportInfoMap(host: never): unknown;
   server: { createModuleSpecifierCache(host: never): { clear(): void } };
-};
+}
+const internals = (): typeof TS & CacheInternals => ts as typeof TS & CacheInternals;
 /** The part of TypeScript's internal ExportInfoMap (services/exportInfoMap.ts) the service drives. */
 interface ExportInfoMap {
   isEmpty(): boolean;
@@ -319,7 +321,7 @@ export class WorkspaceService {
       // The import path of each auto-import candidate, kept as TypeScript's server keeps it (it depends on
       // the two files' paths and the options only): a new service drops it.
       getModuleSpecifierCache: () =>
-        (this.specifierCache ??= ts.server.createModuleSpecifierCache({
+        (this.specifierCache ??= internals().server.createModuleSpecifierCache({
           toPath: (p: string) => p,
           watchNodeModulesForPackageJsonChanges: () => ({ close: () => undefined }),
         } as never)),
@@ -335,7 +337,7 @@ export class WorkspaceService {
    * `onFileChanged` decides; edits inside the importing file keep it).
    */
   private exportInfoMap(program: TS.Program): ExportInfoMap {
-    const map = (this.exportMap ??= ts.createCacheableExportInfoMap({
+    const map = (this.exportMap ??= internals().createCacheableExportInfoMap({
       getCurrentProgram: () => this.exportMapProgram!,
       getPackageJsonAutoImportProvider: () => undefined,
       getGlobalTypingsCacheLocation: () => undefined,

@@ -15,9 +15,9 @@
  *   lies inside the body of a function whose type does not depend on its body (a declared return type,
  *   a constructor, a setter) in both texts: then nothing another file sees has changed.
  */
-import { createRequire } from "node:module";
 import type * as TS from "typescript";
 import { lineStarts, movedStarts } from "./position.js";
+import { ts } from "./typescript.js";
 
 /** TypeScript's internals used here (typescript.js exports them; they are not in its public typings). */
 interface Internals {
@@ -56,7 +56,8 @@ interface ProgramInternals {
   ): { resolvedModule?: { resolvedFileName: string } } | undefined;
 }
 
-const ts = createRequire(import.meta.url)("typescript") as typeof TS & Internals;
+/** The compiler with the internals this module uses (not in its declarations). */
+const internals = (): typeof TS & Internals => ts as typeof TS & Internals;
 
 const BLOCK = 256;
 
@@ -191,7 +192,13 @@ export function bindEdited(
 ): boolean {
   const before = old as BoundFile;
   const after = file as BoundFile;
-  if (!edited || !before.locals || after.locals || !ts.isExternalModule(old) || !ts.isExternalModule(file))
+  if (
+    !edited ||
+    !before.locals ||
+    after.locals ||
+    !internals().isExternalModule(old) ||
+    !internals().isExternalModule(file)
+  )
     return false;
   const a = old.statements;
   const b = file.statements;
@@ -211,7 +218,7 @@ export function bindEdited(
     bindDiagnostics: [],
     bindSuggestionDiagnostics: undefined,
   });
-  ts.bindSourceFile(alone, options);
+  internals().bindSourceFile(alone, options);
   setParent(f2, file);
   setParent(file.endOfFileToken, file);
   const s1 = f1 as BoundNode;
@@ -249,12 +256,12 @@ const POSSIBLY_CONTAINS_DYNAMIC_IMPORT = 1 << 22;
 function moduleReferences(file: TS.SourceFile): TS.StringLiteralLike[] {
   const out: TS.StringLiteralLike[] = [];
   for (const s of file.statements) {
-    if (!ts.isAnyImportOrReExport(s)) continue;
-    const name = ts.getExternalModuleName(s);
+    if (!internals().isAnyImportOrReExport(s)) continue;
+    const name = internals().getExternalModuleName(s);
     if (name && ts.isStringLiteral(name) && name.text) out.push(name);
   }
   if (file.flags & POSSIBLY_CONTAINS_DYNAMIC_IMPORT)
-    ts.forEachDynamicImportOrRequireCall(file, true, true, (_node, specifier) => out.push(specifier));
+    internals().forEachDynamicImportOrRequireCall(file, true, true, (_node, specifier) => out.push(specifier));
   return out;
 }
 
@@ -296,7 +303,7 @@ export function shadowOf(
       {
         languageVersion: old.languageVersion,
         ...(old.impliedNodeFormat !== undefined ? { impliedNodeFormat: old.impliedNodeFormat } : {}),
-        setExternalModuleIndicator: ts.getSetExternalModuleIndicator(options),
+        setExternalModuleIndicator: internals().getSetExternalModuleIndicator(options),
         ...(old.jsDocParsingMode !== undefined ? { jsDocParsingMode: old.jsDocParsingMode } : {}),
       },
       true,
@@ -311,7 +318,7 @@ export function shadowOf(
   file.moduleAugmentations = [];
   file.ambientModuleNames = [];
   const alone = !!shadow && !!range && bindEdited(shadow.file, edited, file, range, options);
-  if (!alone) ts.bindSourceFile(file, options);
+  if (!alone) internals().bindSourceFile(file, options);
   // The edit lay inside the body of a function whose type does not depend on it: what the file's
   // other top-level statements mean is what it was for the last shadow.
   lineages.set(file, alone && edited!.type ? (lineages.get(shadow!.file) ?? {}) : {});
@@ -382,7 +389,7 @@ function imported(program: TS.Program): Set<string> {
       const target = p.getResolvedModuleFromModuleSpecifier(spec, f)?.resolvedModule?.resolvedFileName;
       if (target) set.add(target);
     }
-    for (const ref of f.referencedFiles) set.add(ts.resolveTripleslashReference(ref.fileName, f.fileName));
+    for (const ref of f.referencedFiles) set.add(internals().resolveTripleslashReference(ref.fileName, f.fileName));
   }
   importedByProgram.set(program, set);
   return set;
@@ -390,8 +397,8 @@ function imported(program: TS.Program): Set<string> {
 
 /** Why no newer text of `old` can be asked of its program's checker, whatever the edit; else undefined. */
 export function oldFileReason(old: ProgramFile): string | undefined {
-  if (ts.isSourceFileJS(old) || old.isDeclarationFile) return "a JavaScript or declaration file";
-  if (!ts.isExternalModule(old)) return "a script: its declarations are global";
+  if (internals().isSourceFileJS(old) || old.isDeclarationFile) return "a JavaScript or declaration file";
+  if (!internals().isExternalModule(old)) return "a script: its declarations are global";
   if (old.moduleAugmentations.length > 0 || old.ambientModuleNames.length > 0)
     return "declares global or module augmentations";
   return undefined;
@@ -404,9 +411,11 @@ export function oldFileReason(old: ProgramFile): string | undefined {
 export function staleReason(program: TS.Program, old: ProgramFile, file: ProgramFile): string | undefined {
   const before = oldFileReason(old);
   if (before) return before;
-  if (!ts.isExternalModule(file)) return "a script: its declarations are global";
+  if (!internals().isExternalModule(file)) return "a script: its declarations are global";
   if (
-    file.statements.some((s) => ts.isModuleDeclaration(s) && (ts.isAmbientModule(s) || ts.isGlobalScopeAugmentation(s)))
+    file.statements.some(
+      (s) => ts.isModuleDeclaration(s) && (internals().isAmbientModule(s) || internals().isGlobalScopeAugmentation(s)),
+    )
   )
     return "declares global or module augmentations";
   if (

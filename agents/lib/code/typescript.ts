@@ -2,9 +2,9 @@
  * TypeScript's compiler API, loaded with `require` on first use. Imported from an ES module, the
  * CommonJS file would first be scanned whole for its export names (cjs-module-lexer over several
  * megabytes), which doubles what loading the compiler costs. It is loaded on first use, not at import:
- * compiling it is the largest part of a code agent's start, and the agent answers its readiness probe
- * first and loads it right after (`warmLater`, agents/lib/runtime/types.ts). Types come from
- * `import type * as TS`.
+ * compiling it is the largest part of a code agent's start, which `--manifest`, a one-shot refusal and
+ * vetting never need; a listening agent loads it (and the converter, `warmParser`) before its socket
+ * exists (`preload`, agents/lib/runtime/types.ts). Types come from `import type * as TS`.
  */
 import { createRequire } from "node:module";
 import type * as TS from "typescript";

@@ -14,14 +14,12 @@
  * - a prior: how much public code uses the name (prior.ts, learned from npm packages), for members
  *   declared outside the workspace (lib and `node_modules` types).
  */
-import { createRequire } from "node:module";
 import type * as TS from "typescript";
 import type { WorkspaceService } from "../code/service.js";
 import { lineageOf } from "../code/stale.js";
 import { NAMES, PAIRS } from "./prior.js";
 import { splitIdentifier } from "../code/identifier.js";
-
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+import { ts } from "../code/typescript.js";
 
 /** Points each signal adds to a member's score (the typed prefix's match outweighs them all). */
 export const MEMBER_WEIGHTS = {
@@ -503,13 +501,16 @@ function accepts(checker: TS.TypeChecker, sig: TS.Signature, args: TS.Type[]): "
   return "yes";
 }
 
-const PRIMITIVE = [
-  ts.TypeFlags.StringLike,
-  ts.TypeFlags.NumberLike,
-  ts.TypeFlags.BooleanLike,
-  ts.TypeFlags.BigIntLike,
-  ts.TypeFlags.ESSymbolLike,
-];
+let primitiveFlags: TS.TypeFlags[] | undefined;
+/** The primitive kinds' type flags: read on first use, since the compiler loads after ready. */
+const primitives = (): TS.TypeFlags[] =>
+  (primitiveFlags ??= [
+    ts.TypeFlags.StringLike,
+    ts.TypeFlags.NumberLike,
+    ts.TypeFlags.BooleanLike,
+    ts.TypeFlags.BigIntLike,
+    ts.TypeFlags.ESSymbolLike,
+  ]);
 
 /**
  * A coarse fit for a generic signature's parameter, whose type parameters are not inferred here: a
@@ -520,9 +521,9 @@ function sameKind(arg: TS.Type, param: TS.Type): boolean {
   if (param.isUnion() || param.flags & ts.TypeFlags.TypeParameter) return true;
   const argCalls = arg.getCallSignatures().length > 0;
   if (param.getCallSignatures().length > 0) return argCalls;
-  const kind = PRIMITIVE.find((f) => param.flags & f);
+  const kind = primitives().find((f) => param.flags & f);
   if (kind === undefined) return true;
-  return !argCalls && (PRIMITIVE.every((f) => !(arg.flags & f)) || (arg.flags & kind) !== 0);
+  return !argCalls && (primitives().every((f) => !(arg.flags & f)) || (arg.flags & kind) !== 0);
 }
 
 function isComparison(kind: TS.SyntaxKind): boolean {

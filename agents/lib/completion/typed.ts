@@ -5,14 +5,12 @@
  * first), then how often and how near the name is used in the buffer, then the checker's own tier.
  * The member or variable being declared at the cursor is never offered.
  */
-import { createRequire } from "node:module";
 import type * as TS from "typescript";
 import type { StaleView, WorkspaceService } from "../code/service.js";
 import { MEMBER_WEIGHTS, memberFacts, priorPoints, workspaceUses, type MemberFacts } from "./member-rank.js";
 import { matchScore } from "./rank.js";
 import { changeRange } from "../code/stale.js";
-
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+import { ts } from "../code/typescript.js";
 
 export interface TypedItem {
   label: string;
@@ -408,37 +406,41 @@ let last: Collected | undefined;
 /** The last identifier list: after a member list, a `(`, `)`, `;` or newline goes back to its names. */
 let lastNames: Collected | undefined;
 
-/** TypeScript's completion service (services/completions.ts), asked with a program and file of our choosing. */
-const completions = (
-  ts as unknown as {
-    Completions: {
-      getCompletionsAtPosition(
-        host: TS.LanguageServiceHost,
-        program: TS.Program,
-        log: (message: string) => void,
-        file: TS.SourceFile,
-        position: number,
-        preferences: TS.UserPreferences,
-        triggerCharacter: undefined,
-        completionKind: undefined,
-        cancellationToken: unknown,
-        formatContext: undefined,
-        includeSymbol: boolean,
-      ): TS.CompletionInfo | undefined;
-      getCompletionEntryDetails(
-        program: TS.Program,
-        log: (message: string) => void,
-        file: TS.SourceFile,
-        position: number,
-        entry: { name: string },
-        host: TS.LanguageServiceHost,
-        formatContext: undefined,
-        preferences: TS.UserPreferences,
-        cancellationToken: unknown,
-      ): TS.CompletionEntryDetails | undefined;
-    };
-  }
-).Completions;
+/**
+ * TypeScript's completion service (services/completions.ts), asked with a program and file of our
+ * choosing; read on first use, since the compiler loads after ready.
+ */
+const completions = () =>
+  (
+    ts as unknown as {
+      Completions: {
+        getCompletionsAtPosition(
+          host: TS.LanguageServiceHost,
+          program: TS.Program,
+          log: (message: string) => void,
+          file: TS.SourceFile,
+          position: number,
+          preferences: TS.UserPreferences,
+          triggerCharacter: undefined,
+          completionKind: undefined,
+          cancellationToken: unknown,
+          formatContext: undefined,
+          includeSymbol: boolean,
+        ): TS.CompletionInfo | undefined;
+        getCompletionEntryDetails(
+          program: TS.Program,
+          log: (message: string) => void,
+          file: TS.SourceFile,
+          position: number,
+          entry: { name: string },
+          host: TS.LanguageServiceHost,
+          formatContext: undefined,
+          preferences: TS.UserPreferences,
+          cancellationToken: unknown,
+        ): TS.CompletionEntryDetails | undefined;
+      };
+    }
+  ).Completions;
 const NEVER_CANCELLED = { isCancellationRequested: () => false, throwIfCancellationRequested: () => undefined };
 const noLog = (): void => undefined;
 
@@ -465,7 +467,7 @@ export function completionsAt(
   preferences: TS.UserPreferences,
 ): TS.CompletionInfo | undefined {
   if (!at.stale) return svc.languageService.getCompletionsAtPosition(path, offset, preferences);
-  const res = completions.getCompletionsAtPosition(
+  const res = completions().getCompletionsAtPosition(
     at.host,
     at.program,
     noLog,
@@ -830,7 +832,7 @@ export function typedCompletions(
     const at = checkerFor(svc, path, text);
     for (const item of wanted) {
       const d = at.stale
-        ? completions.getCompletionEntryDetails(
+        ? completions().getCompletionEntryDetails(
             at.program,
             noLog,
             at.file,

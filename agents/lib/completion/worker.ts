@@ -4,16 +4,14 @@
  * event loop never waits on the checker: it sends a request here and answers from the syntactic engine
  * when no answer comes within its budget (engine.ts).
  */
-import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
-import type * as TS from "typescript";
 import { WorkspaceService } from "../code/service.js";
 import { prepareUsage, priorPoints } from "./member-rank.js";
 import { typedCompletions } from "./typed.js";
 import { diagnoseFile } from "../diagnose/check.js";
 import type { ToWorker, FromWorker } from "./engine.js";
+import { ts } from "../code/typescript.js";
 
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
 const port = parentPort!;
 priorPoints("", undefined); // the prior's table, parsed before the first request needs it
 const { maxWorkspaces, requests } = workerData as { maxWorkspaces: number; requests: SharedArrayBuffer };

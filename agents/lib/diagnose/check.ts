@@ -9,12 +9,11 @@
  * language service does not offer (a missing or extra argument, a value of the wrong primitive type,
  * a lost `return`), and from the caller (a model's fix): all go through the same check.
  */
-import { createRequire } from "node:module";
 import { sep } from "node:path";
 import type * as TS from "typescript";
 import type { WorkspaceService } from "../code/service.js";
-
-const ts = createRequire(import.meta.url)("typescript") as typeof TS;
+import { changeOf } from "../code/position.js";
+import { ts } from "../code/typescript.js";
 
 /** Limits of one diagnosis (docs/agents.md, "diagnose"). */
 export const CHECK_LIMITS = {
@@ -142,13 +141,8 @@ type RegionService = TS.LanguageService & {
  */
 export function editedSpan(prev: string, next: string): TS.TextRange | undefined {
   if (prev === next) return undefined;
-  const max = Math.min(prev.length, next.length);
-  let head = 0;
-  while (head < max && prev.charCodeAt(head) === next.charCodeAt(head)) head++;
-  let tail = 0;
-  while (tail < max - head && prev.charCodeAt(prev.length - 1 - tail) === next.charCodeAt(next.length - 1 - tail))
-    tail++;
-  return { pos: head, end: next.length - tail };
+  const change = changeOf(prev, next);
+  return { pos: change.start, end: change.newEnd };
 }
 
 /**

@@ -144,13 +144,20 @@ export async function listen(
   }
   try {
     if (def.warmup) await def.warmup(log);
+    // Before the socket exists: a request that arrives the moment it does must not load the compiler
+    // inside its deadline.
+    if (def.preload) {
+      const started = performance.now();
+      def.preload(log);
+      log.info({ event: "preloaded", ms: Math.round(performance.now() - started) }, "preloaded before listening");
+    }
   } catch (err) {
     log.error({ event: "warmup_failed", err }, "warm-up failed");
     process.exitCode = 1;
     return;
   }
   const invoker = new AgentInvoker(def, log);
-  // After warm-up, so that what it loaded counts as live (heap.ts).
+  // After warm-up and preload, so that what they loaded counts as live (heap.ts).
   invoker.tuneHeapGrowth();
   const warmSoon = later(def, log);
   // The socket accepts before AipServer.listen resolves (permissions are applied after bind): a SIGTERM

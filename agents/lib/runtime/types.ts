@@ -28,7 +28,14 @@ export interface AgentDefinition {
   /** Run before the agent reports ready (load models, warm parsers). */
   warmup?: (log: Logger) => Promise<void>;
   /**
-   * Warming that answering does not wait for (loading the compiler a handler loads on first use
+   * What a request would otherwise load on first use and must not pay for inside its deadline (the
+   * compiler and its tree converter): in socket mode loaded after `warmup` and before the agent listens, so that the first
+   * request finds it loaded; `--manifest` and one-shot mode leave it to the request that needs it, so
+   * that a refusal or a manifest is answered without it.
+   */
+  preload?: (log: Logger) => void;
+  /**
+   * Warming that answering does not wait for (prettier's parsers, which a handler loads on first use
    * anyway): run once the agent has answered its first readiness probe or request, so that a start
    * is not held up by it and the first request usually finds it done.
    */

@@ -10,7 +10,7 @@
  * Why: reading a whole tree out of WebAssembly costs far more than a keystroke may take on a file of a
  * few thousand lines, while most keystrokes change one function.
  */
-import { commonPrefix, commonSuffix, lineStarts, positionAt } from "../../position.js";
+import { changeOf, lineStarts, positionAt } from "../../position.js";
 import type { Declaration, ImportEntry } from "../types.js";
 import type { ParseDiagnostic } from "../../parse.js";
 import {
@@ -50,13 +50,6 @@ export interface PythonDocumentStats {
   reparsed: number;
   full: number;
   entries: number;
-}
-
-/** The edit that turns `a` into `b`: one changed range (the common prefix and suffix kept). */
-function changeOf(a: string, b: string): { start: number; oldEnd: number; newEnd: number } {
-  const start = commonPrefix(a, b);
-  const tail = commonSuffix(a, b, Math.min(a.length, b.length) - start);
-  return { start, oldEnd: a.length - tail, newEnd: b.length - tail };
 }
 
 function point(starts: readonly number[], offset: number): { row: number; column: number } {
