@@ -253,8 +253,11 @@ function fsUse(member: string): string | undefined {
   return `it reads the file system (\`fs.${member}\`): the result depends on the files of the author's machine`;
 }
 
-/** An absolute path of someone's machine in a string (`/Users/sindresorhus/x`, `/home/u`, `C:\\x`, `~/x`). */
-const AUTHOR_PATH = /(?:^|[\s:'"`=(])((?:\/Users|\/home)\/[\w.-]+[^\s'"`]*|[A-Za-z]:\\[^\s'"`]*|~\/[^\s'"`]*)/;
+/**
+ * The home of someone's machine at the start of an absolute path (`/Users/sindresorhus/x`, `/home/u`,
+ * `C:\\Users\\u`, `~/x`): a stated result under it that no argument names came from that machine.
+ */
+const AUTHOR_HOME = /(?:^|[\s:'"`=(])(\/Users\/[\w.-]+|\/home\/[\w.-]+|[A-Za-z]:\\Users\\[\w.-]+|~(?=\/))/;
 /** A relative file name (`unicorn.png`, `./foo`, `../a/b.js`). */
 const FILE_NAME = /^(?:\.{1,2}\/[^\s]*|[\w@-][\w.@-]*(?:\/[\w.@-]+)*\.[A-Za-z][\w]{0,4})$/;
 /** A comment of the block that says a file exists on disk, or names a file the example is split into (`// foo.js`). */
@@ -262,6 +265,11 @@ const FILES_SHOWN =
   /^\s*\/\/\s*[\w.-]+\.[A-Za-z]\w{0,4}\s*$|\/\/.*\b(?:on (?:the )?disk|exists? in the (?:current )?(?:directory|folder))\b/im;
 /** A command line the example runs as (`// $ ts-node foo.ts -f --unicorn`): its results are that command's. */
 const COMMAND_LINE = /^\s*\/\/\s*\$\s+((?:node|ts-node|tsx|bun|deno|npx)\s+\S+\s+-.*)$/m;
+/** A result comment inside a function or block of the example (`// => v`, `// '*'`, `// true`). */
+const INNER_RESULT = /\/\/\s*(?:=+>|→|->|['"`\d[{]|(?:true|false|null|undefined)\b)/;
+/** A Windows path (`C:\\x`): what a path function makes of it depends on the platform it runs on. */
+const WINDOWS_PATH = /^[A-Za-z]:\\/;
+
 /** What of the process an example's call reads: the results are the author's environment. */
 const PROCESS_STATE = /\bprocess\.(argv|env|cwd|stdout|stdin|stderr|execArgv)\b/;
 
@@ -418,6 +426,7 @@ export function readExamples(
   const as = opts.as ?? callee;
   const [cls, method] = callee.includes(".") ? callee.split(".", 2) : [undefined, callee];
   for (const block of exampleBlocks(commentValue)) {
+    const before = cases.length + skipped.length;
     const scope: Scope = {
       decls: new Map(),
       foreign: new Map(),
@@ -468,6 +477,29 @@ export function readExamples(
         read(st, isLast ? comment : [], isLast ? below : [], block.line + i + lineIn(st));
       }
       i = j + 1;
+    }
+    // Results the block states that became neither a case nor a reason: they are of other expressions
+    // than the call (a variable a callback set, a stream's chunks), which a test cannot rebuild.
+    if (
+      cases.length + skipped.length === before &&
+      new RegExp(`\\b${method!.replace(/\$/g, "\\$")}\\s*\\(`).test(block.text)
+    ) {
+      const k = lines.findIndex((l) => INNER_RESULT.test(l));
+      if (k >= 0) {
+        const own = lines[k]!.slice(0, lines[k]!.indexOf("//")).trim();
+        const stmt =
+          own !== "" ? own : (lines.slice(0, k).findLast((l) => l.trim() !== "" && !isComment(l)) ?? "").trim();
+        // A result of another function's call (`first(x) // => 1` in `last`'s docs) is that function's.
+        const others = [...stmt.matchAll(/(?<![\w$.])([\w$]+)\s*\(/g)].filter(
+          (m) => !["console", "if", "for", "while", "switch", "catch", "return", "function"].includes(m[1]!),
+        );
+        if (others.length === 0)
+          skipped.push({
+            line: block.line + k,
+            code: short(stmt),
+            reason: `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make`,
+          });
+      }
     }
 
     /** One statement: declarations join the scope; a call with a stated result becomes a case. */
@@ -701,8 +733,19 @@ export function readExamples(
       }
       const misuse = strings.find((t) => t.startsWith("\0"));
       if (misuse !== undefined) return misuse.slice(1);
-      const author = [...strings, value].map((t) => AUTHOR_PATH.exec(t)?.[1]).find((p) => p !== undefined);
-      if (author !== undefined) return `it names \`${short(author, 40)}\`, a path on the author's machine`;
+      const stated: string[] = [];
+      const literals = (n: TS.Node): void => {
+        if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) stated.push(n.text);
+        ts.forEachChild(n, literals);
+      };
+      const v = value === "" ? undefined : parse(value);
+      if (v) literals(v);
+      const windows = [...strings, ...stated].find((t) => WINDOWS_PATH.test(t));
+      if (windows !== undefined && process.platform !== "win32")
+        return `it names the Windows path \`${short(windows, 40)}\`: the result depends on the platform, and this is not Windows`;
+      const home = stated.map((t) => AUTHOR_HOME.exec(t)?.[1]).find((h) => h !== undefined);
+      if (home !== undefined && !strings.some((t) => t.includes(home)))
+        return `it states a path under \`${home}\`, a directory of the author's machine`;
       const file = strings.find((t) => FILE_NAME.test(t));
       if (file !== undefined && FILES_SHOWN.test(block.text))
         return `it names \`${short(file, 40)}\`, a file the example has on the author's disk`;
@@ -767,7 +810,7 @@ export function readExamples(
 
     /** `function unicorn() { f() //=> v }`: a result stated inside a function or block of the example is reported. */
     function insideFunction(st: TS.Statement, src: TS.SourceFile, line: number): void {
-      if (/\/\/\s*(=+>|→|->)/.test(st.getText(src)) && callsCallee(st, true))
+      if (INNER_RESULT.test(st.getText(src)) && callsCallee(st, true))
         skipped.push({
           line,
           code: short(st.getText(src)),

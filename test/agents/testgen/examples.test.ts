@@ -535,21 +535,26 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
     const paths = doc([
       "@example",
       "findUp('unicorn.png') // => '/Users/sindresorhus/unicorn.png'",
-      "exists('C:\\\\Users\\\\me') // => true",
-      "basename('/home/u/x.png') // => 'x.png'",
-      "basename('dir/x.png') // => 'x.png'",
+      "findUp('a.png', {cwd: '/Users/me'}) // => '/Users/me/a.png'",
+      "findUp('a.png', {cwd: 'C:\\\\Users\\\\me'}) // => 'C:\\\\Users\\\\me\\\\a.png'",
+      "runPath() // => '/home/u/node_modules/.bin:/usr/bin'",
+      "rootDirectory('/Users/x/y') // => '/'",
+      "rootDirectory('dir/x.png') // => '.'",
     ]);
     expect(readExamples(paths, "findUp").skipped.map((s) => s.reason)).toEqual([
-      "it names `/Users/sindresorhus/unicorn.png`, a path on the author's machine",
+      "it states a path under `/Users/sindresorhus`, a directory of the author's machine",
+      "it names the Windows path `C:\\Users\\me`: the result depends on the platform, and this is not Windows",
     ]);
-    expect(readExamples(paths, "exists").skipped.map((s) => s.reason)).toEqual([
-      "it names `C:\\Users\\me`, a path on the author's machine",
-    ]);
-    expect(readExamples(paths, "basename").skipped.map((s) => s.reason)).toEqual([
-      "it names `/home/u/x.png`, a path on the author's machine",
+    // A path the arguments name is the function's to compute.
+    expect(asserts(paths, "findUp")).toEqual(["expect(findUp('a.png', {cwd: '/Users/me'})).toBe('/Users/me/a.png');"]);
+    expect(readExamples(paths, "runPath").skipped.map((s) => s.reason)).toEqual([
+      "it states a path under `/home/u`, a directory of the author's machine",
     ]);
     // A file name is only the author's file where the example says the files are on disk.
-    expect(asserts(paths, "basename")).toEqual(["expect(basename('dir/x.png')).toBe('x.png');"]);
+    expect(asserts(paths, "rootDirectory")).toEqual([
+      "expect(rootDirectory('/Users/x/y')).toBe('/');",
+      "expect(rootDirectory('dir/x.png')).toBe('.');",
+    ]);
     const files = bare([
       "@example",
       "const files = [",
@@ -602,5 +607,46 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
       "const files = ['a.png', 'b.png'];\nexpect(await first(files)).toBe('a.png');",
     ]);
     expect(read.skipped).toMatchObject([{ reason: expect.stringContaining("inside a function or block") }]);
+  });
+
+  it("results stated of other expressions than the call (a stream's chunks, what a callback set) are reported", () => {
+    const value = bare([
+      "@example",
+      "const stream = mergeStreams([streamA, streamB]);",
+      "for await (const chunk of stream) {",
+      "\tconsole.log(chunk);",
+      "\t//=> 'A1'",
+      "}",
+    ]);
+    expect(readExamples(value, "mergeStreams")).toEqual({
+      cases: [],
+      skipped: [
+        {
+          line: 6,
+          code: "console.log(chunk);",
+          reason: "the result it states is of `console.log(chunk);`, not of a call of mergeStreams the test can make",
+        },
+      ],
+    });
+  });
+
+  it("a bare result comment inside a callback of the example is reported too (hono)", () => {
+    const value = doc([
+      "@example",
+      "app.use('*', (c, next) => {",
+      "  console.log(routePath(c)) // '*'",
+      "  return next()",
+      "})",
+      "app.get('/', (c) => c.text(routePath(c)))",
+    ]);
+    expect(readExamples(value, "routePath")).toMatchObject({
+      cases: [],
+      skipped: [
+        {
+          line: 3,
+          reason: "the call is inside a function or block of the example: its result depends on how that code runs",
+        },
+      ],
+    });
   });
 });
