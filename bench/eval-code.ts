@@ -548,6 +548,8 @@ async function main(): Promise<void> {
   }
   // testgen's @example reading on the JSDoc of real packages in this checkout's node_modules.
   if (!only || only === "testgen" || only === "examples") results.testgen_examples_real = await evalRealExamples(ROOT);
+  // The same on what that set leaves out (scoped packages, packages' other declaration files): held out.
+  if (!only || only === "examples") results.testgen_examples_held_out = await evalRealExamples(ROOT, "held-out");
   console.log(JSON.stringify(results, null, 2));
   if (only === "python" && process.env.EVAL_PER_FILE === undefined)
     writeFileSync(

@@ -22,7 +22,7 @@ const NET_MODULES =
   /^(node:)?(http|https|http2|net|tls|dgram|dns|dns\/promises)$|^(undici|axios|got|node-fetch|ky|ws|cross-fetch|isomorphic-fetch|superagent)(\/.*)?$/;
 const FS_MODULES = /^(node:)?fs(\/promises)?$|^fs-extra$|^graceful-fs$/;
 const PROC_MODULES = /^(node:)?(child_process|cluster|worker_threads)$|^(execa|cross-spawn)$/;
-const FS_WRITES =
+export const FS_WRITES =
   /^(writeFile|appendFile|mkdir|mkdtemp|rm|rmdir|unlink|rename|copyFile|cp|symlink|link|chmod|chown|lchown|truncate|ftruncate|utimes|futimes|createWriteStream|open|write|writev|outputFile|outputJson|writeJson|remove|emptyDir|ensureDir|ensureFile|move|copy)(Sync)?$/;
 const NET_GLOBALS = new Set(["fetch", "XMLHttpRequest", "WebSocket", "EventSource"]);
 const PROCESS_CALLS = new Set(["exit", "kill", "abort", "chdir", "setuid", "setgid", "seteuid", "setegid", "umask"]);
@@ -198,4 +198,36 @@ export function effectReason(effects: Effect[]): string {
   };
   const e = effects[0]!;
   return `not called: it ${kinds[e.kind]} (${e.what}, line ${e.line}); mock that, then assert the result`;
+}
+
+/** The process's state that differs between machines and runs: the command line, the terminal, the working directory. */
+const ENV_MEMBERS = /^process\.(argv|execArgv|cwd)$/;
+
+/**
+ * What of its environment `fn` reads (and the functions of its file it calls, three calls deep):
+ * `process.argv`, `process.cwd`, a stream's `isTTY`. Results its examples state are then the author's
+ * command line and terminal, not something a test can pin. Undefined when it reads none of them.
+ */
+export function environmentOf(fn: Node, program: Program): string | undefined {
+  const locals = localFunctions(program);
+  const visited = new Set<Node>();
+  let found: string | undefined;
+  const visit = (root: Node, depth: number): void => {
+    if (visited.has(root) || found !== undefined) return;
+    visited.add(root);
+    walk(root, (n) => {
+      const a = n as Any;
+      if (found !== undefined) return false;
+      if (a.type === "MemberExpression" && a.property.type === "Identifier") {
+        const what = a.object.type === "Identifier" ? `${a.object.name}.${a.property.name}` : undefined;
+        if (what !== undefined && ENV_MEMBERS.test(what)) found = what;
+        else if (a.property.name === "isTTY") found = "a stream's isTTY";
+      }
+      if (a.type === "CallExpression" && a.callee.type === "Identifier" && depth < MAX_DEPTH)
+        for (const f of locals.get(a.callee.name) ?? []) visit(f, depth + 1);
+      return true;
+    });
+  };
+  visit(fn, 0);
+  return found;
 }

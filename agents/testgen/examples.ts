@@ -20,8 +20,12 @@
  * earlier declarations, which the test then repeats. What cannot be turned into an assertion is
  * returned with the reason (a result that is not a value, an argument the example never defines).
  */
+import { existsSync } from "node:fs";
+import { builtinModules, createRequire } from "node:module";
+import { join } from "node:path";
 import type * as TS from "typescript";
 import { ts } from "../lib/code/typescript.js";
+import { FS_WRITES } from "./effects.js";
 
 export interface ExampleCase {
   /** The call as the test writes it, callee spelled as imported (`camelCase("foo-bar")`). */
@@ -51,6 +55,16 @@ export interface SkippedExample {
 export interface ExampleOptions {
   /** How the test spells the callee (the import's name; `Alias.method` for a static method). Default: the callee. */
   as?: string;
+  /**
+   * Whether a package the example imports resolves from the workspace (a declared dependency, or installed
+   * in its node_modules): the test then imports it the same way. Without it, only Node built-ins are imported.
+   */
+  resolves?: (spec: string) => boolean;
+  /**
+   * What the function under test reads of its environment (`process.argv`, a stream's `isTTY`, …): the
+   * results its examples state are the author's terminal and command line, so none becomes an assertion.
+   */
+  environment?: string;
 }
 
 /** Globals an example may use in arguments, declarations and expected values. */
@@ -210,15 +224,62 @@ export function freeNames(node: TS.Node): Set<string> {
 
 /**
  * Node built-ins an example may import for its arguments (`import {Duplex} from 'node:stream'`): the test
- * imports them too. Modules that reach the file system, processes or the network are not among them.
+ * imports them too. Modules that reach processes or the network are not among them; `vm` runs only the
+ * example's own code; `fs` is imported, and then only its lazy read streams may be used (see `fsUse`).
  */
-const SAFE_BUILTINS = new Set(["stream", "url", "path", "util", "buffer", "events", "string_decoder", "querystring"]);
+const SAFE_BUILTINS = new Set([
+  "stream",
+  "url",
+  "path",
+  "util",
+  "buffer",
+  "events",
+  "string_decoder",
+  "querystring",
+  "vm",
+  "fs",
+]);
+const builtinExports = createRequire(import.meta.url);
+
+/**
+ * Why an example's use of `member` of `node:fs` keeps it from becoming an assertion, or undefined when
+ * the test may make the same call: `createReadStream(path)` opens nothing the test has to keep (the test
+ * adds an error listener, so a path the author had and this machine lacks fails no run). Writes land
+ * outside a temp dir; other reads depend on the author's files.
+ */
+function fsUse(member: string): string | undefined {
+  if (member === "createReadStream") return undefined;
+  if (FS_WRITES.test(member)) return `it writes files (\`fs.${member}\`), outside a temp dir`;
+  return `it reads the file system (\`fs.${member}\`): the result depends on the files of the author's machine`;
+}
+
+/**
+ * The home of someone's machine at the start of an absolute path (`/Users/sindresorhus/x`, `/home/u`,
+ * `C:\\Users\\u`, `~/x`): a stated result under it that no argument names came from that machine.
+ */
+const AUTHOR_HOME = /(?:^|[\s:'"`=(])(\/Users\/[\w.-]+|\/home\/[\w.-]+|[A-Za-z]:\\Users\\[\w.-]+|~(?=\/))/;
+/** A relative file name (`unicorn.png`, `./foo`, `../a/b.js`). */
+const FILE_NAME = /^(?:\.{1,2}\/[^\s]*|[\w@-][\w.@-]*(?:\/[\w.@-]+)*\.[A-Za-z][\w]{0,4})$/;
+/** A comment of the block that says a file exists on disk, or names a file the example is split into (`// foo.js`). */
+const FILES_SHOWN =
+  /^\s*\/\/\s*[\w.-]+\.[A-Za-z]\w{0,4}\s*$|\/\/.*\b(?:on (?:the )?disk|exists? in the (?:current )?(?:directory|folder))\b/im;
+/** A command line the example runs as (`// $ ts-node foo.ts -f --unicorn`): its results are that command's. */
+const COMMAND_LINE = /^\s*\/\/\s*\$\s+((?:node|ts-node|tsx|bun|deno|npx)\s+\S+\s+-.*)$/m;
+/** A result comment inside a function or block of the example (`// => v`, `// '*'`, `// true`). */
+const INNER_RESULT = /\/\/\s*(?:=+>|→|->|['"`\d[{]|(?:true|false|null|undefined)\b)/;
+/** A Windows path (`C:\\x`): what a path function makes of it depends on the platform it runs on. */
+const WINDOWS_PATH = /^[A-Za-z]:\\/;
+
+/** What of the process an example's call reads: the results are the author's environment. */
+const PROCESS_STATE = /\bprocess\.(argv|env|cwd|stdout|stdin|stderr|execArgv)\b/;
 
 interface Scope {
   /** The block's declarations so far: name → its statement (as the test writes it) and what it needs. */
   decls: Map<string, { text: string; needs: string[] }>;
   /** Names the block imports that the test cannot: name → the module. */
   foreign: Map<string, string>;
+  /** Names the block imports that the test imports too: name → the module and, for a named import, the export. */
+  modules: Map<string, { spec: string; member?: string }>;
   /** Names the function was given in a statement without a stated result (what it did to them may be stated later). */
   affected: Set<string>;
   /** Steps so far (their keys in `decls`). */
@@ -298,6 +359,21 @@ function valueText(text: string, rest: string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * `s.match(re)` / `re.exec(s)` compared with an array the example shows: the match's own fields (`index`,
+ * `input`, `groups`) are not part of what it shows, so the test compares the matched strings (`[...m]`).
+ */
+function matchArray(call: string, expected: TS.Expression): string {
+  const e = expression(call)?.e;
+  if (!e || !ts.isArrayLiteralExpression(expected)) return call;
+  const c = unwrap(e).e;
+  const isMatch =
+    ts.isCallExpression(c) &&
+    ts.isPropertyAccessExpression(c.expression) &&
+    (c.expression.name.text === "match" || c.expression.name.text === "exec");
+  return isMatch ? `[...${call}]` : call;
+}
+
 function matcherFor(e: TS.Expression): ExampleCase["matcher"] {
   if (ts.isIdentifier(e) && e.text === "undefined") return "toBeUndefined";
   if (ts.isIdentifier(e) && e.text === "NaN") return "toBeNaN";
@@ -350,7 +426,15 @@ export function readExamples(
   const as = opts.as ?? callee;
   const [cls, method] = callee.includes(".") ? callee.split(".", 2) : [undefined, callee];
   for (const block of exampleBlocks(commentValue)) {
-    const scope: Scope = { decls: new Map(), foreign: new Map(), affected: new Set(), steps: 0, results: new Map() };
+    const before = cases.length + skipped.length;
+    const scope: Scope = {
+      decls: new Map(),
+      foreign: new Map(),
+      modules: new Map(),
+      affected: new Set(),
+      steps: 0,
+      results: new Map(),
+    };
     const lines = block.text.split("\n");
     // An async IIFE around the example (`(async () => {` … `})();`) is read as the block itself.
     const open = lines.findIndex((l) => /^\s*\(\s*async\s*(\(\)\s*=>|function\s*\(\))\s*\{\s*$/.test(l));
@@ -394,13 +478,39 @@ export function readExamples(
       }
       i = j + 1;
     }
+    // Results the block states that became neither a case nor a reason: they are of other expressions
+    // than the call (a variable a callback set, a stream's chunks), which a test cannot rebuild.
+    if (
+      cases.length + skipped.length === before &&
+      new RegExp(`\\b${method!.replace(/\$/g, "\\$")}\\s*\\(`).test(block.text)
+    ) {
+      const k = lines.findIndex((l) => INNER_RESULT.test(l));
+      if (k >= 0) {
+        const own = lines[k]!.slice(0, lines[k]!.indexOf("//")).trim();
+        const stmt =
+          own !== "" ? own : (lines.slice(0, k).findLast((l) => l.trim() !== "" && !isComment(l)) ?? "").trim();
+        // A result of another function's call (`first(x) // => 1` in `last`'s docs) is that function's.
+        const others = [...stmt.matchAll(/(?<![\w$.])([\w$]+)\s*\(/g)].filter(
+          (m) => !["console", "if", "for", "while", "switch", "catch", "return", "function"].includes(m[1]!),
+        );
+        if (others.length === 0)
+          skipped.push({
+            line: block.line + k,
+            code: short(stmt),
+            reason: `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make`,
+          });
+      }
+    }
 
     /** One statement: declarations join the scope; a call with a stated result becomes a case. */
     function read(st: TS.Statement, trailing: string[], below: string[], line: number): void {
       const src = st.getSourceFile();
       if (ts.isImportDeclaration(st)) return importOf(st);
       if (ts.isImportEqualsDeclaration(st)) {
-        if (st.name.text !== rootOf(as)) scope.foreign.set(st.name.text, st.moduleReference.getText(src));
+        const ref = st.moduleReference;
+        if (ts.isExternalModuleReference(ref) && ts.isStringLiteral(ref.expression))
+          bind(st.name.text, ref.expression.text, "default");
+        else if (st.name.text !== rootOf(as)) scope.foreign.set(st.name.text, ref.getText(src));
         return;
       }
       let target: { call: TS.Expression; awaited: boolean } | { name: string } | undefined;
@@ -418,6 +528,23 @@ export function readExamples(
           const names = new Set<string>();
           bindingNames(d.name, names);
           const init = unwrap(d.initializer);
+          // `const x = require('m')`, `const {a} = require('m')`: an import.
+          const req = init.e;
+          if (
+            ts.isCallExpression(req) &&
+            ts.isIdentifier(req.expression) &&
+            req.expression.text === "require" &&
+            req.arguments.length === 1 &&
+            ts.isStringLiteral(req.arguments[0]!)
+          ) {
+            const spec = req.arguments[0].text;
+            if (ts.isIdentifier(d.name)) bind(d.name.text, spec, "default");
+            else if (ts.isObjectBindingPattern(d.name))
+              for (const el of d.name.elements)
+                if (ts.isIdentifier(el.name) && !el.dotDotDotToken)
+                  bind(el.name.text, spec, el.propertyName?.getText(src) ?? el.name.text);
+            continue;
+          }
           const rewritten = rewrite(d.initializer, src);
           const needs = [...freeNames(rewritten.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
           const kw = st.declarationList.flags & ts.NodeFlags.Const ? "const" : "let";
@@ -434,7 +561,8 @@ export function readExamples(
         let e = unwrap(st.expression);
         if (
           ts.isCallExpression(e.e) &&
-          /^console\.(log|info|debug)$/.test(e.e.expression.getText(src)) &&
+          // `console(x)` cannot run (console is no function): followed by a result, it can only mean printing x.
+          /^console(\.(log|info|debug))?$/.test(e.e.expression.getText(src)) &&
           e.e.arguments.length === 1
         ) {
           logged = true;
@@ -517,18 +645,29 @@ export function readExamples(
       matcher?: ExampleCase["matcher"],
     ): void {
       const code = short(st.getText());
+      // `process` is no name a test has of the example: what the call reads of it says more.
+      const proc = PROCESS_STATE.exec(subject.call);
+      if (proc)
+        return void skipped.push({
+          line,
+          code,
+          reason: `it reads \`process.${proc[1]}\`: the result depends on the environment the example ran in`,
+        });
       const missing = subject.needs.filter((n) => !scope.decls.has(n));
       if (s.kind === "throws") {
         if (missing.length > 0) return void skipped.push({ line, code, reason: missingReason(missing) });
+        const setup = setupOf(subject.needs);
+        const env = environmentReason([subject.call, ...(setup.setup ?? [])], "");
+        if (env !== undefined) return void skipped.push({ line, code, reason: env });
         const key = `${subject.call} throws`;
         if (seen.has(key)) return;
         seen.add(key);
         cases.push({
-          call: subject.call,
+          call: lazyStreams(subject.call),
           expected: s.thrown !== undefined && BUILTIN_ERRORS.has(s.thrown) ? s.thrown : "",
           matcher: "toThrow",
           line,
-          ...setupOf(subject.needs),
+          ...confinedSetup(setup),
           ...(subject.awaited ? { awaited: true } : {}),
         });
         return;
@@ -548,23 +687,130 @@ export function readExamples(
       }
       if (missing.length > 0) return void skipped.push({ line, code, reason: missingReason(missing) });
       const value = s.value;
+      const setup = setupOf([...subject.needs, ...valueNeeds]);
+      const env = environmentReason([subject.call, ...(setup.setup ?? [])], value);
+      if (env !== undefined) return void skipped.push({ line, code, reason: env });
       const key = `${subject.call} ${value}`;
       if (seen.has(key)) return;
       seen.add(key);
       const m = matcher ?? matcherFor(parsed.e);
       cases.push({
-        call: subject.call,
+        call: matchArray(lazyStreams(subject.call), parsed.e),
         expected: value,
         matcher: m,
         line,
-        ...setupOf([...subject.needs, ...valueNeeds]),
+        ...confinedSetup(setup),
         ...(subject.awaited ? { awaited: true } : {}),
       });
     }
 
+    /**
+     * Why the stated result is the author's environment rather than the function's (the example runs as a
+     * command line, reads the process's state, names a path of the author's machine or files the example
+     * says are on disk), or what the example does to the file system or names that the test cannot do;
+     * undefined when the test can make the call here.
+     */
+    function environmentReason(texts: string[], value: string): string | undefined {
+      if (opts.environment !== undefined)
+        return `its result depends on the environment: the function reads ${opts.environment}, and the example states the author's`;
+      const command = COMMAND_LINE.exec(block.text)?.[1];
+      if (command !== undefined)
+        return `the example runs as the command \`${short(command, 40)}\`: its results depend on that command line`;
+      const strings: string[] = [];
+      for (const text of texts) {
+        const sf = parse(text);
+        if (!sf) continue;
+        const visit = (n: TS.Node): void => {
+          if (fsStream(n)) return;
+          if (ts.isCallExpression(n) || ts.isPropertyAccessExpression(n) || ts.isIdentifier(n)) {
+            const why = moduleUse(n);
+            if (why !== undefined) strings.push(`\0${why}`);
+          }
+          if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) strings.push(n.text);
+          ts.forEachChild(n, visit);
+        };
+        visit(sf);
+      }
+      const misuse = strings.find((t) => t.startsWith("\0"));
+      if (misuse !== undefined) return misuse.slice(1);
+      const stated: string[] = [];
+      const literals = (n: TS.Node): void => {
+        if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) stated.push(n.text);
+        ts.forEachChild(n, literals);
+      };
+      const v = value === "" ? undefined : parse(value);
+      if (v) literals(v);
+      const windows = [...strings, ...stated].find((t) => WINDOWS_PATH.test(t));
+      if (windows !== undefined && process.platform !== "win32")
+        return `it names the Windows path \`${short(windows, 40)}\`: the result depends on the platform, and this is not Windows`;
+      const home = stated.map((t) => AUTHOR_HOME.exec(t)?.[1]).find((h) => h !== undefined);
+      if (home !== undefined && !strings.some((t) => t.includes(home)))
+        return `it states a path under \`${home}\`, a directory of the author's machine`;
+      const file = strings.find((t) => FILE_NAME.test(t));
+      if (file !== undefined && FILES_SHOWN.test(block.text))
+        return `it names \`${short(file, 40)}\`, a file the example has on the author's disk`;
+      return undefined;
+    }
+
+    /** Why the use of an imported module's member at `n` is not for a test: a name the module lacks, an fs write or read. */
+    function moduleUse(n: TS.Node): string | undefined {
+      let name: string | undefined;
+      let member: string | undefined;
+      if (ts.isPropertyAccessExpression(n) && ts.isIdentifier(n.expression) && scope.modules.has(n.expression.text)) {
+        if (scope.modules.get(n.expression.text)!.member !== undefined) return undefined;
+        name = n.expression.text;
+        member = n.name.text;
+      } else if (ts.isIdentifier(n) && !isPropertyName(n) && scope.modules.get(n.text)?.member !== undefined) {
+        name = n.text;
+        member = scope.modules.get(n.text)!.member;
+      } else return undefined;
+      const spec = scope.modules.get(name)!.spec;
+      if (!spec.startsWith("node:") || member === undefined) return undefined;
+      const exported = builtinExports(spec) as Record<string, unknown>;
+      if (!(member in exported)) return `\`${spec.slice(5)}.${member}\` is not in \`${spec}\` (a typo in the example?)`;
+      if (spec === "node:fs" && (ts.isCallExpression(n.parent) ? n.parent.expression === n : false))
+        return fsUse(member);
+      return undefined;
+    }
+
+    /** Whether `n` is `fs.createReadStream(…)` (or the imported `createReadStream(…)`). */
+    function fsStream(n: TS.Node): boolean {
+      if (!ts.isCallExpression(n)) return false;
+      const c = n.expression;
+      if (ts.isPropertyAccessExpression(c) && ts.isIdentifier(c.expression))
+        return (
+          c.name.text === "createReadStream" &&
+          scope.modules.get(c.expression.text)?.spec === "node:fs" &&
+          scope.modules.get(c.expression.text)?.member === undefined
+        );
+      return (
+        ts.isIdentifier(c) &&
+        scope.modules.get(c.text)?.spec === "node:fs" &&
+        scope.modules.get(c.text)?.member === "createReadStream"
+      );
+    }
+
+    /** `text` with each read stream given an error listener: a path this machine lacks fails no run. */
+    function lazyStreams(text: string): string {
+      const sf = parse(text);
+      if (!sf) return text;
+      const ends: number[] = [];
+      const visit = (n: TS.Node): void => {
+        if (fsStream(n)) ends.push(n.end);
+        ts.forEachChild(n, visit);
+      };
+      visit(sf);
+      for (const e of ends.sort((a, b) => b - a)) text = `${text.slice(0, e)}.once("error", () => {})${text.slice(e)}`;
+      return text;
+    }
+
+    function confinedSetup(setup: { setup?: string[]; asyncSetup?: true }): { setup?: string[]; asyncSetup?: true } {
+      return setup.setup ? { ...setup, setup: setup.setup.map(lazyStreams) } : setup;
+    }
+
     /** `function unicorn() { f() //=> v }`: a result stated inside a function or block of the example is reported. */
     function insideFunction(st: TS.Statement, src: TS.SourceFile, line: number): void {
-      if (/\/\/\s*(=+>|→|->)/.test(st.getText(src)) && callsCallee(st, true))
+      if (INNER_RESULT.test(st.getText(src)) && callsCallee(st, true))
         skipped.push({
           line,
           code: short(st.getText(src)),
@@ -583,34 +829,50 @@ export function readExamples(
       if (callsCallee(st.expression)) for (const n of names) scope.affected.add(n);
     }
 
-    /** An import of the block: a safe Node built-in becomes a declaration the test repeats; others are noted. */
+    /** An import of the block: a safe Node built-in or a package the workspace has becomes a declaration the test repeats. */
     function importOf(st: TS.ImportDeclaration): void {
       const spec = ts.isStringLiteral(st.moduleSpecifier) ? st.moduleSpecifier.text : "";
       const clause = st.importClause;
       if (!clause || clause.isTypeOnly) return;
-      const builtin = SAFE_BUILTINS.has(spec.replace(/^node:/, "")) ? `node:${spec.replace(/^node:/, "")}` : undefined;
-      const bind = (name: string, text: string): void => {
-        if (name === rootOf(as)) return;
-        if (builtin) scope.decls.set(name, { text, needs: [name] });
-        else scope.foreign.set(name, spec);
-      };
-      const load = `await import(${JSON.stringify(builtin)})`;
-      if (clause.name) bind(clause.name.text, `const { default: ${clause.name.text} } = ${load};`);
+      if (clause.name) bind(clause.name.text, spec, "default");
       const nb = clause.namedBindings;
-      if (nb && ts.isNamespaceImport(nb)) bind(nb.name.text, `const ${nb.name.text} = ${load};`);
+      if (nb && ts.isNamespaceImport(nb)) bind(nb.name.text, spec, "*");
       else if (nb)
-        for (const el of nb.elements) {
-          if (el.isTypeOnly) continue;
-          const from = el.propertyName?.getText() ?? el.name.text;
-          bind(el.name.text, `const { ${from === el.name.text ? from : `${from}: ${el.name.text}`} } = ${load};`);
-        }
+        for (const el of nb.elements)
+          if (!el.isTypeOnly) bind(el.name.text, spec, el.propertyName?.getText() ?? el.name.text);
+    }
+
+    /** `name` bound to `from` of module `spec` ("default", "*" or an export's name), as the test imports it. */
+    function bind(name: string, spec: string, from: string): void {
+      if (name === rootOf(as)) return;
+      const load = loadable(spec);
+      if (load === undefined) return void scope.foreign.set(name, spec);
+      const imp = `await import(${JSON.stringify(load)})`;
+      const text =
+        from === "*" ? `const ${name} = ${imp};` : `const { ${from === name ? name : `${from}: ${name}`} } = ${imp};`;
+      scope.decls.set(name, { text, needs: [name] });
+      scope.modules.set(name, { spec: load, ...(from === "*" || from === "default" ? {} : { member: from }) });
+    }
+
+    /** The specifier the test imports `spec` by: a safe built-in (`node:…`), or a package the workspace resolves. */
+    function loadable(spec: string): string | undefined {
+      const bare = spec.replace(/^node:/, "");
+      if (SAFE_BUILTINS.has(bare)) return `node:${bare}`;
+      if (builtinModules.includes(bare) || /^[./]/.test(spec) || spec === "") return undefined;
+      return opts.resolves?.(spec) ? spec : undefined;
     }
 
     /** Why `missing` names are not defined: imported from a module the test does not import, or never declared. */
     function missingReason(missing: string[]): string {
       const imported = missing.filter((n) => scope.foreign.has(n));
       if (imported.length === 0) return `it uses ${list(missing)}, which the example does not define`;
-      return `it uses ${imported.map((n) => `\`${n}\` (from \`${scope.foreign.get(n)}\`)`).join(", ")}, which the test does not import (only Node built-ins without side effects)`;
+      const why = (spec: string): string =>
+        /^[./]/.test(spec)
+          ? "a file of the author's project"
+          : builtinModules.includes(spec.replace(/^node:/, ""))
+            ? "a Node built-in with side effects"
+            : "a package the workspace does not have";
+      return `it uses ${imported.map((n) => `\`${n}\` (from \`${scope.foreign.get(n)}\`, ${why(scope.foreign.get(n)!)})`).join(", ")}, which the test does not import`;
     }
 
     /** The declarations `names` need, transitively, in the order the block made them. */
@@ -766,6 +1028,14 @@ export function assertionFor(c: ExampleCase, framework: "vitest" | "jest" | "nod
   return `${setup}expect(${call}).${c.matcher}(${arg});`;
 }
 
+/** Whether a package (`p`, `@s/p`, `p/sub`) is installed in the workspace's node_modules, where its tests resolve it. */
+export function workspaceResolves(root: string | undefined): (spec: string) => boolean {
+  return (spec) => {
+    const name = /^(@[^/]+\/[^/]+|[^/@.][^/]*)/.exec(spec)?.[1];
+    return root !== undefined && name !== undefined && existsSync(join(root, "node_modules", name, "package.json"));
+  };
+}
+
 /** Examples shown in the notes as not converted, at most (the rest are counted). */
 const MAX_SKIPPED_NOTES = 5;
 
@@ -779,11 +1049,12 @@ export function readDocExamples(
   isMethod: boolean,
   isStatic: boolean,
   exported: string | undefined,
+  opts: Omit<ExampleOptions, "as"> = {},
 ): { cases: ExampleCase[]; skipped: SkippedExample[]; notes: string[] } {
   if (doc === undefined) return { cases: [], skipped: [], notes: [] };
   const callee = isMethod ? `${sig.class}.${sig.name}` : sig.name;
   const as = isMethod ? `${exported ?? sig.class}.${sig.name}` : (exported ?? sig.name);
-  const read = readExamples(doc, callee, { as });
+  const read = readExamples(doc, callee, { ...opts, as });
   if (isMethod && !isStatic) {
     // An instance method's examples call it on a receiver the example built: that is not known here.
     const stated = readExamples(doc, sig.name).cases.length;

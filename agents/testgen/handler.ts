@@ -25,10 +25,10 @@ import type { HandlerContext } from "../lib/runtime/types.js";
 import { requestLanguage } from "../lib/code/languages/registry.js";
 import { importStyle, testLocation } from "./paths.js";
 import { testgenPython } from "./python.js";
-import { readDocExamples } from "./examples.js";
+import { readDocExamples, workspaceResolves } from "./examples.js";
 import { guardCases } from "./guards.js";
 import { characterizePlan, finishStubs, type Observation } from "./characterize.js";
-import { effectsOf } from "./effects.js";
+import { effectsOf, environmentOf } from "./effects.js";
 import { callSites, inputVectors } from "./inputs.js";
 import { modelProposals } from "./model.js";
 import { checkPlan, formatTest } from "./pipeline.js";
@@ -172,7 +172,11 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
     const effects = effectsOf(target.slice.fn, program);
     const imports = program.body.flatMap((s) => (s.type === "ImportDeclaration" ? [s.source.value] : []));
     const isMethod = sig.class !== undefined;
-    const read = readDocExamples(target.slice.doc?.value, sig, isMethod, isStatic, exp?.name);
+    const environment = environmentOf(target.slice.fn, program);
+    const read = readDocExamples(target.slice.doc?.value, sig, isMethod, isStatic, exp?.name, {
+      resolves: workspaceResolves(src.root),
+      ...(environment !== undefined ? { environment } : {}),
+    });
     const examples = read.cases;
     notes.push(...read.notes);
     const guards = throws !== undefined ? guardCases(target.slice.fn, sig.params, parsed.source) : [];

@@ -8,10 +8,14 @@
  * (pass % says the assertions are right, not just present).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { execa } from "execa";
 import ts from "typescript";
-import { assertionFor, readDocExamples } from "../../agents/testgen/examples.js";
+import { environmentOf } from "../../agents/testgen/effects.js";
+import { assertionFor, readDocExamples, workspaceResolves } from "../../agents/testgen/examples.js";
+import { dialectOf } from "../../agents/lib/code/language.js";
+import { parseFile, type Node, type Program } from "../../agents/lib/code/parse.js";
+import { walk } from "../../agents/lib/code/walk.js";
 
 /** Declaration files larger than this are frameworks, not single-purpose packages: left out. */
 const MAX_DTS_BYTES = 40_000;
@@ -21,6 +25,9 @@ const MAX_DTS_BYTES = 40_000;
  */
 const STATES =
   /\/\/\s*(=>|→|->|returns?\b|result|output|prints?\b|["'\d[{-]|`[^`]*`\s*$|true\b|false\b|null\b|undefined\b)|console\.log\(.*\n\s*\/\/|console\.log\(.*\/\/\s*\S/im;
+
+/** Reasons that say a stated result is the author's environment (see examples.ts `environmentReason`). */
+const ENVIRONMENT = /author's|command line|depends on the environment/;
 
 interface Fn {
   pkg: string;
@@ -42,8 +49,42 @@ function dtsOf(dir: string): string | undefined {
   }
 }
 
+/** The package's main JavaScript file (its `exports` for Node's import, or `main`), parsed. */
+function mainProgram(dir: string): Program | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: unknown; main?: string };
+    const pick = (x: unknown): string | undefined => {
+      if (typeof x === "string") return x;
+      if (!x || typeof x !== "object") return undefined;
+      const o = x as Record<string, unknown>;
+      return pick(o["."] ?? o.node ?? o.import ?? o.default ?? o.require);
+    };
+    const rel = pick(pkg.exports) ?? pkg.main ?? "index.js";
+    const file = [join(dir, rel), `${join(dir, rel)}.js`, join(dir, rel, "index.js")].find(
+      (f) => existsSync(f) && statSync(f).isFile(),
+    );
+    if (!file) return undefined;
+    return parseFile(readFileSync(file, "utf8"), dialectOf("javascript", file), file).program;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the function `name` of the package's code reads of its environment (the whole file where the name is not found). */
+function environmentIn(program: Program | undefined, name: string): string | undefined {
+  if (!program) return undefined;
+  let fn: Node | undefined;
+  walk(program, (n) => {
+    if (fn) return false;
+    if (n.type === "FunctionDeclaration" && n.id?.name === name) fn = n;
+    else if (n.type === "VariableDeclarator" && n.id.type === "Identifier" && n.id.name === name && n.init) fn = n.init;
+    return true;
+  });
+  return environmentOf(fn ?? program, program);
+}
+
 /** Exported functions with @example of one declaration file. */
-function functionsOf(pkg: string, file: string): Fn[] {
+function functionsOf(pkg: string, file: string, root: string, code: Program | undefined): Fn[] {
   const text = readFileSync(file, "utf8");
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const defaults = new Set<string>();
@@ -77,7 +118,7 @@ function functionsOf(pkg: string, file: string): Fn[] {
       for (const m of literal.members) {
         const method = ts.isMethodSignature(m) && ts.isIdentifier(m.name) ? m.name.text : undefined;
         if (!ts.isCallSignatureDeclaration(m) && method === undefined) continue;
-        const fn = documented(pkg, name, isDefault, m, sf, method);
+        const fn = documented(pkg, name, isDefault, m, sf, method, root, code);
         if (fn && !out.some((f) => f.name === fn.name)) out.push(fn);
       }
       continue;
@@ -93,7 +134,11 @@ function functionsOf(pkg: string, file: string): Fn[] {
         .filter((t) => t.tagName.text === "example")
         .map((t) => (typeof t.comment === "string" ? t.comment : (ts.getTextOfJSDocComment(t.comment) ?? "")))
         .join("\n");
-      const read = readDocExamples(value, { name }, false, false, name);
+      const environment = environmentIn(code, name);
+      const read = readDocExamples(value, { name }, false, false, name, {
+        resolves: workspaceResolves(root),
+        ...(environment !== undefined ? { environment } : {}),
+      });
       out.push({
         pkg,
         name,
@@ -116,6 +161,8 @@ function documented(
   m: ts.TypeElement,
   sf: ts.SourceFile,
   method: string | undefined,
+  root: string,
+  code: Program | undefined,
 ): Fn | undefined {
   const doc = ts.getJSDocCommentsAndTags(m).find((d) => ts.isJSDoc(d) && d.getText(sf).includes("@example"));
   if (!doc) return undefined;
@@ -125,10 +172,12 @@ function documented(
   const local =
     new RegExp(`import\\s+([\\w$]+)\\s*(?:=\\s*require\\(|from)\\s*['"]${esc}['"]`).exec(value)?.[1] ?? declared;
   const name = method === undefined ? local : `${local}.${method}`;
+  const environment = environmentIn(code, method ?? declared);
+  const opts = { resolves: workspaceResolves(root), ...(environment !== undefined ? { environment } : {}) };
   const read =
     method === undefined
-      ? readDocExamples(value, { name: local }, false, false, local)
-      : readDocExamples(value, { name: method, class: local }, true, true, local);
+      ? readDocExamples(value, { name: local }, false, false, local, opts)
+      : readDocExamples(value, { name: method, class: local }, true, true, local, opts);
   const exampleText = value.slice(value.indexOf("@example"));
   return {
     pkg,
@@ -140,18 +189,82 @@ function documented(
   };
 }
 
-export async function evalRealExamples(root: string): Promise<Record<string, unknown>> {
-  const modules = join(root, "node_modules");
-  const fns: Fn[] = [];
-  for (const name of readdirSync(modules).sort()) {
-    if (name.startsWith(".") || name.startsWith("@")) continue;
+/** Declaration files under `dir` (not its nested node_modules), at most `MAX_DTS_BYTES`, with an @example. */
+function declarationsWithExamples(dir: string): string[] {
+  const out: string[] = [];
+  const visit = (d: string, depth: number): void => {
+    if (depth > 4) return;
+    for (const n of readdirSync(d).sort()) {
+      if (n === "node_modules" || n.startsWith(".")) continue;
+      const p = join(d, n);
+      const st = statSync(p);
+      if (st.isDirectory()) visit(p, depth + 1);
+      else if (/\.d\.[cm]?ts$/.test(n) && st.size <= MAX_DTS_BYTES && readFileSync(p, "utf8").includes("@example"))
+        out.push(p);
+    }
+  };
+  visit(dir, 0);
+  return out;
+}
+
+/**
+ * The packages read: `main`, the entry declaration file of each unscoped package; `held-out`, what main
+ * leaves out (scoped packages, and the other declaration files of every package), imported from the
+ * package's root where its code exports the function.
+ */
+function sources(modules: string, set: "main" | "held-out"): { pkg: string; dir: string; dts: string }[] {
+  const out: { pkg: string; dir: string; dts: string }[] = [];
+  const names = readdirSync(modules)
+    .sort()
+    .flatMap((n) =>
+      n.startsWith("@") && statSync(join(modules, n)).isDirectory()
+        ? readdirSync(join(modules, n)).map((m) => `${n}/${m}`)
+        : [n],
+    );
+  for (const name of names) {
+    if (name.startsWith(".") || name.startsWith("@types/")) continue;
     const dir = join(modules, name);
     if (!statSync(dir).isDirectory()) continue;
     const dts = dtsOf(dir);
-    if (!dts || statSync(dts).size > MAX_DTS_BYTES) continue;
-    if (!readFileSync(dts, "utf8").includes("@example")) continue;
-    fns.push(...functionsOf(name, dts));
+    const main =
+      !name.startsWith("@") &&
+      dts !== undefined &&
+      statSync(dts).size <= MAX_DTS_BYTES &&
+      readFileSync(dts, "utf8").includes("@example");
+    if (set === "main") {
+      if (main) out.push({ pkg: name, dir, dts: dts! });
+      continue;
+    }
+    for (const f of declarationsWithExamples(dir)) if (!(main && f === dts)) out.push({ pkg: name, dir, dts: f });
   }
+  return out;
+}
+
+/** Whether the package's code exports what `importLine` imports (a held-out declaration file may describe an inner module). */
+async function importable(pkg: string, importLine: string): Promise<boolean> {
+  try {
+    const mod = (await import(pkg)) as Record<string, unknown>;
+    const named = /import \{ ([\w$]+)/.exec(importLine)?.[1];
+    return named !== undefined ? mod[named] !== undefined : mod.default !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+export async function evalRealExamples(
+  rootIn: string,
+  set: "main" | "held-out" = "main",
+): Promise<Record<string, unknown>> {
+  // vitest runs with the temp dir as its cwd: every path below is absolute.
+  const root = resolve(rootIn);
+  const modules = join(root, "node_modules");
+  let fns: Fn[] = [];
+  for (const s of sources(modules, set)) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir)));
+  // The same function read from two declaration files (a package's .d.ts and .d.cts) counts once.
+  fns = fns.filter((f, i) => fns.findIndex((g) => g.pkg === f.pkg && g.name === f.name) === i);
+  const unimportable = new Set<Fn>();
+  if (set === "held-out")
+    for (const f of fns) if (f.cases.length > 0 && !(await importable(f.pkg, f.importLine))) unimportable.add(f);
   const stating = fns.filter((f) => f.states);
   const asserted = stating.filter((f) => f.cases.length > 0);
   // Run the assertions against the packages' own code, one file per function.
@@ -162,8 +275,8 @@ export async function evalRealExamples(root: string): Promise<Record<string, unk
   try {
     writeFileSync(join(tmp, "vitest.config.mjs"), 'export default { test: { include: ["*.test.mjs"] } };\n');
     const files: string[] = [];
-    for (const f of fns.filter((x) => x.cases.length > 0)) {
-      const file = `${f.pkg}--${f.name}.test.mjs`;
+    for (const f of fns.filter((x) => x.cases.length > 0 && !unimportable.has(x))) {
+      const file = `${f.pkg.replace("/", "+")}--${f.name}.test.mjs`;
       const body = f.cases.map((c, i) => `  it(${JSON.stringify(`example ${i + 1}`)}, async () => {\n${c}\n  });`);
       writeFileSync(
         join(tmp, file),
@@ -172,7 +285,7 @@ export async function evalRealExamples(root: string): Promise<Record<string, unk
       files.push(file);
     }
     const report = join(tmp, "report.json");
-    await execa(
+    const run = await execa(
       join(modules, ".bin", "vitest"),
       ["run", "--root", tmp, "--config", join(tmp, "vitest.config.mjs"), "--reporter=json", `--outputFile=${report}`],
       { cwd: tmp, reject: false, timeout: 600_000, env: { CI: "1" } },
@@ -186,6 +299,13 @@ export async function evalRealExamples(root: string): Promise<Record<string, unk
           }[];
         })
       : { testResults: [] };
+    if (!existsSync(report))
+      throw new Error(
+        `vitest wrote no report: ${String(run.exitCode)} ${run.stdout} ${run.stderr} ${run.message ?? ""}`.slice(
+          0,
+          2000,
+        ),
+      );
     for (const r of rep.testResults) {
       const key = r.name
         .split("/")
@@ -213,15 +333,20 @@ export async function evalRealExamples(root: string): Promise<Record<string, unk
     functions_stating_a_result: stating.length,
     stating_asserted: asserted.length,
     stating_asserted_pct: pct(asserted.length, stating.length),
+    // Stating functions whose examples all state the author's environment (a path, a command line, a terminal).
+    stating_environment: stating.filter(
+      (f) => f.cases.length === 0 && f.skipped.length > 0 && f.skipped.every((x) => ENVIRONMENT.test(x)),
+    ).length,
     assertions: fns.reduce((n, f) => n + f.cases.length, 0),
+    ...(set === "held-out"
+      ? { not_run: [...unimportable].map((f) => `${f.pkg} ${f.name}: the package's code does not export it`) }
+      : {}),
     assertions_passed: passed,
     assertions_pass_pct: pct(passed, passed + failed),
     not_asserted: stating
       .filter((f) => f.cases.length === 0)
       .map((f) => `${f.pkg} ${f.name}${f.skipped.length ? `: ${f.skipped[0]}` : ""}`),
-    failures: Object.entries(results)
-      .filter(([, r]) => r.failures.length > 0)
-      .map(([k, r]) => `${k}: ${r.failures[0]}`),
-    skipped_examples: fns.flatMap((f) => f.skipped.map((s) => `${f.pkg} ${f.name}: ${s}`)).slice(0, 20),
+    failures: Object.entries(results).flatMap(([k, r]) => r.failures.map((f) => `${k}: ${f}`)),
+    skipped_examples: fns.flatMap((f) => f.skipped.map((s) => `${f.pkg} ${f.name}: ${s}`)).slice(0, 40),
   };
 }

@@ -3,7 +3,16 @@
  * Node's docs), alone and mixed in one block, each turned into the assertion it states or reported with why not.
  */
 import { describe, expect, it } from "vitest";
-import { assertionFor, exampleCases, readDocExamples, readExamples } from "../../../agents/testgen/examples.js";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  assertionFor,
+  exampleCases,
+  readDocExamples,
+  readExamples,
+  workspaceResolves,
+} from "../../../agents/testgen/examples.js";
 
 /** A doc comment's `value`, as the parser hands it over (between the comment markers). */
 const doc = (lines: string[]): string => `*\n${lines.map((l) => ` * ${l}`).join("\n")}\n `;
@@ -262,7 +271,7 @@ describe("exampleCases: mixed blocks, and what is not converted", () => {
 });
 
 describe("exampleCases: expressions around the call", () => {
-  it("a method called on the result, or the call inside another value's method (ansi-regex)", () => {
+  it("a method called on the result, or the call inside another value's method; a match compared as its strings (ansi-regex)", () => {
     const value = bare([
       "@example",
       "```",
@@ -277,7 +286,7 @@ describe("exampleCases: expressions around the call", () => {
     ]);
     expect(asserts(value, "ansiRegex")).toEqual([
       "expect(ansiRegex().test('\\u001B[4mcake\\u001B[0m')).toBe(true);",
-      "expect('\\u001B[4mcake\\u001B[0m'.match(ansiRegex({onlyFirst: true}))).toEqual(['\\u001B[4m']);",
+      "expect([...'\\u001B[4mcake\\u001B[0m'.match(ansiRegex({onlyFirst: true}))]).toEqual(['\\u001B[4m']);",
     ]);
   });
 
@@ -358,27 +367,226 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
       "@example",
       "import fs from 'node:fs';",
       "import {Duplex as DuplexStream} from 'node:stream';",
+      "import {runInNewContext} from 'node:vm';",
+      "import {execSync} from 'node:child_process';",
       "import StringifyStream from 'streaming-json-stringify';",
       "isStream(new DuplexStream());",
       "//=> true",
-      "isStream(fs.createReadStream('unicorn.png'));",
-      "//=> true",
+      "isStream(runInNewContext('({})'));",
+      "//=> false",
+      "isStream(execSync('ls'));",
+      "//=> false",
       "isStream(StringifyStream());",
       "//=> true",
     ]);
     const read = readExamples(value, "isStream");
-    expect(read.cases).toMatchObject([
+    expect(read.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      'const { Duplex: DuplexStream } = await import("node:stream");\nexpect(isStream(new DuplexStream())).toBe(true);',
+      "const { runInNewContext } = await import(\"node:vm\");\nexpect(isStream(runInNewContext('({})'))).toBe(false);",
+    ]);
+    expect(read.cases.every((c) => c.asyncSetup)).toBe(true);
+    expect(read.skipped.map((s) => s.reason)).toEqual([
+      "it uses `execSync` (from `node:child_process`, a Node built-in with side effects), which the test does not import",
+      "it uses `StringifyStream` (from `streaming-json-stringify`, a package the workspace does not have), which the test does not import",
+    ]);
+  });
+
+  it("a package the workspace resolves is imported as the example imports it (import, import = require, require)", () => {
+    const value = bare([
+      "@example",
+      "import StringifyStream from 'streaming-json-stringify';",
+      "import pathExists = require('path-exists');",
+      "const {join: j} = require('@scope/paths');",
+      "import helper from './helper';",
+      "isStream(StringifyStream());",
+      "//=> true",
+      "isStream(pathExists);",
+      "//=> false",
+      "isStream(j);",
+      "//=> false",
+      "isStream(helper());",
+      "//=> false",
+    ]);
+    const installed = new Set(["streaming-json-stringify", "path-exists", "@scope/paths"]);
+    const read = readExamples(value, "isStream", { resolves: (spec) => installed.has(spec) });
+    expect(read.cases.map((c) => c.setup)).toEqual([
+      ['const { default: StringifyStream } = await import("streaming-json-stringify");'],
+      ['const { default: pathExists } = await import("path-exists");'],
+      ['const { join: j } = await import("@scope/paths");'],
+    ]);
+    expect(read.skipped).toMatchObject([
       {
-        call: "isStream(new DuplexStream())",
-        expected: "true",
-        setup: ['const { Duplex: DuplexStream } = await import("node:stream");'],
-        asyncSetup: true,
+        code: "isStream(helper());",
+        reason: "it uses `helper` (from `./helper`, a file of the author's project), which the test does not import",
       },
     ]);
-    expect(read.skipped.map((s) => s.reason)).toEqual([
-      expect.stringContaining("`fs` (from `node:fs`), which the test does not import"),
-      expect.stringContaining("`StringifyStream` (from `streaming-json-stringify`)"),
+  });
+
+  it("workspaceResolves: a package is resolved when the workspace's node_modules has it", () => {
+    const root = mkdtempSync(join(tmpdir(), "testgen-resolves-"));
+    try {
+      mkdirSync(join(root, "node_modules", "path-exists"), { recursive: true });
+      writeFileSync(join(root, "node_modules", "path-exists", "package.json"), "{}");
+      mkdirSync(join(root, "node_modules", "@s", "p"), { recursive: true });
+      writeFileSync(join(root, "node_modules", "@s", "p", "package.json"), "{}");
+      const resolves = workspaceResolves(root);
+      expect(["path-exists", "path-exists/sub", "@s/p", "@s/q", "p-locate", "./path-exists"].map(resolves)).toEqual([
+        true,
+        true,
+        true,
+        false,
+        false,
+        false,
+      ]);
+      expect(workspaceResolves(undefined)("path-exists")).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("node:fs: a read stream of a path gets an error listener; writes, other reads and misspelt names are reported", () => {
+    const value = bare([
+      "@example",
+      "import fs from 'node:fs';",
+      "import {createReadStream} from 'node:fs';",
+      "isStream(fs.createReadStream('unicorn.png'));",
+      "//=> true",
+      "isStream(createReadStream('a.txt'));",
+      "//=> true",
+      "isWritableStream(fs.createWriteStream('unicorn.txt'));",
+      "//=> true",
+      "isWritableStream(fs.createWriteStrem('unicorn.txt'));",
+      "//=> true",
+      "isStream(fs.readFileSync('unicorn.png'));",
+      "//=> false",
     ]);
+    const stream = readExamples(value, "isStream");
+    expect(stream.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      'const { default: fs } = await import("node:fs");\nexpect(isStream(fs.createReadStream(\'unicorn.png\').once("error", () => {}))).toBe(true);',
+      'const { createReadStream } = await import("node:fs");\nexpect(isStream(createReadStream(\'a.txt\').once("error", () => {}))).toBe(true);',
+    ]);
+    expect(stream.skipped.map((s) => s.reason)).toEqual([
+      "it reads the file system (`fs.readFileSync`): the result depends on the files of the author's machine",
+    ]);
+    const writable = readExamples(value, "isWritableStream");
+    expect(writable.cases).toEqual([]);
+    expect(writable.skipped.map((s) => s.reason)).toEqual([
+      "it writes files (`fs.createWriteStream`), outside a temp dir",
+      "`fs.createWriteStrem` is not in `node:fs` (a typo in the example?)",
+    ]);
+  });
+
+  it("`console(x)` followed by a result is read as printing x (locate-path)", () => {
+    const value = bare([
+      "@example",
+      "(async () => {",
+      "\tconsole(await first(['a', 'b']));",
+      "\t//=> 'a'",
+      "})();",
+      "console(last(['a', 'b']));",
+    ]);
+    expect(asserts(value, "first")).toEqual(["expect(await first(['a', 'b'])).toBe('a');"]);
+    expect(readExamples(value, "last")).toEqual({ cases: [], skipped: [] });
+  });
+
+  it("a RegExp match is compared as its matched strings; other calls showing arrays are not", () => {
+    const value = doc([
+      "@example",
+      "re().exec('ab') // => ['a']",
+      "'ab'.match(re()) // => null",
+      "split('a-b', '-') // => ['a', 'b']",
+    ]);
+    expect(asserts(value, "re")).toEqual([
+      "expect([...re().exec('ab')]).toEqual(['a']);",
+      "expect('ab'.match(re())).toBeNull();",
+    ]);
+    expect(asserts(value, "split")).toEqual(["expect(split('a-b', '-')).toEqual(['a', 'b']);"]);
+  });
+
+  it("a result stated for the author's command line, process, paths or files is reported, not asserted", () => {
+    const command = bare([
+      "@example",
+      "// $ ts-node foo.ts -f --unicorn",
+      "import hasFlag = require('has-flag');",
+      "hasFlag('unicorn');",
+      "//=> true",
+    ]);
+    expect(readExamples(command, "hasFlag")).toEqual({
+      cases: [],
+      skipped: [
+        {
+          line: 5,
+          code: "hasFlag('unicorn');",
+          reason:
+            "the example runs as the command `ts-node foo.ts -f --unicorn`: its results depend on that command line",
+        },
+      ],
+    });
+    const state = doc([
+      "@example",
+      "resolve(process.cwd(), 'a') // => '/Users/me/a'",
+      "resolve('/x', 'a') // => '/x/a'",
+    ]);
+    const read = readExamples(state, "resolve");
+    expect(read.cases.map((c) => c.call)).toEqual(["resolve('/x', 'a')"]);
+    expect(read.skipped.map((s) => s.reason)).toEqual([
+      "it reads `process.cwd`: the result depends on the environment the example ran in",
+    ]);
+    const paths = doc([
+      "@example",
+      "findUp('unicorn.png') // => '/Users/sindresorhus/unicorn.png'",
+      "findUp('a.png', {cwd: '/Users/me'}) // => '/Users/me/a.png'",
+      "findUp('a.png', {cwd: 'C:\\\\Users\\\\me'}) // => 'C:\\\\Users\\\\me\\\\a.png'",
+      "runPath() // => '/home/u/node_modules/.bin:/usr/bin'",
+      "rootDirectory('/Users/x/y') // => '/'",
+      "rootDirectory('dir/x.png') // => '.'",
+    ]);
+    expect(readExamples(paths, "findUp").skipped.map((s) => s.reason)).toEqual([
+      "it states a path under `/Users/sindresorhus`, a directory of the author's machine",
+      "it names the Windows path `C:\\Users\\me`: the result depends on the platform, and this is not Windows",
+    ]);
+    // A path the arguments name is the function's to compute.
+    expect(asserts(paths, "findUp")).toEqual(["expect(findUp('a.png', {cwd: '/Users/me'})).toBe('/Users/me/a.png');"]);
+    expect(readExamples(paths, "runPath").skipped.map((s) => s.reason)).toEqual([
+      "it states a path under `/home/u`, a directory of the author's machine",
+    ]);
+    // A file name is only the author's file where the example says the files are on disk.
+    expect(asserts(paths, "rootDirectory")).toEqual([
+      "expect(rootDirectory('/Users/x/y')).toBe('/');",
+      "expect(rootDirectory('dir/x.png')).toBe('.');",
+    ]);
+    const files = bare([
+      "@example",
+      "const files = [",
+      "\t'unicorn.png',",
+      "\t'rainbow.png', // Only this one actually exists on disk",
+      "];",
+      "console.log(locate(files));",
+      "//=> 'rainbow.png'",
+    ]);
+    expect(readExamples(files, "locate").skipped.map((s) => s.reason)).toEqual([
+      "it names `unicorn.png`, a file the example has on the author's disk",
+    ]);
+    const header = bare(["@example", "// foo.ts", "console.log(exists('foo.ts'));", "//=> true"]);
+    expect(readExamples(header, "exists").skipped.map((s) => s.reason)).toEqual([
+      "it names `foo.ts`, a file the example has on the author's disk",
+    ]);
+  });
+
+  it("a function that reads its environment (the caller says which) has its stated results reported", () => {
+    const value = bare(["@example", "isInteractive();", "//=> true"]);
+    expect(asserts(value, "isInteractive")).toEqual(["expect(isInteractive()).toBe(true);"]);
+    expect(readExamples(value, "isInteractive", { environment: "a stream's isTTY" })).toEqual({
+      cases: [],
+      skipped: [
+        {
+          line: 3,
+          code: "isInteractive();",
+          reason:
+            "its result depends on the environment: the function reads a stream's isTTY, and the example states the author's",
+        },
+      ],
+    });
   });
 
   it("an async IIFE around the example is read as the block; a result inside a function is reported", () => {
@@ -399,5 +607,46 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
       "const files = ['a.png', 'b.png'];\nexpect(await first(files)).toBe('a.png');",
     ]);
     expect(read.skipped).toMatchObject([{ reason: expect.stringContaining("inside a function or block") }]);
+  });
+
+  it("results stated of other expressions than the call (a stream's chunks, what a callback set) are reported", () => {
+    const value = bare([
+      "@example",
+      "const stream = mergeStreams([streamA, streamB]);",
+      "for await (const chunk of stream) {",
+      "\tconsole.log(chunk);",
+      "\t//=> 'A1'",
+      "}",
+    ]);
+    expect(readExamples(value, "mergeStreams")).toEqual({
+      cases: [],
+      skipped: [
+        {
+          line: 6,
+          code: "console.log(chunk);",
+          reason: "the result it states is of `console.log(chunk);`, not of a call of mergeStreams the test can make",
+        },
+      ],
+    });
+  });
+
+  it("a bare result comment inside a callback of the example is reported too (hono)", () => {
+    const value = doc([
+      "@example",
+      "app.use('*', (c, next) => {",
+      "  console.log(routePath(c)) // '*'",
+      "  return next()",
+      "})",
+      "app.get('/', (c) => c.text(routePath(c)))",
+    ]);
+    expect(readExamples(value, "routePath")).toMatchObject({
+      cases: [],
+      skipped: [
+        {
+          line: 3,
+          reason: "the call is inside a function or block of the example: its result depends on how that code runs",
+        },
+      ],
+    });
   });
 });
