@@ -457,8 +457,9 @@ export async function runConformance(
   const base: OneShotContext = { exe, manifest, action: manifest.capabilities[0]!, sample };
   const selected = CHECKS.filter((c) => only === undefined || c.name.toLowerCase().includes(only.toLowerCase()));
   const stale: StaleStart = { created: false };
-  // The server starts while the one-shot checks run; its failure is recorded after theirs.
-  const starting = startShared(exe, dir, stale).then(
+  // The server starts alone (a model-backed agent's start is the heaviest step); its failure is recorded after
+  // the one-shot checks' results.
+  const started = await startShared(exe, dir, stale).then(
     (s) => ({ server: s }),
     (err: unknown) => ({ error: err as Error }),
   );
@@ -466,7 +467,6 @@ export async function runConformance(
     const oneShots = selected.filter((c) => c.mode === "one-shot");
     for (const result of bounded(oneShots, ONE_SHOT_CONCURRENCY, (c) => timed(c.name, c.mode, () => c.run(base))))
       record(await result);
-    const started = await starting;
     if ("error" in started) throw started.error;
     const shared = started.server;
     await waitForSocket(shared.socketPath);
@@ -505,15 +505,17 @@ export async function runConformance(
       ms: 0,
     });
   } finally {
-    const started = await starting;
     if ("server" in started) await started.server.stop();
     remove();
   }
   return results;
 }
 
-/** How many one-shot checks run at once: each spends most of its time starting a process and waiting on it. */
-const ONE_SHOT_CONCURRENCY = 4;
+/**
+ * How many one-shot checks run at once: each spends much of its time starting a process and waiting on it. Two,
+ * not more: a model-backed agent loads its model in each, and the hang detector must not fire on a busy host.
+ */
+const ONE_SHOT_CONCURRENCY = 2;
 
 /** Run `check`, catching its failure into the result. */
 async function timed(name: string, mode: Check["mode"], check: () => Promise<void>): Promise<CheckResult> {
