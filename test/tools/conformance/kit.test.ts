@@ -16,15 +16,15 @@ describe("conformance kit", () => {
         `#!/bin/sh\nif [ "$1" = --listen ] && [ -e "$2" ]; then echo "refusing $2" >&2; exit 1; fi\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(DUMMY)} "$@"\n`,
       );
       chmodSync(exe, 0o755);
-      const results = await runConformance(exe, undefined, undefined, "socket");
+      const results = await runConformance(exe, undefined, undefined, "lifecycle");
       const stale = results.find((r) => r.name === "lifecycle: a stale socket file at start is replaced");
       expect(stale).toMatchObject({ ok: false });
       expect(stale!.reason).toMatch(/^agent did not start over a stale socket file: /);
       expect(results.filter((r) => !r.ok)).toEqual([stale]);
-      // The socket checks ran on the fresh server, and SIGTERM stopped it after them.
-      const names = results.map((r) => r.name);
-      expect(names).toContain("socket: 200 concurrent connections all answered");
-      expect(names.slice(-2)).toEqual([
+      // The other lifecycle checks ran on the fresh server, SIGTERM last.
+      expect(results.map((r) => r.name)).toEqual([
+        "lifecycle: a stale socket file at start is replaced",
+        "lifecycle: a live server's socket is not stolen",
         "lifecycle: SIGTERM removes the socket file and exits 0",
         "socket: nothing written to stderr while serving",
       ]);
