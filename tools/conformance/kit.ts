@@ -17,15 +17,21 @@ function expect(cond: unknown, message: string): asserts cond {
   if (!cond) throw new CheckFailure(message);
 }
 
-export interface KitContext {
+/** What a one-shot check needs: each starts its own process. */
+export interface OneShotContext {
   exe: string;
   manifest: AgentManifest;
   action: string;
-  /** A socket-mode instance shared by the socket checks. */
-  server: Served;
-  dir: string;
   /** The context and constraints of a request the agent must answer with success. */
   sample: Sample;
+}
+
+export interface KitContext extends OneShotContext {
+  /** A socket-mode instance shared by the socket and lifecycle checks; the last check stops it. */
+  server: Served;
+  /** How the shared server's start over a stale socket file went (the stale-socket check reads it). */
+  stale: StaleStart;
+  dir: string;
 }
 
 /** What a good request carries besides its action; agents that need more than a source (a workspace, a cursor) pass their own. */
@@ -34,13 +40,21 @@ export interface Sample {
   constraints: Record<string, unknown>;
 }
 
+/**
+ * The shared server starts on a socket path where a dead process left its socket file: `created` says the
+ * stale file was made, `error` why the agent did not start over it (it then runs on a fresh path).
+ */
+export interface StaleStart {
+  created: boolean;
+  error?: string;
+}
+
 export const DEFAULT_SAMPLE: Sample = { context: { source_code: "const a = 1;\n" }, constraints: {} };
 
-export interface Check {
-  name: string;
-  mode: "one-shot" | "socket" | "lifecycle";
-  run(ctx: KitContext): Promise<void>;
-}
+/** One-shot checks are independent of each other and of the server: the kit runs several at once. */
+export type Check =
+  | { name: string; mode: "one-shot"; run(ctx: OneShotContext): Promise<void> }
+  | { name: string; mode: "socket" | "lifecycle"; run(ctx: KitContext): Promise<void> };
 
 export interface CheckResult {
   name: string;
@@ -82,11 +96,11 @@ function expectError(env: Envelope, code: string, where: string): void {
   );
 }
 
-function good(ctx: KitContext, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function good(ctx: OneShotContext, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { action: ctx.action, context: ctx.sample.context, constraints: ctx.sample.constraints, ...extra };
 }
 
-async function oneShot(ctx: KitContext, input: string | Buffer): Promise<Envelope> {
+async function oneShot(ctx: OneShotContext, input: string | Buffer): Promise<Envelope> {
   const r = await runOnce(ctx.exe, [], input);
   expect(!r.timedOut, `one-shot run did not exit within ${ONE_SHOT_TIMEOUT_MS / 1000} s`);
   expect(r.stderr === "", `one-shot run wrote to stderr: ${JSON.stringify(r.stderr.slice(0, 300))}`);
@@ -361,23 +375,10 @@ export const CHECKS: Check[] = [
     name: "lifecycle: a stale socket file at start is replaced",
     mode: "lifecycle",
     run: async (ctx) => {
-      const path = join(ctx.dir, "stale.sock");
-      // A process that binds the socket and dies without cleaning up leaves a stale file.
-      const r = await new Promise<number | null>((resolve) => {
-        const c = spawn(process.execPath, [
-          "-e",
-          `require("net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`,
-        ]);
-        c.on("exit", (code) => resolve(code));
-      });
-      expect(r === null && existsSync(path), "could not create a stale socket file for the test");
-      const s = await serve(ctx.exe, path);
-      try {
-        const res = await httpRequest(path, { body: JSON.stringify(good(ctx)) });
-        expect(res.status === 200, `agent on a formerly stale socket answered ${res.status}`);
-      } finally {
-        await s.stop();
-      }
+      expect(ctx.stale.created, "could not create a stale socket file for the test");
+      expect(ctx.stale.error === undefined, `agent did not start over a stale socket file: ${ctx.stale.error}`);
+      const res = await httpRequest(ctx.server.socketPath, { body: JSON.stringify(good(ctx)) });
+      expect(res.status === 200, `agent on a formerly stale socket answered ${res.status}`);
     },
   },
   {
@@ -404,14 +405,13 @@ export const CHECKS: Check[] = [
     },
   },
   {
+    // Last: it stops the shared server, which has served every check before it.
     name: "lifecycle: SIGTERM removes the socket file and exits 0",
     mode: "lifecycle",
     run: async (ctx) => {
-      const path = join(ctx.dir, "term.sock");
-      const s = await serve(ctx.exe, path);
-      const { code } = await s.stop();
+      const { code } = await ctx.server.stop();
       expect(code === 0, `agent exited with ${code} after SIGTERM`);
-      expect(!existsSync(path), "socket file left behind after SIGTERM");
+      expect(!existsSync(ctx.server.socketPath), "socket file left behind after SIGTERM");
     },
   },
 ];
@@ -454,28 +454,41 @@ export async function runConformance(
     return results;
   }
   const { dir, remove } = socketDir();
-  let server: Served | undefined;
+  const base: OneShotContext = { exe, manifest, action: manifest.capabilities[0]!, sample };
+  const selected = CHECKS.filter((c) => only === undefined || c.name.toLowerCase().includes(only.toLowerCase()));
+  const stale: StaleStart = { created: false };
+  // The server starts alone (a model-backed agent's start is the heaviest step); its failure is recorded after
+  // the one-shot checks' results.
+  const started = await startShared(exe, dir, stale).then(
+    (s) => ({ server: s }),
+    (err: unknown) => ({ error: err as Error }),
+  );
   try {
-    server = await serve(exe, join(dir, "kit.sock"));
-    await waitForSocket(server.socketPath);
-    const ctx: KitContext = { exe, manifest, action: manifest.capabilities[0]!, server, dir, sample };
-    for (const check of CHECKS) {
-      if (only !== undefined && !check.name.toLowerCase().includes(only.toLowerCase())) continue;
-      const start = performance.now();
-      try {
-        await check.run(ctx);
-        record({ name: check.name, mode: check.mode, ok: true, ms: performance.now() - start });
-      } catch (err) {
-        record({
-          name: check.name,
-          mode: check.mode,
-          ok: false,
-          reason: (err as Error).message,
-          ms: performance.now() - start,
-        });
-      }
+    const oneShots = selected.filter((c) => c.mode === "one-shot");
+    for (const result of bounded(oneShots, ONE_SHOT_CONCURRENCY, (c) => timed(c.name, c.mode, () => c.run(base))))
+      record(await result);
+    if ("error" in started) throw started.error;
+    const shared = started.server;
+    await waitForSocket(shared.socketPath);
+    // The SIGTERM check stops the server: what it wrote to stderr while serving is taken before.
+    let servingStderr: string | undefined;
+    const ctx: KitContext = {
+      ...base,
+      dir,
+      stale,
+      server: {
+        ...shared,
+        stop: () => {
+          servingStderr ??= shared.stderr();
+          return shared.stop();
+        },
+      },
+    };
+    for (const check of selected) {
+      if (check.mode === "one-shot") continue;
+      record(await timed(check.name, check.mode, () => check.run(ctx)));
     }
-    const stderr = server.stderr();
+    const stderr = servingStderr ?? shared.stderr();
     record({
       name: "socket: nothing written to stderr while serving",
       mode: "socket",
@@ -492,8 +505,70 @@ export async function runConformance(
       ms: 0,
     });
   } finally {
-    await server?.stop();
+    if ("server" in started) await started.server.stop();
     remove();
   }
   return results;
+}
+
+/**
+ * How many one-shot checks run at once: each spends much of its time starting a process and waiting on it. Two,
+ * not more: a model-backed agent loads its model in each, and the hang detector must not fire on a busy host.
+ */
+const ONE_SHOT_CONCURRENCY = 2;
+
+/** Run `check`, catching its failure into the result. */
+async function timed(name: string, mode: Check["mode"], check: () => Promise<void>): Promise<CheckResult> {
+  const start = performance.now();
+  try {
+    await check();
+    return { name, mode, ok: true, ms: performance.now() - start };
+  } catch (err) {
+    return { name, mode, ok: false, reason: (err as Error).message, ms: performance.now() - start };
+  }
+}
+
+/** `fn` of each item, at most `limit` running at once; the promises are in the items' order. */
+function bounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R>[] {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return items.map(async (item) => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await fn(item);
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  });
+}
+
+/**
+ * Start the shared server where a process that bound the socket died without cleaning up, so that the
+ * stale-socket check sees the agent replace the file; if it does not, the server starts on a fresh path and
+ * the other checks still run.
+ */
+async function startShared(exe: string, dir: string, stale: StaleStart): Promise<Served> {
+  const path = join(dir, "kit.sock");
+  stale.created = await leaveStaleSocket(path);
+  try {
+    return await serve(exe, path);
+  } catch (err) {
+    if (!stale.created) throw err;
+    stale.error = (err as Error).message;
+    return serve(exe, join(dir, "fresh.sock"));
+  }
+}
+
+/** Bind `path` in a process killed before it cleans up; true when the stale socket file is left. */
+function leaveStaleSocket(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [
+      "-e",
+      `require("net").createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, "SIGKILL"))`,
+    ]);
+    c.on("error", () => resolve(false));
+    c.on("exit", (code) => resolve(code === null && existsSync(path)));
+  });
 }

@@ -260,12 +260,33 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
     );
     expect(other.json.status).toBe("success");
   });
+
+  // Last in this suite, on its server: the counters the tests above assert are read before these requests.
+  describe("broken buffers", () => {
+    for (const shape of SHAPES) {
+      it(`complete: ${shape}`, async () => {
+        const { source, cursor } = brokenBuffer(shape);
+        const body = {
+          action: "complete",
+          context: { language: "typescript", file_path: "src/paths.ts", source_code: source, cursor },
+          // The default inference limit is an editor's keystroke budget; the suite's load on two cores can
+          // exceed it, and this test is about broken buffers, not speed.
+          constraints: { timeout_ms: 30_000, max_tokens: 8, best_effort: true, inference_timeout_ms: 20_000 },
+        };
+        const { json } = await invokeHttp(ctx.sock, body);
+        expect(json.status, JSON.stringify(json.error ?? json.problem ?? json)).toBe("success");
+        expect(json.payload.engine).toBe("model");
+        expectDiagnostics(json.payload, cursor.line);
+        expect(typeof json.payload.completion).toBe("string");
+      });
+    }
+  });
 });
 
 describe("agent-complete with a model without FIM tokens", () => {
   let ctx: Awaited<ReturnType<typeof serveComplete>>;
   beforeAll(async () => {
-    // No dry warm-up keystrokes here, nor for the broken buffers: the first suite tests the warm-up.
+    // No dry warm-up keystrokes here: the first suite tests the warm-up.
     ctx = await serveComplete(modelEnv(false, { AIP_WARMUP_KEYSTROKES: "0" }));
   }, 90_000);
   afterAll(() => ctx.cleanup());
@@ -317,30 +338,4 @@ describe("agent-complete without a model", () => {
       await broken.cleanup();
     }
   }, 60_000);
-});
-
-describe("broken buffers: agent-complete with the tiny model", () => {
-  let ctx: Awaited<ReturnType<typeof serveComplete>>;
-  beforeAll(async () => {
-    ctx = await serveComplete(modelEnv(true, { AIP_WARMUP_KEYSTROKES: "0" }));
-  }, 90_000);
-  afterAll(() => ctx.cleanup());
-
-  for (const shape of SHAPES) {
-    it(`complete: ${shape}`, async () => {
-      const { source, cursor } = brokenBuffer(shape);
-      const body = {
-        action: "complete",
-        context: { language: "typescript", file_path: "src/paths.ts", source_code: source, cursor },
-        // The default inference limit is an editor's keystroke budget; the suite's load on two cores can
-        // exceed it, and this test is about broken buffers, not speed.
-        constraints: { timeout_ms: 30_000, max_tokens: 8, best_effort: true, inference_timeout_ms: 20_000 },
-      };
-      const { json } = await invokeHttp(ctx.sock, body);
-      expect(json.status, JSON.stringify(json.error ?? json.problem ?? json)).toBe("success");
-      expect(json.payload.engine).toBe("model");
-      expectDiagnostics(json.payload, cursor.line);
-      expect(typeof json.payload.completion).toBe("string");
-    });
-  }
 });

@@ -5,7 +5,7 @@ import { IndexRegistry } from "../../../agents/search/registry.js";
 import { runConformance, type Sample } from "../../../tools/conformance/kit.js";
 import { conformanceSuite } from "../../conformance.js";
 import { ROOT } from "../../helpers.js";
-import { SEARCH, copyFixture, oneShot, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
+import { SEARCH, copyFixture, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
 
 /** The pool fixture in a temp dir, plus what must never be found: ignored, binary and oversized files. */
 function poolWorkspace(): { dir: string; cleanup: () => void } {
@@ -150,7 +150,7 @@ describe("agent-search", () => {
   });
 
   it("names missing and invalid fields", async () => {
-    const noRoot = await oneShot(SEARCH, { action: "search", context: { query: "x" }, constraints: {} });
+    const noRoot = await agent.invoke({ action: "search", context: { query: "x" }, constraints: {} });
     expect(noRoot.error).toMatchObject({ type: "AIP_ERR_MISSING_FIELD", fields: ["context.workspace_root"] });
     const noQuery = await agent.invoke({ action: "search", context: { workspace_root: w.dir }, constraints: {} });
     expect(noQuery.error).toMatchObject({ type: "AIP_ERR_MISSING_FIELD", fields: ["context.query"] });

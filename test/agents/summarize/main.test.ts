@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runConformance } from "../../../tools/conformance/kit.js";
 import { conformanceSuite } from "../../conformance.js";
 import { ROOT, tempDir } from "../../helpers.js";
-import { FIXTURES, SUMMARIZE, cursorOf, oneShot, startAgent, type RunningAgent } from "../code-helpers.js";
+import { FIXTURES, SUMMARIZE, cursorOf, startAgent, type RunningAgent } from "../code-helpers.js";
 
 /** Every export of a module as the TypeScript compiler sees it (values and types). */
 function compilerExports(file: string): string[] {
@@ -57,7 +57,7 @@ describe("agent-summarize", () => {
   }
 
   it("outlines functions, classes with members, types, consts and the module doc", async () => {
-    const res = await oneShot(SUMMARIZE, {
+    const res = await agent.invoke({
       action: "summarize",
       context: { workspace_root: FIXTURES, file_path: "sample.ts" },
       constraints: {},

@@ -6,7 +6,7 @@ import { parseProgram } from "../../../agents/lib/code/parse.js";
 import { runConformance } from "../../../tools/conformance/kit.js";
 import { conformanceSuite } from "../../conformance.js";
 import { ROOT } from "../../helpers.js";
-import { FIXTURES, TESTGEN, cursorOf, oneShot, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
+import { FIXTURES, TESTGEN, cursorOf, startAgent, type Json, type RunningAgent } from "../code-helpers.js";
 
 const SAMPLE = readFileSync(join(FIXTURES, "sample.ts"), "utf8");
 
@@ -192,7 +192,7 @@ describe("agent-testgen", () => {
     expect(missing.error.detail).toMatch(
       /no function named "nope"; the file defines log, add, loadLines, double, sealed, logged, Counter.constructor, Counter.increment/,
     );
-    const fw = await oneShot(TESTGEN, {
+    const fw = await agent.invoke({
       action: "testgen",
       context: { source_code: SAMPLE },
       constraints: { function: "add", framework: "mocha" },
