@@ -480,10 +480,8 @@ export function readExamples(
     }
     // Results the block states that became neither a case nor a reason: they are of other expressions
     // than the call (a variable a callback set, a stream's chunks), which a test cannot rebuild.
-    if (
-      cases.length + skipped.length === before &&
-      new RegExp(`\\b${method!.replace(/\$/g, "\\$")}\\s*\\(`).test(block.text)
-    ) {
+    const callsMethod = new RegExp(`\\b${method!.replace(/\$/g, "\\$")}\\s*(\\(|\x60)`);
+    if (cases.length + skipped.length === before && callsMethod.test(block.text)) {
       const k = lines.findIndex((l) => INNER_RESULT.test(l));
       if (k >= 0) {
         const own = lines[k]!.slice(0, lines[k]!.indexOf("//")).trim();
@@ -500,6 +498,22 @@ export function readExamples(
             reason: `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make`,
           });
       }
+    }
+
+    // A block that calls the function and comments on that call, yet gave neither a case nor a reason: its
+    // comments are prose or output no test can write (ASCII art, a remark). Say so, so that every example
+    // left out is accounted for.
+    if (cases.length + skipped.length === before && callsMethod.test(block.text)) {
+      // The call's own line ends in a comment, or a comment line follows it.
+      const commented = (k: number): boolean =>
+        /\s\/\/\s*\S/.test(lines[k]!) || /^\s*\/\/\s*\S/.test(lines[k + 1] ?? "");
+      const k = lines.findIndex((l, n) => callsMethod.test(l) && !isComment(l) && commented(n));
+      if (k >= 0)
+        skipped.push({
+          line: block.line + k,
+          code: short(lines[k]!.trim()),
+          reason: `no comment in it states a value of a call of ${method} that a test can write`,
+        });
     }
 
     /** One statement: declarations join the scope; a call with a stated result becomes a case. */

@@ -476,6 +476,35 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
     ]);
   });
 
+  it("a call whose comment is no value a test can write is reported, not dropped (get-stream, execa)", () => {
+    const art = bare([
+      "@example",
+      "```",
+      "const stream = fs.createReadStream('unicorn.txt');",
+      "console.log(await getStream(stream));",
+      "//               ,,))))))));,",
+      "//            __)))))))))))))),",
+      "```",
+    ]);
+    expect(readExamples(art, "getStream").cases).toEqual([]);
+    expect(readExamples(art, "getStream").skipped.map((s) => [s.code, s.reason])).toContainEqual([
+      "console.log(await getStream(stream));",
+      "no comment in it states a value of a call of getStream that a test can write",
+    ]);
+    const tagged = bare([
+      "@example",
+      "```",
+      "const {stdout} = await execa`npm run build`;",
+      "// Print command's output",
+      "```",
+    ]);
+    expect(readExamples(tagged, "execa").skipped.map((s) => s.reason)).toEqual([
+      "no comment in it states a value of a call of execa that a test can write",
+    ]);
+    // A call nobody comments on is plain usage: nothing to report.
+    expect(readExamples(bare(["@example", "```", "run(execa`ls`);", "```"]), "execa").skipped).toEqual([]);
+  });
+
   it("`console(x)` followed by a result is read as printing x (locate-path)", () => {
     const value = bare([
       "@example",
