@@ -1,5 +1,6 @@
 /** A headless Neovim, with its built-in LSP client, gets completions and document symbols from `aip lsp`. */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +23,7 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
   });
 
   /** Open FILE (holding TEXT) in a headless Neovim set up by the docs' snippet; ask at the last line's CHAR. */
-  function askNeovim(file: string, text: string, char: number): Json {
+  async function askNeovim(file: string, text: string, char: number): Promise<Json> {
     // `aip` on PATH, as docs/integrations.md assumes (npm link); the snippet itself is taken from there.
     const bin = join(ws.root, "bin");
     mkdirSync(bin, { recursive: true });
@@ -35,7 +36,10 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     );
     writeFileSync(file, text);
     const out = join(ws.root, "nvim-out.json");
-    execFileSync("nvim", ["--headless", "-u", "NONE", "-c", `luafile ${lua}`], {
+    const before = agency.logs.events("request").length;
+    // Asynchronously: the agency serves from this process, and a blocked event loop would leave every
+    // request to aip lsp's own fallback engines instead.
+    await promisify(execFile)("nvim", ["--headless", "-u", "NONE", "-c", `luafile ${lua}`], {
       cwd: ws.root,
       env: {
         ...process.env,
@@ -47,15 +51,21 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
         AIP_OUT: out,
       },
       timeout: 120_000,
-      stdio: ["ignore", "ignore", "pipe"],
     });
-    return JSON.parse(readFileSync(out, "utf8")) as Json;
+    // What the agency itself answered (not aip lsp's fallback engines): "action agent" per success.
+    const served = agency.logs
+      .events("request")
+      .slice(before)
+      .filter((l) => l.outcome === "success")
+      .map((l) => `${String(l.action)} ${String(l.agent)}`);
+    return { ...(JSON.parse(readFileSync(out, "utf8")) as Json), served };
   }
 
-  it("the Neovim snippet of docs/integrations.md: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", () => {
+  it("the Neovim snippet of docs/integrations.md: completes `ad` to add and lists the file's symbols (test/fixtures/editors/check.lua)", async () => {
     const text = `${MATH_TS}const again = ad\n`;
     const lines = text.split("\n");
-    const result = askNeovim(join(ws.root, "src/again.ts"), text, 16);
+    const result = await askNeovim(join(ws.root, "src/again.ts"), text, 16);
+    expect(result.served).toEqual(expect.arrayContaining(["summarize summarize", "complete complete-lite"]));
     expect(result.completion.items, JSON.stringify(result).slice(0, 2000)).toBeDefined();
     expect(result.error).toBeUndefined();
     const first = result.completion.items[0];
@@ -75,9 +85,10 @@ describe("Neovim (headless, nvim --headless -u NONE) and aip lsp", () => {
     ]);
   }, 150_000);
 
-  it("the same snippet attaches to a Python file: completes `ad` to add and lists its symbols", () => {
+  it("the same snippet attaches to a Python file: completes `ad` to add and lists its symbols", async () => {
     const text = `def add(a, b):\n    return a + b\n\n\nclass Counter:\n    def total(self):\n        return 0\n\n\nagain = ad\n`;
-    const result = askNeovim(join(ws.root, "src/again.py"), text, 10);
+    const result = await askNeovim(join(ws.root, "src/again.py"), text, 10);
+    expect(result.served).toEqual(expect.arrayContaining(["summarize summarize", "complete complete-lite"]));
     expect(result.error).toBeUndefined();
     expect(result.completion.items, JSON.stringify(result).slice(0, 2000)).toBeDefined();
     expect(result.completion.items[0]).toMatchObject({
