@@ -86,34 +86,61 @@ describe("the compiler, loaded on first use", () => {
     expect(defaultOptions()).toMatchObject({ strict: true, noEmit: true, target: 9 });
   });
 
+  /** The one-shot refusals, each with the error it must get: what vetting and the conformance kit send. */
+  const refusals = (agent: string): [string, string, string][] => [
+    ["empty stdin", "", "AIP_ERR_INVALID_JSON"],
+    ["a broken object", "{", "AIP_ERR_INVALID_JSON"],
+    ["no fields", "{}", "AIP_ERR_MISSING_FIELD"],
+    [
+      "a wrong type",
+      JSON.stringify({ action: ACTION[agent] ?? agent, context: "x", constraints: {} }),
+      "AIP_ERR_INVALID_FIELD",
+    ],
+    ["an unknown action", JSON.stringify({ action: "frobnicate", context: {}, constraints: {} }), "AIP_ERR_NO_ROUTE"],
+    ["a body over the limit", " ".repeat(LIMIT + 1), "AIP_ERR_PAYLOAD_TOO_LARGE"],
+  ];
+
+  async function expectRefusedWithoutCompiler(agent: string, which: string[], dir: string): Promise<void> {
+    const chosen = refusals(agent).filter(([name]) => which.includes(name));
+    expect(chosen).toHaveLength(which.length);
+    for (const [name, stdin, type] of chosen) {
+      const r = await runHooked(agent, [], stdin, join(dir, `${name.replaceAll(" ", "-")}.log`));
+      expect(JSON.parse(r.out)).toMatchObject({ status: "error", error: { type } });
+      expect(r.ts, `${agent} loaded the compiler answering ${name} (${type})`).toBe("");
+    }
+  }
+
+  // What an agent imports decides whether the compiler loads before any request: --manifest shows it. The
+  // refusals all go through the shared runtime before any handler, so every agent gets the one that goes
+  // furthest (its action's contract), and one agent gets them all.
   it.each(CODE_AGENTS)(
-    "agent-%s answers --manifest and one-shot refusals without loading it",
+    "agent-%s answers --manifest and a refusal of its action's contract without loading it",
     async (agent) => {
       const t = tempDir("aipcl-");
       try {
-        const log = (name: string): string => join(t.dir, `${name}.log`);
-        const manifest = await runHooked(agent, ["--manifest"], "", log("manifest"));
+        const manifest = await runHooked(agent, ["--manifest"], "", join(t.dir, "manifest.log"));
         expect(JSON.parse(manifest.out)).toMatchObject({ name: agent });
         expect(manifest.ts).toBe("");
-        const refusals: [string, string][] = [
-          ["", "AIP_ERR_INVALID_JSON"],
-          ["{", "AIP_ERR_INVALID_JSON"],
-          ["{}", "AIP_ERR_MISSING_FIELD"],
-          [JSON.stringify({ action: ACTION[agent] ?? agent, context: "x", constraints: {} }), "AIP_ERR_INVALID_FIELD"],
-          [JSON.stringify({ action: "frobnicate", context: {}, constraints: {} }), "AIP_ERR_NO_ROUTE"],
-          [" ".repeat(LIMIT + 1), "AIP_ERR_PAYLOAD_TOO_LARGE"],
-        ];
-        for (const [k, [stdin, type]] of refusals.entries()) {
-          const r = await runHooked(agent, [], stdin, log(`refusal-${k}`));
-          expect(JSON.parse(r.out)).toMatchObject({ status: "error", error: { type } });
-          expect(r.ts, `${agent} loaded the compiler answering ${type}`).toBe("");
-        }
+        await expectRefusedWithoutCompiler(agent, ["a wrong type"], t.dir);
       } finally {
         t.cleanup();
       }
     },
     120_000,
   );
+
+  it("agent-complete-lite answers every one-shot refusal without loading it", async () => {
+    const t = tempDir("aipcl-");
+    try {
+      await expectRefusedWithoutCompiler(
+        "complete-lite",
+        ["empty stdin", "a broken object", "no fields", "an unknown action", "a body over the limit"],
+        t.dir,
+      );
+    } finally {
+      t.cleanup();
+    }
+  }, 120_000);
 
   it("is loaded by a one-shot request that parses TypeScript (the hook sees it)", async () => {
     const t = tempDir("aipcl-");
