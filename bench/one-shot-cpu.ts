@@ -5,7 +5,7 @@
  * `node dist/bench/one-shot-cpu.js [--runs N] [--baseline DIR] [--tag NAME]`: each code agent of this
  * build, and with --baseline the same agents of another build's dist/ (a checkout of main), run in
  * turn so that both see the same load. The CPU time is the child's user + system time, read from a
- * wrapping shell's reaped-children counters (/proc, 10 ms ticks). Writes
+ * wrapping shell's reaped-children counters (/proc, in clock ticks). Writes
  * bench/results/<date>-one-shot-cpu[-<tag>].json.
  */
 import { spawnSync } from "node:child_process";

@@ -21,7 +21,8 @@ describe("npm run conformance --only", () => {
       "socket: nothing written to stderr while serving",
     ]);
     expect(stdout).toContain("3 passed, 0 failed");
-    // Two agent processes and a CLI start one after another: beside the suite's load that overran 30 s.
+    // Two agent processes and a CLI start one after another: beside the suite's load that overran the
+    // default test timeout.
   }, 120_000);
 
   it("a text no check's name contains is a usage error (exit 2) naming it", async () => {
