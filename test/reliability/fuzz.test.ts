@@ -49,6 +49,10 @@ beforeAll(async () => {
   // Warm both processes up before the baseline, so first-use allocations are not counted as growth.
   for (let i = 0; i < 3; i++)
     await ndjsonExchange(agency.socket, '{"action":"echo","context":{},"constraints":{}}\n'.repeat(200));
+  // A large request too: the front door decodes those in a worker thread it starts on the first one, a
+  // first-use cost the fuzz's large bodies would otherwise count as growth.
+  const large = JSON.stringify({ action: "echo", context: { source_code: "x".repeat(256 * 1024) }, constraints: {} });
+  for (let i = 0; i < 3; i++) await ndjsonExchange(agency.socket, `${large}\n`);
   before = { orchestrator: rssMiB(pids.orchestrator), agent: rssMiB(pids.agent) };
   steady = steadyClients(agency.socket, 4);
 }, 60_000);
