@@ -3,32 +3,21 @@
  * "Type-aware completion"): what the typed engine's first program is made of. They are fetched before
  * that program is built, so that it is built once rather than once per level of imports (the service's
  * rounds learn one level per build). Only relative specifiers are followed here, resolved against the
- * project's listing as TypeScript resolves them (`./x.js` → `./x.ts`, `./dir` → `./dir/index.ts`);
- * packages and path aliases are left to the service's rounds, which fetch whatever a build asks for.
+ * project's listing in TypeScript's order (`candidatesFor` in resolve.ts: `./x.js` → `./x.ts`,
+ * `./dir` → `./dir/index.ts`); packages and path aliases are left to the service's rounds, which fetch
+ * whatever a build asks for.
  */
 import { dirname, resolve } from "node:path";
+import { candidatesFor } from "./resolve.js";
 import { ts } from "./typescript.js";
 
 /** Files fetched at once while the closure is walked. */
 const PARALLEL = 16;
 
-const NO_EXTENSION = [".ts", ".tsx", ".d.ts", ".js", ".jsx"];
-const REPLACED: [RegExp, string[]][] = [
-  [/\.js$/, [".ts", ".tsx", ".d.ts"]],
-  [/\.jsx$/, [".tsx", ".d.ts"]],
-  [/\.mjs$/, [".mts", ".d.mts"]],
-  [/\.cjs$/, [".cts", ".d.cts"]],
-];
-
 /** The project file a relative import of `from` names, if the listing `files` holds one. */
 export function resolveRelative(from: string, spec: string, files: ReadonlySet<string>): string | undefined {
   if (!/^\.\.?(?:\/|$)/.test(spec)) return undefined;
-  const base = resolve(dirname(from), spec);
-  const candidates: string[] = [base];
-  for (const [ext, instead] of REPLACED)
-    if (ext.test(base)) candidates.unshift(...instead.map((e) => base.replace(ext, e)));
-  candidates.push(...NO_EXTENSION.map((e) => base + e), ...NO_EXTENSION.map((e) => `${base}/index${e}`));
-  return candidates.find((c) => files.has(c));
+  return candidatesFor(resolve(dirname(from), spec)).find((c) => files.has(c));
 }
 
 /**
