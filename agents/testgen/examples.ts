@@ -297,6 +297,10 @@ interface Scope {
   derived: Set<string>;
   /** Names the block declares (they shadow the module's exports). */
   local: Set<string>;
+  /** Names bound to a call of one of the block's own functions that calls the callee: name → that function. */
+  viaLocal: Map<string, string>;
+  /** The block's own functions that call the callee. */
+  wrappers: Set<string>;
 }
 
 /** The result stated by a comment: after a marker (`=>`, `returns`, `→`, …) or, `bare`, the whole text. */
@@ -460,6 +464,8 @@ export function readExamples(
       results: new Map(),
       derived: new Set(),
       local: new Set(),
+      viaLocal: new Map(),
+      wrappers: new Set(),
     };
     /** Whether the test has `n`: a declaration of the block, or an export of the module under test the block uses unimported. */
     const known = (n: string): boolean => scope.decls.has(n) || exported(n);
@@ -526,11 +532,18 @@ export function readExamples(
         const others = [...stmt.matchAll(/(?<![\w$.])([\w$]+)\s*\(/g)].filter(
           (m) => !["console", "if", "for", "while", "switch", "catch", "return", "function"].includes(m[1]!),
         );
+        const via = [...scope.viaLocal].find(([n]) =>
+          new RegExp(`(?<![\\w$.])${n.replace(/\$/g, "\\$")}\\b`).test(stmt),
+        );
         if (others.length === 0)
           skipped.push({
             line: block.line + k,
             code: short(stmt),
-            reason: `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make`,
+            reason:
+              `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make` +
+              (via
+                ? `: \`${via[0]}\` is what the example's own \`${via[1]}\` returned, run as the example times it`
+                : ""),
           });
       }
     }
@@ -576,6 +589,7 @@ export function readExamples(
       if (ts.isFunctionDeclaration(st) && st.name && st.body) {
         const needs = [...freeNames(st)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
         scope.local.add(st.name.text);
+        if (callsCallee(st, true)) scope.wrappers.add(st.name.text);
         if (needs.every(known))
           scope.decls.set(st.name.text, { text: rewriteText(st, src), needs: [...needs, st.name.text] });
         insideFunction(st, src, line);
@@ -609,6 +623,16 @@ export function readExamples(
           const kw = st.declarationList.flags & ts.NodeFlags.Const ? "const" : "let";
           const declText = `${kw} ${d.name.getText(src)} = ${rewritten.text};`;
           for (const n of names) scope.local.add(n);
+          const wrapped =
+            ts.isCallExpression(init.e) &&
+            ts.isIdentifier(init.e.expression) &&
+            scope.wrappers.has(init.e.expression.text)
+              ? init.e.expression.text
+              : undefined;
+          for (const n of names) {
+            if (wrapped !== undefined) scope.viaLocal.set(n, wrapped);
+            else scope.viaLocal.delete(n);
+          }
           if (needs.every(known))
             for (const n of names) scope.decls.set(n, { text: declText, needs: [...needs, ...names] });
           else for (const n of names) scope.decls.delete(n);

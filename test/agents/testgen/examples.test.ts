@@ -812,4 +812,24 @@ describe("exampleCases: results in callbacks, promises, loops, and the module's 
       ],
     });
   });
+
+  it("a result of the example's own function around the call, timed by the example, is reported (lifecycle-utils)", () => {
+    const value = doc([
+      "@example",
+      "const scope = {};",
+      "async function getValue() {",
+      "  return await withSingleFlight([scope, 'k'], async () => 1);",
+      "}",
+      "const first = getValue();",
+      "console.log(await first); // 1",
+    ]);
+    expect(readExamples(value, "withSingleFlight").skipped).toEqual([
+      {
+        line: 8,
+        code: "console.log(await first);",
+        reason:
+          "the result it states is of `console.log(await first);`, not of a call of withSingleFlight the test can make: `first` is what the example's own `getValue` returned, run as the example times it",
+      },
+    ]);
+  });
 });
