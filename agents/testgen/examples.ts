@@ -703,6 +703,18 @@ export function readExamples(
             }
             return;
           }
+          // `assert.deepStrictEqual(f(x), v)` (node:assert) written in the example itself.
+          const asserted = /^(?:strict|deep|deepStrict)?Equal$/i.exec(m);
+          if (asserted && /^assert(\.strict)?$/.test(inner.getText(src)) && e.e.arguments.length >= 2) {
+            const subject = unwrap(e.e.arguments[0]!);
+            if (ts.isCallExpression(subject.e) && isCallee(subject.e.expression)) {
+              const call = subject.e;
+              const value = e.e.arguments[1]!.getText(src);
+              const sub = { call: callText(call, src), awaited: subject.awaited, needs: callNeeds(call, src) };
+              addCase(sub, { kind: "value", value, marked: true }, line, st, /^deep/i.test(m) ? "toEqual" : undefined);
+              return;
+            }
+          }
         }
         // An expression around the call: `ansiRegex().test("cake") //=> false`, `"a".match(re()) //=> […]`.
         if (

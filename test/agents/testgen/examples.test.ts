@@ -724,6 +724,20 @@ describe("exampleCases: results in callbacks, promises, loops, and the module's 
     expect(awaited).toMatchObject([{ call: "r.size", setup: ["const r = await fetchIt(2);"], asyncSetup: true }]);
   });
 
+  it("node:assert lines written in the example: `assert.strictEqual`, `assert.deepStrictEqual`, `assert.equal`", () => {
+    expect(
+      one([
+        "assert.strictEqual(fetchIt(1), 'a');",
+        "assert.deepStrictEqual(await fetchIt(2), [2]);",
+        "assert.equal(fetchIt(3), null);",
+      ]),
+    ).toEqual([
+      "expect(fetchIt(1)).toBe('a');",
+      "expect(await fetchIt(2)).toEqual([2]);",
+      "expect(fetchIt(3)).toBeNull();",
+    ]);
+  });
+
   it("`//=>` without a space, `// returns: v`, `// output: v`, a trailing block comment, a template literal over lines", () => {
     expect(
       one(["fetchIt(1) //=> 1", "fetchIt(2) // returns: 2", "fetchIt(3) // output: 3", "fetchIt(4) /* => 4 */"]),
