@@ -993,7 +993,12 @@ export function readExamples(
       const prev = scope.results.get(param);
       scope.results.set(param, subject);
       readLines(
-        body.statements.length === 0 ? [param, ...inner.filter((l) => l.trim() !== "")] : inner,
+        body.statements.length === 0
+          ? [
+              param,
+              ...inner.filter((l) => l.trim() !== "").map((l) => l.replace(/^\s*\/\*+\s*(.*?)\s*\*+\/\s*$/, "// $1")),
+            ]
+          : inner,
         line + at - from,
       );
       if (prev) scope.results.set(param, prev);

@@ -698,6 +698,9 @@ describe("exampleCases: results in callbacks, promises, loops, and the module's 
     expect(one(["fetchIt(2, function (error, data) {", "  // data is 'four'", "});"])).toEqual([
       `expect(await new Promise((resolve, reject) => fetchIt(2, ${settle}))).toBe('four');`,
     ]);
+    expect(one(["fetchIt(2, (err, r) => { /* r is [1, 2] */ });"])).toEqual([
+      `expect(await new Promise((resolve, reject) => fetchIt(2, ${settle}))).toEqual([1, 2]);`,
+    ]);
     // A callback that is not Node's (one parameter) is the function's input, not its result.
     expect(one(["fetchIt([1], (x) => {", "  console.log(x); // 1", "});"])).toEqual([]);
   });
