@@ -31,7 +31,7 @@ import type { HandlerContext } from "../agents/lib/runtime/types.js";
 import { standaloneContext } from "../agents/lib/runtime/context.js";
 import { IndexRegistry } from "../agents/search/registry.js";
 import { runQuery } from "../agents/search/query.js";
-import { moduleExports } from "../agents/summarize/exports.js";
+import { moduleExports } from "../agents/lib/code/exports.js";
 import { createSummarize } from "../agents/summarize/handler.js";
 import { createTestgen } from "../agents/testgen/handler.js";
 import { evalTestgen } from "./eval/testgen.js";

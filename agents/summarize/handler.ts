@@ -13,7 +13,7 @@ import { TokenCounter } from "../lib/llm/budget.js";
 import type { ModelEngine } from "../lib/llm/engine.js";
 import type { HandlerContext } from "../lib/runtime/types.js";
 import { modelProse, SUMMARY_INFERENCE_MS } from "./model-prose.js";
-import { moduleExports } from "./exports.js";
+import { moduleExports } from "../lib/code/exports.js";
 import { outlineOf } from "./outline.js";
 import { functionProse, moduleProse } from "./prose.js";
 import { summarizePython } from "./python-handler.js";

@@ -5,9 +5,9 @@ import { isFunction, isKeyedClassMember, sliceFunction } from "../lib/code/curso
 import { boundIdentifiers, textOf, typeText } from "../lib/code/names.js";
 import type { Node, ParsedFile } from "../lib/code/parse.js";
 import { signatureOf, type SignatureInfo } from "../lib/code/signature.js";
-import type { ExportEntry, UnresolvedExport } from "./exports.js";
+import type { ExportEntry, UnresolvedExport } from "../lib/code/exports.js";
 
-export type { ExportEntry } from "./exports.js";
+export type { ExportEntry } from "../lib/code/exports.js";
 
 export interface MemberEntry {
   name: string;

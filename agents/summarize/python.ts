@@ -14,7 +14,7 @@ import { firstSentence } from "../lib/code/languages/python/document.js";
 import { importRoots, resolveModule, type ResolvedModule } from "../lib/code/languages/python/modules.js";
 import type { SignatureInfo } from "../lib/code/signature.js";
 import { readContainedSync } from "../lib/code/workspace.js";
-import type { ExportEntry, UnresolvedExport } from "./exports.js";
+import type { ExportEntry, UnresolvedExport } from "../lib/code/exports.js";
 import type { ClassEntry, ConstEntry, MemberEntry, Outline, TypeEntry } from "./outline.js";
 
 export { pythonLanguage, pythonPartial, pythonSignature };

@@ -40,8 +40,10 @@ export interface ExampleCase {
   setup?: string[];
   /** The example awaited the call. */
   awaited?: boolean;
-  /** The setup imports a Node built-in (`await import(…)`): the test is async. */
+  /** The setup awaits (a Node built-in's `await import(…)`, an awaited call): the test is async. */
   asyncSetup?: boolean;
+  /** Other exports of the module under test the case uses without the example importing them (`LogLevel`). */
+  imports?: string[];
 }
 
 /** A statement of an example that called the function and stated something, but gave no assertion. */
@@ -65,6 +67,11 @@ export interface ExampleOptions {
    * results its examples state are the author's terminal and command line, so none becomes an assertion.
    */
   environment?: string;
+  /**
+   * The run-time exports of the module under test: an example may use them without importing them
+   * (`greaterThan(LogLevel.error, LogLevel.info)`), and the test then imports them beside the function.
+   */
+  exports?: ReadonlySet<string>;
 }
 
 /** Globals an example may use in arguments, declarations and expected values. */
@@ -286,6 +293,14 @@ interface Scope {
   steps: number;
   /** Names bound to a call of the callee (`const r = f(x)`): name → the call. */
   results: Map<string, { call: string; awaited: boolean; needs: string[] }>;
+  /** Names declared from the callee's results (`const n = r.length`): a stated value of them is asserted after their setup. */
+  derived: Set<string>;
+  /** Names the block declares (they shadow the module's exports). */
+  local: Set<string>;
+  /** Names bound to a call of one of the block's own functions that calls the callee: name → that function. */
+  viaLocal: Map<string, string>;
+  /** The block's own functions that call the callee. */
+  wrappers: Set<string>;
 }
 
 /** The result stated by a comment: after a marker (`=>`, `returns`, `→`, …) or, `bare`, the whole text. */
@@ -296,6 +311,9 @@ const WEAK = /^(?:[\w$.]+\s+)?(?:will be|would be|is|equals|===?)\s+/i;
 /** `On terminals with Unicode symbols:  √ check`: a labelled alternative (the label has a space). */
 const ALTERNATIVE = /^[A-Za-z][^:]*\s[^:]*:\s+(\S.*)$/;
 const THROWS = /^(?:=+>\s*|→\s*)?(?:throws?|rejects?)(?:\s+(?:an?\s+)?`?([A-Z][\w$]*)`?)?\b/i;
+/** `// => Promise<v>`, `// Promise { v }`, `// resolves to v`, `// a promise that resolves with v`: the awaited result is v. */
+const PROMISED =
+  /^(?:(?:=+>|->|→|returns?:?)\s*)?(?:Promise\s*<([^]*)>|Promise\s*\{\s*([^]*?)\s*\}|(?:an?\s+)?(?:promise\s+(?:that\s+|which\s+)?)?(?:resolves|resolving|fulfills)\s+(?:to|with)\s*:?\s+([^]*))$/i;
 
 interface Stated {
   kind: "value" | "throws";
@@ -304,6 +322,8 @@ interface Stated {
   marked: boolean;
   /** The comment lines the value took (for continuation). */
   thrown?: string;
+  /** The value is what the call's promise resolves to (`// => Promise<v>`, `// resolves to v`). */
+  promised?: boolean;
 }
 
 /**
@@ -315,6 +335,12 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
   const c = first.trim();
   const t = THROWS.exec(c);
   if (t) return { kind: "throws", value: "", marked: true, ...(t[1] ? { thrown: t[1] } : {}) };
+  const p = PROMISED.exec(c);
+  if (p) {
+    const inner = (p[1] ?? p[2] ?? p[3] ?? "").trim();
+    // `Promise { 'a' }` is how Node prints a settled promise; `Promise<void>` states no value.
+    if (inner !== "" && !/^(void|unknown|any)$/.test(inner)) return { ...stated(inner, rest, logged), promised: true };
+  }
   const m = MARKER.exec(c);
   const tries = [m ? c.slice(m[0].length) : undefined, WEAK.exec(c) ? c.replace(WEAK, "") : undefined, c];
   for (const text of tries) {
@@ -353,7 +379,8 @@ function valueText(text: string, rest: string[]): string | undefined {
       const at = whole.indexOf(cut);
       if (at > 0 && expression(whole.slice(0, at))) return whole.slice(0, at).trim();
     }
-    if (i === rest.length || !/^[[{(]/.test(acc.trim())) break;
+    // A result over several lines opens a bracket or a template literal on the first.
+    if (i === rest.length || !/^[[{(`]/.test(acc.trim())) break;
     acc += `\n${rest[i]!}`;
   }
   return undefined;
@@ -402,7 +429,8 @@ function callsUnknown(e: TS.Node): boolean {
       const root = ts.isPropertyAccessExpression(callee) ? callee.expression : callee;
       if (!ts.isIdentifier(root) || !GLOBALS.has(root.text)) found = true;
     }
-    if (ts.isFunctionLike(n) || ts.isTemplateExpression(n)) found = true;
+    // A function, a template with holes, or a type instantiation (`Promise<string>`) is no value.
+    if (ts.isFunctionLike(n) || ts.isTemplateExpression(n) || ts.isExpressionWithTypeArguments(n)) found = true;
     ts.forEachChild(n, visit);
   };
   visit(e);
@@ -434,49 +462,62 @@ export function readExamples(
       affected: new Set(),
       steps: 0,
       results: new Map(),
+      derived: new Set(),
+      local: new Set(),
+      viaLocal: new Map(),
+      wrappers: new Set(),
     };
+    /** Whether the test has `n`: a declaration of the block, or an export of the module under test the block uses unimported. */
+    const known = (n: string): boolean => scope.decls.has(n) || exported(n);
+    const exported = (n: string): boolean =>
+      opts.exports?.has(n) === true && n !== rootOf(as) && !scope.local.has(n) && !scope.foreign.has(n);
     const lines = block.text.split("\n");
     // An async IIFE around the example (`(async () => {` … `})();`) is read as the block itself.
     const open = lines.findIndex((l) => /^\s*\(\s*async\s*(\(\)\s*=>|function\s*\(\))\s*\{\s*$/.test(l));
     const close = lines.findLastIndex((l) => /^\s*\}\s*\)\s*\(\s*\)\s*;?\s*$/.test(l));
     if (open >= 0 && close > open) lines[open] = lines[close] = "";
     const isComment = (l: string): boolean => /^\s*(\/\/|\/\*|\*)/.test(l);
-    let i = 0;
-    while (i < lines.length) {
-      const t = lines[i]!.trim();
-      if (t === "" || isComment(t)) {
-        i++;
-        continue;
+    readLines(lines, block.line);
+
+    /** Reads `lines` statement by statement (the block, or the body of a callback given the call's result); `base`: the first one's line. */
+    function readLines(lines: string[], base: number): void {
+      let i = 0;
+      while (i < lines.length) {
+        const t = lines[i]!.trim();
+        if (t === "" || isComment(t)) {
+          i++;
+          continue;
+        }
+        // The statement: the fewest lines from here that parse.
+        let sf: TS.SourceFile | undefined;
+        let j = i;
+        for (; j < lines.length && j - i < MAX_STATEMENT_LINES; j++) {
+          sf = parse(lines.slice(i, j + 1).join("\n"));
+          if (sf) break;
+        }
+        if (!sf || sf.statements.length === 0) {
+          i++;
+          continue;
+        }
+        const text = sf.text;
+        // The comment after the last statement on its line, and the comment lines right below.
+        const last = sf.statements[sf.statements.length - 1]!;
+        const trailing = ts.getTrailingCommentRanges(text, last.end) ?? [];
+        const below: string[] = [];
+        for (let k = j + 1; k < lines.length && /^\s*\/\//.test(lines[k]!); k++)
+          below.push(lines[k]!.replace(/^\s*\/\/\s?/, ""));
+        const comment = trailing.map((r) =>
+          text
+            .slice(r.pos, r.end)
+            .replace(/^\/\/\s?|^\/\*+|\*+\/$/g, "")
+            .trim(),
+        );
+        for (const st of sf.statements) {
+          const isLast = st === last;
+          read(st, isLast ? comment : [], isLast ? below : [], base + i + lineIn(st));
+        }
+        i = j + 1;
       }
-      // The statement: the fewest lines from here that parse.
-      let sf: TS.SourceFile | undefined;
-      let j = i;
-      for (; j < lines.length && j - i < MAX_STATEMENT_LINES; j++) {
-        sf = parse(lines.slice(i, j + 1).join("\n"));
-        if (sf) break;
-      }
-      if (!sf || sf.statements.length === 0) {
-        i++;
-        continue;
-      }
-      const text = sf.text;
-      // The comment after the last statement on its line, and the comment lines right below.
-      const last = sf.statements[sf.statements.length - 1]!;
-      const trailing = ts.getTrailingCommentRanges(text, last.end) ?? [];
-      const below: string[] = [];
-      for (let k = j + 1; k < lines.length && /^\s*\/\//.test(lines[k]!); k++)
-        below.push(lines[k]!.replace(/^\s*\/\/\s?/, ""));
-      const comment = trailing.map((r) =>
-        text
-          .slice(r.pos, r.end)
-          .replace(/^\/\/\s?|^\/\*+|\*+\/$/g, "")
-          .trim(),
-      );
-      for (const st of sf.statements) {
-        const isLast = st === last;
-        read(st, isLast ? comment : [], isLast ? below : [], block.line + i + lineIn(st));
-      }
-      i = j + 1;
     }
     // Results the block states that became neither a case nor a reason: they are of other expressions
     // than the call (a variable a callback set, a stream's chunks), which a test cannot rebuild.
@@ -491,11 +532,18 @@ export function readExamples(
         const others = [...stmt.matchAll(/(?<![\w$.])([\w$]+)\s*\(/g)].filter(
           (m) => !["console", "if", "for", "while", "switch", "catch", "return", "function"].includes(m[1]!),
         );
+        const via = [...scope.viaLocal].find(([n]) =>
+          new RegExp(`(?<![\\w$.])${n.replace(/\$/g, "\\$")}\\b`).test(stmt),
+        );
         if (others.length === 0)
           skipped.push({
             line: block.line + k,
             code: short(stmt),
-            reason: `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make`,
+            reason:
+              `the result it states is of \`${short(stmt, 40)}\`, not of a call of ${method} the test can make` +
+              (via
+                ? `: \`${via[0]}\` is what the example's own \`${via[1]}\` returned, run as the example times it`
+                : ""),
           });
       }
     }
@@ -508,11 +556,20 @@ export function readExamples(
       const commented = (k: number): boolean =>
         /\s\/\/\s*\S/.test(lines[k]!) || /^\s*\/\/\s*\S/.test(lines[k + 1] ?? "");
       const k = lines.findIndex((l, n) => callsMethod.test(l) && !isComment(l) && commented(n));
+      // Remarks only on other code (`console.log(c.get('id')) // Debug` in a handler the call installs).
+      const other = lines.findIndex((l) => callsMethod.test(l) && !isComment(l));
+      const elsewhere = lines.some((l) => !isComment(l) && /\s\/\/\s*\S/.test(l) && !INNER_RESULT.test(l));
       if (k >= 0)
         skipped.push({
           line: block.line + k,
           code: short(lines[k]!.trim()),
           reason: `no comment in it states a value of a call of ${method} that a test can write`,
+        });
+      else if (other >= 0 && elsewhere)
+        skipped.push({
+          line: block.line + other,
+          code: short(lines[other]!.trim()),
+          reason: `its comments are on other code than the call of ${method}: none states the call's result`,
         });
     }
 
@@ -531,7 +588,9 @@ export function readExamples(
       let logged = false;
       if (ts.isFunctionDeclaration(st) && st.name && st.body) {
         const needs = [...freeNames(st)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
-        if (needs.every((n) => scope.decls.has(n)))
+        scope.local.add(st.name.text);
+        if (callsCallee(st, true)) scope.wrappers.add(st.name.text);
+        if (needs.every(known))
           scope.decls.set(st.name.text, { text: rewriteText(st, src), needs: [...needs, st.name.text] });
         insideFunction(st, src, line);
         return;
@@ -563,13 +622,32 @@ export function readExamples(
           const needs = [...freeNames(rewritten.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
           const kw = st.declarationList.flags & ts.NodeFlags.Const ? "const" : "let";
           const declText = `${kw} ${d.name.getText(src)} = ${rewritten.text};`;
-          if (needs.every((n) => scope.decls.has(n)))
+          for (const n of names) scope.local.add(n);
+          const wrapped =
+            ts.isCallExpression(init.e) &&
+            ts.isIdentifier(init.e.expression) &&
+            scope.wrappers.has(init.e.expression.text)
+              ? init.e.expression.text
+              : undefined;
+          for (const n of names) {
+            if (wrapped !== undefined) scope.viaLocal.set(n, wrapped);
+            else scope.viaLocal.delete(n);
+          }
+          if (needs.every(known))
             for (const n of names) scope.decls.set(n, { text: declText, needs: [...needs, ...names] });
           else for (const n of names) scope.decls.delete(n);
           if (ts.isIdentifier(d.name) && ts.isCallExpression(init.e) && isCallee(init.e.expression)) {
             scope.results.set(d.name.text, { call: callText(init.e, src), awaited: init.awaited, needs });
             if (st.declarationList.declarations.length === 1) target = { call: init.e, awaited: init.awaited };
-          } else if (ts.isIdentifier(d.name)) scope.results.delete(d.name.text);
+          } else {
+            if (ts.isIdentifier(d.name)) scope.results.delete(d.name.text);
+            // `const {a} = f(x)`, `const n = r.length`: what the block computes from the call's result.
+            const fromResult = callsCallee(d.initializer) || [...freeNames(d.initializer)].some((n) => fromCall(n));
+            for (const n of names) {
+              if (fromResult) scope.derived.add(n);
+              else scope.derived.delete(n);
+            }
+          }
         }
       } else if (ts.isExpressionStatement(st)) {
         let e = unwrap(st.expression);
@@ -582,10 +660,22 @@ export function readExamples(
           logged = true;
           e = unwrap(e.e.arguments[0]!);
         }
-        if (ts.isCallExpression(e.e) && isCallee(e.e.expression)) target = { call: e.e, awaited: e.awaited };
+        const promised = promiseOf(e.e, src, line);
+        if (promised === "read") return;
+        if (promised !== undefined) {
+          target = { call: promised, awaited: true };
+          logged = true;
+        } else if (ts.isCallExpression(e.e) && isCallee(e.e.expression)) target = { call: e.e, awaited: e.awaited };
         else if (ts.isIdentifier(e.e) && scope.results.has(e.e.text)) target = { name: e.e.text };
         // A call of what the function returned: `const once = onetime(f); once() //=> 1`.
         else if (ts.isCallExpression(e.e) && ts.isIdentifier(e.e.expression) && scope.results.has(e.e.expression.text))
+          target = { call: e.e, awaited: e.awaited };
+        // What the block computed from the call's result: `const r = f(x); r.a // => 1`, `n // => 2`.
+        else if (
+          !(ts.isBinaryExpression(e.e) && isAssignment(e.e.operatorToken.kind)) &&
+          [...freeNames(e.e)].some((n) => fromCall(n)) &&
+          [...freeNames(e.e)].every((n) => GLOBALS.has(n) || known(n))
+        )
           target = { call: e.e, awaited: e.awaited };
         // What the function did to its arguments: `mimic(to, from); to.name //=> "from"`.
         else if (
@@ -613,6 +703,18 @@ export function readExamples(
             }
             return;
           }
+          // `assert.deepStrictEqual(f(x), v)` (node:assert) written in the example itself.
+          const asserted = /^(?:strict|deep|deepStrict)?Equal$/i.exec(m);
+          if (asserted && /^assert(\.strict)?$/.test(inner.getText(src)) && e.e.arguments.length >= 2) {
+            const subject = unwrap(e.e.arguments[0]!);
+            if (ts.isCallExpression(subject.e) && isCallee(subject.e.expression)) {
+              const call = subject.e;
+              const value = e.e.arguments[1]!.getText(src);
+              const sub = { call: callText(call, src), awaited: subject.awaited, needs: callNeeds(call, src) };
+              addCase(sub, { kind: "value", value, marked: true }, line, st, /^deep/i.test(m) ? "toEqual" : undefined);
+              return;
+            }
+          }
         }
         // An expression around the call: `ansiRegex().test("cake") //=> false`, `"a".match(re()) //=> […]`.
         if (
@@ -634,6 +736,7 @@ export function readExamples(
         scope.results.has(target.call.expression.text);
       const later = ts.isExpressionStatement(st) && calledReturned;
       if (ts.isExpressionStatement(st) && (!target || first === undefined)) step(st, src);
+      if (!target && ts.isForOfStatement(st) && iterated(st, src, line)) return;
       if (!target) return insideFunction(st, src, line);
       const rest = trailing.some((c) => c !== "") ? below : below.slice(1);
       if (first === undefined) return;
@@ -659,6 +762,7 @@ export function readExamples(
       matcher?: ExampleCase["matcher"],
     ): void {
       const code = short(st.getText());
+      if (s.promised) subject = { ...subject, awaited: true };
       // `process` is no name a test has of the example: what the call reads of it says more.
       const proc = PROCESS_STATE.exec(subject.call);
       if (proc)
@@ -667,7 +771,7 @@ export function readExamples(
           code,
           reason: `it reads \`process.${proc[1]}\`: the result depends on the environment the example ran in`,
         });
-      const missing = subject.needs.filter((n) => !scope.decls.has(n));
+      const missing = subject.needs.filter((n) => !known(n));
       if (s.kind === "throws") {
         if (missing.length > 0) return void skipped.push({ line, code, reason: missingReason(missing) });
         const setup = setupOf(subject.needs);
@@ -688,7 +792,7 @@ export function readExamples(
       }
       const parsed = expression(s.value);
       const valueNeeds = parsed ? [...freeNames(parsed.e)].filter((n) => !GLOBALS.has(n)) : [];
-      const valueMissing = valueNeeds.filter((n) => !scope.decls.has(n));
+      const valueMissing = valueNeeds.filter((n) => !known(n));
       if (!parsed || valueMissing.length > 0 || callsUnknown(parsed.e)) {
         // Prose after a plain call (`f(x) // does the thing`) is not a stated result; a marked one is reported.
         if (s.marked)
@@ -818,25 +922,160 @@ export function readExamples(
       return text;
     }
 
-    function confinedSetup(setup: { setup?: string[]; asyncSetup?: true }): { setup?: string[]; asyncSetup?: true } {
+    function confinedSetup<T extends { setup?: string[] }>(setup: T): T {
       return setup.setup ? { ...setup, setup: setup.setup.map(lazyStreams) } : setup;
+    }
+
+    /** Whether `n` holds the callee's result or what the block computed from it. */
+    function fromCall(n: string): boolean {
+      return scope.results.has(n) || scope.derived.has(n);
+    }
+
+    /**
+     * A call whose result reaches a callback: `f(x).then((r) => console.log(r)) // v` gives the call to
+     * await (its stated comment is the statement's); `f(x).then((r) => { … })` and Node's `f(x, (err, r) =>
+     * { … })` have their body read with `r` standing for the awaited result ("read").
+     */
+    function promiseOf(e: TS.Expression, src: TS.SourceFile, line: number): TS.Expression | "read" | undefined {
+      if (!ts.isCallExpression(e)) return undefined;
+      const isLog = (x: TS.Node): boolean => /^console\.(log|info|debug)$/.test(x.getText(src));
+      const fn = (x: TS.Node | undefined): x is TS.ArrowFunction | TS.FunctionExpression =>
+        x !== undefined && (ts.isArrowFunction(x) || ts.isFunctionExpression(x));
+      const paramName = (f: TS.SignatureDeclarationBase, i: number): string | undefined => {
+        const p = f.parameters[i]?.name;
+        return p && ts.isIdentifier(p) ? p.text : undefined;
+      };
+      if (ts.isPropertyAccessExpression(e.expression) && e.expression.name.text === "then") {
+        const inner = unwrap(e.expression.expression).e;
+        const cb = e.arguments[0];
+        if (!ts.isCallExpression(inner) || !isCallee(inner.expression) || cb === undefined) return undefined;
+        if (isLog(cb)) return inner;
+        const param = fn(cb) && cb.parameters.length === 1 ? paramName(cb, 0) : undefined;
+        if (param === undefined || !fn(cb)) return undefined;
+        if (!ts.isBlock(cb.body)) {
+          const b = unwrap(cb.body).e;
+          const logsParam =
+            ts.isCallExpression(b) &&
+            isLog(b.expression) &&
+            b.arguments.length === 1 &&
+            b.arguments[0]!.getText(src) === param;
+          return (ts.isIdentifier(b) && b.text === param) || logsParam ? inner : undefined;
+        }
+        const subject = { call: callText(inner, src), awaited: true, needs: callNeeds(inner, src) };
+        return withResult(param, subject, cb.body, src, line);
+      }
+      const last = e.arguments[e.arguments.length - 1];
+      if (!isCallee(e.expression) || !fn(last) || last.parameters.length !== 2 || !ts.isBlock(last.body))
+        return undefined;
+      const err = paramName(last, 0);
+      const param = paramName(last, 1);
+      if (err === undefined || !/^(err|error|e)$/i.test(err) || param === undefined) return undefined;
+      const args = e.arguments.slice(0, -1).map((a) => rewriteText(a, src));
+      const settle = "(err, result) => (err ? reject(err) : resolve(result))";
+      const call = `new Promise((resolve, reject) => ${as}(${[...args, settle].join(", ")}))`;
+      const parsed = expression(call);
+      if (!parsed) return undefined;
+      const needs = [...freeNames(parsed.e)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
+      return withResult(param, { call, awaited: true, needs }, last.body, src, line);
+    }
+
+    /** Reads a callback's body with `param` standing for the call's result (a body of comments alone states `param`). */
+    function withResult(
+      param: string,
+      subject: { call: string; awaited: boolean; needs: string[] },
+      body: TS.Block,
+      src: TS.SourceFile,
+      line: number,
+    ): "read" {
+      const at = src.getLineAndCharacterOfPosition(body.getStart(src)).line;
+      const from = src.getLineAndCharacterOfPosition(body.parent.getStart(src)).line;
+      const inner = src.text.slice(body.getStart(src) + 1, body.end - 1).split("\n");
+      const prev = scope.results.get(param);
+      scope.results.set(param, subject);
+      readLines(
+        body.statements.length === 0
+          ? [
+              param,
+              ...inner.filter((l) => l.trim() !== "").map((l) => l.replace(/^\s*\/\*+\s*(.*?)\s*\*+\/\s*$/, "// $1")),
+            ]
+          : inner,
+        line + at - from,
+      );
+      if (prev) scope.results.set(param, prev);
+      else scope.results.delete(param);
+      return "read";
+    }
+
+    /**
+     * `for (const x of f(a)) { console.log(x); //=> 1 //=> 2 }`: the values the loop prints, one per
+     * comment line, are what iterating the result gives (`[...f(a)]`; `for await` collects them first).
+     */
+    function iterated(st: TS.ForOfStatement, src: TS.SourceFile, line: number): boolean {
+      const it = unwrap(st.expression);
+      let subject: { call: string; awaited: boolean; needs: string[] } | undefined;
+      if (ts.isCallExpression(it.e) && isCallee(it.e.expression))
+        subject = { call: callText(it.e, src), awaited: it.awaited, needs: callNeeds(it.e, src) };
+      else if (ts.isIdentifier(it.e)) subject = scope.results.get(it.e.text);
+      const decl = st.initializer;
+      if (!subject || subject.awaited || !ts.isVariableDeclarationList(decl) || decl.declarations.length !== 1)
+        return false;
+      const v = decl.declarations[0]!.name;
+      // The loop only prints: a `break` or any other statement would change what it shows.
+      const body = ts.isBlock(st.statement) ? st.statement.statements : [st.statement];
+      const only = body.length === 1 ? body[0]! : undefined;
+      const printed =
+        only !== undefined &&
+        ts.isExpressionStatement(only) &&
+        ts.isCallExpression(only.expression) &&
+        /^console\.(log|info|debug)$/.test(only.expression.expression.getText(src)) &&
+        only.expression.arguments.length === 1 &&
+        ts.isIdentifier(v) &&
+        only.expression.arguments[0]!.getText(src) === v.text;
+      if (!printed) return false;
+      const lines = src.text.slice(only.getStart(src), st.statement.end).split("\n");
+      const comments: string[] = [];
+      const own = /\/\/(.*)$/.exec(lines[0]!);
+      if (own) comments.push(own[1]!);
+      for (let k = 1; k < lines.length && /^\s*\/\//.test(lines[k]!); k++)
+        comments.push(lines[k]!.replace(/^\s*\/\/\s?/, ""));
+      const values = comments.map((c) => stated(c, [], true));
+      if (values.length === 0 || values.some((x) => x.kind !== "value" || !expression(x.value))) return false;
+      const call = st.awaitModifier
+        ? `(async () => { const all = []; for await (const item of ${subject.call}) all.push(item); return all; })()`
+        : `[...${subject.call}]`;
+      const value = `[${values.map((x) => x.value).join(", ")}]`;
+      addCase(
+        { call, awaited: st.awaitModifier !== undefined, needs: subject.needs },
+        { kind: "value", value, marked: true },
+        line,
+        st,
+      );
+      return true;
     }
 
     /** `function unicorn() { f() //=> v }`: a result stated inside a function or block of the example is reported. */
     function insideFunction(st: TS.Statement, src: TS.SourceFile, line: number): void {
-      if (INNER_RESULT.test(st.getText(src)) && callsCallee(st, true))
-        skipped.push({
-          line,
-          code: short(st.getText(src)),
-          reason: "the call is inside a function or block of the example: its result depends on how that code runs",
-        });
+      const text = st.getText(src);
+      if (!INNER_RESULT.test(text) || !callsCallee(st, true)) return;
+      // A path of the author's machine in a result the code does not name came from that machine.
+      const stated = [...text.matchAll(/\/\/(.*)$/gm)].map((m) => m[1]!).join("\n");
+      const home = AUTHOR_HOME.exec(stated)?.[1];
+      const code = text.replace(/\/\/.*$/gm, "");
+      skipped.push({
+        line,
+        code: short(text),
+        reason:
+          home !== undefined && !code.includes(home)
+            ? `it states a path under \`${home}\`, a directory of the author's machine`
+            : "the call is inside a function or block of the example: its result depends on how that code runs",
+      });
     }
 
     /** A statement over the block's declarations, kept as a step of their setup (see `read`). */
     function step(st: TS.ExpressionStatement, src: TS.SourceFile): void {
       const rewritten = rewrite(st.expression, src);
       const names = [...freeNames(rewritten.node)].filter((n) => !GLOBALS.has(n) && n !== rootOf(as));
-      if (names.length === 0 || !names.every((n) => scope.decls.has(n))) return;
+      if (names.length === 0 || !names.every(known)) return;
       const key = `#${++scope.steps}`;
       scope.decls.set(key, { text: `${rewritten.text};`, needs: names });
       for (const n of names) scope.decls.get(n)!.needs.push(key);
@@ -890,7 +1129,7 @@ export function readExamples(
     }
 
     /** The declarations `names` need, transitively, in the order the block made them. */
-    function setupOf(names: string[]): { setup?: string[]; asyncSetup?: true } {
+    function setupOf(names: string[]): { setup?: string[]; asyncSetup?: true; imports?: string[] } {
       const texts = new Set<string>();
       const want = new Set<string>();
       const add = (n: string): void => {
@@ -899,6 +1138,8 @@ export function readExamples(
         for (const m of scope.decls.get(n)?.needs ?? []) add(m);
       };
       names.forEach(add);
+      const imports = [...want].filter((n) => !scope.decls.has(n) && exported(n)).sort();
+      const imported = imports.length > 0 ? { imports } : {};
       // A declaration of several names once; a step (`foo();` three times) as often as the block made it.
       const out: string[] = [];
       for (const [n, d] of scope.decls)
@@ -906,8 +1147,8 @@ export function readExamples(
           texts.add(d.text);
           out.push(d.text);
         }
-      if (out.length === 0) return {};
-      return { setup: out, ...(out.some((t) => t.includes("await import(")) ? { asyncSetup: true } : {}) };
+      if (out.length === 0) return imported;
+      return { setup: out, ...(out.some((t) => /\bawait\b/.test(t)) ? { asyncSetup: true } : {}), ...imported };
     }
 
     function callNeeds(call: TS.Expression, src: TS.SourceFile): string[] {

@@ -7,6 +7,7 @@ import { actionInput } from "../../protocol/contract/actions.js";
 import { AipError } from "../../protocol/contract/errors.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";
 import { ParseCache } from "../lib/code/cache.js";
+import { moduleExports } from "../lib/code/exports.js";
 import { dialectOf } from "../lib/code/language.js";
 import {
   guardHandler,
@@ -173,16 +174,22 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
     const imports = program.body.flatMap((s) => (s.type === "ImportDeclaration" ? [s.source.value] : []));
     const isMethod = sig.class !== undefined;
     const environment = environmentOf(target.slice.fn, program);
-    const read = readDocExamples(target.slice.doc?.value, sig, isMethod, isStatic, exp?.name, {
-      resolves: workspaceResolves(src.root),
-      ...(environment !== undefined ? { environment } : {}),
-    });
-    const examples = read.cases;
-    notes.push(...read.notes);
+    const docValue = target.slice.doc?.value;
+    // An example may use the module's other exports without importing them: its public API (read off
+    // the tree before the first await; re-exports are followed into the workspace's other files).
+    const apiNames = docValue?.includes("@example") ? moduleExports(parsed, src.absPath, src.root, cache) : undefined;
     const guards = throws !== undefined ? guardCases(target.slice.fn, sig.params, parsed.source) : [];
     const fnEnd = target.slice.fn.range[1];
     const sourceText = parsed.source;
     const fnSource = parsed.source.slice(target.slice.range[0], target.slice.range[1]);
+    const api = apiNames ? (await apiNames).exports : [];
+    const read = readDocExamples(docValue, sig, isMethod, isStatic, exp?.name, {
+      resolves: workspaceResolves(src.root),
+      exports: new Set(api.filter((e) => !e.type_only && e.default !== true).map((e) => e.name)),
+      ...(environment !== undefined ? { environment } : {}),
+    });
+    const examples = read.cases;
+    notes.push(...read.notes);
     const mirror = src.root !== undefined && (await isDir(join(src.root, "test")));
     // The checker: the workspace's project (its tsconfig, or defaults), the buffer as the request sent it.
     const project = await checkProject(src.root);
@@ -229,6 +236,11 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
           : compute();
     }
     ctx.timer.mark("types");
+    // The module's other exports the examples use join the function's import.
+    const exampleImports = [...new Set(examples.flatMap((c) => c.imports ?? []))];
+    const valueImports = new Map(typed?.valueImports ?? []);
+    if (importable && exampleImports.length > 0)
+      valueImports.set(loc.specifier, new Set([...(valueImports.get(loc.specifier) ?? []), ...exampleImports]));
     const plan = planTests({
       sig,
       framework,
@@ -239,7 +251,8 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
       isStatic,
       ...(throws !== undefined ? { throws } : {}),
       notes,
-      ...(typed ? { args: typed.args, typeImports: typed.typeImports, valueImports: typed.valueImports } : {}),
+      ...(typed ? { args: typed.args, typeImports: typed.typeImports } : {}),
+      ...(typed || valueImports.size > 0 ? { valueImports } : {}),
       examples,
       guards,
     });

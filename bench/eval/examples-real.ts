@@ -36,6 +36,37 @@ interface Fn {
   states: boolean;
   cases: string[];
   skipped: string[];
+  /** Other exports of the package its examples use without importing them: the test imports them too. */
+  imports: string[];
+}
+
+/** What the declaration file exports at run time (functions, classes, enums, variables; not types). */
+function runtimeExports(sf: ts.SourceFile): Set<string> {
+  const out = new Set<string>();
+  for (const st of sf.statements) {
+    const mods = ts.canHaveModifiers(st) ? (ts.getModifiers(st) ?? []) : [];
+    if (!mods.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) {
+      if (ts.isExportDeclaration(st) && !st.isTypeOnly && st.exportClause && ts.isNamedExports(st.exportClause))
+        for (const e of st.exportClause.elements) if (!e.isTypeOnly) out.add(e.name.text);
+      continue;
+    }
+    if (mods.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword)) continue;
+    if ((ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isEnumDeclaration(st)) && st.name)
+      out.add(st.name.text);
+    else if (ts.isVariableStatement(st))
+      for (const d of st.declarationList.declarations) if (ts.isIdentifier(d.name)) out.add(d.name.text);
+  }
+  return out;
+}
+
+/** The import line of a function's test: the function (default or named) and the other exports its cases use. */
+function importLineOf(pkg: string, local: string, imported: string | undefined, others: string[]): string {
+  const named = [
+    ...(imported === undefined ? [] : [imported === local ? local : `${imported} as ${local}`]),
+    ...others,
+  ];
+  const parts = [...(imported === undefined ? [local] : []), ...(named.length > 0 ? [`{ ${named.join(", ")} }`] : [])];
+  return `import ${parts.join(", ")} from "${pkg}";`;
 }
 
 function dtsOf(dir: string): string | undefined {
@@ -87,6 +118,7 @@ function environmentIn(program: Program | undefined, name: string): string | und
 function functionsOf(pkg: string, file: string, root: string, code: Program | undefined): Fn[] {
   const text = readFileSync(file, "utf8");
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const exports = runtimeExports(sf);
   const defaults = new Set<string>();
   for (const st of sf.statements) {
     if (ts.isExportAssignment(st) && ts.isIdentifier(st.expression)) defaults.add(st.expression.text);
@@ -118,7 +150,7 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
       for (const m of literal.members) {
         const method = ts.isMethodSignature(m) && ts.isIdentifier(m.name) ? m.name.text : undefined;
         if (!ts.isCallSignatureDeclaration(m) && method === undefined) continue;
-        const fn = documented(pkg, name, isDefault, m, sf, method, root, code);
+        const fn = documented(pkg, name, isDefault, m, sf, method, root, code, exports);
         if (fn && !out.some((f) => f.name === fn.name)) out.push(fn);
       }
       continue;
@@ -137,12 +169,15 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
       const environment = environmentIn(code, name);
       const read = readDocExamples(value, { name }, false, false, name, {
         resolves: workspaceResolves(root),
+        exports,
         ...(environment !== undefined ? { environment } : {}),
       });
+      const imports = [...new Set(read.cases.flatMap((c) => c.imports ?? []))].sort();
       out.push({
         pkg,
         name,
-        importLine: isDefault ? `import ${name} from "${pkg}";` : `import { ${name} } from "${pkg}";`,
+        importLine: importLineOf(pkg, name, isDefault ? undefined : name, imports),
+        imports,
         states: STATES.test(exampleText) && exampleText.includes(`${name}(`),
         cases: read.cases.map((c) => assertionFor(c, "vitest", false)),
         skipped: read.skipped.map((s) => `${s.code}: ${s.reason}`),
@@ -163,6 +198,7 @@ function documented(
   method: string | undefined,
   root: string,
   code: Program | undefined,
+  exports: Set<string>,
 ): Fn | undefined {
   const doc = ts.getJSDocCommentsAndTags(m).find((d) => ts.isJSDoc(d) && d.getText(sf).includes("@example"));
   if (!doc) return undefined;
@@ -173,16 +209,18 @@ function documented(
     new RegExp(`import\\s+([\\w$]+)\\s*(?:=\\s*require\\(|from)\\s*['"]${esc}['"]`).exec(value)?.[1] ?? declared;
   const name = method === undefined ? local : `${local}.${method}`;
   const environment = environmentIn(code, method ?? declared);
-  const opts = { resolves: workspaceResolves(root), ...(environment !== undefined ? { environment } : {}) };
+  const opts = { resolves: workspaceResolves(root), exports, ...(environment !== undefined ? { environment } : {}) };
   const read =
     method === undefined
       ? readDocExamples(value, { name: local }, false, false, local, opts)
       : readDocExamples(value, { name: method, class: local }, true, true, local, opts);
   const exampleText = value.slice(value.indexOf("@example"));
+  const imports = [...new Set(read.cases.flatMap((c) => c.imports ?? []))].sort();
   return {
     pkg,
     name,
-    importLine: isDefault ? `import ${local} from "${pkg}";` : `import { ${declared} as ${local} } from "${pkg}";`,
+    importLine: importLineOf(pkg, local, isDefault ? undefined : declared, imports),
+    imports,
     states: STATES.test(exampleText) && exampleText.includes(`${name}(`),
     cases: read.cases.map((c) => assertionFor(c, "vitest", false)),
     skipped: read.skipped.map((s) => `${s.code}: ${s.reason}`),
@@ -244,8 +282,13 @@ function sources(modules: string, set: "main" | "held-out"): { pkg: string; dir:
 async function importable(pkg: string, importLine: string): Promise<boolean> {
   try {
     const mod = (await import(pkg)) as Record<string, unknown>;
-    const named = /import \{ ([\w$]+)/.exec(importLine)?.[1];
-    return named !== undefined ? mod[named] !== undefined : mod.default !== undefined;
+    const named =
+      /\{ ([^}]+) \}/
+        .exec(importLine)?.[1]
+        ?.split(", ")
+        .map((n) => n.split(" as ")[0]!) ?? [];
+    const isDefault = !/^import \{/.test(importLine);
+    return (!isDefault || mod.default !== undefined) && named.every((n) => mod[n] !== undefined);
   } catch {
     return false;
   }

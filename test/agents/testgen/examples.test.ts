@@ -647,15 +647,10 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
       "\t//=> 'A1'",
       "}",
     ]);
-    expect(readExamples(value, "mergeStreams")).toEqual({
+    // The loop's values are what iterating the result gives, but the streams are the author's.
+    expect(readExamples(value, "mergeStreams")).toMatchObject({
       cases: [],
-      skipped: [
-        {
-          line: 6,
-          code: "console.log(chunk);",
-          reason: "the result it states is of `console.log(chunk);`, not of a call of mergeStreams the test can make",
-        },
-      ],
+      skipped: [{ line: 4, reason: "it uses `streamA`, `streamB`, which the example does not define" }],
     });
   });
 
@@ -677,5 +672,181 @@ describe("exampleCases: state the example builds, imports, and async wrappers", 
         },
       ],
     });
+  });
+});
+
+describe("exampleCases: results in callbacks, promises, loops, and the module's other exports", () => {
+  const one = (lines: string[], callee = "fetchIt", exports?: string[]): string[] =>
+    readExamples(doc(["@example", ...lines]), callee, exports ? { exports: new Set(exports) } : {}).cases.map((c) =>
+      assertionFor(c, "vitest", false),
+    );
+
+  it("a promise's result: `.then(r => console.log(r)) // v`, `.then(console.log)`, a `.then` body, `await`", () => {
+    expect(one(["fetchIt(2).then(r => console.log(r)) // 4"])).toEqual(["expect(await fetchIt(2)).toBe(4);"]);
+    expect(one(["fetchIt(2).then(console.log);", "//=> 4"])).toEqual(["expect(await fetchIt(2)).toBe(4);"]);
+    expect(one(["fetchIt('a').then((r) => {", "  console.log(r); // { a: 1 }", "});"])).toEqual([
+      "expect(await fetchIt('a')).toEqual({ a: 1 });",
+    ]);
+    expect(one(["const r = await fetchIt(2);", "r // 4"])).toEqual(["expect(await fetchIt(2)).toBe(4);"]);
+  });
+
+  it("Node's callback `(err, r) => …` becomes a promise of r; a body of comments alone states r", () => {
+    const settle = "(err, result) => (err ? reject(err) : resolve(result))";
+    expect(one(["fetchIt('a', 2, (err, r) => {", "  console.log(r); // 4", "});"])).toEqual([
+      `expect(await new Promise((resolve, reject) => fetchIt('a', 2, ${settle}))).toBe(4);`,
+    ]);
+    expect(one(["fetchIt(2, function (error, data) {", "  // data is 'four'", "});"])).toEqual([
+      `expect(await new Promise((resolve, reject) => fetchIt(2, ${settle}))).toBe('four');`,
+    ]);
+    expect(one(["fetchIt(2, (err, r) => { /* r is [1, 2] */ });"])).toEqual([
+      `expect(await new Promise((resolve, reject) => fetchIt(2, ${settle}))).toEqual([1, 2]);`,
+    ]);
+    // A callback that is not Node's (one parameter) is the function's input, not its result.
+    expect(one(["fetchIt([1], (x) => {", "  console.log(x); // 1", "});"])).toEqual([]);
+  });
+
+  it("`// => Promise<v>`, `// Promise { v }`, `// resolves to v` state the awaited value; `Promise<void>` states none", () => {
+    expect(one(["fetchIt(2) // => Promise<4>"])).toEqual(["expect(await fetchIt(2)).toBe(4);"]);
+    expect(one(["fetchIt(2); // Promise { 'a' }"])).toEqual(["expect(await fetchIt(2)).toBe('a');"]);
+    expect(one(["fetchIt(2) // resolves to [1, 2]"])).toEqual(["expect(await fetchIt(2)).toEqual([1, 2]);"]);
+    const read = readExamples(doc(["@example", "fetchIt(2) // => Promise<void>"]), "fetchIt");
+    expect(read.cases).toEqual([]);
+    expect(read.skipped).toMatchObject([{ reason: expect.stringContaining("not a value a test can write") }]);
+  });
+
+  it("what the block computes from the result, after several statements: properties, destructuring, arithmetic", () => {
+    expect(one(["const a = fetchIt(2);", "a.b // 4", "console.log(a.c.length); // 2"])).toEqual([
+      "const a = fetchIt(2);\nexpect(a.b).toBe(4);",
+      "const a = fetchIt(2);\nexpect(a.c.length).toBe(2);",
+    ]);
+    expect(one(["const {x, y} = fetchIt(2);", "x //=> 1", "const sum = x + y;", "sum; // => 3"])).toEqual([
+      "const {x, y} = fetchIt(2);\nexpect(x).toBe(1);",
+      "const {x, y} = fetchIt(2);\nconst sum = x + y;\nexpect(sum).toBe(3);",
+    ]);
+    const awaited = readExamples(doc(["@example", "const r = await fetchIt(2);", "r.size // 3"]), "fetchIt").cases;
+    expect(awaited).toMatchObject([{ call: "r.size", setup: ["const r = await fetchIt(2);"], asyncSetup: true }]);
+  });
+
+  it("node:assert lines written in the example: `assert.strictEqual`, `assert.deepStrictEqual`, `assert.equal`", () => {
+    expect(
+      one([
+        "assert.strictEqual(fetchIt(1), 'a');",
+        "assert.deepStrictEqual(await fetchIt(2), [2]);",
+        "assert.equal(fetchIt(3), null);",
+      ]),
+    ).toEqual([
+      "expect(fetchIt(1)).toBe('a');",
+      "expect(await fetchIt(2)).toEqual([2]);",
+      "expect(fetchIt(3)).toBeNull();",
+    ]);
+  });
+
+  it("`//=>` without a space, `// returns: v`, `// output: v`, a trailing block comment, a template literal over lines", () => {
+    expect(
+      one(["fetchIt(1) //=> 1", "fetchIt(2) // returns: 2", "fetchIt(3) // output: 3", "fetchIt(4) /* => 4 */"]),
+    ).toEqual([
+      "expect(fetchIt(1)).toBe(1);",
+      "expect(fetchIt(2)).toBe(2);",
+      "expect(fetchIt(3)).toBe(3);",
+      "expect(fetchIt(4)).toBe(4);",
+    ]);
+    expect(one(["fetchIt('a\\nb')", "// => `a", "//   b`"])).toEqual(["expect(fetchIt('a\\nb')).toBe(`a\n  b`);"]);
+  });
+
+  it("a loop that prints each value the result yields (unicorn-magic's traversePathUp), sync and `for await`", () => {
+    const value = bare([
+      "@example",
+      "import {traversePathUp} from 'unicorn-magic';",
+      "",
+      "for (const directory of traversePathUp('/Users/x/y')) {",
+      "\tconsole.log(directory);",
+      "\t//=> '/Users/x/y'",
+      "\t//=> '/Users/x'",
+      "}",
+    ]);
+    expect(exampleCases(value, "traversePathUp").map((c) => assertionFor(c, "vitest", false))).toEqual([
+      "expect([...traversePathUp('/Users/x/y')]).toEqual(['/Users/x/y', '/Users/x']);",
+    ]);
+    expect(one(["for await (const n of fetchIt(2)) {", "  console.log(n);", "  // => 1", "  // => 2", "}"])).toEqual([
+      "expect(await (async () => { const all = []; for await (const item of fetchIt(2)) all.push(item); return all; })()).toEqual([1, 2]);",
+    ]);
+    // A loop that stops early shows less than the result yields: not asserted.
+    expect(one(["for (const n of fetchIt(2)) {", "  if (n > 1) break;", "  console.log(n); // 1", "}"])).toEqual([]);
+  });
+
+  it("other exports of the module the example uses unimported are imported by the test (node-llama-cpp)", () => {
+    const value = doc(["@example", "LlamaLogLevelGreaterThan(LlamaLogLevel.error, LlamaLogLevel.info); // true"]);
+    const read = readExamples(value, "LlamaLogLevelGreaterThan", {
+      exports: new Set(["LlamaLogLevel", "LlamaLogLevelGreaterThan", "other"]),
+    });
+    expect(read.cases).toMatchObject([
+      {
+        call: "LlamaLogLevelGreaterThan(LlamaLogLevel.error, LlamaLogLevel.info)",
+        expected: "true",
+        imports: ["LlamaLogLevel"],
+      },
+    ]);
+    // Without the module's exports, the name is undefined; a name the block declares shadows the export.
+    expect(readExamples(value, "LlamaLogLevelGreaterThan").skipped).toMatchObject([
+      { reason: "it uses `LlamaLogLevel`, which the example does not define" },
+    ]);
+    const shadow = ["const Level = { a: 1 };", "fetchIt(Level.a) // 2"];
+    expect(readExamples(doc(["@example", ...shadow]), "fetchIt", { exports: new Set(["Level"]) }).cases).toMatchObject([
+      { setup: ["const Level = { a: 1 };"] },
+    ]);
+    expect(
+      readExamples(doc(["@example", ...shadow]), "fetchIt", { exports: new Set(["Level"]) }).cases[0],
+    ).not.toHaveProperty("imports");
+  });
+
+  it("every stating block not asserted says why: a home path inside a function, remarks on other code only", () => {
+    const callsites = bare([
+      "@example",
+      "function unicorn() {",
+      "\tconsole.log(callsites()[0].getFileName());",
+      "\t//=> '/Users/sindresorhus/dev/callsites/test.js'",
+      "}",
+    ]);
+    expect(readExamples(callsites, "callsites").skipped).toMatchObject([
+      { line: 3, reason: "it states a path under `/Users/sindresorhus`, a directory of the author's machine" },
+    ]);
+    const hono = doc([
+      "@example",
+      "app.use(requestId())",
+      "app.get('/', (c) => {",
+      "  console.log(c.get('requestId')) // Debug",
+      "  return c.text('Hello World!')",
+      "})",
+    ]);
+    expect(readExamples(hono, "requestId")).toEqual({
+      cases: [],
+      skipped: [
+        {
+          line: 3,
+          code: "app.use(requestId())",
+          reason: "its comments are on other code than the call of requestId: none states the call's result",
+        },
+      ],
+    });
+  });
+
+  it("a result of the example's own function around the call, timed by the example, is reported (lifecycle-utils)", () => {
+    const value = doc([
+      "@example",
+      "const scope = {};",
+      "async function getValue() {",
+      "  return await withSingleFlight([scope, 'k'], async () => 1);",
+      "}",
+      "const first = getValue();",
+      "console.log(await first); // 1",
+    ]);
+    expect(readExamples(value, "withSingleFlight").skipped).toEqual([
+      {
+        line: 8,
+        code: "console.log(await first);",
+        reason:
+          "the result it states is of `console.log(await first);`, not of a call of withSingleFlight the test can make: `first` is what the example's own `getValue` returned, run as the example times it",
+      },
+    ]);
   });
 });

@@ -129,6 +129,26 @@ describe("testgen without a runner", () => {
     expect(p.checks.notes).toContain("not run: the workspace has no vitest installed (node_modules/.bin/vitest)");
   }, 60_000);
 
+  it("an example that uses another export of the module unimported: the test imports it beside the function", async () => {
+    const source = [
+      "export enum Level { error = 0, info = 2 }",
+      "/**",
+      " * Whether level `a` is more severe than `b`.",
+      " * @example",
+      " * greater(Level.error, Level.info); // true",
+      " */",
+      "export function greater(a: Level, b: Level): boolean {",
+      "  return a < b;",
+      "}",
+      "",
+    ].join("\n");
+    const p = await gen(workspace(false), "greater", {}, source);
+    expect(p.content).toContain('import { greater, Level } from "./money.js";');
+    expect(p.content).toContain("expect(greater(Level.error, Level.info)).toBe(true);");
+    expect(p.checks).toMatchObject({ typecheck: "passed" });
+    expect(p.tests).toMatchObject({ from_examples: 1, dropped: 0 });
+  }, 60_000);
+
   it("a throw without a guard the arguments can trip gets no toThrow, only a todo", async () => {
     const source =
       "export function open(path: string): string {\n  if (Math.random() > 2) return path;\n  throw new Error(path);\n}\n";

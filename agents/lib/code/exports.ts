@@ -6,13 +6,13 @@
  */
 import { relative, sep } from "node:path";
 import type { TSESTree } from "@typescript-eslint/typescript-estree";
-import type { ParseCache } from "../lib/code/cache.js";
-import { sliceFunction } from "../lib/code/cursor.js";
-import { dialectOf } from "../lib/code/language.js";
-import { boundIdentifiers } from "../lib/code/names.js";
-import type { Node, ParsedFile } from "../lib/code/parse.js";
-import { newResolveMemo, resolveSpecifier, type ResolveMemo } from "../lib/code/resolve.js";
-import { signatureOf } from "../lib/code/signature.js";
+import type { ParseCache } from "./cache.js";
+import { sliceFunction } from "./cursor.js";
+import { dialectOf } from "./language.js";
+import { boundIdentifiers } from "./names.js";
+import type { Node, ParsedFile } from "./parse.js";
+import { newResolveMemo, resolveSpecifier, type ResolveMemo } from "./resolve.js";
+import { signatureOf } from "./signature.js";
 
 export interface ExportEntry {
   name: string;
