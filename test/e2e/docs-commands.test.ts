@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
-import { allOf, asRoot, block, commands, sh } from "./lib/docs-examples.js";
+import { allOf, asRoot, block, commands, sh, shOnce } from "./lib/docs-examples.js";
 
 describe("the commands in docs/aip-1.md, docs/agents.md and docs/operations.md", () => {
   it("docs/aip-1.md and docs/agents.md: the conformance commands pass", async () => {
@@ -49,13 +49,8 @@ describe("the commands in docs/aip-1.md, docs/agents.md and docs/operations.md",
         l.replace(/\s+#.*$/, ""),
       );
       const stage = join(t.dir, "stage");
-      /** What each command printed: two lines that become the same command here run it once. */
-      const runs = new Map<string, Promise<string>>();
-      const run = (cmd: string, timeout: number): Promise<string> => {
-        const out = runs.get(cmd) ?? sh(cmd, {}, timeout);
-        runs.set(cmd, out);
-        return out;
-      };
+      /** Two lines that become the same command here run it once. */
+      const run = shOnce();
       /** One install line as this machine runs it: none changes the host, each stages in its own directory. */
       const install = async (line: string): Promise<void> => {
         if (line.includes("usermod")) return; // needs the aip-users group the real install creates

@@ -20,7 +20,7 @@ import { httpRequest, invokeHttp } from "../../protocol/transport/client.js";
 import { DUMMY, ROOT, jsonLines, pidAlive, until } from "../helpers.js";
 import { FIXTURE_AGENT, manifestFor } from "../orchestrator/harness.js";
 import { AIP, startRealAgency, type RealAgency } from "../reliability/lib/agency.js";
-import { EXAMPLES, allOf, block, blocks, commands, sh } from "./lib/docs-examples.js";
+import { EXAMPLES, block, blocks, commands, inTurns, sh, shOnce } from "./lib/docs-examples.js";
 
 describe("every example in README.md and docs/", () => {
   it("has an entry saying how it is verified, and each entry names a block", () => {
@@ -185,22 +185,24 @@ describe("every example in README.md and docs/", () => {
       ...commands(block("docs/performance.md", "cp -a dist /tmp/base/dist")).filter((l) => !l.startsWith("cp ")),
     ].map((l) => l.replace(/\s+#.*$/, "").replace("--socket PATH", "--socket /tmp/x.sock"));
     expect(benchLines.length).toBeGreaterThanOrEqual(6);
-    // Each line runs as written, all at once: each is a process that prints and exits.
-    await allOf(
-      benchLines.map(async (line) => {
+    // The first line (all scenarios) is the list below, run once.
+    const run = shOnce();
+    // Each line runs as written, a few at a time: each is a process that prints and exits.
+    await inTurns(
+      benchLines.map((line) => async () => {
         const abuses = /AIP_HOSTILE_ABUSES=(\S+)/.exec(line)?.[1];
         for (const a of abuses?.split(",") ?? []) expect([...ABUSES, ...CONTROLS], line).toContain(a);
         // Only the scenario list is checked: --dry-run prints what would run and runs none.
-        const run = line.replace(/npm run bench(?: --)?/, "node dist/bench/main.js");
-        expect(run, line).toContain("node dist/bench/main.js");
-        const out = await sh(`${run} --dry-run`);
+        const cmd = line.replace(/npm run bench(?: --)?/, "node dist/bench/main.js");
+        expect(cmd, line).toContain("node dist/bench/main.js");
+        const out = await run(`${cmd} --dry-run`);
         const only = /--only (\S+)/.exec(line)?.[1]?.split(",");
         for (const name of only ?? []) expect(out, line).toMatch(new RegExp(`^${name}\\t`, "m"));
       }),
     );
     // The list of scenarios the docs give for --only is the real one.
     const listed = /one scenario: ([\w, -]+)/.exec(block("docs/performance.md", "npm run bench "))![1]!.split(/,\s*/);
-    const real = (await sh("node dist/bench/main.js --dry-run"))
+    const real = (await run("node dist/bench/main.js --dry-run"))
       .split("\n")
       .filter(Boolean)
       .map((l) => l.split("\t")[0]);

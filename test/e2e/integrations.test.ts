@@ -40,7 +40,19 @@ describe("docs/integrations.md: Use it from your editor / from a coding agent", 
     ws?.cleanup();
   });
 
-  async function symbolsVia(command: string, args: string[]): Promise<string[]> {
+  /**
+   * Blocks whose command and arguments make the same command line share one run of it (the editors'
+   * blocks all start `aip lsp --stdio`): each block's test checks that server's answer.
+   */
+  const servers = new Map<string, Promise<string[]>>();
+  function symbolsVia(command: string, args: string[]): Promise<string[]> {
+    const key = JSON.stringify(argv(command, args));
+    const answer = servers.get(key) ?? symbolsOf(command, args);
+    servers.set(key, answer);
+    return answer;
+  }
+
+  async function symbolsOf(command: string, args: string[]): Promise<string[]> {
     const child = spawn(process.execPath, argv(command, args), {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, AIP_SOCKET: agency.socket },

@@ -14,9 +14,9 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { adminSocketFor } from "../../orchestrator/core/config.js";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { httpRequest } from "../../protocol/transport/client.js";
-import { ROOT, until } from "../helpers.js";
+import { ROOT, tempDir, until } from "../helpers.js";
 import { FULL, startRealAgency, type RealAgency } from "./lib/agency.js";
 import { faultLoad, tally, type ReadRecord, type Tally } from "./lib/load.js";
 
@@ -34,6 +34,12 @@ afterEach(async () => {
   await agency?.cleanup();
   agency = undefined;
 });
+/**
+ * One state directory for every agency of the run, as a host keeps one across restarts: the agent is
+ * vetted by the first start and found in the vetting cache by the others.
+ */
+const state = tempDir("aipf-state-");
+afterAll(() => state.cleanup());
 
 export interface FaultResult extends Tally {
   fault: string;
@@ -82,7 +88,7 @@ async function underLoad(
       warm_standby: WARM_STANDBY,
       ...limits,
     },
-    undefined,
+    () => ({ state_dir: state.dir }),
     options,
   );
   const before = (await agency.healthPatiently()).agents.dummy!.pid!;

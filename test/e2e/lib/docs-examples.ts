@@ -172,6 +172,16 @@ export async function sh(script: string, env: Record<string, string> = {}, timeo
   return stdout;
 }
 
+/** `sh` kept by command: two lines that become the same command here run it once, and share its output. */
+export function shOnce(): (script: string, timeout?: number) => Promise<string> {
+  const runs = new Map<string, Promise<string>>();
+  return (script, timeout) => {
+    const out = runs.get(script) ?? sh(script, {}, timeout);
+    runs.set(script, out);
+    return out;
+  };
+}
+
 /** `sudo` dropped when the test already runs as root (CI), and the line skipped otherwise. */
 export const asRoot = (line: string): string | undefined =>
   process.getuid?.() === 0 ? line.replace(/^sudo /, "") : line.startsWith("sudo ") ? undefined : line;
@@ -197,4 +207,21 @@ export async function allOf<T extends readonly unknown[]>(
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as {
     -readonly [K in keyof T]: Awaited<T[K]>;
   };
+}
+
+/**
+ * Run `jobs` at most `limit` at a time (the suite's other worker shares the two cores), then, as allOf
+ * does, fail with the first failure once none is running.
+ */
+export async function inTurns<T>(jobs: readonly (() => Promise<T>)[], limit = 3): Promise<T[]> {
+  const started: Promise<T>[] = [];
+  const lane = async (): Promise<void> => {
+    while (started.length < jobs.length) {
+      const job = jobs[started.length]!();
+      started.push(job);
+      await job.catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, lane));
+  return allOf(started);
 }
