@@ -8,6 +8,8 @@
  * eval); then every other `self.` and member position of the corpus with the syntactic engine alone
  * (python_anchor.py with ANCHOR_SKIP_JEDI=1; TRAIN_ALL_POSITIONS=0 leaves them out).
  * TRAIN_SAMPLES=FILE keeps the candidates: read from it when it exists, else written to it.
+ * TRAIN_L2 sets the penalty (0.05); TRAIN_L2=cv picks it per group among TRAIN_CV_L2 by leave-one-project-out
+ * recall; TRAIN_CV=1 prints that recall for each of TRAIN_CV_L2 and writes nothing.
  * The model: a weighted sum of the features, fitted as a softmax over each position's candidates
  * (the expected name's probability), with an L2 penalty towards the hand-written rules' weights (START:
  * what the ranking was before it was learned, so that a feature the corpus says little about keeps
