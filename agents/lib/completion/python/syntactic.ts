@@ -804,9 +804,11 @@ function contextLikeness(mine: string[], name: string, ctx: { words: string[]; n
 
 /** The names in the strings and comments (docstrings) of `source` between `from` and `to`. */
 function docNames(source: string, code: string, from: number, to: number): Set<string> {
-  const chars: string[] = [];
-  for (let i = Math.max(from, to - 20_000); i < to; i++) chars.push(code[i] === source[i] ? " " : source[i]!);
-  return new Set(chars.join("").match(/[A-Za-z_]\w*/g) ?? []);
+  const out = new Set<string>();
+  const at = Math.max(from, to - 20_000);
+  for (const m of source.slice(at, to).matchAll(/[A-Za-z_]\w*/g))
+    if (code[at + m.index] !== source[at + m.index]) out.add(m[0]);
+  return out;
 }
 
 /**
