@@ -8,6 +8,8 @@
  * eval); then every other `self.` and member position of the corpus with the syntactic engine alone
  * (python_anchor.py with ANCHOR_SKIP_JEDI=1; TRAIN_ALL_POSITIONS=0 leaves them out).
  * TRAIN_SAMPLES=FILE keeps the candidates: read from it when it exists, else written to it.
+ * TRAIN_L2 sets the penalty (0.05); TRAIN_L2=cv picks it per group among TRAIN_CV_L2 by leave-one-project-out
+ * recall; TRAIN_CV=1 prints that recall for each of TRAIN_CV_L2 and writes nothing.
  * The model: a weighted sum of the features, fitted as a softmax over each position's candidates
  * (the expected name's probability), with an L2 penalty towards the hand-written rules' weights (START:
  * what the ranking was before it was learned, so that a feature the corpus says little about keeps
@@ -25,8 +27,11 @@ import { evalPythonCompletion, type MemberSample } from "./python-completion.js"
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../../..");
 const CORPUS = resolve(ROOT, "../shared/corpus/python");
 const OUT = join(ROOT, "agents/lib/completion/python/member-weights.ts");
-/** The L2 penalty per weight (the corpus has a few hundred `self.` positions: the weights stay near START). */
-let L2 = Number(process.env.TRAIN_L2 ?? 0.05);
+/**
+ * The L2 penalty per weight (the corpus has a few hundred `self.` positions: the weights stay near
+ * START); TRAIN_L2=cv picks it per group by leave-one-project-out cross-validation.
+ */
+let L2 = process.env.TRAIN_L2 === "cv" ? 0.05 : Number(process.env.TRAIN_L2 ?? 0.05);
 const STEPS = 800;
 
 /**
@@ -174,39 +179,59 @@ async function main(): Promise<void> {
     }
     if (file) writeFileSync(file, JSON.stringify(samples));
   }
-  // TRAIN_CV=1: each project held out in turn, for the penalties listed in TRAIN_CV_L2; nothing written.
-  if (process.env.TRAIN_CV === "1") {
-    const projects = [...new Set(samples.map((s) => s.where.split("/")[0]!))];
-    const out: Record<string, unknown> = {};
-    for (const l2 of (process.env.TRAIN_CV_L2 ?? "0.001,0.01,0.03,0.1").split(",").map(Number)) {
-      L2 = l2;
-      for (const group of ["self", "other"] as const) {
-        let at1 = 0;
-        let at5 = 0;
-        let n = 0;
-        for (const p of projects) {
-          const of = samples.filter((s) => s.group === group);
-          const w = fit(of.filter((s) => !s.where.startsWith(`${p}/`)).flatMap(examples));
-          const test = of.filter((s) => s.where.startsWith(`${p}/`)).flatMap((s) => examples(s).slice(0, 1));
-          const r = recall(test, w);
-          at1 += r.at1 * test.length;
-          at5 += r.at5 * test.length;
-          n += test.length;
-        }
-        out[`${group} l2=${l2}`] = { at1: at1 / n, at5: at5 / n, n };
-      }
+  const projects = [...new Set(samples.map((s) => s.where.split("/")[0]!))];
+  /** Recall with each project held out in turn: fitted on the others, scored on it (nothing typed). */
+  const crossValidated = (group: MemberGroup, l2: number): { at1: number; at5: number; n: number } => {
+    L2 = l2;
+    let at1 = 0;
+    let at5 = 0;
+    let n = 0;
+    const of = samples.filter((s) => s.group === group);
+    for (const p of projects) {
+      const w = fit(of.filter((s) => !s.where.startsWith(`${p}/`)).flatMap(examples));
+      const test = of.filter((s) => s.where.startsWith(`${p}/`)).flatMap((s) => examples(s).slice(0, 1));
+      const r = recall(test, w);
+      at1 += r.at1 * test.length;
+      at5 += r.at5 * test.length;
+      n += test.length;
     }
+    return { at1: at1 / Math.max(1, n), at5: at5 / Math.max(1, n), n };
+  };
+  const penalties = (process.env.TRAIN_CV_L2 ?? "0.01,0.05,0.2").split(",").map(Number);
+  // TRAIN_CV=1: the cross-validated recall of each penalty in TRAIN_CV_L2; nothing written.
+  if (process.env.TRAIN_CV === "1") {
+    const out: Record<string, unknown> = {};
+    for (const l2 of penalties)
+      for (const group of ["self", "other"] as const) out[`${group} l2=${l2}`] = crossValidated(group, l2);
     console.log(JSON.stringify(out, null, 2));
     return;
   }
+  // TRAIN_L2=cv: each group's penalty is the one of TRAIN_CV_L2 with the best cross-validated recall
+  // (@1 and @5 alike), so that the weights are chosen for projects they were not fitted on.
+  const chosen: Record<MemberGroup, number> = { self: L2, other: L2 };
+  const cv: Record<string, unknown> = {};
+  if (process.env.TRAIN_L2 === "cv")
+    for (const group of ["self", "other"] as const) {
+      let best = -1;
+      for (const l2 of penalties) {
+        const r = crossValidated(group, l2);
+        cv[`${group} l2=${l2}`] = r;
+        if (r.at1 + r.at5 > best) {
+          best = r.at1 + r.at5;
+          chosen[group] = l2;
+        }
+      }
+    }
   const weights: Record<MemberGroup, number[]> = { self: [], other: [] };
   const report: Record<string, unknown> = {};
   for (const group of ["self", "other"] as const) {
     const of = samples.filter((s) => s.group === group);
     const data = of.flatMap(examples);
     const asked = of.flatMap((s) => examples(s).slice(0, 1));
+    L2 = chosen[group];
     weights[group] = fit(data);
     report[group] = {
+      l2: chosen[group],
       samples: of.length,
       examples: data.length,
       loss: Math.round(lossAndGrad(data, weights[group]).loss * 1000) / 1000,
@@ -230,7 +255,9 @@ async function main(): Promise<void> {
       "",
     ].join("\n"),
   );
-  console.log(JSON.stringify({ wrote: OUT, l2: L2, ...report }, null, 2));
+  console.log(
+    JSON.stringify({ wrote: OUT, ...report, ...(Object.keys(cv).length > 0 ? { cross_validated: cv } : {}) }, null, 2),
+  );
 }
 
 await main();

@@ -64,6 +64,24 @@ export const MEMBER_FEATURES = [
   "last_on_receiver",
   /** log2(1 + the number of candidates) when it is a declared member: the prior of one among many. */
   "many",
+  /** log2(1 + how often the buffer uses it on the same receiver right after the receiver's last member). */
+  "bigram",
+  /** log2(1 + its uses on the same receiver in the enclosing function above the cursor). */
+  "in_function",
+  /** Named like the receiver's last member in the buffer (`_validate_iat` after `_validate_nbf`). */
+  "like_last",
+  /** Named like the words of the cursor's line and the two above it, strings included (`if "iat" in …:`). */
+  "named_context",
+  /** Named in a docstring or comment of the enclosing function above the cursor. */
+  "in_doc",
+  /** A declared method the buffer never uses after a dot: a first call. */
+  "unused_method",
+  /** A method where the expression starts a statement (`self.` alone on its line: a call). */
+  "statement_method",
+  /** A method in a condition (`if`, `while`, `and`, `not`): an attribute is likelier there. */
+  "condition_method",
+  /** log2(1 + its uses on a receiver of the same word right after the receiver's last member, in the workspace's other files). */
+  "workspace_bigram",
 ] as const;
 
 export type MemberFeature = (typeof MEMBER_FEATURES)[number];

@@ -24,6 +24,8 @@ type Counts = Map<string, Map<string, number>>;
 interface FileUse {
   key: string;
   counts: Counts;
+  /** `receiver.member` → the member used next on the same receiver → count. */
+  follows: Counts;
   /** attribute name → count, after any receiver. */
   any: Map<string, number>;
 }
@@ -45,20 +47,37 @@ function anyReceiver(counts: Counts): Map<string, number> {
 /** The receivers a method's own object goes by: their members are the class's, not the workspace's. */
 const SELF = new Set(["self", "cls"]);
 
+function bump(c: Counts, key: string, name: string): void {
+  let names = c.get(key);
+  if (!names) c.set(key, (names = new Map()));
+  names.set(name, (names.get(name) ?? 0) + 1);
+}
+
 /** `recv.name` pairs in Python code (comments and strings blanked), each receiver its last name. */
 export function memberPairs(source: string): Counts {
-  const out: Counts = new Map();
+  return memberSequences(source).counts;
+}
+
+/**
+ * `recv.name` pairs (as memberPairs) and, for each `recv.name`, the members used next on the same
+ * receiver word further down the file (`parser.add_argument` → `parser.parse_args`).
+ */
+export function memberSequences(source: string): { counts: Counts; follows: Counts } {
+  const counts: Counts = new Map();
+  const follows: Counts = new Map();
+  const last = new Map<string, string>();
   const re = /(?<!\w)([A-Za-z_]\w*)(?=\s*\.\s*([A-Za-z_]\w*))/g;
   const code = codeOnly(source);
   for (let m = re.exec(code); m; m = re.exec(code)) {
     const recv = m[1]!;
     const name = m[2]!;
     if (SELF.has(recv)) continue;
-    let names = out.get(recv);
-    if (!names) out.set(recv, (names = new Map()));
-    names.set(name, (names.get(name) ?? 0) + 1);
+    bump(counts, recv, name);
+    const prev = last.get(recv);
+    if (prev !== undefined) bump(follows, `${recv}.${prev}`, name);
+    last.set(recv, name);
   }
-  return out;
+  return { counts, follows };
 }
 
 /** A workspace's member use, less one file's (the buffer being edited ranks by its own text). */
@@ -67,6 +86,8 @@ export interface WorkspaceUse {
   names(receiver: string, except?: string): Map<string, number>;
   /** How often `name` follows any receiver (but `self` and `cls`) in the workspace's files other than `except`. */
   any(name: string, except?: string): number;
+  /** The members used on `receiver` next after `receiver.prev` in the workspace's files other than `except`. */
+  follows(receiver: string, prev: string, except?: string): Map<string, number>;
 }
 
 export class MemberUse {
@@ -112,8 +133,8 @@ export class MemberUse {
             continue;
           }
           try {
-            const counts = memberPairs(await readFile(f.abs, "utf8"));
-            files.set(f.abs, { key, counts, any: anyReceiver(counts) });
+            const { counts, follows } = memberSequences(await readFile(f.abs, "utf8"));
+            files.set(f.abs, { key, counts, follows, any: anyReceiver(counts) });
           } catch {
             // A file that vanished or cannot be read since the listing: left out.
           }
@@ -138,6 +159,15 @@ export class MemberUse {
         for (const [file, use] of r.files) {
           if (file === except) continue;
           for (const [name, n] of use.counts.get(receiver) ?? []) out.set(name, (out.get(name) ?? 0) + n);
+        }
+        return out;
+      },
+      follows: (receiver, prev, except) => {
+        const out = new Map<string, number>();
+        const k = `${receiver}.${prev}`;
+        for (const [file, use] of r.files) {
+          if (file === except) continue;
+          for (const [name, n] of use.follows.get(k) ?? []) out.set(name, (out.get(name) ?? 0) + n);
         }
         return out;
       },

@@ -3,7 +3,7 @@ import type { MemberWeights } from "./member-ranker.js";
 
 // prettier-ignore
 export const PYTHON_MEMBER_WEIGHTS: MemberWeights = {
-  features: ["match", "declared", "inherited", "typed", "checker_missing", "buffer_only", "buffer_count", "buffer_pair", "buffer_other", "near", "workspace_pair", "workspace_any", "prior", "named_target", "named_function", "named_receiver", "current_method", "private", "private_own", "dunder", "method", "class", "constant", "above", "below_only", "last_on_receiver", "many"],
-  self: [1.277, 2.503, -0.779, 0.215, -0.75, -0.5, 0.242, 0.458, 0.038, 0.971, 0.5, 0, 0.446, 1.087, 1.016, 0, -2.123, -0.33, 0.47, 0, -0.166, -0.016, 0.1, 0.144, -0.288, -0.693, 0.016],
-  other: [1.212, 2.48, -0.269, 0.27, -0.77, -0.506, 0.136, 0.668, -0.403, 1.672, 0.584, -0.052, 0.923, 0.879, 1.123, -0.065, -2, -0.415, 0.4, 0, 0.078, -0.025, -0.222, 0, 0, 0.256, -0.135],
+  features: ["match", "declared", "inherited", "typed", "checker_missing", "buffer_only", "buffer_count", "buffer_pair", "buffer_other", "near", "workspace_pair", "workspace_any", "prior", "named_target", "named_function", "named_receiver", "current_method", "private", "private_own", "dunder", "method", "class", "constant", "above", "below_only", "last_on_receiver", "many", "bigram", "in_function", "like_last", "named_context", "in_doc", "unused_method", "statement_method", "condition_method", "workspace_bigram"],
+  self: [1.275, 2.503, -0.774, 0.245, -0.75, -0.5, 0.2, 0.262, 0.026, 0.981, 0.5, 0, 0.47, 1.177, 0.963, 0, -2.16, -0.381, 0.419, 0, -0.029, -0.013, 0.048, 0.179, -0.338, -0.284, 0.016, 0.852, -0.406, 0.218, 0.575, 0.231, -0.084, -0.059, -0.039, 0],
+  other: [1.201, 2.481, -0.268, 0.269, -0.769, -0.507, 0.106, 0.564, -0.375, 1.611, 0.645, -0.033, 0.898, 0.874, 1.209, -0.069, -2, -0.42, 0.4, 0, 0.083, 0.006, -0.191, 0, 0, 0.228, -0.13, 0.438, 0.074, 0.058, 0.419, 0.222, 0.029, -0.04, 0.003, -0.201],
 };

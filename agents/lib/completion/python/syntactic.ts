@@ -532,12 +532,21 @@ function privatePenalty(name: string, own = false): number {
   return name.startsWith("__") && name.endsWith("__") ? -40 : name.startsWith("_") && !own ? -8 : 0;
 }
 
-/** The innermost function or method whose extent holds `offset`. */
+/**
+ * The innermost function or method whose extent holds `offset`, or whose body the lines after its
+ * extent still continue (indented deeper than its `def`): the parser ends a function before an
+ * unfinished last line (`self.` at the cursor).
+ */
 function enclosingFunction(doc: PythonDocument, offset: number): Declaration | undefined {
   let fn: Declaration | undefined;
+  const source = doc.source;
   walk(doc.outline, (d) => {
-    if ((d.kind === "function" || d.kind === "method") && offset > d.start && offset <= d.end) {
-      if (!fn || d.start >= fn.start) fn = d;
+    if ((d.kind !== "function" && d.kind !== "method") || offset <= d.start || (fn && d.start < fn.start)) return;
+    if (offset <= d.end) fn = d;
+    else if (offset - d.end < 2000) {
+      const indent = d.start - (source.lastIndexOf("\n", d.start - 1) + 1);
+      const lines = source.slice(d.end, offset).split("\n").slice(1);
+      if (lines.length > 0 && lines.every((l) => l.trim() === "" || /^\s*/.exec(l)![0].length > indent)) fn = d;
     }
   });
   return fn;
@@ -753,6 +762,56 @@ export interface TypedCandidate {
 }
 
 /**
+ * The members used on one receiver above the cursor (`onRecv`, in order): how often each followed the
+ * receiver's last member, and how often each was used in the enclosing function (from `fnStart`).
+ */
+function useSequence(
+  onRecv: RegExpExecArray[] | RegExpMatchArray[],
+  windowStart: number,
+  fnStart: number,
+): { next: Map<string, number>; inFunction: Map<string, number> } {
+  const next = new Map<string, number>();
+  const inFunction = new Map<string, number>();
+  const last = onRecv.at(-1)?.[1];
+  for (let i = 0; i < onRecv.length; i++) {
+    const name = onRecv[i]![1]!;
+    if (i > 0 && onRecv[i - 1]![1] === last) next.set(name, (next.get(name) ?? 0) + 1);
+    if (windowStart + onRecv[i]!.index! >= fnStart) inFunction.set(name, (inFunction.get(name) ?? 0) + 1);
+  }
+  return { next, inFunction };
+}
+
+/** The words on the cursor's line before it and on the two lines above (strings and comments included). */
+function contextWords(source: string, start: number): { words: string[]; names: Set<string> } {
+  let from = start;
+  for (let k = 0; k < 3 && from > 0; k++) from = source.lastIndexOf("\n", from - 1);
+  const names = new Set(source.slice(Math.max(0, from), start).match(/[A-Za-z_]\w*/g) ?? []);
+  return { words: [...new Set([...names].flatMap(words))], names };
+}
+
+/**
+ * The share of a member's words found among the context's, counting no name that is the member itself
+ * (its own use nearby is what `near` says).
+ */
+function contextLikeness(mine: string[], name: string, ctx: { words: string[]; names: Set<string> }): number {
+  const x = mine.filter((w) => w.length > 2);
+  if (x.length === 0) return 0;
+  const others = ctx.names.has(name)
+    ? [...new Set([...ctx.names].filter((n) => n !== name).flatMap(words))]
+    : ctx.words;
+  return x.filter((w) => others.includes(w)).length / x.length;
+}
+
+/** The names in the strings and comments (docstrings) of `source` between `from` and `to`. */
+function docNames(source: string, code: string, from: number, to: number): Set<string> {
+  const out = new Set<string>();
+  const at = Math.max(from, to - 20_000);
+  for (const m of source.slice(at, to).matchAll(/[A-Za-z_]\w*/g))
+    if (code[at + m.index] !== source[at + m.index]) out.add(m[0]);
+  return out;
+}
+
+/**
  * Completions at `offset` of a parsed Python buffer. With `typed` (the checker's list at this point),
  * its names join the syntactic engine's and the same ranking orders both.
  */
@@ -852,15 +911,29 @@ export function pythonCompletions(
       const name = pair.slice(pair.lastIndexOf(".") + 1);
       afterAny.set(name, (afterAny.get(name) ?? 0) + n);
     }
-    const window = code.slice(Math.max(0, start - 20_000), start);
-    const lastUse =
+    const windowStart = Math.max(0, start - 20_000);
+    const window = code.slice(windowStart, start);
+    // The members used on the same receiver above the cursor, in order.
+    const onRecv =
       recv !== undefined
         ? [
             ...window.matchAll(
               new RegExp(`(?<![\\w.])${recv.replace(/\./g, "\\s*\\.\\s*")}\\s*\\.\\s*([A-Za-z_]\\w*)`, "g"),
             ),
-          ].at(-1)?.[1]
+          ]
+        : [];
+    const lastUse = onRecv.at(-1)?.[1];
+    const seq = useSequence(onRecv, windowStart, fn?.start ?? start);
+    const lastWords = lastUse !== undefined ? words(lastUse) : [];
+    const wsNext =
+      lastRecv !== undefined && lastUse !== undefined && !own
+        ? opts.memberUse?.follows(lastRecv, lastUse, opts.file)
         : undefined;
+    const ctxWords = contextWords(source, start);
+    const inDoc = fn ? docNames(source, code, fn.start, start) : new Set<string>();
+    const line = code.slice(code.lastIndexOf("\n", start - 1) + 1, start);
+    const stmt = /^\s*(?:await\s+)?[A-Za-z_][\w.]*\s*\.\s*$/.test(line);
+    const cond = /^\s*(?:if|elif|while|assert)\b|\b(?:and|or|not)\s+[A-Za-z_][\w.]*\s*\.\s*$/.test(line);
     // `self.` members the class shows above the cursor: its methods defined there, `self.x` used there.
     const cls = own ? enclosingClass(doc, offset) : undefined;
     const above = own
@@ -910,6 +983,15 @@ export function pythonCompletions(
       f.below_only = inBuffer && !inBuffer.has(name) && !above?.has(name) ? 1 : 0;
       f.last_on_receiver = name === lastUse ? 1 : 0;
       f.many = c.declared ? many : 0;
+      f.bigram = Math.log2(1 + (seq.next.get(name) ?? 0));
+      f.in_function = Math.log2(1 + (seq.inFunction.get(name) ?? 0));
+      f.like_last = lastUse !== undefined && name !== lastUse ? likeness(mine, lastWords) : 0;
+      f.named_context = contextLikeness(mine, name, ctxWords);
+      f.in_doc = inDoc.has(name) ? 1 : 0;
+      f.unused_method = c.declared && f.method && !afterAny.has(name) ? 1 : 0;
+      f.statement_method = stmt ? f.method : 0;
+      f.condition_method = cond ? f.method : 0;
+      f.workspace_bigram = Math.log2(1 + (wsNext?.get(name) ?? 0));
       const score = memberScore(f, group);
       if (memberRecorder.record) rows.push({ label: name, features: MEMBER_FEATURES.map((k) => f[k]) });
       scored.set(name, { label: name, kind: c.kind, detail: c.detail, score });

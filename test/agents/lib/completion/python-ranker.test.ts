@@ -13,6 +13,7 @@ import {
   MEMBER_FEATURES,
   memberRecorder,
   memberScore,
+  type MemberFeature,
   type MemberGroup,
   type MemberRow,
 } from "../../../../agents/lib/completion/python/member-ranker.js";
@@ -90,6 +91,107 @@ describe("the learned Python member ranking", () => {
     expect(labels).toEqual(expect.arrayContaining(["width", "height", "area", "grow", "__init__"]));
     // The dunders last.
     expect(labels.at(-1)).toMatch(/^__.*__$/);
+  });
+});
+
+describe("the Python member features read from the buffer", () => {
+  /** The features of each candidate at the end of `src`, by label. */
+  const featuresAt = async (src: string): Promise<Map<string, Record<MemberFeature, number>>> => {
+    await loadLanguage("python");
+    const rows: MemberRow[] = [];
+    memberRecorder.record = (_group, r) => rows.push(...r);
+    try {
+      pythonCompletions(readPython(src), src.length, { limit: 50 });
+    } finally {
+      memberRecorder.record = undefined;
+    }
+    return new Map(
+      rows.map((r) => {
+        const f = emptyFeatures();
+        MEMBER_FEATURES.forEach((k, i) => (f[k] = r.features[i]!));
+        return [r.label, f];
+      }),
+    );
+  };
+
+  const claims = `class Claims:
+    def __init__(self, options):
+        self.options = options
+
+    def _validate_required(self, payload):
+        pass
+
+    def _validate_iat(self, payload):
+        pass
+
+    def _validate_exp(self, payload):
+        pass
+
+    def check(self, payload):
+        """Runs _validate_required and the checks the options ask for."""
+        self.options.update(payload)
+        self.options.clear()
+        self._validate_required(payload)
+
+        if "iat" in payload:
+            self.`;
+
+  it("says which member followed the receiver's last one, and which the function used", async () => {
+    const src = `class Seq:
+    def __init__(self):
+        self.a = 1
+        self.b = 2
+        self.c = 3
+
+    def one(self):
+        self.a
+        self.b
+        self.a
+        self.c
+
+    def two(self):
+        self.c
+        self.a
+        self.`;
+    const f = await featuresAt(src);
+    // After self.a came self.b twice (__init__, one()) and self.c once; self.a is the last member used.
+    expect(f.get("b")!.bigram).toBe(Math.log2(3));
+    expect(f.get("c")!.bigram).toBe(1);
+    expect(f.get("a")!.bigram).toBe(0);
+    expect(f.get("a")!.last_on_receiver).toBe(1);
+    // two() used c and a above the cursor, not b.
+    expect(f.get("c")!.in_function).toBe(1);
+    expect(f.get("a")!.in_function).toBe(1);
+    expect(f.get("b")!.in_function).toBe(0);
+  });
+
+  it("reads the first call from the names around it: the last member, the lines above, the docstring", async () => {
+    const f = await featuresAt(claims);
+    const iat = f.get("_validate_iat")!;
+    const exp = f.get("_validate_exp")!;
+    // Named like the last member used on self (`_validate_required`): both validators alike.
+    expect(iat.like_last).toBeGreaterThan(0);
+    expect(iat.like_last).toBe(exp.like_last);
+    // The line above says "iat": only _validate_iat is named like it (and not for "validate" alone).
+    expect(iat.named_context).toBeGreaterThan(exp.named_context);
+    // The docstring names _validate_required, not _validate_iat.
+    expect(f.get("_validate_required")!.in_doc).toBe(1);
+    expect(iat.in_doc).toBe(0);
+    // Methods the buffer never calls yet are first calls; options is no method, _validate_required is used.
+    expect(iat.unused_method).toBe(1);
+    expect(f.get("options")!.unused_method).toBe(0);
+    expect(f.get("_validate_required")!.unused_method).toBe(0);
+    // The receiver starts the statement: a method is likely called there.
+    expect(iat.statement_method).toBe(1);
+    expect(f.get("options")!.statement_method).toBe(0);
+    expect(iat.condition_method).toBe(0);
+  });
+
+  it("tells a condition's receiver from a statement's", async () => {
+    const f = await featuresAt(claims.replace(/self\.$/, "if payload and self."));
+    expect(f.get("check")!.condition_method).toBe(1);
+    expect(f.get("check")!.statement_method).toBe(0);
+    expect(f.get("options")!.condition_method).toBe(0);
   });
 });
 

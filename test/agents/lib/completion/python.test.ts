@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCompleteLite } from "../../../../agents/lib/completion/handler.js";
 import { PyrightEngine, pythonInterpreter } from "../../../../agents/lib/completion/python/pyright.js";
 import { codeOnly, pythonCompletions } from "../../../../agents/lib/completion/python/syntactic.js";
-import { memberPairs, MemberUse, memberUse } from "../../../../agents/lib/completion/python/member-use.js";
+import {
+  memberPairs,
+  memberSequences,
+  MemberUse,
+  memberUse,
+} from "../../../../agents/lib/completion/python/member-use.js";
 import { completionDocument, pythonDocuments } from "../../../../agents/lib/completion/python/handler.js";
 import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
 import { AipError } from "../../../../protocol/contract/errors.js";
@@ -433,6 +438,20 @@ describe("complete-lite on Python, members of classes and modules outside the bu
     const use = await new MemberUse(() => 0).ready(root);
     expect(use.names("util").get("lerp")).toBe(4);
     expect(use.names("util", join(root, "pkg/use_a.py")).get("lerp")).toBe(2);
+    // Each of the two files uses util.lerp right after util.lerp once.
+    expect(use.follows("util", "lerp").get("lerp")).toBe(2);
+    expect(use.follows("util", "lerp", join(root, "pkg/use_a.py")).get("lerp")).toBe(1);
+    expect(use.follows("util", "clamp").size).toBe(0);
+  });
+
+  it("counts which member follows which on the same receiver name", () => {
+    const seq = memberSequences(
+      "p = Parser()\np.add('a')\np.add('b')\nq.run()\np.parse()  # p.close()\nself.a\nself.b\n",
+    );
+    expect(Object.fromEntries([...seq.follows].map(([k, n]) => [k, Object.fromEntries(n)]))).toEqual({
+      "p.add": { add: 1, parse: 1 },
+    });
+    expect(Object.fromEntries(seq.counts.get("p")!)).toEqual({ add: 2, parse: 1 });
   });
 });
 
