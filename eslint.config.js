@@ -10,7 +10,9 @@ export default tseslint.config(
     files: ["**/*.ts"],
     plugins: { layers },
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // One program from tsconfig.json for every file, built once: the project service (the editor's
+      // way, a project per opened file) does the same work here with more CPU and memory.
+      parserOptions: { project: "./tsconfig.json", tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",

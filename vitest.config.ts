@@ -1,8 +1,11 @@
 import { tmpdir } from "node:os";
 import { defineConfig } from "vitest/config";
+import { sharedWorkerFiles } from "./test/isolation.js";
 
 // .ci/run sets AIP_VITEST_JSON to collect counts for its closing "N passed, N failed" line.
 const json = process.env.AIP_VITEST_JSON;
+// Files that only compute in this process share a worker; test/isolation.ts says which and why.
+const shared = sharedWorkerFiles();
 
 export default defineConfig({
   test: {
@@ -20,9 +23,13 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/reliability/**"],
+          exclude: ["test/reliability/**", ...shared],
           sequence: { groupOrder: 0 },
         },
+      },
+      {
+        extends: true,
+        test: { name: "unit-shared", include: shared, isolate: false, sequence: { groupOrder: 0 } },
       },
       // The short reliability runs (the full ones: `npm run test:reliability`) load both cores: each
       // runs alone, after the others, so that no timing-sensitive check is measured under its load.

@@ -7,7 +7,7 @@
  * the longest first. A check's output is printed whole when it ends, so that lines of two checks never
  * interleave; the exit status is 1 when any check failed, after all of them ended.
  *
- *   node scripts/checks.mjs lint typecheck build format:check   (npm script names, longest first)
+ *   node scripts/checks.mjs lint typecheck format:check build   (npm script names, longest first)
  */
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";

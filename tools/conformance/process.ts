@@ -1,6 +1,5 @@
 /** Running an agent executable for the conformance kit: one-shot runs and socket-mode servers. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { execa } from "execa";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +32,9 @@ export async function runOnce(
   stdin: string | Buffer,
   timeoutMs = ONE_SHOT_TIMEOUT_MS,
 ): Promise<OneShotResult> {
+  // Loaded here, not at the top: the test suites import this module for serve() in every file, and most
+  // never run an agent one-shot.
+  const { execa } = await import("execa");
   const r = await execa(exe, args, {
     input: stdin,
     timeout: timeoutMs,
