@@ -91,9 +91,9 @@ export async function withEnv<T>(env: Record<string, string | undefined>, fn: ()
 
 /**
  * Serve `exe --listen` on a temp socket for the enclosing suite (started in beforeAll, stopped and
- * removed in afterAll). Read `.socket` inside tests.
+ * removed in afterAll), with `env` (see withEnv) in its environment. Read `.socket` inside tests.
  */
-export function servedAgent(exe: string): { socket: string } {
+export function servedAgent(exe: string, env: Record<string, string | undefined> = {}): { socket: string } {
   const handle = { socket: "" };
   let served: Served | undefined;
   let cleanup = (): void => undefined;
@@ -101,7 +101,7 @@ export function servedAgent(exe: string): { socket: string } {
     const t = tempDir();
     cleanup = t.cleanup;
     handle.socket = join(t.dir, "agent.sock");
-    served = await serve(exe, handle.socket);
+    served = await withEnv(env, () => serve(exe, handle.socket));
   }, START_TIMEOUT_MS + 30_000);
   afterAll(async () => {
     await served?.stop();

@@ -6,6 +6,7 @@ import { tempDir } from "../../helpers.js";
 import { DEFAULT_WARMUP_KEYSTROKES } from "../../../agents/lib/llm/config.js";
 import { COMPLETE, modelEnv } from "../lib/llm/tiny-model.js";
 import { SHAPES, broken as brokenBuffer, expectDiagnostics } from "../broken-cases.js";
+import { pythonRequest } from "./python-sample.js";
 
 type Json = Record<string, any>;
 
@@ -262,6 +263,24 @@ describe("agent-complete with the tiny FIM model (socket, real inference)", () =
   });
 
   // Last in this suite, on its server: the counters the tests above assert are read before these requests.
+  it("Python: the model's text when it passes the syntax gate, complete-lite's after 2 retries; every stage timed", async () => {
+    const { json } = await invokeHttp(ctx.sock, pythonRequest());
+    expect(json.status, JSON.stringify(json.error)).toBe("success");
+    const p = json.payload as Json;
+    for (const stage of ["accept", "slice", "prompt", "budget", "inference", "syntax"])
+      expect(json.timings_ms).toHaveProperty(stage);
+    if (p.engine === "model") {
+      expect(p.syntax_ok).toBe(true);
+      expect(p.retries).toBeGreaterThanOrEqual(0);
+      expect(p.context.tokens_by_source.symbols).toBeGreaterThan(0);
+    } else {
+      expect(p.engine).toBe("lite");
+      expect(p.engine_reason).toMatch(/syntax gate after 2 retries/);
+      expect(p.retries).toBe(2);
+      expect(p.model_attempts).toHaveLength(3);
+    }
+  }, 60_000);
+
   describe("broken buffers", () => {
     for (const shape of SHAPES) {
       it(`complete: ${shape}`, async () => {
@@ -302,7 +321,7 @@ describe("agent-complete with a model without FIM tokens", () => {
 describe("agent-complete without a model", () => {
   let ctx: Awaited<ReturnType<typeof serveComplete>>;
   beforeAll(async () => {
-    ctx = await serveComplete({ AIP_MODEL: undefined });
+    ctx = await serveComplete({ AIP_MODEL: undefined, AIP_MODEL_URL: undefined });
   }, 90_000);
   afterAll(() => ctx.cleanup());
 
@@ -327,6 +346,15 @@ describe("agent-complete without a model", () => {
     expect(json.payload).toMatchObject({ engine: "lite", model_state: "none" });
     expect((json.payload.items as Json[]).map((i) => i.label)).toContain("alpha");
   });
+
+  it("answers Python from complete-lite and says why", async () => {
+    const { json } = await invokeHttp(ctx.sock, pythonRequest());
+    expect(json.status, JSON.stringify(json.error)).toBe("success");
+    expect(json.payload).toMatchObject({ engine: "lite", model_state: expect.any(String) });
+    const p = json.payload as Json;
+    expect(p.engine_reason).toMatch(/model/);
+    expect((p.items as Json[]).map((i) => i.label)).toContain("full");
+  }, 60_000);
 
   it("a model that fails to load → degraded with the reason", async () => {
     const broken = await serveComplete({ AIP_MODEL: import.meta.filename });

@@ -7,15 +7,21 @@ import { conformanceSuite } from "../../conformance.js";
 import { ROOT, tempDir } from "../../helpers.js";
 import { FIXTURES, SUMMARIZE, cursorOf, startAgent, type RunningAgent } from "../code-helpers.js";
 
-/** Every export of a module as the TypeScript compiler sees it (values and types). */
+const MODULES = ["protocol/contract/errors.ts", "protocol/contract/schemas.ts", "protocol/util/paths.ts"];
+
+let program: ts.Program | undefined;
+/** Every export of a module as the TypeScript compiler sees it (values and types); one program for MODULES. */
 function compilerExports(file: string): string[] {
-  const program = ts.createProgram([file], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    noResolve: false,
-    skipLibCheck: true,
-  });
+  program ??= ts.createProgram(
+    MODULES.map((m) => join(ROOT, m)),
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      noResolve: false,
+      skipLibCheck: true,
+    },
+  );
   const checker = program.getTypeChecker();
   const sym = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
   return checker
@@ -35,7 +41,7 @@ describe("agent-summarize", () => {
     await agent.stop();
   });
 
-  for (const mod of ["protocol/contract/errors.ts", "protocol/contract/schemas.ts", "protocol/util/paths.ts"]) {
+  for (const mod of MODULES) {
     it(`lists exactly the exports of ${mod}`, async () => {
       const res = await agent.invoke({
         action: "summarize",
