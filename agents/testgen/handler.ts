@@ -1,7 +1,6 @@
 /** The testgen action: the function at the cursor (or named) → a formatted, parse-checked test file. */
 import { stat } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { format } from "prettier";
 import { ts as tsc } from "../lib/code/typescript.js";
 import { actionInput } from "../../protocol/contract/actions.js";
 import { AipError } from "../../protocol/contract/errors.js";
@@ -32,7 +31,7 @@ import { characterizePlan, finishStubs, type Observation } from "./characterize.
 import { effectsOf, environmentOf } from "./effects.js";
 import { callSites, inputVectors } from "./inputs.js";
 import { modelProposals } from "./model.js";
-import { checkPlan, formatTest } from "./pipeline.js";
+import { checkPlan, formatTest, prettierFormat } from "./pipeline.js";
 import { assemble, constructorArgs, planTests, thrownBy, type Framework, type TestPlan } from "./render.js";
 import { targetAtCursor, targetByName } from "./target.js";
 import { typedCall, type TypedCall, type TypedOptions } from "./typed.js";
@@ -107,8 +106,8 @@ function exportOf(
 
 /** A prettier run to load its parsers before the first request. */
 export async function warmPrettier(): Promise<void> {
-  await format("const a = 1;\n", { parser: "typescript" });
-  await format("const a = 1;\n", { parser: "babel" });
+  await prettierFormat("const a = 1;\n", { parser: "typescript" });
+  await prettierFormat("const a = 1;\n", { parser: "babel" });
 }
 
 /** The testgen handler over a parse cache (one per process). */

@@ -5,7 +5,7 @@
  * timeout and its cases are dropped. When the observation run already ran every case, its outcomes
  * stand in for the run. The counts and reasons go to the payload.
  */
-import { format } from "prettier";
+import type { Options as PrettierOptions } from "prettier";
 import { TextMemo } from "../lib/memo.js";
 import { workspaceTrust } from "../lib/sandbox/workspace-run.js";
 import { assemble, type TestCase, type TestPlan } from "./render.js";
@@ -76,8 +76,14 @@ const formatted = new TextMemo<Promise<string>>(16);
 
 export async function formatTest(text: string, ts: boolean): Promise<string> {
   return formatted.get(`${ts ? "ts" : "js"}\0${text}`, () =>
-    format(text, { parser: ts ? "typescript" : "babel", printWidth: 100 }),
+    prettierFormat(text, { parser: ts ? "typescript" : "babel", printWidth: 100 }),
   );
+}
+
+/** prettier, loaded on first use: `--manifest`, refusals and vetting runs never format. */
+export async function prettierFormat(text: string, options: PrettierOptions): Promise<string> {
+  const { format } = await import("prettier");
+  return format(text, options);
 }
 
 /** The 1-based line ranges of each case in the formatted file (from its title to the next case's). */
