@@ -112,6 +112,8 @@ async function tinypoolOf() {
 let pool = String(vitest.config.pool);
 let reuse = false;
 let onWorker = 0;
+let kept;
+let renew = () => undefined;
 const restore = [];
 if (process.env.AGENCY_WARM_POOL !== "own" && !picksOwn(userTest(vitest)) && !projects().some((p) => picksOwn(userTest(p)))) {
   const T = Number(String(vitest.version || "1").split(".")[0]) < 4 ? await tinypoolOf().catch(() => undefined) : undefined;
@@ -127,7 +129,9 @@ if (process.env.AGENCY_WARM_POOL !== "own" && !picksOwn(userTest(vitest)) && !pr
     reuse = true;
     writeFileSync(GUARD, GUARD_SOURCE);
     const recycle = T.prototype.recycleWorkers;
+    renew = () => (kept ? recycle.call(kept).then(() => (onWorker = 0)) : undefined);
     T.prototype.recycleWorkers = function (o) {
+      kept = this;
       if (!reuse) return recycle.call(this, o);
       let dirty = onWorker >= WORKER_FILES;
       try { rmSync(DIRTY); dirty = true; } catch {}
@@ -183,14 +187,21 @@ async function runFile(file, content) {
   const mod = result && result.testModules && result.testModules.find((m) => m.moduleId === file);
   const f = vitest.state.getFiles([file])[0] || (mod && mod.task);
   const tests = [];
+  let timedOut = false;
   const walk = (t) => {
     for (const c of t.tasks || []) {
       if (c.type === "suite") walk(c);
-      else tests.push({ title: c.name, status: state(c) === "pass" ? "passed" : state(c) === "fail" ? "failed" : "skipped", failureMessages: ((c.result && c.result.errors) || []).map(msg) });
+      else {
+        const errors = (c.result && c.result.errors) || [];
+        if (errors.some((e) => /timed out/i.test(String(e && e.message)))) timedOut = true;
+        tests.push({ title: c.name, status: state(c) === "pass" ? "passed" : state(c) === "fail" ? "failed" : "skipped", failureMessages: errors.map(msg) });
+      }
     }
   };
   if (!f && failure) throw failure;
   if (f) walk(f);
+  // A test that timed out may still be running in the kept thread: the next file gets a new one.
+  if (reuse && timedOut) await renew();
   return { f, tests };
 }
 for await (const line of createInterface({ input: process.stdin })) {
