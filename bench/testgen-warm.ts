@@ -10,7 +10,7 @@
  * median of each stage of the answer's timings_ms, with the load average over the run, since wall
  * time on a shared host follows its load: modes (and checkouts) are compared in one run, under the
  * same load. `answers` counts what the answers held (observed cases, value assertions, the checks).
- * Writes bench/results/<date>-testgen-warm.json.
+ * Writes bench/results/<date>-testgen-warm.json, or `--out NAME` (bench/results/NAME.json).
  */
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -25,7 +25,7 @@ import { treeCpuMs } from "../protocol/util/process-tree.js";
 import type { AipRequest } from "../protocol/contract/schemas.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "../..");
-const args = parseArgs(process.argv.slice(2), ["root", "file", "functions", "rounds", "modes"]);
+const args = parseArgs(process.argv.slice(2), ["root", "file", "functions", "rounds", "modes", "out"]);
 const root = resolve(String(args.flags.root));
 const file = String(args.flags.file);
 const functions = String(args.flags.functions).split(",");
@@ -118,7 +118,13 @@ const result = {
 };
 console.log(JSON.stringify(result, null, 2));
 writeFileSync(
-  join(ROOT, "bench/results", `${new Date().toISOString().slice(0, 10)}-testgen-warm.json`),
+  join(
+    ROOT,
+    "bench/results",
+    typeof args.flags.out === "string"
+      ? `${args.flags.out.replace(/[^\w.-]/g, "")}.json`
+      : `${new Date().toISOString().slice(0, 10)}-testgen-warm.json`,
+  ),
   `${JSON.stringify(result, null, 2)}\n`,
 );
 stopWarmRunners();

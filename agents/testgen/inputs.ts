@@ -6,7 +6,8 @@
  * (as property-based testing tools start with: empty, small, negative, fractional, mixed case), one
  * value of each kind for an `unknown` or `any` parameter (null, an object, an array, a number, …),
  * an empty and a two-element array, the neighbours of a literal default, a type parameter's constraint's
- * values, and an optional parameter given once (left to its default otherwise).
+ * values, null where the type admits it, and an optional parameter given once (left to its default
+ * otherwise).
  */
 import type * as TS from "typescript";
 import { ts } from "../lib/code/typescript.js";
@@ -88,6 +89,8 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
     return c && c !== type && !(c.flags & ts.TypeFlags.TypeParameter) ? variants(b, checker, c, hint, m) : anything(m);
   }
   if (type.isUnion()) {
+    // A type that admits null: the function tells null apart (`if (!p)`, `p ?? d`), the other branch first.
+    const none = type.types.some((t) => t.flags & ts.TypeFlags.Null) ? ["null"] : [];
     const members = type.types.filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)));
     // An enum: its members by name.
     if (members.length > 0 && members.every((m) => m.flags & ts.TypeFlags.EnumLiteral)) {
@@ -99,12 +102,12 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
         const name = b.importable(enumSym, b.valueImports);
         if (name) out.push(`${name}.${m.symbol.getName()}`);
       }
-      return out;
+      return [...none, ...out];
     }
     if (members.every((m) => m.isLiteral() || m.flags & ts.TypeFlags.BooleanLiteral))
-      return members.map((m) => b.value(m, hint)).filter((v): v is string => v !== undefined);
+      return [...none, ...members.map((m) => b.value(m, hint)).filter((v): v is string => v !== undefined)];
     // A mixed union: the code's values for its primitive members, then two of each member's own.
-    const out: string[] = [];
+    const out: string[] = [...none];
     if (members.some((x) => x.flags & ts.TypeFlags.String)) out.push(...m.strings.slice(0, 4));
     if (members.some((x) => x.flags & ts.TypeFlags.Number)) out.push(...m.numbers.slice(0, 3));
     // A built-in class the code tests with instanceof, where the union names it.

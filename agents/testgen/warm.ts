@@ -9,7 +9,10 @@
  * restarts the runner before the next file; so does a file that does not answer within its timeout
  * (the runner is killed whole), a cancelled request, a runner that went over its limits, or one that
  * ran many files. Where the runner cannot be kept (not vitest, a vitest without the Node API, not
- * trusted), the caller runs the file the cold way.
+ * trusted), the caller runs the file the cold way. Unless the workspace picked its pool, the files run
+ * in a thread, and with vitest 1-3 in one thread kept between files (see the DRIVER): the workspace's
+ * modules are evaluated afresh for each file, and a file that changed a global or process.env leaves
+ * the next file a fresh thread, so that no file's state reaches the next.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
@@ -43,15 +46,32 @@ const RECORD_FILE = "/tmp/aip-warm-record.ndjson";
  * writes the file, runs it, answers with the outcome of each test and what the recorder wrote, and
  * removes the file. Answers are the lines that start with the mark (the workspace's code may print).
  */
+const GUARD_SOURCE = `import { rmSync, writeFileSync } from "node:fs";
+const DIRTY = "/tmp/aip-warm-dirty";
+const env = JSON.stringify(process.env);
+const before = new Map(Reflect.ownKeys(globalThis).map((k) => [k, Object.getOwnPropertyDescriptor(globalThis, k)]));
+writeFileSync(DIRTY, "1");
+// Node defines some globals (AbortController, …) by a getter that a first read replaces with the value.
+const same = (a, b) => !!a && !!b && (Object.is(a.value, b.value) && a.get === b.get && a.set === b.set || (a.get !== undefined && b.get === undefined && "value" in b));
+export function __agencyGuardCheck() {
+  const now = Reflect.ownKeys(globalThis);
+  if (now.length === before.size && now.every((k) => same(before.get(k), Object.getOwnPropertyDescriptor(globalThis, k))) && JSON.stringify(process.env) === env)
+    rmSync(DIRTY, { force: true });
+}
+`;
+
 export const DRIVER = `
 import { createInterface } from "node:readline";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { pathToFileURL } from "node:url";
 const MARK = process.env.AGENCY_WARM_MARK;
+const GUARD_SOURCE = ${JSON.stringify(GUARD_SOURCE)};
 const RECORD = process.env.AGENCY_TESTGEN_RECORD;
 const say = (o) => process.stdout.write("\\n" + MARK + JSON.stringify(o) + "\\n");
 const msg = (e) => String((e && (e.stack || e.message)) || e).slice(0, 4000);
 let vitest;
+const project = () => (vitest.getRootProject ? vitest.getRootProject() : vitest.getCoreWorkspaceProject ? vitest.getCoreWorkspaceProject() : vitest.projects[0]);
 try {
   const { createVitest } = await import("vitest/node");
   // One file runs at a time: one worker, not a pool of one per core that each loads the runtime and stays idle.
@@ -62,11 +82,80 @@ try {
   say({ fatal: msg(e) });
   process.exit(1);
 }
-if (typeof vitest.runTestFiles !== "function" && typeof vitest.runTestSpecifications !== "function" && typeof vitest.runFiles !== "function") {
-  say({ fatal: "this vitest has no Node API to run a file" });
-  process.exit(1);
+// Each run of vitest 1-3 recycles its test worker and vitest 4 ends it, so a file would start a fresh
+// worker and load the test runtime again. Unless the workspace picked its pool: vitest 4 runs in a
+// thread (cheaper to start than a process); vitest 1-3 run in one thread kept between files, where
+// each file still gets the workspace's modules evaluated afresh (their transforms stay cached in the
+// server) and a file that changed a global or process.env, or did not finish, gets the next file a
+// fresh worker, as do WORKER_FILES files in a row.
+const GUARD = "/tmp/aip-warm-guard.mjs";
+const DIRTY = "/tmp/aip-warm-dirty";
+const WORKER_FILES = 50;
+const userTest = (c) => { const v = c && (c.vite || c.server); return (v && v.config && v.config.test) || {}; };
+const picksOwn = (t) => t.pool !== undefined || (t.poolMatchGlobs && t.poolMatchGlobs.length > 0) || (t.browser && t.browser.enabled);
+const projects = () => (vitest.projects && vitest.projects.length ? vitest.projects : [project()]);
+async function tinypoolOf() {
+  // vitest's own tinypool: beside it (hoisted, pnpm) or inside it.
+  let dir = process.cwd() + "/node_modules/vitest";
+  try { dir = realpathSync(dir); } catch {}
+  for (const d of [dir + "/node_modules/tinypool", dirname(dir) + "/tinypool"]) {
+    let pkg;
+    try { pkg = JSON.parse(readFileSync(d + "/package.json", "utf8")); } catch { continue; }
+    const ex = pkg.exports && pkg.exports["."];
+    const rel = typeof ex === "string" ? ex : ex ? (ex.import && (ex.import.default || ex.import)) || ex.default : pkg.module || pkg.main;
+    const m = await import(pathToFileURL(d + "/" + String(rel).replace(/^\\.\\//, "")).href);
+    const T = m.Tinypool || m.default;
+    return T && T.prototype && typeof T.prototype.recycleWorkers === "function" ? T : undefined;
+  }
+  return undefined;
 }
-const project = () => (vitest.getRootProject ? vitest.getRootProject() : vitest.getCoreWorkspaceProject ? vitest.getCoreWorkspaceProject() : vitest.projects[0]);
+let pool = String(vitest.config.pool);
+let reuse = false;
+let onWorker = 0;
+let kept;
+let renew = () => undefined;
+const restore = [];
+if (process.env.AGENCY_WARM_POOL !== "own" && !picksOwn(userTest(vitest)) && !projects().some((p) => picksOwn(userTest(p)))) {
+  const T = Number(String(vitest.version || "1").split(".")[0]) < 4 ? await tinypoolOf().catch(() => undefined) : undefined;
+  pool = "threads";
+  for (const c of new Set([vitest.config, ...projects().map((p) => p.config)])) {
+    if (!c) continue;
+    const was = { pool: c.pool, poolOptions: c.poolOptions };
+    restore.push(() => Object.assign(c, was));
+    c.pool = pool;
+    if (T) c.poolOptions = { ...c.poolOptions, threads: { ...(c.poolOptions && c.poolOptions.threads), isolate: false } };
+  }
+  if (T) {
+    reuse = true;
+    writeFileSync(GUARD, GUARD_SOURCE);
+    const recycle = T.prototype.recycleWorkers;
+    renew = () => (kept ? recycle.call(kept).then(() => (onWorker = 0)) : undefined);
+    T.prototype.recycleWorkers = function (o) {
+      kept = this;
+      if (!reuse) return recycle.call(this, o);
+      let dirty = onWorker >= WORKER_FILES;
+      try { rmSync(DIRTY); dirty = true; } catch {}
+      if (!dirty) return Promise.resolve();
+      onWorker = 0;
+      return recycle.call(this, o);
+    };
+  }
+}
+// Written first into each file in the kept worker: marks the worker dirty until the file's last
+// hook finds the globals and process.env as they were before the file's imports ran.
+function guarded(content) {
+  return 'import { __agencyGuardCheck } from "' + GUARD + '";' + content + '\\nimport { afterAll as __agencyAfterAll } from "vitest";\\n__agencyAfterAll(__agencyGuardCheck);\\n';
+}
+// The workspace's modules the kept worker may hold (vitest 2-3 keep them between files): evaluated again.
+function invalidateWorkspace() {
+  const root = process.cwd() + "/";
+  vitest.invalidates.add(GUARD);
+  for (const p of projects()) {
+    const graph = p && (p.vite || p.server) && (p.vite || p.server).moduleGraph;
+    if (!graph || !graph.idToModuleMap) continue;
+    for (const id of graph.idToModuleMap.keys()) if (id.startsWith(root) && !id.includes("/node_modules/")) vitest.invalidates.add(id.replace(/[?#].*$/, ""));
+  }
+}
 async function collects(file) {
   const p = project();
   try {
@@ -79,10 +168,42 @@ async function runOne(file) {
   if (typeof vitest.runTestFiles === "function") return vitest.runTestFiles([file]);
   const p = project();
   if (typeof vitest.runTestSpecifications === "function") return vitest.runTestSpecifications([p.createSpecification(file)]);
-  return vitest.runFiles([typeof p.createSpecification === "function" ? p.createSpecification(file) : [p, file]], false);
+  const spec = typeof p.createSpecification === "function" ? p.createSpecification(file) : typeof p.createSpec === "function" ? p.createSpec(file, pool) : [p, file];
+  return vitest.runFiles([spec], false);
 }
 const state = (t) => (t && t.result ? t.result.state : undefined);
-say({ ready: true });
+say({ ready: true, pool, reuse });
+/** One run of the file as it is written now; its results. */
+async function runFile(file, content) {
+  writeFileSync(file, reuse ? guarded(content) : content);
+  if (RECORD) writeFileSync(RECORD, "");
+  if (reuse) {
+    invalidateWorkspace();
+    onWorker++;
+  }
+  let result, failure;
+  try { result = await runOne(file); } catch (e) { failure = e; }
+  // This file's results: a run's result may list every module the runner has run.
+  const mod = result && result.testModules && result.testModules.find((m) => m.moduleId === file);
+  const f = vitest.state.getFiles([file])[0] || (mod && mod.task);
+  const tests = [];
+  let timedOut = false;
+  const walk = (t) => {
+    for (const c of t.tasks || []) {
+      if (c.type === "suite") walk(c);
+      else {
+        const errors = (c.result && c.result.errors) || [];
+        if (errors.some((e) => /timed out/i.test(String(e && e.message)))) timedOut = true;
+        tests.push({ title: c.name, status: state(c) === "pass" ? "passed" : state(c) === "fail" ? "failed" : "skipped", failureMessages: errors.map(msg) });
+      }
+    }
+  };
+  if (!f && failure) throw failure;
+  if (f) walk(f);
+  // A test that timed out may still be running in the kept thread: the next file gets a new one.
+  if (reuse && timedOut) await renew();
+  return { f, tests };
+}
 for await (const line of createInterface({ input: process.stdin })) {
   let req;
   try { req = JSON.parse(line); } catch { continue; }
@@ -90,28 +211,23 @@ for await (const line of createInterface({ input: process.stdin })) {
   try {
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, content);
-    if (RECORD) writeFileSync(RECORD, "");
     if (!(await collects(file))) {
       say({ id, collected: false });
       continue;
     }
-    let result, failure;
-    try { result = await runOne(file); } catch (e) { failure = e; }
-    // This file's results: a run's result may list every module the runner has run.
-    const mod = result && result.testModules && result.testModules.find((m) => m.moduleId === file);
-    const f = vitest.state.getFiles([file])[0] || (mod && mod.task);
-    const tests = [];
-    const walk = (t) => {
-      for (const c of t.tasks || []) {
-        if (c.type === "suite") walk(c);
-        else tests.push({ title: c.name, status: state(c) === "pass" ? "passed" : state(c) === "fail" ? "failed" : "skipped", failureMessages: ((c.result && c.result.errors) || []).map(msg) });
-      }
-    };
-    if (!f && failure) throw failure;
-    if (f) walk(f);
+    let { f, tests } = await runFile(file, content);
+    const loadError = f && tests.length === 0 && state(f) === "fail" ? ((f.result && f.result.errors) || []).map(msg).join("\\n") : "";
+    if (restore.length > 0 && /self-register|context.aware|not supported in workers|worker_threads|ERR_WORKER/i.test(loadError)) {
+      // A file that does not load in a thread (a native addon, process.chdir at import) may load in
+      // the workspace's own pool: that pool from here on, and this file once more.
+      restore.splice(0).forEach((r) => r());
+      pool = String(vitest.config.pool);
+      reuse = false;
+      ({ f, tests } = await runFile(file, content));
+    }
     let records = "";
     try { if (RECORD) records = readFileSync(RECORD, "utf8"); } catch {}
-    say({ id, collected: true, found: !!f, status: state(f) === "fail" ? "failed" : "passed", message: ((f && f.result && f.result.errors) || []).map((e) => String((e && e.message) || e).slice(0, 4000)).join("\\n"), tests, records });
+    say({ id, collected: true, found: !!f, pool, status: state(f) === "fail" ? "failed" : "passed", message: ((f && f.result && f.result.errors) || []).map((e) => String((e && e.message) || e).slice(0, 4000)).join("\\n"), tests, records });
   } catch (e) {
     say({ id, error: msg(e) });
   } finally {
@@ -252,6 +368,7 @@ async function start(root: string, fingerprint: string, writable: string[]): Pro
     AGENCY_WARM_MARK: mark,
     AGENCY_WARM_TEST_TIMEOUT: String(TEST_TIMEOUT_MS),
     AGENCY_TESTGEN_RECORD: RECORD_FILE,
+    AGENCY_WARM_POOL: process.env.AIP_TESTGEN_WARM_POOL === "own" ? "own" : "auto",
   });
   let modules: string | undefined;
   try {

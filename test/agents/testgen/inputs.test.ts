@@ -36,6 +36,17 @@ describe("inputVectors", () => {
     expect(v).toEqual([['"s"'], ['""'], ['"a"'], ['"Hello World"'], ['"foo-bar_baz"']]);
   });
 
+  it("a type that admits null is called with null, the branch a null check takes", () => {
+    const v = vectorsOf(
+      'export function size(body: string | null, unit: "b" | "kb" | null): number {\n  if (!body) return 0;\n  return unit === "kb" ? body.length / 1024 : body.length;\n}\n',
+      "size",
+      ['"body"', '"b"'],
+    );
+    expect(v).toContainEqual(["null", '"b"']);
+    expect(v).toContainEqual(['"body"', "null"]);
+    expect(v).toContainEqual(['"body"', '"kb"']);
+  });
+
   it("a literal default gives its neighbours and zero; a boolean default its opposite", () => {
     const v = vectorsOf(
       "export function pad(s: string, width = 4, left = true): string {\n  return left ? s.padStart(width) : s.padEnd(width);\n}\n",

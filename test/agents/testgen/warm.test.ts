@@ -17,11 +17,17 @@ afterAll(() => {
   temps.forEach((t) => t.cleanup());
 });
 
-function fixture(): string {
+/**
+ * Other vitest installs to run the leak check on too (vitest 1-3 keep one test thread between files,
+ * vitest 4 cannot): node_modules folders, comma-separated, each with a vitest in it.
+ */
+const otherVitests = (process.env.AIP_TEST_WARM_VITEST_MODULES ?? "").split(",").filter((d) => d !== "");
+
+function fixture(modules = join(ROOT, "node_modules")): string {
   const t = tempDir("aiptgw-");
   temps.push(t);
   cpSync(join(ROOT, "test/fixtures/code/testgen-lib"), t.dir, { recursive: true });
-  symlinkSync(join(ROOT, "node_modules"), join(t.dir, "node_modules"));
+  symlinkSync(modules, join(t.dir, "node_modules"));
   writeFileSync(
     join(t.dir, "src/shout.ts"),
     'export function shout(s: string): string { return s.toUpperCase() + "!"; }\n',
@@ -135,6 +141,47 @@ describe.skipIf(!hasBwrap)("runWarm (the workspace's vitest, kept warm in the sa
       expect(readdirSync(join(root, "src")).sort()).toEqual(["money.ts", "shout.ts"]);
     });
   }, 600_000);
+
+  it.each([join(ROOT, "node_modules"), ...otherVitests])(
+    "a file's globals, process.env and the workspace's module state do not reach the next file (%s)",
+    async (modules) => {
+      const root = fixture(modules);
+      writeFileSync(join(root, "src/counter.ts"), "let n = 0;\nexport function next(): number {\n  return ++n;\n}\n");
+      // Each file sees a fresh world, then changes it the same way.
+      const leaky = (title: string): string =>
+        'import { expect, it } from "vitest";\nimport { next } from "./counter.js";\n' +
+        "const g = globalThis as { __agencyLeak?: number };\n" +
+        "let own = 0;\n" +
+        `it("${title}", () => {\n` +
+        "  expect(g.__agencyLeak).toBeUndefined();\n" +
+        "  expect(process.env.AGENCY_LEAK).toBeUndefined();\n" +
+        "  expect(next()).toBe(1);\n" +
+        "  own++;\n" +
+        "  expect(own).toBe(1);\n" +
+        "  g.__agencyLeak = 1;\n" +
+        '  process.env.AGENCY_LEAK = "1";\n' +
+        "});\n";
+      const quiet = (title: string): string =>
+        'import { expect, it } from "vitest";\nimport { next } from "./counter.js";\n' +
+        `it("${title}", () => {\n  expect((globalThis as { __agencyLeak?: number }).__agencyLeak).toBeUndefined();\n  expect(next()).toBe(1);\n});\n`;
+      await withEnv({ AIP_TRUSTED_WORKSPACES: root }, async () => {
+        const outcomes = [];
+        for (const [i, content] of [leaky("first"), leaky("second"), quiet("third"), quiet("fourth")].entries()) {
+          const r = await runWarm(root, `src/counter.agency-leak-${i}.test.ts`, content, 120_000);
+          expect(r?.outcome).toBe("ran");
+          if (r?.outcome === "ran")
+            outcomes.push(...r.answer.tests.map((t) => [t.title, t.status, t.failureMessages[0] ?? ""]));
+        }
+        expect(outcomes).toEqual([
+          ["first", "passed", ""],
+          ["second", "passed", ""],
+          ["third", "passed", ""],
+          ["fourth", "passed", ""],
+        ]);
+      });
+    },
+    600_000,
+  );
 
   it("a file that never finishes is killed at its timeout, and the next file gets a fresh runner", async () => {
     const root = fixture();
