@@ -17,8 +17,8 @@ describe("isolationReason", () => {
   });
 
   it.each([
-    ["process.env.AIP_X = '1';", "changes the environment: process.env.AIP_X ="],
-    ["delete process.env.AIP_X;", "changes the environment: delete process.env"],
+    ["process.env.SOME_VAR = '1';", "changes the environment: process.env.SOME_VAR ="],
+    ["delete process.env.SOME_VAR;", "changes the environment: delete process.env"],
     ["await withEnv({ A: '1' }, f);", "changes the environment: withEnv("],
     ["vi.useFakeTimers();", "mocks or fakes: vi.useFakeTimers"],
     ['vi.mock("../x.js");', "mocks or fakes: vi.mock"],

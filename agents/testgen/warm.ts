@@ -18,6 +18,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { startWorkspaceProcess, workspaceTrust, type WorkspaceProcess } from "../lib/sandbox/workspace-run.js";
+import { envString } from "../../protocol/util/env.js";
 
 /** Warm runners kept at once (the least recently used is stopped). */
 export const MAX_WARM_RUNNERS = 2;
@@ -368,7 +369,7 @@ async function start(root: string, fingerprint: string, writable: string[]): Pro
     AGENCY_WARM_MARK: mark,
     AGENCY_WARM_TEST_TIMEOUT: String(TEST_TIMEOUT_MS),
     AGENCY_TESTGEN_RECORD: RECORD_FILE,
-    AGENCY_WARM_POOL: process.env.AIP_TESTGEN_WARM_POOL === "own" ? "own" : "auto",
+    AGENCY_WARM_POOL: envString("AIP_TESTGEN_WARM_POOL") === "own" ? "own" : "auto",
   });
   let modules: string | undefined;
   try {

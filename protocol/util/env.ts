@@ -207,6 +207,13 @@ export const ENV_VARS = {
     default: "1",
     doc: "0: testgen starts a fresh test runner per file instead of the trusted workspace's warm one",
   },
+  AIP_TESTGEN_WARM_POOL: {
+    kind: "enum",
+    values: ["auto", "own"],
+    scope: A,
+    default: "auto",
+    doc: "own: the warm runner keeps the workspace's vitest pool instead of one kept test thread",
+  },
   AIP_MODEL_CONNECTIONS: {
     kind: "int",
     min: 1,

@@ -21,7 +21,7 @@ afterAll(() => {
  * Other vitest installs to run the leak check on too (vitest 1-3 keep one test thread between files,
  * vitest 4 cannot): node_modules folders, comma-separated, each with a vitest in it.
  */
-const otherVitests = (process.env.AIP_TEST_WARM_VITEST_MODULES ?? "").split(",").filter((d) => d !== "");
+const otherVitests = (process.env.TEST_WARM_VITEST_MODULES ?? "").split(",").filter((d) => d !== "");
 
 function fixture(modules = join(ROOT, "node_modules")): string {
   const t = tempDir("aiptgw-");
