@@ -7,14 +7,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { agentEntry, manifestText } from "../../../../agents/lib/runtime/entry.js";
 import { bundledManifest } from "../../../../agents/lib/runtime/manifest.js";
 import { runAgent } from "../../../../agents/lib/runtime/run.js";
 import type { AgentDefinition } from "../../../../agents/lib/runtime/types.js";
-import { ROOT } from "../../../helpers.js";
+import { ROOT, tempDir } from "../../../helpers.js";
 
 const run = promisify(execFile);
+/** Logs every ES module a process loads (to $ESM_LOAD_LOG). */
+const HOOK = pathToFileURL(join(ROOT, "test/fixtures/esm-load-log.mjs")).href;
+const t = tempDir();
+afterAll(t.cleanup);
 
 /** Every bundled agent executable, as package.json installs them. */
 const BUNDLED = Object.entries(
@@ -59,6 +63,18 @@ describe("agent --manifest", () => {
     expect(stdout).toBe(manifestText(manifest));
     expect(stdout).toBe(await captured(() => runAgent({ manifest, handlers: {} }, ["--manifest"])));
     expect(stderr).toBe("");
+  });
+
+  it.each(BUNDLED)("agent-%s --manifest loads its entry alone", async (name, path) => {
+    const log = join(t.dir, `${name}.log`);
+    await run(process.execPath, ["--import", HOOK, join(ROOT, path), "--manifest"], {
+      env: { ...process.env, AIP_MODEL: "", ESM_LOAD_LOG: log },
+    });
+    const loaded = readFileSync(log, "utf8")
+      .split("\n")
+      .filter((url) => url.startsWith("file:"))
+      .map((url) => url.slice(url.lastIndexOf("/dist/") + 1));
+    expect(loaded.sort()).toEqual([path, "dist/agents/lib/runtime/entry.js"].sort());
   });
 
   it("the entry answers --manifest without loading the definition, and hands any other run to runAgent", async () => {
