@@ -65,7 +65,6 @@ async function call(
 }
 
 export const canary: Command = {
-  summary: "canary rollouts: start, status, promote, rollback",
   usage: `Usage: aip canary start AGENT --version V [--percent 5] [--admin-socket PATH]
        aip canary status [--json] [--admin-socket PATH]
        aip canary promote AGENT [--admin-socket PATH]

@@ -1,8 +1,7 @@
-/** One `aip` subcommand: its one-line summary, its help text and what it does (returns the exit status). */
+/** One `aip` subcommand: its help text and what it does (returns the exit status); scripts/aip.ts holds its summary. */
 import { parseArgs as parseNodeArgs, type ParseArgsConfig } from "node:util";
 
 export interface Command {
-  summary: string;
   usage: string;
   run(argv: string[]): Promise<number>;
 }

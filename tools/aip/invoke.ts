@@ -30,7 +30,6 @@ function int(flag: string | true | undefined, name: string, min: number): number
 }
 
 export const invoke: Command = {
-  summary: "send one request built from a file and print the answer",
   usage: `Usage: aip invoke ACTION [--file F] [--line L --column C] [--language LANG] [--workspace DIR]
                   [--query TEXT] [--constraint KEY=JSON]... [--timeout MS] [--json] [--socket PATH]
 

@@ -108,7 +108,6 @@ export function serveLsp({ connection, agency, onFolders, onFoldersChanged }: Ls
 }
 
 export const lsp: Command = {
-  summary: "a Language Server over stdio in front of the agency (completion, symbols, hover, tests)",
   usage: `Usage: aip lsp [--stdio] [--socket PATH] [--config FILE]
 
 Speaks the Language Server Protocol on stdin/stdout. Requests go to the agency on

@@ -212,7 +212,6 @@ export function createMcpServer(agency: Agency, workspace: string | undefined): 
 }
 
 export const mcp: Command = {
-  summary: "an MCP server over stdio for coding agents (summarize, search, tests, completion, diagnosis)",
   usage: `Usage: aip mcp [--workspace DIR] [--socket PATH] [--config FILE]
 
 Speaks the Model Context Protocol on stdin/stdout with 5 tools: summarize_file,

@@ -17,7 +17,6 @@ function alive(pid: number): boolean {
 }
 
 export const reload: Command = {
-  summary: "restart the orchestrator on its socket without refusing a client; agents keep running",
   usage: `Usage: aip reload [--socket PATH] [--timeout-ms N]
 
 Embedded mode: sends SIGHUP to the orchestrator serving PATH. It starts a new orchestrator

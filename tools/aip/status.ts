@@ -110,7 +110,6 @@ export function modelRows(agents: Snapshot[]): string[][] {
 }
 
 export const health: Command = {
-  summary: "table of agents from /healthz",
   usage: `Usage: aip health [--json] [--strict] [--socket PATH]
 
 Exit status 0 when every agent is healthy, 1 otherwise. A degraded agent (it serves, but
@@ -171,7 +170,6 @@ is high count as healthy, unless --strict is given.`,
 };
 
 export const agents: Command = {
-  summary: "registered agents with their capabilities and languages",
   usage: "Usage: aip agents [--json] [--socket PATH]",
   async run(argv) {
     const r = await get(argv, "GET", "/v1/agents");
@@ -201,7 +199,6 @@ export const agents: Command = {
 };
 
 export const check: Command = {
-  summary: "health-check every agent now; unresponsive agents are restarted, failed ones started again",
   usage:
     "Usage: aip check [--json] [--admin-socket PATH] [--socket PATH]\n\nSame as sending SIGUSR1 to the orchestrator (over the owner-only admin socket). An agent left failed by a crash loop is started again (action revived). Exit 1 if any agent failed the check.",
   async run(argv) {

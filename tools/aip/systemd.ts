@@ -3,7 +3,6 @@ import { missingExecutables, renderAll, writeRendered } from "../systemd/render.
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const systemd: Command = {
-  summary: "render the systemd units and per-agent drop-ins (limits from the manifests)",
   usage: `Usage: aip systemd render --out DIR [--install-dir DIR] [--node PATH] [--agents a,b] [--versioned]
                          [--model FILE.gguf] [--probe-port N] [--no-check]
 

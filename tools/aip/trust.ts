@@ -32,7 +32,6 @@ function directory(arg: string): string {
 }
 
 export const trust: Command = {
-  summary: "trust a workspace: its test runner and configs may run, sandboxed (--list: the trusted)",
   usage: `Usage: aip trust DIR [options]
        aip trust --list [options]
 
@@ -63,7 +62,6 @@ ${OPTIONS}`,
 };
 
 export const untrust: Command = {
-  summary: "stop trusting a workspace recorded by aip trust",
   usage: `Usage: aip untrust DIR [options]
 
 Removes DIR from the workspaces \`aip trust\` recorded. (Entries of the config's trusted_workspaces

@@ -6,7 +6,6 @@ import { envString } from "../../protocol/util/env.js";
 import { EXIT, UsageError, parseArgs, type Command } from "./command.js";
 
 export const up: Command = {
-  summary: "run the agency: the orchestrator and (embedded mode) its agents",
   usage: `Usage: aip up [--config FILE] [--socket PATH] [--mode embedded|systemd] [--health-port N] [--log FILE]
 
 Starts the orchestrator on its Unix socket. In embedded mode (default) it starts and

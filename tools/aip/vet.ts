@@ -6,7 +6,6 @@ import { UsageError, parseArgs, type Command } from "./command.js";
 export const VET_EXIT = { pass: 0, fail: 1, couldNotVet: 2 } as const;
 
 export const vet: Command = {
-  summary: "vet an agent executable before it may join (links, behaviour under strace, manifest)",
   usage: `Usage: aip vet PATH [--json] [--policy FILE] [--timeout-ms N]
 
 Checks an agent executable the way the orchestrator does before registering it:

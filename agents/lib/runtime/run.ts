@@ -10,6 +10,7 @@ import { AipServer } from "../../../protocol/transport/server.js";
 import { socketIsLive } from "../../../protocol/transport/socket-file.js";
 import { newTraceId } from "../../../protocol/contract/trace.js";
 import { validateRequest } from "../../../protocol/contract/validate.js";
+import { manifestText, wantsManifest } from "./entry.js";
 import { AgentInvoker } from "./invoke.js";
 import type { AgentDefinition } from "./types.js";
 
@@ -34,8 +35,8 @@ export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2
     process.stdout.write(usage(def));
     return;
   }
-  if (argv[0] === "--manifest" && argv.length === 1) {
-    process.stdout.write(JSON.stringify(def.manifest, null, 2) + "\n");
+  if (wantsManifest(argv)) {
+    process.stdout.write(manifestText(def.manifest));
     return;
   }
   try {

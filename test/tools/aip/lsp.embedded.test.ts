@@ -1,7 +1,8 @@
 /**
- * `aip lsp`'s embedded agency as an editor meets it: the editor's folders become allowed roots, a file
- * outside every allowed root still gets buffer-only symbols and hover (and the user is told once), and
- * however the editor goes away (exit, closed stdin, SIGTERM) nothing stays in the temporary directory.
+ * `aip lsp`'s embedded agency as an editor meets it: with no agency on its socket it starts one and says so
+ * on the log channel, the editor's folders become allowed roots, a file outside every allowed root still
+ * gets buffer-only symbols and hover (and the user is told once), and however the editor goes away (exit,
+ * closed stdin, SIGTERM) nothing stays in the temporary directory.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -43,18 +44,26 @@ const dirs = Object.fromEntries(
   }),
 ) as Record<"allowed" | "project" | "elsewhere" | "cache", string>;
 writeFileSync(join(dirs.project, "math.ts"), MATH_TS);
-const config = join(t.dir, "agency.json");
-writeFileSync(
-  config,
-  JSON.stringify({
-    vetting: "off",
-    limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 },
-    agents: [
-      { name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" },
-      { name: "search", command: ["dist/agents/search/main.js"], manifest: "manifests/search.json" },
-    ],
-  }),
-);
+/** An agency config of the named bundled agents; returns its path. */
+function agencyConfig(file: string, names: string[]): string {
+  const path = join(t.dir, file);
+  writeFileSync(
+    path,
+    JSON.stringify({
+      vetting: "off",
+      limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 },
+      agents: names.map((name) => ({
+        name,
+        command: [`dist/agents/${name}/main.js`],
+        manifest: `manifests/${name}.json`,
+      })),
+    }),
+  );
+  return path;
+}
+const config = agencyConfig("agency.json", ["summarize", "search"]);
+/** For the tests that read no workspace: summarize answers symbols from the buffer, and search need not start. */
+const summarizeOnly = agencyConfig("summarize.json", ["summarize"]);
 
 interface Session {
   conn: ProtocolConnection;
@@ -68,19 +77,23 @@ interface Session {
 }
 
 /** `aip lsp` with its own TMPDIR, only `allowed` as a root (defaults off), initialized with `project` as its folder. */
-async function session(): Promise<Session> {
+async function session(agencyConfigPath = config): Promise<Session> {
   const tmp = join(t.dir, `tmp-${Math.random().toString(36).slice(2)}`);
   mkdirSync(tmp);
-  const child = spawn(process.execPath, [AIP, "lsp", "--socket", join(t.dir, "nobody.sock"), "--config", config], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      TMPDIR: tmp,
-      XDG_CACHE_HOME: dirs.cache,
-      AIP_WORKSPACE_ROOTS: dirs.allowed,
-      AIP_WORKSPACE_ROOTS_DEFAULTS: "off",
+  const child = spawn(
+    process.execPath,
+    [AIP, "lsp", "--socket", join(t.dir, "nobody.sock"), "--config", agencyConfigPath],
+    {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        TMPDIR: tmp,
+        XDG_CACHE_HOME: dirs.cache,
+        AIP_WORKSPACE_ROOTS: dirs.allowed,
+        AIP_WORKSPACE_ROOTS_DEFAULTS: "off",
+      },
     },
-  });
+  );
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   const conn = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
   const messages: string[] = [];
@@ -194,12 +207,17 @@ describe("aip lsp's embedded agency", () => {
   ])(
     "stops the embedded agency and leaves nothing in TMPDIR when %s",
     async (_how, stop) => {
-      const s = await session();
+      const s = await session(summarizeOnly);
+      // No agency answers on the socket: it says so on the log channel, first, naming its socket and log.
+      expect(await s.logged(/started an embedded agency/)).toBe(s.logs[0]);
+      expect(s.logs[0]).toMatch(
+        /^aip lsp: no agency answered; started an embedded agency on \/.*\/aip\.sock \(logs: .*aip\.log\)$/,
+      );
       const uri = await open(s, join(dirs.project, "math.ts"));
       const symbols = (await s.conn.sendRequest(DocumentSymbolRequest.type, {
         textDocument: { uri },
       })) as DocumentSymbol[];
-      expect(symbols.length).toBe(3);
+      expect(symbols.map((x) => x.name)).toEqual(["add", "Counter", "total"]);
       stop(s);
       await s.exited;
       s.conn.dispose();

@@ -448,38 +448,3 @@ describe("aip lsp over stdio", () => {
     expect(failure.message).toBe(`${failure.data.type}: ${failure.data.detail}`);
   });
 });
-
-describe("aip lsp without an agency", () => {
-  it("starts an embedded agency and says so on the log channel", async () => {
-    const { dir, cleanup } = tempDir("aipl-");
-    const config = join(dir, "agency.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        vetting: "off",
-        limits: { health_interval_ms: 60_000, start_timeout_ms: 90_000 },
-        agents: [
-          { name: "summarize", command: ["dist/agents/summarize/main.js"], manifest: "manifests/summarize.json" },
-        ],
-      }),
-    );
-    const lsp = await startLsp(["--socket", join(dir, "nobody.sock"), "--config", config], null);
-    try {
-      await until(() => lsp.logs.length > 0, "log message");
-      expect(lsp.logs[0]).toMatch(
-        /^aip lsp: no agency answered; started an embedded agency on \/.*\/aip\.sock \(logs: .*aip\.log\)$/,
-      );
-      const uri = pathToFileURL(join(dir, "m.ts")).href;
-      await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
-        textDocument: { uri, languageId: "typescript", version: 1, text: MATH_TS },
-      });
-      const symbols = (await lsp.conn.sendRequest(DocumentSymbolRequest.type, {
-        textDocument: { uri },
-      })) as DocumentSymbol[];
-      expect(symbols.map((s) => s.name)).toEqual(["add", "Counter", "total"]);
-    } finally {
-      expect(await lsp.stop()).toBe(0);
-      cleanup();
-    }
-  }, 60_000);
-});
