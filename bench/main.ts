@@ -71,9 +71,10 @@ async function main(): Promise<number> {
   const t0 = performance.now();
   for (const [i, s] of chosen.entries()) {
     console.error(`bench: [${i + 1}/${chosen.length}] ${s.name}: ${s.title}`);
+    const body = await s.load();
     const started = new Date().toISOString();
     const t = performance.now();
-    const out = await s.run({ quick: opts.quick, socket: opts.socket, progress: (m) => console.error(`  ${m}`) });
+    const out = await body.run({ quick: opts.quick, socket: opts.socket, progress: (m) => console.error(`  ${m}`) });
     const seconds = Math.round((performance.now() - t) / 100) / 10;
     const file = writeScenario(opts.out, {
       scenario: s.name,

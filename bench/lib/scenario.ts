@@ -16,10 +16,16 @@ export interface ScenarioOutput {
   markdown: string;
 }
 
+/** What a scenario's module exports: its run. Its name and title are in bench/scenarios/index.ts. */
+export interface ScenarioBody {
+  run(ctx: ScenarioContext): Promise<ScenarioOutput>;
+}
+
+/** A scenario as the bench lists it: name and title known without loading its module, which `load` imports. */
 export interface Scenario {
   name: string;
   title: string;
-  run(ctx: ScenarioContext): Promise<ScenarioOutput>;
+  load(): Promise<ScenarioBody>;
 }
 
 export interface Contender {

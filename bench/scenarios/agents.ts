@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { httpKeepAlive } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { benchDir, ROOT, rssMiB, startProc, waitHealthy, AIP } from "../lib/procs.js";
-import { echoBody, table, type Scenario } from "../lib/scenario.js";
+import { echoBody, table, type ScenarioBody } from "../lib/scenario.js";
 
 /** A request that exercises each bundled agent; agents without one here stay idle during the load phase. */
 const LOAD: Record<string, () => string> = {
@@ -16,9 +16,7 @@ interface Health {
   agents: Record<string, { pid: number | null }>;
 }
 
-export const agentsRss: Scenario = {
-  name: "agents-rss",
-  title: "Agents: resident memory of the orchestrator and each agent, idle and under load",
+export const agentsRss: ScenarioBody = {
   async run(ctx) {
     const durationMs = ctx.quick ? 1500 : 6000;
     const dir = benchDir();

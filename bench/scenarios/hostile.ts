@@ -17,7 +17,7 @@ import { httpKeepAlive } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { DIST, ROOT, benchDir, rssMiB, startProc, waitHealthy } from "../lib/procs.js";
 import { ABUSES, CONTROLS, type Abuse } from "../lib/neighbour.js";
-import { echoBody, interleave, ratio, table, type Scenario } from "../lib/scenario.js";
+import { echoBody, interleave, ratio, table, type ScenarioBody } from "../lib/scenario.js";
 import { envFlag, envList, envString } from "../../protocol/util/env.js";
 
 const WELL_BEHAVED = 4;
@@ -84,9 +84,7 @@ async function startNeighbour(
   };
 }
 
-export const hostile: Scenario = {
-  name: "hostile",
-  title: "Hostile neighbour: 4 well-behaved echo clients, alone and beside a client abusing every limit",
+export const hostile: ScenarioBody = {
   async run(ctx) {
     const rounds = ctx.quick ? 1 : 3;
     const durationMs = ctx.quick ? 3000 : 8000;

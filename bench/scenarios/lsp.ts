@@ -16,7 +16,7 @@ import {
 } from "vscode-languageserver-protocol/node";
 import { AipCaller } from "../../tools/aip/agency.js";
 import { AIP, ROOT, benchDir, startProc, waitHealthy } from "../lib/procs.js";
-import { interleave, table, type Scenario } from "../lib/scenario.js";
+import { interleave, table, type ScenarioBody } from "../lib/scenario.js";
 import { round, summarize, type LatencySummary } from "../lib/stats.js";
 
 /** Closed loop: `n` calls one after another, each timed. */
@@ -40,9 +40,7 @@ async function timed(n: number, call: () => Promise<unknown>): Promise<LatencySu
   return summarize(latencies, errors, (performance.now() - started) / 1000);
 }
 
-export const lsp: Scenario = {
-  name: "lsp",
-  title: "aip lsp: what the LSP layer adds to the AIP call (completion)",
+export const lsp: ScenarioBody = {
   async run(ctx) {
     const rounds = ctx.quick ? 2 : 5;
     const perRound = ctx.quick ? 50 : 200;

@@ -3,7 +3,15 @@ import { join } from "node:path";
 import { httpKeepAlive, ndjsonConnections, type Client } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { benchDir, startAipUp } from "../lib/procs.js";
-import { echoBody, interleave, ratio, table, type Compared, type Contender, type Scenario } from "../lib/scenario.js";
+import {
+  echoBody,
+  interleave,
+  ratio,
+  table,
+  type Compared,
+  type Contender,
+  type ScenarioBody,
+} from "../lib/scenario.js";
 
 const CONCURRENCY = [1, 12, 100, 200];
 const FRAMINGS = ["http", "ndjson"] as const;
@@ -21,9 +29,7 @@ function measureWith(make: () => Client, concurrency: number, durationMs: number
   };
 }
 
-export const overhead: Scenario = {
-  name: "overhead",
-  title: "Orchestrator overhead: agent-dummy direct vs through the orchestrator",
+export const overhead: ScenarioBody = {
   async run(ctx) {
     const rounds = ctx.quick ? 2 : 3;
     const durationMs = ctx.quick ? 800 : 2500;

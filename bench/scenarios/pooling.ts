@@ -6,7 +6,7 @@
 import { httpKeepAlive } from "../lib/clients.js";
 import { bursts, closedLoop } from "../lib/loadgen.js";
 import { benchDir, startDummy, startPoolOrchestrator, type Proc } from "../lib/procs.js";
-import { echoBody, interleave, ratio, table, type Compared, type Scenario } from "../lib/scenario.js";
+import { echoBody, interleave, ratio, table, type Compared, type ScenarioBody } from "../lib/scenario.js";
 import { envString } from "../../protocol/util/env.js";
 
 const CONCURRENCY = [100, 200];
@@ -23,9 +23,7 @@ const STEADY_ROUND_MS = 2000;
 /** agent-dummy waits `delay_ms`: uniform 5-60 ms per request. */
 const variedBody = (): string => echoBody(5 + Math.floor(Math.random() * 56));
 
-export const pooling: Scenario = {
-  name: "pooling",
-  title: "Pooling: adaptive vs fixed pool of 10 vs a new connection per request",
+export const pooling: ScenarioBody = {
   async run(ctx) {
     const rounds = ctx.quick ? 2 : 3;
     const durationMs = ctx.quick ? 1000 : 4000;

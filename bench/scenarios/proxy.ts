@@ -12,7 +12,7 @@ import { processStats } from "../../orchestrator/core/procstat.js";
 import { httpKeepAlive, ndjsonConnections, type Client } from "../lib/clients.js";
 import { closedLoop } from "../lib/loadgen.js";
 import { AIP, DUMMY, ROOT, benchDir, startDummy, startProc, waitHealthy, type Proc } from "../lib/procs.js";
-import { echoBody, ratio, table, type Scenario } from "../lib/scenario.js";
+import { echoBody, ratio, table, type ScenarioBody } from "../lib/scenario.js";
 import { median, round, type LatencySummary } from "../lib/stats.js";
 import { envString } from "../../protocol/util/env.js";
 
@@ -94,9 +94,7 @@ backend be
   return startProc(bin, ["-db", "-f", conf], socket, {}, true);
 }
 
-export const proxy: Scenario = {
-  name: "proxy",
-  title: "The orchestrator hop at proxy cost: a trivial agent direct, through the agency, nginx and HAProxy",
+export const proxy: ScenarioBody = {
   async run(ctx) {
     const rounds = ctx.quick ? 1 : 3;
     const durationMs = ctx.quick ? 1000 : 2500;

@@ -17,7 +17,7 @@ import { remoteConfig } from "../../agents/lib/llm/remote/config.js";
 import { RemoteHost } from "../../agents/lib/llm/remote/host.js";
 import { FakeEngine } from "../../tools/conformance/fake-engine.js";
 import { percentileOf } from "../../protocol/util/percentile.js";
-import { table, type Scenario } from "../lib/scenario.js";
+import { table, type ScenarioBody } from "../lib/scenario.js";
 
 const MODEL = "bench-model";
 /** A prompt the size of a completion's (~6 KB before the cursor, ~2 KB after). */
@@ -61,9 +61,7 @@ async function direct(pool: Pool, stream: boolean): Promise<string> {
   return out;
 }
 
-export const remoteEngine: Scenario = {
-  name: "remote-engine",
-  title: "Inference-server client overhead vs a direct call to the same local server",
+export const remoteEngine: ScenarioBody = {
   async run(ctx) {
     const perBlock = ctx.quick ? 100 : 300;
     const blocks = ctx.quick ? 4 : 10;

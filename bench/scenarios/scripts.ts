@@ -5,16 +5,14 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Scenario } from "../lib/scenario.js";
+import type { ScenarioBody } from "../lib/scenario.js";
 
 const DIST_BENCH = join(import.meta.dirname, "..");
 const RESULTS = join(import.meta.dirname, "../../../bench/results");
 
 /** `name` is the scenario's; `resultName` the script's own results file (`<date>-<resultName>.json`). */
-function scriptScenario(name: string, resultName: string, title: string, script: string, keys: string[]): Scenario {
+function scriptScenario(name: string, resultName: string, script: string, keys: string[]): ScenarioBody {
   return {
-    name,
-    title,
     async run(ctx) {
       ctx.progress(`${name}: running ${script}`);
       const started = new Date();
@@ -36,18 +34,15 @@ function scriptScenario(name: string, resultName: string, title: string, script:
   };
 }
 
-export const codeAgents = scriptScenario(
-  "agents-code",
-  "code-agents",
-  "Code agents: slicing, complete-lite, search, summarize and testgen latency",
-  "code-agents.js",
-  ["slice", "complete_lite_2000_lines", "search_5000_files", "agents_on_this_repo"],
-);
+export const codeAgents = scriptScenario("agents-code", "code-agents", "code-agents.js", [
+  "slice",
+  "complete_lite_2000_lines",
+  "search_5000_files",
+  "agents_on_this_repo",
+]);
 
-export const completion = scriptScenario(
-  "agents-complete",
-  "complete",
-  "Model-backed completion: stage timings, tokens/s, KV reuse",
-  "complete.js",
-  ["stages_ms", "tokens_per_s", "kv_reuse"],
-);
+export const completion = scriptScenario("agents-complete", "complete", "complete.js", [
+  "stages_ms",
+  "tokens_per_s",
+  "kv_reuse",
+]);

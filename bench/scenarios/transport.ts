@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { freshConnection, type FreshTarget } from "../lib/clients.js";
 import { openLoop } from "../lib/loadgen.js";
 import { benchDir, startProc } from "../lib/procs.js";
-import { echoBody, interleave, ratio, table, type Scenario } from "../lib/scenario.js";
+import { echoBody, interleave, ratio, table, type ScenarioBody } from "../lib/scenario.js";
 
 const RATE = 12;
 
@@ -41,9 +41,7 @@ function selfSigned(dir: string): { cert: string; key: string } | undefined {
   }
 }
 
-export const transport: Scenario = {
-  name: "transport",
-  title: "Transport: Unix socket vs TCP vs TCP+TLS, new connection per request",
+export const transport: ScenarioBody = {
   async run(ctx) {
     const rounds = ctx.quick ? 2 : 3;
     const durationMs = ctx.quick ? 2000 : 8000;

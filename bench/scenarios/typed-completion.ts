@@ -9,7 +9,7 @@ import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { httpRequest, invokeHttp } from "../../protocol/transport/client.js";
 import { benchDir, DIST, rssMiB, startProc } from "../lib/procs.js";
-import { table, type Scenario } from "../lib/scenario.js";
+import { table, type ScenarioBody } from "../lib/scenario.js";
 import { percentile } from "../../protocol/util/percentile.js";
 
 export const FILES = 200;
@@ -163,9 +163,7 @@ export function* keystrokes(
     }
 }
 
-export const typedCompletion: Scenario = {
-  name: "typed-completion",
-  title: "complete-lite typed engine: first request on a 200-file workspace, keystrokes on a 2,000-line file, RSS",
+export const typedCompletion: ScenarioBody = {
   async run(ctx) {
     const dir = benchDir();
     const root = join(dir, "ws");
