@@ -34,7 +34,8 @@ describe("vetting an agent whose model is on an inference server", () => {
     if (typeof sandbox === "string") return expect.fail(`no sandbox here: ${sandbox}`);
     const run = await traceRun(
       COMPLETE,
-      { name: "manifest", args: ["--manifest"], stdin: "" },
+      // The empty-input run loads the agent (the manifest run answers before it does), so it reads the key.
+      { name: "empty-input", args: [], stdin: "" },
       {
         strace: "strace",
         timeoutMs: 20_000,
