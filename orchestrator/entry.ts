@@ -153,6 +153,8 @@ export async function startAgency(config: AgencyConfig, options: AgencyOptions =
       );
   };
   let reloading = false;
+  let started = false;
+  let reloadAsked = false;
 
   if (own) {
     // `on`, not `once`: execa's exit hook re-raises a signal that has no other listener left.
@@ -160,7 +162,9 @@ export async function startAgency(config: AgencyConfig, options: AgencyOptions =
       ["SIGTERM", () => void stop("SIGTERM")],
       ["SIGINT", () => void stop("SIGINT")],
       // SIGHUP (`aip reload`), embedded mode: a successor takes the socket and the agents, then this one stops.
-      ["SIGHUP", () => reloading || reload()],
+      // A SIGHUP during the start waits for it: until the admin socket is up, a successor would find it
+      // taken and fail.
+      ["SIGHUP", () => (started ? reloading || reload() : (reloadAsked = true))],
       [
         "SIGUSR1",
         () => {
@@ -189,6 +193,11 @@ export async function startAgency(config: AgencyConfig, options: AgencyOptions =
     await orchestrator.stop();
     await notifier?.close();
     throw err;
+  }
+  started = true;
+  if (reloadAsked) {
+    log.info({ event: "reload_deferred" }, "reload: asked for during the start, starting it now");
+    reload();
   }
 
   const { statusWord } = await import("./request/status.js");
