@@ -4,11 +4,11 @@
  * door and the admin socket started a successor that found the admin socket taken and failed.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { httpRequest } from "../../../protocol/transport/client.js";
-import { DIST, jsonLines, pidAlive, tempDir } from "../../helpers.js";
+import { DIST, jsonLines, pidAlive, processesMentioning, tempDir } from "../../helpers.js";
 import { FIXTURE_AGENT, manifestFor, until } from "../harness.js";
 
 const AIP = join(DIST, "scripts/aip.js");
@@ -26,16 +26,7 @@ describe("aip reload during the start", () => {
   afterAll(async () => {
     for (const pid of pids) if (pidAlive(pid)) process.kill(pid, "SIGTERM");
     await until(() => [...pids].every((pid) => !pidAlive(pid)), 20_000, "orchestrators gone").catch(() => undefined);
-    const stray = readdirSync("/proc")
-      .filter((e) => /^\d+$/.test(e))
-      .filter((e) => {
-        try {
-          return readFileSync(`/proc/${e}/cmdline`, "utf8").includes(t.dir);
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
+    const stray = processesMentioning(t.dir);
     for (const pid of [...pids, ...stray]) if (pidAlive(pid)) process.kill(pid, "SIGKILL");
     t.cleanup();
   }, 30_000);

@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpRequest, waitForSocket } from "../../../protocol/transport/client.js";
-import { DIST, jsonLines, pidAlive, tempDir, writeDummyConfig } from "../../helpers.js";
+import { DIST, jsonLines, pidAlive, processesMentioning, tempDir, writeDummyConfig } from "../../helpers.js";
 import { until } from "../harness.js";
 
 const run = promisify(execFile);
@@ -182,16 +182,7 @@ if (process.env.AIP_LISTEN_FD !== undefined && process.env.AIP_TEST_SUCCESSOR_PI
     await until(() => [...pids].every((pid) => !pidAlive(pid)), 20_000, "orchestrators and agents gone").catch(
       () => undefined,
     );
-    const stray = readdirSync("/proc")
-      .filter((e) => /^\d+$/.test(e))
-      .filter((e) => {
-        try {
-          return readFileSync(`/proc/${e}/cmdline`, "utf8").includes(t.dir);
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
+    const stray = processesMentioning(t.dir);
     for (const pid of [...pids, ...stray]) if (pidAlive(pid)) process.kill(pid, "SIGKILL");
     t.cleanup();
   }, 30_000);
