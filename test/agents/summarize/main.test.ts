@@ -10,7 +10,11 @@ import { FIXTURES, SUMMARIZE, cursorOf, startAgent, type RunningAgent } from "..
 const MODULES = ["protocol/contract/errors.ts", "protocol/contract/schemas.ts", "protocol/util/paths.ts"];
 
 let program: ts.Program | undefined;
-/** Every export of a module as the TypeScript compiler sees it (values and types); one program for MODULES. */
+/**
+ * Every export of a module as the TypeScript compiler sees it (values and types); one program for MODULES.
+ * Which names a module exports does not depend on the global declarations: the program loads no default
+ * library and no @types package, only the modules and what they import.
+ */
 function compilerExports(file: string): string[] {
   program ??= ts.createProgram(
     MODULES.map((m) => join(ROOT, m)),
@@ -19,6 +23,8 @@ function compilerExports(file: string): string[] {
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
       target: ts.ScriptTarget.ES2022,
       noResolve: false,
+      noLib: true,
+      types: [],
       skipLibCheck: true,
     },
   );

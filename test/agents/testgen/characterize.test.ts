@@ -3,7 +3,7 @@
  * run in the real sandbox (bubblewrap, the workspace's own vitest) on a trusted copy of the fixture, the
  * marked stub where the workspace is untrusted, and the mutants the evaluation runs the tests against.
  */
-import { cpSync, mkdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { characterizePlan, observe, stubOf } from "../../../agents/testgen/characterize.js";
@@ -150,12 +150,23 @@ export function unit(u: string) { return (n: number) => n + u; }
     });
   }
 
+  let observed: string | undefined;
+  /**
+   * The copy with src/obs.ts that the sandboxed tests run, made once: its warm runner starts once for all
+   * of them, and evaluates the workspace's modules afresh for each generated file.
+   */
+  function observedFixture(): string {
+    if (observed === undefined) {
+      observed = fixture();
+      writeFileSync(join(observed, "src/obs.ts"), source);
+    }
+    return observed;
+  }
+
   it.skipIf(!hasBwrap)(
     "values, throws, Dates pinned; a random result and a call that never settles are not asserted, and said so",
     async () => {
-      const root = fixture();
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(join(root, "src/obs.ts"), source);
+      const root = observedFixture();
       await withEnv({ AIP_TRUSTED_WORKSPACES: root }, async () => {
         const a = await observe({
           root,
@@ -228,9 +239,7 @@ export function unit(u: string) { return (n: number) => n + u; }
   it.skipIf(!hasBwrap)(
     "data with functions inside is pinned with any function, symbol keys by toMatchObject; a returned function is called",
     async () => {
-      const root = fixture();
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(join(root, "src/obs.ts"), source);
+      const root = observedFixture();
       await withEnv({ AIP_TRUSTED_WORKSPACES: root }, async () => {
         const run = (name: string, vectors: string[][], resultArgs?: string[][]) =>
           observe({
@@ -265,9 +274,7 @@ export function unit(u: string) { return (n: number) => n + u; }
   it.skipIf(!hasBwrap)(
     "one runner start: the plan's other cases run beside the observed calls, and the check run is not started again",
     async () => {
-      const root = fixture();
-      const { writeFileSync } = await import("node:fs");
-      writeFileSync(join(root, "src/obs.ts"), source);
+      const root = observedFixture();
       const p = plan("shout");
       const right = { title: 'example: shout("a") → "A!"', body: 'expect(shout("a")).toBe("A!");', async: false };
       const wrong = { title: 'example: shout("b") → "b"', body: 'expect(shout("b")).toBe("b");', async: false };

@@ -196,6 +196,32 @@ async function genAt(root: string, file: string, fn: string): Promise<Payload> {
 }
 
 describe("imports as the workspace resolves them", () => {
+  let bundler: string | undefined;
+  /**
+   * One workspace, made once, for two tests that run what they generate: bundler resolution, the ES2022
+   * lib without the DOM's, @types/node. Its warm runner starts once for both.
+   */
+  function bundlerWorkspace(): string {
+    bundler ??= files(
+      {
+        "tsconfig.json": JSON.stringify({
+          compilerOptions: {
+            module: "ESNext",
+            moduleResolution: "Bundler",
+            lib: ["ES2022"],
+            types: ["node"],
+            strict: true,
+          },
+        }),
+        "src/find.ts":
+          'export function find(xs: number[], n: number): number | undefined {\n  return xs.find((x) => x === n + 100);\n}\n\nexport function tag(v: string): { value: string } {\n  return { [Symbol.for("tag")]: true, value: v };\n}\n',
+        "src/http.ts": "export function code(res: Response): number {\n  return res.status;\n}\n",
+      },
+      true,
+    );
+    return bundler;
+  }
+
   it("nodenext with allowImportingTsExtensions: the file's own .ts style, for the code and its types", async () => {
     const root = files({
       "package.json": '{ "type": "module" }',
@@ -279,16 +305,7 @@ describe("imports as the workspace resolves them", () => {
   }, 120_000);
 
   it("recording: undefined for typical input is asserted toBeUndefined; an object with symbol keys by toMatchObject", async () => {
-    const root = files(
-      {
-        "tsconfig.json": JSON.stringify({
-          compilerOptions: { module: "ESNext", moduleResolution: "Bundler", strict: true },
-        }),
-        "src/find.ts":
-          'export function find(xs: number[], n: number): number | undefined {\n  return xs.find((x) => x === n + 100);\n}\n\nexport function tag(v: string): { value: string } {\n  return { [Symbol.for("tag")]: true, value: v };\n}\n',
-      },
-      true,
-    );
+    const root = bundlerWorkspace();
     const p = await genAt(root, "src/find.ts", "find");
     expect(p.content).toContain("expect(find([1], 1)).toBeUndefined();");
     expect(p.tests).toMatchObject({ kept: 7, todo: 0, dropped: 0, value_assertions: 7 });
@@ -314,16 +331,7 @@ describe("imports as the workspace resolves them", () => {
     );
     expect(p.checks.typecheck).toBe("passed");
     // Without the DOM lib, @types/node (undici-types) declares them: the same instances.
-    const node = files(
-      {
-        "tsconfig.json": JSON.stringify({
-          compilerOptions: { module: "ESNext", moduleResolution: "Bundler", lib: ["ES2022"], types: ["node"] },
-        }),
-        "src/http.ts": "export function code(res: Response): number {\n  return res.status;\n}\n",
-      },
-      true,
-    );
-    const q = await genAt(node, "src/http.ts", "code");
+    const q = await genAt(bundlerWorkspace(), "src/http.ts", "code");
     expect(q.content).toContain('expect(code(new Response("x"))).toBe(200);');
   }, 60_000);
 
