@@ -49,9 +49,10 @@ type Env = Readonly<Record<string, string | undefined>>;
  * What happened to one package's cache in this process: `off` (disabled), `hit` (V8 took the cache),
  * `miss` (no cache yet), `rejected` (V8 refused it), `corrupt` (its checksum or header failed),
  * `unavailable` (no safe directory or another error: plain compile), `loaded` (the file was already
- * compiled in this process before it was registered, so nothing was done).
+ * compiled in this process before it was registered, so nothing was done), `pending` (registered, not
+ * compiled yet).
  */
-export type CodeCacheTaken = "off" | "hit" | "miss" | "rejected" | "corrupt" | "unavailable" | "loaded";
+export type CodeCacheTaken = "off" | "pending" | "hit" | "miss" | "rejected" | "corrupt" | "unavailable" | "loaded";
 
 export interface CodeCacheOutcome {
   /** The package name given to `useCodeCache`. */
@@ -137,9 +138,7 @@ function packageVersion(file: string): string {
 }
 
 interface Target {
-  outcome: CodeCacheOutcome;
-  /** The cached data to give V8; undefined on a miss. */
-  data?: Buffer;
+  outcome: CodeCacheOutcome & { cache: string };
 }
 
 /** Files registered and not yet compiled, by filename. */
@@ -169,24 +168,30 @@ function compileCached(
   target: Target,
   plain: () => unknown,
 ): unknown {
+  const { outcome } = target;
   let fn: (...args: unknown[]) => unknown;
   let script: Script;
   try {
+    // Read when the file is compiled, not when it is registered: a process may register it and never load it.
+    const read = readCache(outcome.cache);
+    if (read.corrupt !== undefined) {
+      outcome.taken = "corrupt";
+      outcome.reason = read.corrupt;
+    } else outcome.taken = read.data !== undefined ? "hit" : "miss";
     script = new Script(Module.wrap(content), {
       filename,
-      ...(target.data !== undefined ? { cachedData: target.data } : {}),
+      ...(read.data !== undefined ? { cachedData: read.data } : {}),
     });
     fn = script.runInThisContext() as (...args: unknown[]) => unknown;
   } catch (err) {
-    target.outcome.taken = "unavailable";
-    target.outcome.reason = String(err);
+    outcome.taken = "unavailable";
+    outcome.reason = String(err);
     return plain();
   }
-  const { outcome } = target;
-  if (target.data !== undefined) outcome.taken = script.cachedDataRejected === true ? "rejected" : "hit";
+  if (outcome.taken === "hit" && script.cachedDataRejected === true) outcome.taken = "rejected";
   // The function runs outside the try: an error thrown by the module's own code is the module's, as
   // with a plain require, and must not run it a second time.
-  if (outcome.taken !== "hit" && outcome.cache !== undefined) {
+  if (outcome.taken !== "hit") {
     const cache = outcome.cache;
     if (pending.length === 0) process.once("exit", writeCodeCaches);
     pending.push(() => writeCache(cache, script, outcome.name));
@@ -293,14 +298,9 @@ function register(require: NodeJS.Require, name: string, env: Env): void {
   }
   try {
     const cache = join(safeCacheDir(env), codeCacheFileName(name, codeCacheKey(file)));
-    const read = readCache(cache);
-    outcome.cache = cache;
-    if (read.corrupt !== undefined) {
-      outcome.taken = "corrupt";
-      outcome.reason = read.corrupt;
-    } else outcome.taken = read.data !== undefined ? "hit" : "miss";
+    outcome.taken = "pending";
     install();
-    targets.set(file, { outcome, ...(read.data !== undefined ? { data: read.data } : {}) });
+    targets.set(file, { outcome: Object.assign(outcome, { cache }) });
   } catch (err) {
     outcome.taken = "unavailable";
     outcome.reason = err instanceof Error ? err.message : String(err);
