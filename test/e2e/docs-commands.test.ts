@@ -7,11 +7,14 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "../helpers.js";
+import { ROOT, tempDir } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
-import { allOf, asRoot, block, commands, sh, shOnce } from "./lib/docs-examples.js";
+import { allOf, asRoot, block, commands, inTurns, sh, shOnce } from "./lib/docs-examples.js";
 
 describe("the commands in docs/aip-1.md, docs/agents.md and docs/operations.md", () => {
+  /** Two lines, of one example or of two, that become the same command here run it once. */
+  const run = shOnce();
+
   it("docs/aip-1.md and docs/agents.md: the conformance commands pass", async () => {
     const own = block("docs/aip-1.md", "npm run conformance -- path/to/your-agent").replace(
       "path/to/your-agent",
@@ -35,7 +38,7 @@ describe("the commands in docs/aip-1.md, docs/agents.md and docs/operations.md",
   it("docs/operations.md: aip vet, as a table and as JSON", async () => {
     const [table, json] = commands(block("docs/operations.md", "node dist/scripts/aip.js vet"));
     const [shown, reasons] = await allOf([
-      sh(table!.replace(/\s+#.*$/, ""), {}, 120_000),
+      run(table!.replace(/\s+#.*$/, ""), 120_000),
       sh(json!.replace("./my-agent", "dist/agents/dummy/main.js").replace(/\s+#.*$/, ""), {}, 120_000),
     ]);
     expect(shown).toMatch(/pass/i);
@@ -49,8 +52,6 @@ describe("the commands in docs/aip-1.md, docs/agents.md and docs/operations.md",
         l.replace(/\s+#.*$/, ""),
       );
       const stage = join(t.dir, "stage");
-      /** Two lines that become the same command here run it once. */
-      const run = shOnce();
       /** One install line as this machine runs it: none changes the host, each stages in its own directory. */
       const install = async (line: string): Promise<void> => {
         if (line.includes("usermod")) return; // needs the aip-users group the real install creates
@@ -74,8 +75,17 @@ describe("the commands in docs/aip-1.md, docs/agents.md and docs/operations.md",
         const out = await run(cmd, 120_000);
         if (cmd.includes("--dry-run")) expect(out, cmd).toContain("aip-orchestrator");
       };
-      // The vet loop (one agent after another, as written) beside the install lines, which stage or print only.
-      await allOf([run(lines[0]!, 300_000), ...lines.slice(1).map(install)]);
+      // The vet loop, one command per agent (its `|| exit 1` is the rejection of that command): the dummy's
+      // is the vet example's own line, which ran above. A few at a time, beside the install lines, which
+      // stage or print only.
+      const loop = /^for a in (\S+); do (.+) \|\| exit 1; done$/.exec(lines[0]!);
+      expect(loop, lines[0]).not.toBeNull();
+      const agents = readdirSync(join(ROOT, "dist/agents"))
+        .map((a) => loop![1]!.replace("*", a))
+        .filter((a) => existsSync(join(ROOT, a)));
+      expect(agents).toContain("dist/agents/dummy/main.js");
+      const vets = agents.map((a) => () => run(loop![2]!.replace('"$a"', a), 120_000));
+      await allOf([inTurns(vets, 2), ...lines.slice(1).map(install)]);
       const removed = commands(block("docs/operations.md", "sudo systemctl disable"))
         .join(" ")
         .split(/\s+/)

@@ -5,14 +5,16 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from "vitest";
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from "vitest";
 import { httpRequest, invokeHttp, waitForSocket } from "../../protocol/transport/client.js";
 import { ROOT, suiteManifest, tempDir } from "../helpers.js";
 import { tinyModel } from "../agents/lib/llm/tiny-model.js";
 import { startRealAgency, type RealAgency } from "../reliability/lib/agency.js";
 import { block, commands, sh } from "./lib/docs-examples.js";
 
-describe("the examples that start an agency", () => {
+// Three agencies of their own (sockets, agent sockets and state each in a temp dir), side by side: each
+// start mostly waits on its agents' loads, and one after another they made the longest of the docs suites.
+describe.concurrent("the examples that start an agency", () => {
   describe("the code agents behind `aip up`", () => {
     let agency: RealAgency;
     beforeAll(async () => {
@@ -34,13 +36,13 @@ describe("the examples that start an agency", () => {
         await sh(block("docs/agents.md", start).replaceAll("./run/aip.sock", agency.socket), {}, 120_000),
       ) as Record<string, any>;
 
-    it("summarize protocol/util/paths.ts names its exports", async () => {
+    it("summarize protocol/util/paths.ts names its exports", async ({ expect }) => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"summarize"`);
       expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success", agent: "summarize" });
       expect(JSON.stringify(a.payload)).toContain("isInside");
     });
 
-    it("testgen isInside writes a test importing it, with the payload keys the docs show", async () => {
+    it("testgen isInside writes a test importing it, with the payload keys the docs show", async ({ expect }) => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"testgen"`);
       expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success", agent: "testgen" });
       expect(JSON.stringify(a.payload)).toMatch(/import \{[^}]*isInside/);
@@ -57,7 +59,7 @@ describe("the examples that start an agency", () => {
         expect(Object.keys(a.payload[part]).sort(), part).toEqual(expect.arrayContaining(Object.keys(shown[part])));
     }, 150_000);
 
-    it("complete after `this.` offers the class's members", async () => {
+    it("complete after `this.` offers the class's members", async ({ expect }) => {
       const a = await curl(`curl --unix-socket ./run/aip.sock http://aip/v1/invoke -d '{"action":"complete"`);
       expect(a, JSON.stringify(a.error)).toMatchObject({ status: "success" });
       const labels = (a.payload.items as { label: string }[]).map((i) => i.label);
@@ -65,8 +67,7 @@ describe("the examples that start an agency", () => {
     });
   });
 
-  // Two agencies of their own (sockets, agent sockets and state each in a temp dir): side by side.
-  describe.concurrent("npm start (README), and with a model (docs/agents.md)", () => {
+  describe("npm start (README), and with a model (docs/agents.md)", () => {
     /**
      * Run `line` (an `npm start`) on a temp socket until it logs `agency ready`, check its echo and the
      * banner's example, and return /healthz once `settled` holds.
@@ -145,7 +146,10 @@ describe("the examples that start an agency", () => {
         .replace(/^npm ci && /, "")
         .replace(/\s+#.*$/, "");
       expect(line).toBe("npm start");
-      const h = await startAndProbe(expect, line, {}, (x) => x.agents?.complete?.degraded === true);
+      // Not vetted here: the same executables under the same policy pass the vet loop and `aip vet` of
+      // docs-commands.test.ts and the bundled agents' vetting test, and a start's vetting has suites of its
+      // own (test/orchestrator/lifecycle/vetting.test.ts); this example is the start itself.
+      const h = await startAndProbe(expect, line, { AIP_VETTING: "off" }, (x) => x.agents?.complete?.degraded === true);
       expect(Object.keys(h.agents).sort()).toEqual([
         "complete",
         "complete-lite",
@@ -167,8 +171,7 @@ describe("the examples that start an agency", () => {
       const h = await startAndProbe(
         expect,
         line!.replace(model, tinyModel()),
-        // The same executables are vetted by the README's start beside this one (and `aip vet` in
-        // docs-commands.test.ts); here the example is the model's load, so it is not vetted again.
+        // Not vetted here, as the README's start beside it is not: this example is the model's load.
         { AIP_MODEL_THREADS: "1", AIP_MODEL_CONTEXT: "1024", AIP_WARMUP_KEYSTROKES: "0", AIP_VETTING: "off" },
         (x) => x.agents?.complete?.status === "healthy" && x.agents?.complete?.degraded === false,
       );
