@@ -146,10 +146,7 @@ describe.concurrent("the examples that start an agency", () => {
         .replace(/^npm ci && /, "")
         .replace(/\s+#.*$/, "");
       expect(line).toBe("npm start");
-      // Not vetted here: the same executables under the same policy pass the vet loop and `aip vet` of
-      // docs-commands.test.ts and the bundled agents' vetting test, and a start's vetting has suites of its
-      // own (test/orchestrator/lifecycle/vetting.test.ts); this example is the start itself.
-      const h = await startAndProbe(expect, line, { AIP_VETTING: "off" }, (x) => x.agents?.complete?.degraded === true);
+      const h = await startAndProbe(expect, line, {}, (x) => x.agents?.complete?.degraded === true);
       expect(Object.keys(h.agents).sort()).toEqual([
         "complete",
         "complete-lite",
@@ -171,7 +168,8 @@ describe.concurrent("the examples that start an agency", () => {
       const h = await startAndProbe(
         expect,
         line!.replace(model, tinyModel()),
-        // Not vetted here, as the README's start beside it is not: this example is the model's load.
+        // The same executables are vetted by the README's start beside this one (and `aip vet` in
+        // docs-commands.test.ts); here the example is the model's load, so it is not vetted again.
         { AIP_MODEL_THREADS: "1", AIP_MODEL_CONTEXT: "1024", AIP_WARMUP_KEYSTROKES: "0", AIP_VETTING: "off" },
         (x) => x.agents?.complete?.status === "healthy" && x.agents?.complete?.degraded === false,
       );
