@@ -6,8 +6,7 @@ import { decodeJson } from "../../../protocol/transport/json.js";
 import { AGENT_LIMITS, DEFAULT_LIMITS, resolveLimits, type Limits } from "../../../protocol/contract/limits.js";
 import { EnvError, checkEnv, envString } from "../../../protocol/util/env.js";
 import { RateLimit, createLogger, type Logger } from "../../../protocol/util/log.js";
-import { AipServer } from "../../../protocol/transport/server.js";
-import { socketIsLive } from "../../../protocol/transport/socket-file.js";
+import type { AipServer } from "../../../protocol/transport/server.js";
 import { newTraceId } from "../../../protocol/contract/trace.js";
 import { validateRequest } from "../../../protocol/contract/validate.js";
 import { manifestText, wantsManifest } from "./entry.js";
@@ -136,6 +135,11 @@ export async function listen(
   process.removeAllListeners("warning");
   process.on("warning", (w) => log.warn({ event: "node_warning", warning: w.name, detail: w.message }, w.message));
   const started = Date.now();
+  // The server and its framings load here, not with this module: a one-shot run or `--help` never needs them.
+  const [transport, { socketIsLive }] = await Promise.all([
+    import("../../../protocol/transport/server.js"),
+    import("../../../protocol/transport/socket-file.js"),
+  ]);
   // Refuse a live socket before warming up: loading a model only to find the socket taken wastes seconds.
   if (await socketIsLive(socketPath)) {
     const message = `Another server is listening on ${socketPath}; refusing to take over its socket (stop it first or choose another path)`;
@@ -173,7 +177,7 @@ export async function listen(
   process.on("SIGINT", () => handle("SIGINT"));
   let server: AipServer;
   try {
-    server = await AipServer.listen({
+    server = await transport.AipServer.listen({
       socketPath,
       ...(group !== undefined ? { group } : {}),
       // An agent accepts whatever the front door accepted, once re-encoded for forwarding (docs/aip-1.md, Limits).
