@@ -13,6 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompleteLite } from "../../agents/lib/completion/handler.js";
 import { memberRecorder, type MemberGroup, type MemberRow } from "../../agents/lib/completion/python/member-ranker.js";
+import { memberUse } from "../../agents/lib/completion/python/member-use.js";
 import { PyrightEngine } from "../../agents/lib/completion/python/pyright.js";
 import { standaloneContext } from "../../agents/lib/runtime/context.js";
 import type { AipRequest } from "../../protocol/contract/schemas.js";
@@ -150,6 +151,9 @@ export async function evalPythonCompletion(
     const t = text(p);
     const root = join(corpus, p.project);
     const buffer = t.slice(0, p.start) + p.prefix;
+    // The workspace's member use as an editor has it after its first seconds: read before the first
+    // position of a project (else which positions see it depends on how fast the ones before answer).
+    await memberUse.ready(root);
     const where = `${p.project}/${p.file}:${p.line + 1} ${p.name}`;
     const jr = p.jedi.indexOf(p.name);
     count(tallies.jedi[p.category], jr, `${where} (jedi: ${p.jedi.slice(0, 5).join(", ")})`);

@@ -38,7 +38,8 @@ const STEPS = 800;
  * The hand-written rules' points (syntactic.ts before the ranking was learned) on this scale (a
  * twentieth): own members before the buffer's other names, use in the buffer (count, same receiver,
  * nearness), the workspace's use after the same receiver, the standard library prior, a name like
- * where the value goes, the method being written and `_private` outside its class last.
+ * where the value goes, the method being written and `_private` outside its class last; a member of
+ * the class an untyped receiver looks like counts nearly as one of its known class.
  */
 const START: Partial<Record<(typeof MEMBER_FEATURES)[number], number>> = {
   match: 1,
@@ -57,6 +58,7 @@ const START: Partial<Record<(typeof MEMBER_FEATURES)[number], number>> = {
   current_method: -2,
   private: -0.4,
   private_own: 0.4,
+  lookalike: 2,
 };
 const W0 = MEMBER_FEATURES.map((f) => START[f] ?? 0);
 const MATCH = MEMBER_FEATURES.indexOf("match");

@@ -82,6 +82,10 @@ export const MEMBER_FEATURES = [
   "condition_method",
   /** log2(1 + its uses on a receiver of the same word right after the receiver's last member, in the workspace's other files). */
   "workspace_bigram",
+  /** 1 / (1 + lines between its definition in the class being written and the cursor / 30) (`self.` only). */
+  "defined_near",
+  /** How well the class it comes from fits a receiver of unknown type, by name or members used (0 to 1). */
+  "lookalike",
 ] as const;
 
 export type MemberFeature = (typeof MEMBER_FEATURES)[number];

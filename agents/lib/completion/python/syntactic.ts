@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Declaration, ImportEntry, ScopeName } from "../../code/languages/types.js";
 import { python, type PythonDocument } from "../../code/languages/python/index.js";
+import { lineAt } from "../../code/position.js";
 import { PLACEHOLDER } from "../../code/placeholder.js";
 import { completionContext } from "../context.js";
 import { likeness, words } from "../member-rank.js";
@@ -385,6 +386,8 @@ interface Member {
   distance: number;
   /** Defined in the standard library's stubs (ordered by how often the standard library uses it). */
   stub?: boolean;
+  /** The line its definition starts on (1-based), for a method or class attribute. */
+  line?: number;
 }
 
 /** A class's members, its workspace bases' after its own. */
@@ -409,6 +412,7 @@ function classMembers(
       detail: c.signature,
       distance,
       stub,
+      line: c.line_start,
     });
   }
   if (!stub)
@@ -421,6 +425,49 @@ function classMembers(
     if (found) out.push(...classMembers(found.decl, found.doc, found.where, seen, distance + 1));
   }
   return out;
+}
+
+/**
+ * The class a receiver of unknown type looks like: one the buffer defines or imports, named like the
+ * receiver (`parser` → `Parser`, `token_parser` → `TokenParser`; `OptionParser` half as well) or having
+ * the members the buffer already uses on it (half as well for a single one), with how well it fits.
+ */
+function lookalikeClass(
+  doc: PythonDocument,
+  where: Where,
+  recv: string,
+  used: ReadonlySet<string>,
+): { members: Member[]; fit: number } | undefined {
+  const recvKey = recv.replace(/_/g, "").toLowerCase();
+  if (recvKey.length < 3) return undefined;
+  const nameFit = (cls: string): number => {
+    const k = cls.replace(/_/g, "").toLowerCase();
+    return k === recvKey ? 1 : k.endsWith(recvKey) ? 0.5 : 0;
+  };
+  const classes: { decl: Declaration; doc: PythonDocument; where: Where }[] = [];
+  walk(doc.outline, (d) => {
+    if (d.kind === "class") classes.push({ decl: d, doc, where });
+  });
+  // Imported classes are opened only when named like the receiver (opening every import costs too much).
+  for (const imp of doc.imports)
+    for (const n of imp.names)
+      if (!imp.module && nameFit(n.name) > 0) {
+        const found = findClass(doc, n.name, where, 0);
+        if (found) classes.push(found);
+      }
+  let best: { members: Member[]; fit: number } | undefined;
+  for (const c of classes) {
+    let fit = nameFit(c.decl.name);
+    if (fit < 1 && used.size === 0) continue;
+    const members = classMembers(c.decl, c.doc, c.where);
+    if (used.size > 0) {
+      const names = new Set(members.map((m) => m.name));
+      const hits = [...used].filter((u) => names.has(u)).length;
+      fit = Math.max(fit, (hits / used.size) * (used.size > 1 ? 1 : 0.5));
+    }
+    if (fit >= 0.5 && (!best || fit > best.fit)) best = { members, fit };
+  }
+  return best;
 }
 
 /** The innermost class whose body holds `offset`, and the name its method's first parameter has. */
@@ -752,6 +799,10 @@ interface MemberCandidate {
   stub?: boolean | undefined;
   typed?: boolean | undefined;
   buffer?: boolean | undefined;
+  /** Lines between its definition in the receiver's own class and the cursor (the nearest, when two). */
+  lines?: number | undefined;
+  /** How well the class it was found in fits a receiver of unknown type (lookalikeClass). */
+  lookalike?: number | undefined;
 }
 
 /** A candidate from the checker (pyright), merged with the syntactic engine's own. */
@@ -870,18 +921,23 @@ export function pythonCompletions(
     if (own && opts.file !== undefined && found.className !== undefined)
       found.members.push(...savedClassMembers(opts.file, opts.root, found.className, offset));
     const typedNames = new Set((opts.typed ?? []).map((t) => t.label));
+    // A list of `object`'s dunders alone says the checker does not know the receiver (an untyped
+    // parameter, a `threading.local`): the text's evidence is used as if it had not answered.
+    const checkerKnows = [...typedNames].some((n) => !(n.startsWith("__") && n.endsWith("__")));
     // What the workspace's other files type after a receiver of this name (not for self: its members
     // are the class's), and after any receiver.
     const wsUse = lastRecv !== undefined && !own ? opts.memberUse?.names(lastRecv, opts.file) : undefined;
     // The checker knows the receiver's type better than the text does, except for the class being
     // written (`self.`), whose members below the cursor only the saved file shows.
-    const checkerLeads = typedNames.size > 0 && !own;
+    const checkerLeads = checkerKnows && !own;
     const candidates = new Map<string, MemberCandidate>();
     const add = (label: string, kind: string, detail: string, how: Partial<MemberCandidate>): void => {
       const c = candidates.get(label);
       if (!c) candidates.set(label, { label, kind, detail, distance: Infinity, ...how });
       else {
         if (how.distance !== undefined && how.distance < c.distance) c.distance = how.distance;
+        if (how.lines !== undefined && !(how.lines >= (c.lines ?? Infinity))) c.lines = how.lines;
+        if (how.lookalike !== undefined) c.lookalike = Math.max(c.lookalike ?? 0, how.lookalike);
         c.declared ||= how.declared;
         c.stub ||= how.stub;
         c.typed ||= how.typed;
@@ -889,10 +945,17 @@ export function pythonCompletions(
         if (how.typed) Object.assign(c, { kind, detail });
       }
     };
+    // The cursor's line: a class's helpers tend to be defined next to the methods that use them.
+    const cursorLine = own ? lineAt(source, start) : 0;
     for (const m of found.members)
-      add(m.name, m.kind, m.detail, { declared: true, distance: m.distance, stub: m.stub ?? false });
+      add(m.name, m.kind, m.detail, {
+        declared: true,
+        distance: m.distance,
+        stub: m.stub ?? false,
+        lines: own && m.distance === 0 && m.line !== undefined ? Math.abs(m.line - cursorLine) : undefined,
+      });
     for (const t of opts.typed ?? []) add(t.label, t.kind, t.detail, { typed: true });
-    if ((found.kind === "unknown" || found.kind === "instance") && typedNames.size === 0) {
+    if ((found.kind === "unknown" || found.kind === "instance") && !checkerKnows) {
       for (const [pair, n] of usage.member) {
         const dot = pair.lastIndexOf(".");
         const name = pair.slice(dot + 1);
@@ -901,6 +964,23 @@ export function pythonCompletions(
       }
       // Names the workspace's other files use after a receiver of this name.
       for (const name of wsUse?.keys() ?? []) add(name, "property", `used after ${lastRecv}.`, {});
+      if (found.kind === "unknown" && lastRecv !== undefined) {
+        const used = new Set<string>();
+        for (const pair of usage.member.keys())
+          if (pair.slice(0, pair.lastIndexOf(".")) === lastRecv) used.add(pair.slice(pair.lastIndexOf(".") + 1));
+        const like = lookalikeClass(doc, where, lastRecv, used);
+        for (const m of like?.members ?? []) add(m.name, m.kind, m.detail, { lookalike: like!.fit });
+      }
+    } else if (lastRecv !== undefined && !own) {
+      // What the buffer types after the same receiver word, which the checker's list can lack (a
+      // member set at run time, a receiver typed wider than its value): marked as the checker's miss.
+      for (const [pair, n] of usage.member) {
+        const dot = pair.lastIndexOf(".");
+        if (pair.slice(0, dot) !== lastRecv) continue;
+        const name = pair.slice(dot + 1);
+        if (name === prefix && n <= 1) continue;
+        add(name, "property", `used after ${lastRecv}.`, { buffer: true });
+      }
     }
     const fn = enclosingFunction(doc, offset);
     const targets = targetWords(code, start, fn);
@@ -992,6 +1072,8 @@ export function pythonCompletions(
       f.statement_method = stmt ? f.method : 0;
       f.condition_method = cond ? f.method : 0;
       f.workspace_bigram = Math.log2(1 + (wsNext?.get(name) ?? 0));
+      f.defined_near = c.lines !== undefined ? 1 / (1 + c.lines / 30) : 0;
+      f.lookalike = c.lookalike ?? 0;
       const score = memberScore(f, group);
       if (memberRecorder.record) rows.push({ label: name, features: MEMBER_FEATURES.map((k) => f[k]) });
       scored.set(name, { label: name, kind: c.kind, detail: c.detail, score });

@@ -187,6 +187,100 @@ describe("the Python member features read from the buffer", () => {
     expect(iat.condition_method).toBe(0);
   });
 
+  it("says how near the cursor the class defines each member", async () => {
+    const src = `class Report:
+    def render(self):
+        pass
+
+${Array.from({ length: 60 }, (_, i) => `    def filler_${i}(self):\n        pass\n`).join("\n")}
+    def _row(self, item):
+        pass
+
+    def build(self):
+        self.`;
+    const f = await featuresAt(src);
+    // _row is defined just above build, render some two hundred lines up.
+    expect(f.get("_row")!.defined_near).toBeGreaterThan(0.5);
+    expect(f.get("render")!.defined_near).toBeGreaterThan(0);
+    expect(f.get("render")!.defined_near).toBeLessThan(0.2);
+    expect(f.get("filler_59")!.defined_near).toBeGreaterThan(f.get("filler_0")!.defined_near);
+    // Other receivers' members have no place in the class being written.
+    const other = await featuresAt("import os\n\n\ndef f():\n    os.");
+    expect([...other.values()].every((x) => x.defined_near === 0)).toBe(true);
+  });
+
+  it("adds the buffer's members on the same receiver to the checker's list, as its misses", async () => {
+    await loadLanguage("python");
+    const src = `import threading
+
+_local = threading.local()
+
+
+def push(ctx):
+    _local.stack.append(ctx)
+    _local.depth = 1
+
+
+def pop():
+    _local.`;
+    const dunders = ["__init__", "__dict__", "__class__"].map((label) => ({ label, kind: "method", detail: "" }));
+    // A list of object's dunders alone: the checker does not know the receiver; the buffer's names lead.
+    const unknown = pythonCompletions(readPython(src), src.length, { limit: 50, typed: dunders }).items;
+    expect(unknown.slice(0, 2).map((i) => i.label)).toEqual(expect.arrayContaining(["stack", "depth"]));
+    // A real list: the buffer's names are still offered, marked as the checker's misses.
+    const rows: MemberRow[] = [];
+    memberRecorder.record = (_group, r) => rows.push(...r);
+    try {
+      pythonCompletions(readPython(src), src.length, {
+        limit: 50,
+        typed: [...dunders, { label: "get", kind: "method", detail: "" }],
+      });
+    } finally {
+      memberRecorder.record = undefined;
+    }
+    const missing = MEMBER_FEATURES.indexOf("checker_missing");
+    expect(rows.find((r) => r.label === "stack")?.features[missing]).toBe(1);
+    expect(rows.find((r) => r.label === "get")?.features[missing]).toBe(0);
+  });
+
+  it("offers an untyped receiver the members of the class it looks like", async () => {
+    const classes = `class TokenParser:
+    def __init__(self, text):
+        self.text = text
+        self.pos = 0
+
+    def advance(self):
+        pass
+
+    def peek(self):
+        pass
+
+
+class Writer:
+    def emit(self, s):
+        pass
+
+    def close(self):
+        pass
+
+
+`;
+    // Named like the receiver.
+    const named = await featuresAt(`${classes}def run(token_parser):\n    token_parser.`);
+    expect(named.get("advance")!.lookalike).toBe(1);
+    expect(named.get("pos")!.lookalike).toBe(1);
+    expect(named.has("emit")).toBe(false);
+    // Using members only one class has.
+    const used = await featuresAt(`${classes}def run(out):\n    out.emit("a")\n    out.emit("b")\n    out.`);
+    expect(used.get("close")!.lookalike).toBe(0.5);
+    expect(used.has("advance")).toBe(false);
+    const two = await featuresAt(`${classes}def run(out):\n    out.emit("a")\n    out.close()\n    out.`);
+    expect(two.get("close")!.lookalike).toBe(1);
+    // A receiver like no class: nothing added.
+    const none = await featuresAt(`${classes}def run(thing):\n    thing.`);
+    expect([...none.values()].every((x) => x.lookalike === 0)).toBe(true);
+  });
+
   it("tells a condition's receiver from a statement's", async () => {
     const f = await featuresAt(claims.replace(/self\.$/, "if payload and self."));
     expect(f.get("check")!.condition_method).toBe(1);
