@@ -545,6 +545,24 @@ export function readExamples(
 
     /** Reads `lines` statement by statement (the block, or the body of a callback given the call's result); `base`: the first one's line. */
     function readLines(lines: string[], base: number): void {
+      // Results stated above the calls (`// Returns [0, 1]` / `range(2);`): every line that calls the
+      // function has no comment of its own and a marked result right above it.
+      const calls = new RegExp(`(?<![\\w$])${method!.replace(/\$/g, "\\$")}\\s*\\(`);
+      const callLines = lines.map((_, k) => k).filter((k) => !isComment(lines[k]!) && calls.test(lines[k]!));
+      const above = (k: number): string[] => {
+        const out: string[] = [];
+        for (let n = k - 1; n >= 0 && /^\s*\/\//.test(lines[n]!); n--)
+          out.unshift(lines[n]!.replace(/^\s*\/\/\s?/, ""));
+        return out;
+      };
+      // The first call's comment must open its lines (after a blank line or none): one right below other
+      // code is that code's result (`console.log(f.name);` / `//=> 'f'` / `mimic(f, g);`).
+      const first = callLines[0] ?? 0;
+      const opens = first - above(first).length - 1;
+      const statedAbove =
+        callLines.length > 0 &&
+        (opens < 0 || lines[opens]!.trim() === "") &&
+        callLines.every((k) => !/\/\/|\/\*/.test(lines[k]!) && MARKER.test(above(k)[0]?.trim() ?? ""));
       let i = 0;
       while (i < lines.length) {
         const t = lines[i]!.trim();
@@ -578,7 +596,8 @@ export function readExamples(
         );
         for (const st of sf.statements) {
           const isLast = st === last;
-          read(st, isLast ? comment : [], isLast ? below : [], base + i + lineIn(st));
+          if (statedAbove) read(st, [], isLast ? above(i) : [], base + i + lineIn(st));
+          else read(st, isLast ? comment : [], isLast ? below : [], base + i + lineIn(st));
         }
         i = j + 1;
       }

@@ -918,3 +918,25 @@ describe("exampleCases: values as authors punctuate them, and state changed afte
     ]);
   });
 });
+
+describe("exampleCases: results stated above the call", () => {
+  it("a marked result on the line above each call is that call's (es-toolkit `// Returns [0, 1, 2, 3]`)", () => {
+    const value = doc(["@example", "// Returns [0, 1, 2, 3]", "range(4);", "// Returns [1, 2, 3]", "range(1, 4);"]);
+    expect(asserts(value, "range")).toEqual([
+      "expect(range(4)).toEqual([0, 1, 2, 3]);",
+      "expect(range(1, 4)).toEqual([1, 2, 3]);",
+    ]);
+  });
+
+  it("a heading above a call whose result follows it is no result: the comment below is read", () => {
+    const value = doc([
+      "@example",
+      "// Clone an array",
+      "clone([1]);",
+      "// => [1]",
+      "// Returns a copy",
+      "clone([]) // => []",
+    ]);
+    expect(asserts(value, "clone")).toEqual(["expect(clone([1])).toEqual([1]);", "expect(clone([])).toEqual([]);"]);
+  });
+});
