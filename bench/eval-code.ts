@@ -550,6 +550,14 @@ async function main(): Promise<void> {
   if (!only || only === "testgen" || only === "examples") results.testgen_examples_real = await evalRealExamples(ROOT);
   // The same on what that set leaves out (scoped packages, packages' other declaration files): held out.
   if (!only || only === "examples") results.testgen_examples_held_out = await evalRealExamples(ROOT, "held-out");
+  // One more library on its own (EVAL_EXAMPLES_ROOT: a folder whose node_modules has it and a link to this
+  // checkout's vitest; EVAL_EXAMPLES_ONLY=pkg/dir,…: the folders under node_modules read).
+  if (only === "examples-library" && process.env.EVAL_EXAMPLES_ROOT)
+    results.testgen_examples_library = await evalRealExamples(
+      process.env.EVAL_EXAMPLES_ROOT,
+      "held-out",
+      process.env.EVAL_EXAMPLES_ONLY?.split(",").filter(Boolean),
+    );
   console.log(JSON.stringify(results, null, 2));
   if (only === "python" && process.env.EVAL_PER_FILE === undefined)
     writeFileSync(

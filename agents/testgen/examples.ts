@@ -102,7 +102,27 @@ const GLOBALS = new Set([
   "URL",
   "URLSearchParams",
   "Uint8Array",
+  "Uint8ClampedArray",
+  "Int8Array",
+  "Int16Array",
+  "Uint16Array",
+  "Int32Array",
+  "Uint32Array",
+  "Float32Array",
+  "Float64Array",
+  "BigInt64Array",
+  "BigUint64Array",
+  "DataView",
   "ArrayBuffer",
+  "Proxy",
+  "Reflect",
+  "Function",
+  "Blob",
+  "Buffer",
+  "ReferenceError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
   "TextEncoder",
   "TextDecoder",
   "parseInt",
@@ -292,7 +312,7 @@ interface Scope {
   /** Steps so far (their keys in `decls`). */
   steps: number;
   /** Names bound to a call of the callee (`const r = f(x)`): name → the call. */
-  results: Map<string, { call: string; awaited: boolean; needs: string[] }>;
+  results: Map<string, { call: string; awaited: boolean; needs: string[]; steps?: number }>;
   /** Names declared from the callee's results (`const n = r.length`): a stated value of them is asserted after their setup. */
   derived: Set<string>;
   /** Names the block declares (they shadow the module's exports). */
@@ -373,6 +393,8 @@ function valueText(text: string, rest: string[]): string | undefined {
   }
   for (let i = 0; i <= Math.min(rest.length, MAX_VALUE_LINES); i++) {
     const whole = acc.replace(/;$/, "");
+    // `will be true.`, `=> 10.`: the sentence's full stop is no part of the value.
+    if (/[^.]\.$/.test(whole) && expression(whole.slice(0, -1))) return whole.slice(0, -1).trim();
     if (expression(whole)) return whole;
     // `3 (the sum)`, `true // why`, `"a", because …`: the value before the prose.
     for (const cut of [" //", " (", ", ", " - ", " – ", ". ", " because", " if "]) {
@@ -437,6 +459,48 @@ function callsUnknown(e: TS.Node): boolean {
   return found;
 }
 
+/** A `Symbol("d")` call in a stated value: a symbol made there equals no other. */
+function freshSymbol(e: TS.Node): string | undefined {
+  let found: string | undefined;
+  const visit = (n: TS.Node): void => {
+    if (found !== undefined) return;
+    if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === "Symbol") found = n.getText();
+    else ts.forEachChild(n, visit);
+  };
+  visit(e);
+  return found;
+}
+
+/** What a backslash may escape in a JavaScript string; before anything else it is dropped. */
+const ESCAPES = new Set([..."'\"`\\bfnrtvxu0123456789\n\r$"]);
+
+/**
+ * A stated string whose backslashes escape nothing (`'\[a\]\.'`, an escaped pattern as printed): the
+ * author wrote the text as it shows, backslashes included, which the literal would drop.
+ */
+export function rawEscapes(value: string): string {
+  const p = expression(value);
+  if (!p) return value;
+  const edits: { pos: number; end: number; text: string }[] = [];
+  const visit = (n: TS.Node): void => {
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) {
+      const raw = n.getText(p.sf);
+      const body = raw.slice(1, -1);
+      if (/\\./.test(body) && [...body.matchAll(/\\(.)/gs)].some((m) => !ESCAPES.has(m[1]!))) {
+        const fixed = body.replace(/\\(.)/gs, (all, c: string) => (ESCAPES.has(c) ? all : `\\\\${c}`));
+        edits.push({ pos: n.getStart(p.sf), end: n.end, text: `${raw[0]}${fixed}${raw[raw.length - 1]}` });
+      }
+      return;
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(p.e);
+  let out = p.sf.text;
+  for (const e of edits.reverse()) out = out.slice(0, e.pos) + e.text + out.slice(e.end);
+  // The text parsed is `(value\n);`.
+  return edits.length === 0 ? value : out.slice(1, out.length - 3);
+}
+
 const short = (s: string, n = 60): string => {
   const one = s.replace(/\s+/g, " ").trim();
   return one.length > n ? `${one.slice(0, n - 3)}...` : one;
@@ -481,6 +545,24 @@ export function readExamples(
 
     /** Reads `lines` statement by statement (the block, or the body of a callback given the call's result); `base`: the first one's line. */
     function readLines(lines: string[], base: number): void {
+      // Results stated above the calls (`// Returns [0, 1]` / `range(2);`): every line that calls the
+      // function has no comment of its own and a marked result right above it.
+      const calls = new RegExp(`(?<![\\w$])${method!.replace(/\$/g, "\\$")}\\s*\\(`);
+      const callLines = lines.map((_, k) => k).filter((k) => !isComment(lines[k]!) && calls.test(lines[k]!));
+      const above = (k: number): string[] => {
+        const out: string[] = [];
+        for (let n = k - 1; n >= 0 && /^\s*\/\//.test(lines[n]!); n--)
+          out.unshift(lines[n]!.replace(/^\s*\/\/\s?/, ""));
+        return out;
+      };
+      // The first call's comment must open its lines (after a blank line or none): one right below other
+      // code is that code's result (`console.log(f.name);` / `//=> 'f'` / `mimic(f, g);`).
+      const first = callLines[0] ?? 0;
+      const opens = first - above(first).length - 1;
+      const statedAbove =
+        callLines.length > 0 &&
+        (opens < 0 || lines[opens]!.trim() === "") &&
+        callLines.every((k) => !/\/\/|\/\*/.test(lines[k]!) && MARKER.test(above(k)[0]?.trim() ?? ""));
       let i = 0;
       while (i < lines.length) {
         const t = lines[i]!.trim();
@@ -514,7 +596,8 @@ export function readExamples(
         );
         for (const st of sf.statements) {
           const isLast = st === last;
-          read(st, isLast ? comment : [], isLast ? below : [], base + i + lineIn(st));
+          if (statedAbove) read(st, [], isLast ? above(i) : [], base + i + lineIn(st));
+          else read(st, isLast ? comment : [], isLast ? below : [], base + i + lineIn(st));
         }
         i = j + 1;
       }
@@ -637,7 +720,12 @@ export function readExamples(
             for (const n of names) scope.decls.set(n, { text: declText, needs: [...needs, ...names] });
           else for (const n of names) scope.decls.delete(n);
           if (ts.isIdentifier(d.name) && ts.isCallExpression(init.e) && isCallee(init.e.expression)) {
-            scope.results.set(d.name.text, { call: callText(init.e, src), awaited: init.awaited, needs });
+            scope.results.set(d.name.text, {
+              call: callText(init.e, src),
+              awaited: init.awaited,
+              needs,
+              steps: scope.steps,
+            });
             if (st.declarationList.declarations.length === 1) target = { call: init.e, awaited: init.awaited };
           } else {
             if (ts.isIdentifier(d.name)) scope.results.delete(d.name.text);
@@ -748,7 +836,7 @@ export function readExamples(
       const subject =
         "call" in target
           ? { call: callText(target.call, src), awaited: target.awaited, needs: callNeeds(target.call, src) }
-          : scope.results.get(target.name)!;
+          : resultOf(target.name);
       addCase(subject, s, line, st);
       // After its own case: `foo(); //=> 1` changes what the next `foo()` returns.
       if (later) step(st as TS.ExpressionStatement, src);
@@ -804,14 +892,21 @@ export function readExamples(
         return;
       }
       if (missing.length > 0) return void skipped.push({ line, code, reason: missingReason(missing) });
-      const value = s.value;
+      const symbol = freshSymbol(parsed.e);
+      if (symbol !== undefined)
+        return void skipped.push({
+          line,
+          code,
+          reason: `the stated result makes a new symbol (\`${short(symbol, 30)}\`): no result is equal to it`,
+        });
+      const value = rawEscapes(s.value);
       const setup = setupOf([...subject.needs, ...valueNeeds]);
       const env = environmentReason([subject.call, ...(setup.setup ?? [])], value);
       if (env !== undefined) return void skipped.push({ line, code, reason: env });
       const key = `${subject.call} ${value}`;
       if (seen.has(key)) return;
       seen.add(key);
-      const m = matcher ?? matcherFor(parsed.e);
+      const m = matcher ?? matcherFor(expression(value)?.e ?? parsed.e);
       cases.push({
         call: matchArray(lazyStreams(subject.call), parsed.e),
         expected: value,
@@ -1129,6 +1224,22 @@ export function readExamples(
     }
 
     /** The declarations `names` need, transitively, in the order the block made them. */
+    /**
+     * The subject of a name bound to the call: the call itself, or, where a later statement changed what
+     * the call was given (`const c = clone(a); a.x = 2; c // => …`), the name as the block bound it.
+     */
+    function resultOf(name: string): { call: string; awaited: boolean; needs: string[] } {
+      const r = scope.results.get(name)!;
+      const seen = new Set<string>();
+      const later = (n: string): boolean => {
+        if (seen.has(n)) return false;
+        seen.add(n);
+        if (n.startsWith("#") && Number(n.slice(1)) > (r.steps ?? Infinity)) return true;
+        return (scope.decls.get(n)?.needs ?? []).some(later);
+      };
+      return r.needs.some(later) && scope.decls.has(name) ? { call: name, awaited: false, needs: [name] } : r;
+    }
+
     function setupOf(names: string[]): { setup?: string[]; asyncSetup?: true; imports?: string[] } {
       const texts = new Set<string>();
       const want = new Set<string>();

@@ -68,7 +68,10 @@ export interface Inputs {
   valueImports: Map<string, Set<string>>;
 }
 
-const NONE: CodeValues = { strings: [], numbers: [], objects: [], instances: new Map() };
+const NONE: CodeValues = { strings: [], numbers: [], lengths: [], objects: [], instances: new Map() };
+
+/** Strings of the lengths the code compares with (`s.length > 2`: "aa" and "aaa"), at most three. */
+const sized = (m: CodeValues): string[] => m.lengths.slice(0, 3).map((n) => JSON.stringify("a".repeat(n)));
 
 /** Anything: the code's keys, strings and numbers first, then one value of each kind. */
 const anything = (m: CodeValues): string[] => [
@@ -118,14 +121,21 @@ function variants(b: Builder, checker: TS.TypeChecker, type: TS.Type, hint: stri
     for (const x of members) out.push(...variants(b, checker, x, hint).slice(0, 2));
     return out;
   }
-  if (f & ts.TypeFlags.String) return [...m.strings.slice(0, 4), ...STRINGS];
+  if (f & ts.TypeFlags.String) return [...m.strings.slice(0, 4), ...sized(m), ...STRINGS];
   if (f & ts.TypeFlags.Number) return [...m.numbers.slice(0, 3), ...NUMBERS];
   if (f & ts.TypeFlags.Boolean) return ["false", "true"];
   if (f & ts.TypeFlags.BigInt) return ["0n", "-5n"];
   if (checker.isArrayType(type)) {
     const el = checker.getTypeArguments(type as TS.TypeReference)[0];
     const vs = el ? [b.value(el, hint), ...variants(b, checker, el, hint)].filter((v) => v !== undefined) : [];
-    return ["[]", ...(vs.length >= 2 ? [`[${vs[1]}, ${vs[0]}]`] : [])];
+    // Empty, one element, two; then the lengths the code compares with, of the first value repeated.
+    const long = vs.length > 0 ? m.lengths.filter((n) => n > 2).slice(0, 2) : [];
+    return [
+      "[]",
+      ...(vs.length >= 1 ? [`[${vs[0]}]`] : []),
+      ...(vs.length >= 2 ? [`[${vs[1]}, ${vs[0]}]`] : []),
+      ...long.map((n) => `[${Array.from({ length: n }, () => vs[0]).join(", ")}]`),
+    ];
   }
   return [];
 }

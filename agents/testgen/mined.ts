@@ -17,6 +17,8 @@ const MAX_VALUES = 6;
 /** Same-file declarations followed from the function, and how deep. */
 const MAX_FOLLOWED = 12;
 const MAX_DEPTH = 2;
+/** A length compared with above this gives no input (a string or array that long says nothing more). */
+const MAX_LENGTH = 16;
 /** A regular expression's sample longer than this is not used. */
 const MAX_SAMPLE = 24;
 
@@ -25,6 +27,11 @@ export interface CodeValues {
   strings: string[];
   /** Number arguments as source text. */
   numbers: string[];
+  /**
+   * Lengths the code compares a `.length` or `.size` with (`xs.length > 1` gives 1 and 2): strings and
+   * arrays of those lengths are tried, where a one-off in the bound shows.
+   */
+  lengths: number[];
   /** Objects with a key the code tests for, as source text (`{ [Symbol.iterator]: 1 }`). */
   objects: string[];
   /** Instances of the built-in classes the code tests with `instanceof`, by class name. */
@@ -33,7 +40,8 @@ export interface CodeValues {
 
 /** Built-in classes whose instance is built the same every time, and how (`x instanceof FormData`). */
 const INSTANCES: Record<string, string> = {
-  FormData: "new FormData()",
+  // With an entry: the code's loop over its entries runs.
+  FormData: '(() => { const f = new FormData(); f.append("a", "b"); return f; })()',
   URLSearchParams: 'new URLSearchParams("a=1")',
   Blob: 'new Blob(["ab"])',
   ArrayBuffer: "new ArrayBuffer(2)",
@@ -162,6 +170,7 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
   const exact: string[] = [];
   const inside: string[] = [];
   const numbers: number[] = [];
+  const lengths: number[] = [];
   const objects: string[] = [];
   const instances = new Map<string, string>();
   const sf = decl.getSourceFile();
@@ -231,6 +240,13 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
           if (isString(lit)) exact.push(lit.text);
           const v = numberOf(lit);
           if (v !== undefined && Number.isFinite(v)) numbers.push(...(order.has(op) ? [v, v - 1, v + 1] : [v]));
+          // `xs.length > 1`, `s.length === 0`: the length on each side of the bound.
+          if (
+            v !== undefined &&
+            ts.isPropertyAccessExpression(other) &&
+            (other.name.text === "length" || other.name.text === "size")
+          )
+            lengths.push(...(order.has(op) ? [v, v + 1] : [v, v + 1]).filter((n) => n >= 0 && n <= MAX_LENGTH));
         }
       } else if (op === ts.SyntaxKind.InstanceOfKeyword && ts.isIdentifier(r) && Object.hasOwn(INSTANCES, r.text)) {
         instances.set(r.text, INSTANCES[r.text]!);
@@ -281,6 +297,7 @@ export function codeValues(decl: TS.Node, checker: TS.TypeChecker): CodeValues {
   return {
     strings: uniq([...exact, ...inside].map((s) => JSON.stringify(s))).slice(0, MAX_VALUES),
     numbers: uniq(numbers.map((v) => (Object.is(v, -0) ? "0" : String(v)))).slice(0, MAX_VALUES),
+    lengths: uniq(lengths).slice(0, MAX_VALUES),
     objects: uniq(objects).slice(0, MAX_VALUES),
     instances,
   };

@@ -9,22 +9,143 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import ts from "typescript";
 import { environmentOf } from "../../agents/testgen/effects.js";
-import { assertionFor, readDocExamples, workspaceResolves } from "../../agents/testgen/examples.js";
+import { assertionFor, exampleBlocks, readDocExamples, workspaceResolves } from "../../agents/testgen/examples.js";
 import { dialectOf } from "../../agents/lib/code/language.js";
 import { parseFile, type Node, type Program } from "../../agents/lib/code/parse.js";
 import { walk } from "../../agents/lib/code/walk.js";
 
+/** This checkout (the eval runs from dist/bench/eval): its vitest runs the assertions. */
+const CHECKOUT = fileURLToPath(new URL("../../../", import.meta.url));
+
 /** Declaration files larger than this are frameworks, not single-purpose packages: left out. */
 const MAX_DTS_BYTES = 40_000;
 /**
- * A result comment (`// =>`, `// returns`, `// "v"`, a lone code span), or a printed call whose output
- * follows as a comment; a `console.log` without output and prose in backticks state nothing.
+ * The judgement before this one, kept to show what it counted: any result-looking comment anywhere in
+ * the example (a property's `// 50kb`, a bullet `// - foo.js`, `// Output of …` prose) or any comment
+ * after a `console.log`, whatever it printed.
  */
-const STATES =
+const STATES_LOOSE =
   /\/\/\s*(=>|→|->|returns?\b|result|output|prints?\b|["'\d[{-]|`[^`]*`\s*$|true\b|false\b|null\b|undefined\b)|console\.log\(.*\n\s*\/\/|console\.log\(.*\/\/\s*\S/im;
+
+/**
+ * A comment that states a value: `=> v`, `→ v`, `returns v`, `result …`, `prints "v"`, `output: v`,
+ * `x is v`, a literal (a string, a number, an array, an object, true/false/null/undefined), or a lone
+ * code span. Prose (`// Debug`, `// Print the output`, `// - foo.js` bullets) is not.
+ */
+const VALUE_COMMENT =
+  /^\s*(?:=+>|→|->|returns?\b|results?\b|(?:prints?|outputs?|logs?)\s*(?::\s*\S|["'`\d[{])|(?:[\w$.]+\s+)?(?:will be|would be|is|equals|===?)\s+["'`\d[{-]|["'\d[{]|-\s*\d|`[^`]*`\s*$|(?:true|false|null|undefined|NaN|-?Infinity)\b)/i;
+/** A comment below a printed value that heads the next line instead (`// Output of \`cmd\``): a sentence. */
+const HEADING = /^[A-Z][a-z]+(?:\s+\S+){2,}/;
+
+/**
+ * Whether an example block states a result of `name` (judged here, independently of examples.ts): a
+ * statement that uses a call of it, or a value that flows from one (a variable it initialises, a loop
+ * over it, a callback it is given, a local function that calls it), carries a comment that states a
+ * value on its line or on the comment lines right below; a printed value's comment counts unless it is
+ * a sentence that heads the next line. Comments on other code (an option's `// 50kb`, a handler's
+ * `console.log(c.get('id')) // Debug`) state nothing of the function.
+ */
+export function statesResult(block: string, name: string): boolean {
+  const sf = ts.createSourceFile("e.ts", block, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const text = sf.text;
+  const esc = name.replace(/[$.]/g, "\\$&");
+  const call = new RegExp(`(?<![\\w$.])${esc}\\s*(?:<[^>]*>)?\\s*[(\x60]`);
+  const derived = new Set<string>();
+  const mentions = (n: ts.Node): boolean => {
+    if (call.test(n.getText(sf))) return true;
+    let hit = false;
+    const visit = (k: ts.Node): void => {
+      if (hit) return;
+      if (
+        ts.isIdentifier(k) &&
+        derived.has(k.text) &&
+        !(ts.isPropertyAccessExpression(k.parent) && k.parent.name === k)
+      )
+        hit = true;
+      else ts.forEachChild(k, visit);
+    };
+    visit(n);
+    return hit;
+  };
+  const bind = (b: ts.Node): void => {
+    if (ts.isIdentifier(b)) derived.add(b.text);
+    else ts.forEachChild(b, bind);
+  };
+  // What flows from a call, to a fixed point.
+  for (let size = -1; size !== derived.size;) {
+    size = derived.size;
+    const visit = (n: ts.Node): void => {
+      if (ts.isVariableDeclaration(n) && n.initializer && mentions(n.initializer)) bind(n.name);
+      else if ((ts.isForOfStatement(n) || ts.isForInStatement(n)) && mentions(n.expression)) bind(n.initializer);
+      else if (ts.isFunctionDeclaration(n) && n.name && n.body && mentions(n.body)) derived.add(n.name.text);
+      else if (
+        ts.isBinaryExpression(n) &&
+        n.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+        ts.isIdentifier(n.left) &&
+        mentions(n.right)
+      )
+        derived.add(n.left.text);
+      else if (ts.isCallExpression(n) && (n.expression.getText(sf) === name || mentions(n.expression)))
+        // A callback the call is given: its parameters, and what it assigns; a name it is given (it may change it).
+        for (const a of n.arguments)
+          if (ts.isIdentifier(a)) derived.add(a.text);
+          else if (ts.isArrowFunction(a) || ts.isFunctionExpression(a)) {
+            for (const p of a.parameters) bind(p.name);
+            const assigned = (k: ts.Node): void => {
+              if (
+                ts.isBinaryExpression(k) &&
+                k.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+                ts.isIdentifier(k.left)
+              )
+                derived.add(k.left.text);
+              ts.forEachChild(k, assigned);
+            };
+            assigned(a.body);
+          }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+  }
+  const lines = text.split("\n");
+  let states = false;
+  const visit = (n: ts.Node): void => {
+    if (states) return;
+    const leaf = ts.isExpressionStatement(n) || ts.isVariableStatement(n) || ts.isReturnStatement(n);
+    if (leaf && mentions(n)) {
+      const e = ts.isExpressionStatement(n) ? n.expression : undefined;
+      const printed =
+        e !== undefined && ts.isCallExpression(e) && /^console\.(?:log|info|dir)$/.test(e.expression.getText(sf));
+      const trailing = (ts.getTrailingCommentRanges(text, n.end) ?? []).map((r) =>
+        text.slice(r.pos, r.end).replace(/^\/\/\s?|^\/\*+|\*+\/$/g, ""),
+      );
+      const last = sf.getLineAndCharacterOfPosition(n.end).line;
+      const below: string[] = [];
+      let k = last + 1;
+      for (; k < lines.length && /^\s*\/\//.test(lines[k]!); k++) below.push(lines[k]!.replace(/^\s*\/\/\s?/, ""));
+      const nextIsCode = k < lines.length && lines[k]!.trim() !== "" && !/^\s*[})\]]/.test(lines[k]!);
+      // Comment lines right above that open their lines (`// Returns [0, 1]` / `range(2);`).
+      const first = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line;
+      const above: string[] = [];
+      let a = first - 1;
+      for (; a >= 0 && /^\s*\/\//.test(lines[a]!); a--) above.unshift(lines[a]!.replace(/^\s*\/\/\s?/, ""));
+      const opens = a < 0 || lines[a]!.trim() === "";
+      if (trailing.some((c) => VALUE_COMMENT.test(c) || (printed && c.trim() !== ""))) states = true;
+      else if (above.length > 0 && opens && VALUE_COMMENT.test(above[0]!)) states = true;
+      else if (
+        below.length > 0 &&
+        (VALUE_COMMENT.test(below[0]!) || (printed && !(nextIsCode && HEADING.test(below[0]!))))
+      )
+        states = true;
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return states;
+}
 
 /** Reasons that say a stated result is the author's environment (see examples.ts `environmentReason`). */
 const ENVIRONMENT = /author's|command line|depends on the environment/;
@@ -33,7 +154,10 @@ interface Fn {
   pkg: string;
   name: string;
   importLine: string;
+  /** Whether an example states a result of it (`statesResult`). */
   states: boolean;
+  /** The same by the looser judgement before (`STATES_LOOSE`), reported beside it. */
+  statesLoose: boolean;
   cases: string[];
   skipped: string[];
   /** Other exports of the package its examples use without importing them: the test imports them too. */
@@ -178,7 +302,8 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
         name,
         importLine: importLineOf(pkg, name, isDefault ? undefined : name, imports),
         imports,
-        states: STATES.test(exampleText) && exampleText.includes(`${name}(`),
+        states: exampleBlocks(value).some((b) => statesResult(b.text, name)),
+        statesLoose: STATES_LOOSE.test(exampleText) && exampleText.includes(`${name}(`),
         cases: read.cases.map((c) => assertionFor(c, "vitest", false)),
         skipped: read.skipped.map((s) => `${s.code}: ${s.reason}`),
       });
@@ -221,7 +346,8 @@ function documented(
     name,
     importLine: importLineOf(pkg, local, isDefault ? undefined : declared, imports),
     imports,
-    states: STATES.test(exampleText) && exampleText.includes(`${name}(`),
+    states: exampleBlocks(value).some((b) => statesResult(b.text, name)),
+    statesLoose: STATES_LOOSE.test(exampleText) && exampleText.includes(`${name}(`),
     cases: read.cases.map((c) => assertionFor(c, "vitest", false)),
     skipped: read.skipped.map((s) => `${s.code}: ${s.reason}`),
   };
@@ -250,7 +376,11 @@ function declarationsWithExamples(dir: string): string[] {
  * leaves out (scoped packages, and the other declaration files of every package), imported from the
  * package's root where its code exports the function.
  */
-function sources(modules: string, set: "main" | "held-out"): { pkg: string; dir: string; dts: string }[] {
+function sources(
+  modules: string,
+  set: "main" | "held-out",
+  only?: string[],
+): { pkg: string; dir: string; dts: string }[] {
   const out: { pkg: string; dir: string; dts: string }[] = [];
   const names = readdirSync(modules)
     .sort()
@@ -273,45 +403,70 @@ function sources(modules: string, set: "main" | "held-out"): { pkg: string; dir:
       if (main) out.push({ pkg: name, dir, dts: dts! });
       continue;
     }
-    for (const f of declarationsWithExamples(dir)) if (!(main && f === dts)) out.push({ pkg: name, dir, dts: f });
+    // A library studied on its own (`only`) is read whole, its entry file included.
+    for (const f of declarationsWithExamples(dir))
+      if (!(main && f === dts && !only)) out.push({ pkg: name, dir, dts: f });
+  }
+  // A library studied on its own (`only`: folders under node_modules): its declaration files there.
+  return only ? out.filter((s) => only.some((o) => s.dts.startsWith(`${join(modules, o)}/`))) : out;
+}
+
+/** The names each package's root module exports, loaded by Node from `root` as a test there would. */
+async function rootExports(root: string, pkgs: string[]): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  for (const pkg of pkgs) {
+    const run = await execa(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const m = await import(${JSON.stringify(pkg)}); console.log(JSON.stringify(Object.keys(m)))`,
+      ],
+      { cwd: root, reject: false, timeout: 60_000 },
+    );
+    try {
+      out.set(pkg, new Set(JSON.parse(run.stdout) as string[]));
+    } catch {
+      out.set(pkg, new Set());
+    }
   }
   return out;
 }
 
 /** Whether the package's code exports what `importLine` imports (a held-out declaration file may describe an inner module). */
-async function importable(pkg: string, importLine: string): Promise<boolean> {
-  try {
-    const mod = (await import(pkg)) as Record<string, unknown>;
-    const named =
-      /\{ ([^}]+) \}/
-        .exec(importLine)?.[1]
-        ?.split(", ")
-        .map((n) => n.split(" as ")[0]!) ?? [];
-    const isDefault = !/^import \{/.test(importLine);
-    return (!isDefault || mod.default !== undefined) && named.every((n) => mod[n] !== undefined);
-  } catch {
-    return false;
-  }
+function importable(keys: Set<string> | undefined, importLine: string): boolean {
+  if (!keys) return false;
+  const named =
+    /\{ ([^}]+) \}/
+      .exec(importLine)?.[1]
+      ?.split(", ")
+      .map((n) => n.split(" as ")[0]!) ?? [];
+  const isDefault = !/^import \{/.test(importLine);
+  return (!isDefault || keys.has("default")) && named.every((n) => keys.has(n));
 }
 
 export async function evalRealExamples(
   rootIn: string,
   set: "main" | "held-out" = "main",
+  only?: string[],
 ): Promise<Record<string, unknown>> {
   // vitest runs with the temp dir as its cwd: every path below is absolute.
   const root = resolve(rootIn);
   const modules = join(root, "node_modules");
   let fns: Fn[] = [];
-  for (const s of sources(modules, set)) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir)));
+  for (const s of sources(modules, set, only)) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir)));
   // The same function read from two declaration files (a package's .d.ts and .d.cts) counts once.
   fns = fns.filter((f, i) => fns.findIndex((g) => g.pkg === f.pkg && g.name === f.name) === i);
   const unimportable = new Set<Fn>();
-  if (set === "held-out")
-    for (const f of fns) if (f.cases.length > 0 && !(await importable(f.pkg, f.importLine))) unimportable.add(f);
+  if (set === "held-out") {
+    const keys = await rootExports(root, [...new Set(fns.filter((f) => f.cases.length > 0).map((f) => f.pkg))]);
+    for (const f of fns) if (f.cases.length > 0 && !importable(keys.get(f.pkg), f.importLine)) unimportable.add(f);
+  }
   const stating = fns.filter((f) => f.states);
   const asserted = stating.filter((f) => f.cases.length > 0);
   // Run the assertions against the packages' own code, one file per function.
-  const tmp = join(root, "bench", ".examples-real-tmp");
+  // One folder per run: two runs (two builds side by side) may share a root.
+  const tmp = join(root, "bench", `.examples-real-tmp-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const results: Record<string, { passed: number; failed: number; failures: string[] }> = {};
@@ -329,7 +484,7 @@ export async function evalRealExamples(
     }
     const report = join(tmp, "report.json");
     const run = await execa(
-      join(modules, ".bin", "vitest"),
+      join(CHECKOUT, "node_modules", ".bin", "vitest"),
       ["run", "--root", tmp, "--config", join(tmp, "vitest.config.mjs"), "--reporter=json", `--outputFile=${report}`],
       { cwd: tmp, reject: false, timeout: 600_000, env: { CI: "1" } },
     );
@@ -376,6 +531,12 @@ export async function evalRealExamples(
     functions_stating_a_result: stating.length,
     stating_asserted: asserted.length,
     stating_asserted_pct: pct(asserted.length, stating.length),
+    // The looser judgement before (any result-looking comment in the example), and what it counted that this one does not.
+    stating_loose: fns.filter((f) => f.statesLoose).length,
+    stating_loose_asserted: fns.filter((f) => f.statesLoose && f.cases.length > 0).length,
+    judged_differently: fns
+      .filter((f) => f.states !== f.statesLoose)
+      .map((f) => `${f.pkg} ${f.name}: ${f.states ? "states a result (loose: no)" : "states none (loose: yes)"}`),
     // Stating functions whose examples all state the author's environment (a path, a command line, a terminal).
     stating_environment: stating.filter(
       (f) => f.cases.length === 0 && f.skipped.length > 0 && f.skipped.every((x) => ENVIRONMENT.test(x)),

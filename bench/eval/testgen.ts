@@ -397,7 +397,8 @@ export async function evalTestgenProject(
       mutants_killed: mut.killed,
       mutants_killed_pct: pct(mut.killed, mut.total),
       mutants_by_kind: mut.byKind,
-      mutants_survived_sample: mut.survived.slice(0, 8),
+      // Every survivor, for the input it would take to kill it.
+      mutants_survived: mut.survived,
       testgen_ms: { p50_warm: q(0.5), p95_warm: q(0.95), first: gen[0] ? Math.round(gen[0].ms) : null },
       // Where a warm call's time goes: each stage's median over the warm calls.
       testgen_stage_p50_ms: Object.fromEntries(

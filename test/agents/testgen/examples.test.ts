@@ -850,3 +850,93 @@ describe("exampleCases: results in callbacks, promises, loops, and the module's 
     ]);
   });
 });
+
+describe("exampleCases: values as authors punctuate them, and state changed after the call", () => {
+  it("a sentence's full stop after the value is no part of it (`// result will be true.`)", () => {
+    const value = doc([
+      "@example",
+      "const result = inRange(3, 5); // result will be true.",
+      "const result2 = inRange(5, 5); // result2 will be false.",
+      "clamp(12, 10) // => 10.",
+    ]);
+    expect(asserts(value, "inRange")).toEqual([
+      "expect(inRange(3, 5)).toBe(true);",
+      "expect(inRange(5, 5)).toBe(false);",
+    ]);
+    expect(asserts(value, "clamp")).toEqual(["expect(clamp(12, 10)).toBe(10);"]);
+  });
+
+  it("a stated string whose backslashes escape nothing keeps them, as the author printed it", () => {
+    const value = doc([
+      "@example",
+      "escapeRe('[a](b.c)'); // returns '\\[a\\]\\(b\\.c\\)'",
+      "escapeRe('a\\nb'); // => 'a\\nb'",
+    ]);
+    expect(asserts(value, "escapeRe")).toEqual([
+      "expect(escapeRe('[a](b.c)')).toBe('\\\\[a\\\\]\\\\(b\\\\.c\\\\)');",
+      "expect(escapeRe('a\\nb')).toBe('a\\nb');",
+    ]);
+  });
+
+  it("a value read after a statement changed the call's argument is the bound name, set up in the block's order", () => {
+    const value = doc([
+      "@example",
+      "const arr = [1, { a: 1 }];",
+      "const copy = cloneDeep(arr);",
+      "arr[1].a = 2;",
+      "console.log(copy); // [1, { a: 1 }]",
+      "console.log(copy === arr); // false",
+    ]);
+    const setup = "const arr = [1, { a: 1 }];\nconst copy = cloneDeep(arr);\narr[1].a = 2;\n";
+    expect(asserts(value, "cloneDeep")).toEqual([
+      `${setup}expect(copy).toEqual([1, { a: 1 }]);`,
+      `${setup}expect(copy === arr).toBe(false);`,
+    ]);
+  });
+
+  it("a stated value that makes a new symbol is reported; typed arrays, Proxy, Blob and Buffer are globals", () => {
+    const value = doc([
+      "@example",
+      "invert({ a: Symbol('s') }); // { [Symbol('s')]: 'a' }",
+      "isFunction(Proxy); // true",
+      "isFunction(Int8Array); // true",
+      "const b = new Blob();",
+      "console.log(isFunction(b)); // false",
+    ]);
+    expect(asserts(value, "invert")).toEqual([]);
+    expect(readExamples(value, "invert").skipped).toEqual([
+      {
+        line: 3,
+        code: "invert({ a: Symbol('s') });",
+        reason: "the stated result makes a new symbol (`Symbol('s')`): no result is equal to it",
+      },
+    ]);
+    expect(asserts(value, "isFunction")).toEqual([
+      "expect(isFunction(Proxy)).toBe(true);",
+      "expect(isFunction(Int8Array)).toBe(true);",
+      "const b = new Blob();\nexpect(isFunction(b)).toBe(false);",
+    ]);
+  });
+});
+
+describe("exampleCases: results stated above the call", () => {
+  it("a marked result on the line above each call is that call's (es-toolkit `// Returns [0, 1, 2, 3]`)", () => {
+    const value = doc(["@example", "// Returns [0, 1, 2, 3]", "range(4);", "// Returns [1, 2, 3]", "range(1, 4);"]);
+    expect(asserts(value, "range")).toEqual([
+      "expect(range(4)).toEqual([0, 1, 2, 3]);",
+      "expect(range(1, 4)).toEqual([1, 2, 3]);",
+    ]);
+  });
+
+  it("a heading above a call whose result follows it is no result: the comment below is read", () => {
+    const value = doc([
+      "@example",
+      "// Clone an array",
+      "clone([1]);",
+      "// => [1]",
+      "// Returns a copy",
+      "clone([]) // => []",
+    ]);
+    expect(asserts(value, "clone")).toEqual(["expect(clone([1])).toEqual([1]);", "expect(clone([])).toEqual([]);"]);
+  });
+});

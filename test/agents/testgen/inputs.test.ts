@@ -104,4 +104,27 @@ describe("inputVectors: the code's own values", () => {
     );
     expect(r?.resultArgs).toEqual([["1"], ["0"], ["2"], ["-1"]]);
   });
+
+  it("arrays empty, of one and of two elements, and strings and arrays of the lengths the code compares with", () => {
+    const v = vectorsOf(
+      [
+        "export function head(xs: number[], s: string): string {",
+        "  if (xs.length > 3) return s;",
+        "  if (s.length < 2) return String(xs.length);",
+        '  return "";',
+        "}",
+        "",
+      ].join("\n"),
+      "head",
+      ["[1, 2]", '"s"'],
+    );
+    expect(v).toContainEqual(["[]", '"s"']);
+    expect(v).toContainEqual(["[1]", '"s"']);
+    expect(v).toContainEqual(["[0, 1]", '"s"']);
+    // `xs.length > 3`: lengths 3 and 4; `s.length < 2`: 2 and 1 (the code does not say whose length is whose).
+    expect(v).toContainEqual(["[1, 1, 1]", '"s"']);
+    expect(v).toContainEqual(["[1, 1, 1, 1]", '"s"']);
+    expect(v).toContainEqual(["[1, 2]", '"aa"']);
+    expect(v).toContainEqual(["[1, 2]", '"a"']);
+  });
 });

@@ -73,7 +73,28 @@ describe("codeValues", () => {
     expect(v.numbers).toEqual(["10", "9", "11", "-1"]);
     expect(v.objects).toEqual(['{ "name": 1 }', "{ [Symbol.iterator]: 1 }"]);
     // A Date is not built the same on every run: only the classes whose instance is.
-    expect([...v.instances]).toEqual([["FormData", "new FormData()"]]);
+    // A FormData with an entry, so that a loop over its entries runs.
+    expect([...v.instances]).toEqual([
+      ["FormData", '(() => { const f = new FormData(); f.append("a", "b"); return f; })()'],
+    ]);
+    expect(v.lengths).toEqual([]);
+  });
+
+  it("gives the lengths a `.length` or `.size` is compared with, on each side of the bound", () => {
+    const v = valuesOf(
+      [
+        "export function pick(xs: string[], s: string, m: Map<string, number>): number {",
+        "  if (xs.length > 2) return 3;",
+        "  if (s.length === 0) return 0;",
+        "  if (m.size >= 40) return 4;",
+        "  return 1;",
+        "}",
+        "",
+      ].join("\n"),
+      "pick",
+    );
+    expect(v.lengths).toEqual([2, 3, 0, 1]);
+    expect(v.numbers).toEqual(["2", "1", "3", "0", "40", "39"]);
   });
 
   it("follows the same-file helpers and constants it names: a regex it tests, a list it searches", () => {
