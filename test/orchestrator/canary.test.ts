@@ -56,7 +56,9 @@ async function sendAll(ids: string[], concurrency = 16, done = (): boolean => fa
   return out;
 }
 
-describe("canary", () => {
+// Each test starts two or three agent processes and some restart them all: on two cores that other suites
+// keep busy, one took longer than the default test timeout.
+describe("canary", { timeout: 90_000 }, () => {
   it("sends exactly the trace ids the documented hash predicts, about 5% of them", async () => {
     agency = await startAgency([SVC], {}, {}, { canary: { min_requests: 100_000 } });
     v2(agency.dir);
