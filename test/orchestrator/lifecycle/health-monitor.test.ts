@@ -104,7 +104,7 @@ describe("aip health", () => {
     load.value = 0.99;
     await until(
       () => !agency!.orchestrator.agents.find((a) => a.name === "heavy")!.admission.admitted,
-      5000,
+      20_000,
       "heavy out",
     );
     const plain = await aipHealth();
