@@ -19,20 +19,31 @@ const INSIDE = "insideValue";
 const source = (word: string): string =>
   `export function probe(${word}Param: number): number {\n  return ${word}Param + 1;\n}\nexport const ${word} = 1;\n`;
 
-/** Swap `target` between the real thing and a symlink to `outside`, as fast as it can, until killed. */
-function swapper(kind: "file" | "dir", target: string, outside: string): ChildProcess {
+/**
+ * Swap `target` between the real thing and a symlink to `outside`, as fast as it can, until killed;
+ * resolves once it has swapped (a process start on a loaded host can take longer than 1,000 requests).
+ */
+async function swapper(kind: "file" | "dir", target: string, outside: string): Promise<ChildProcess> {
   const script = `
     const fs = require("node:fs");
     const [kind, target, outside, inside] = process.argv.slice(1);
     const real = target + ".real", link = target + ".link";
-    for (;;) {
+    for (let swaps = 0; ; ) {
       try {
         fs.symlinkSync(outside, link);
         if (kind === "file") { fs.renameSync(link, target); fs.writeFileSync(real, inside); fs.renameSync(real, target); }
         else { fs.renameSync(target, real); fs.renameSync(link, target); fs.unlinkSync(target); fs.renameSync(real, target); }
+        if (++swaps === 1) fs.writeSync(1, "swapping\\n");
       } catch { try { fs.unlinkSync(link); } catch {} }
     }`;
-  return spawn(process.execPath, ["-e", script, kind, target, outside, source(INSIDE)], { stdio: "ignore" });
+  const child = spawn(process.execPath, ["-e", script, kind, target, outside, source(INSIDE)], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once("data", () => resolve());
+    child.once("exit", (code, signal) => reject(new Error(`the swapper exited (${code ?? signal}) before swapping`)));
+  });
+  return child;
 }
 
 type Req = (root: string, file: string) => Record<string, unknown>;
@@ -99,7 +110,7 @@ describe("symlink swap races", () => {
         ["file", join(ws, "a.ts"), "a.ts", join(outside, "secret.ts")],
         ["dir", join(ws, "src"), "src/a.ts", join(outside, "dir")],
       ] as const) {
-        const child = swapper(kind, target, out);
+        const child = await swapper(kind, target, out);
         try {
           for (let sent = 0; sent < ATTEMPTS / 2; sent += BATCH) {
             const answers = await Promise.all(
