@@ -26,9 +26,11 @@ const source = (word: string): string =>
 async function swapper(kind: "file" | "dir", target: string, outside: string): Promise<ChildProcess> {
   const script = `
     const fs = require("node:fs");
-    const [kind, target, outside, inside] = process.argv.slice(1);
+    const [kind, target, outside, inside, parent] = process.argv.slice(1);
     const real = target + ".real", link = target + ".link";
     for (let swaps = 0; ; ) {
+      // Never outlives the test process: a test stopped at its timeout may never reach its kill.
+      if (swaps % 1000 === 0) try { process.kill(Number(parent), 0); } catch { process.exit(0); }
       try {
         fs.symlinkSync(outside, link);
         if (kind === "file") { fs.renameSync(link, target); fs.writeFileSync(real, inside); fs.renameSync(real, target); }
@@ -36,7 +38,7 @@ async function swapper(kind: "file" | "dir", target: string, outside: string): P
         if (++swaps === 1) fs.writeSync(1, "swapping\\n");
       } catch { try { fs.unlinkSync(link); } catch {} }
     }`;
-  const child = spawn(process.execPath, ["-e", script, kind, target, outside, source(INSIDE)], {
+  const child = spawn(process.execPath, ["-e", script, kind, target, outside, source(INSIDE), String(process.pid)], {
     stdio: ["ignore", "pipe", "ignore"],
   });
   await new Promise<void>((resolve, reject) => {
@@ -102,7 +104,9 @@ describe("symlink swap races", () => {
 
   for (const agent of AGENTS) {
     const served = servedAgent(join(DIST, agent.exe));
-    it(`${agent.name}: ${ATTEMPTS} requests during file and directory swaps, no answer holds outside content`, async () => {
+    it(`${agent.name}: ${ATTEMPTS} requests during file and directory swaps, no answer holds outside content`, async ({
+      signal,
+    }) => {
       const session = await ndjsonSession(served.socket);
       const stats = { leaked: 0, inside: 0, refused: 0 };
       const refusals = new Map<string, number>();
@@ -110,9 +114,11 @@ describe("symlink swap races", () => {
         ["file", join(ws, "a.ts"), "a.ts", join(outside, "secret.ts")],
         ["dir", join(ws, "src"), "src/a.ts", join(outside, "dir")],
       ] as const) {
+        // A test that ran out of time stops here: its swapper would spin on in the tests after it.
+        if (signal.aborted) break;
         const child = await swapper(kind, target, out);
         try {
-          for (let sent = 0; sent < ATTEMPTS / 2; sent += BATCH) {
+          for (let sent = 0; sent < ATTEMPTS / 2 && !signal.aborted; sent += BATCH) {
             const answers = await Promise.all(
               Array.from({ length: BATCH }, (_, i) => {
                 const req = agent.request(ws, file);
