@@ -4,7 +4,7 @@
  * each code agent and search answer 1,000 requests on it; no answer may contain the secret.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DIST, ndjsonSession, servedAgent, tempDir } from "../helpers.js";
@@ -46,6 +46,20 @@ async function swapper(kind: "file" | "dir", target: string, outside: string): P
     child.once("exit", (code, signal) => reject(new Error(`the swapper exited (${code ?? signal}) before swapping`)));
   });
   return child;
+}
+
+/**
+ * Undo what a swapper killed mid-swap left: a symlink or nothing at `target` (the real thing set aside as
+ * `.real`), a stray `.link`. The next test's swapper could not complete a swap on such a workspace.
+ */
+function restore(kind: "file" | "dir", target: string): void {
+  rmSync(`${target}.link`, { force: true });
+  if (lstatSync(target, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(target);
+  if (existsSync(`${target}.real`)) {
+    if (kind === "dir" && !existsSync(target)) renameSync(`${target}.real`, target);
+    else rmSync(`${target}.real`, { recursive: true, force: true });
+  }
+  if (kind === "file" && !existsSync(target)) writeFileSync(target, source(INSIDE));
 }
 
 type Req = (root: string, file: string) => Record<string, unknown>;
@@ -142,6 +156,7 @@ describe("symlink swap races", () => {
         } finally {
           child.kill("SIGKILL");
           await new Promise((r) => child.once("exit", r));
+          restore(kind, target);
         }
       }
       session.close();
