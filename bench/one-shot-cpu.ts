@@ -4,19 +4,21 @@
  * (empty stdin, AIP_ERR_INVALID_JSON), which vetting and the conformance kit run many times per agent.
  * `node dist/bench/one-shot-cpu.js [--runs N] [--baseline DIR] [--tag NAME]`: each code agent of this
  * build, and with --baseline the same agents of another build's dist/ (a checkout of main), run in
- * turn so that both see the same load. The CPU time is the child's user + system time (`reapedCpuMs`). Writes
+ * turn so that both see the same load. The CPU time is the child's user + system time, read from a
+ * wrapping shell's reaped-children counters (/proc, in clock ticks). Writes
  * bench/results/<date>-one-shot-cpu[-<tag>].json.
  */
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "../tools/aip/command.js";
 import { percentileOf } from "../protocol/util/percentile.js";
-import { reapedCpuMs } from "./lib/procs.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const AGENTS = ["summarize", "testgen", "complete-lite", "complete", "diagnose", "search"];
 const MODES = { manifest: { args: ["--manifest"], stdin: "" }, refusal: { args: [], stdin: "" } };
+const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 const args = parseArgs(process.argv.slice(2), ["runs", "baseline", "tag"]);
 const runs = Number(args.flags.runs ?? 5);
@@ -25,8 +27,16 @@ if (args.flags.baseline !== undefined) builds.baseline = resolve(String(args.fla
 const tag = args.flags.tag !== undefined ? `-${String(args.flags.tag)}` : "";
 
 /** CPU time (ms) of one run of `node SCRIPT ARGS` with `stdin`. */
-const cpuOf = (script: string, argv: string[], stdin: string): number =>
-  reapedCpuMs(["node", script, ...argv], stdin, { ...process.env, AIP_MODEL: "" }).cpuMs;
+function cpuOf(script: string, argv: string[], stdin: string): number {
+  // The shell reaps node, so its own /proc stat then counts node's time (cutime, cstime).
+  const r = spawnSync("sh", ["-c", 'node "$@" >/dev/null 2>&1; cat /proc/$$/stat', "sh", script, ...argv], {
+    input: stdin,
+    encoding: "utf8",
+    env: { ...process.env, AIP_MODEL: "" },
+  });
+  const f = r.stdout.slice(r.stdout.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[13]) + Number(f[14])) * TICK_MS;
+}
 
 const median = (xs: number[]): number =>
   percentileOf(

@@ -1,6 +1,6 @@
 /** The processes a benchmark measures: agent-dummy, `aip up`, a bench orchestrator with a chosen pool; and their RSS. */
 import { rssMiB as procRssMiB } from "../../orchestrator/core/procstat.js";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -173,22 +173,4 @@ export function cleanupAll(): void {
   children.clear();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   dirs.clear();
-}
-
-/** Clock ticks of /proc's CPU counters (USER_HZ is 100 on Linux). */
-const TICK_MS = 10;
-
-/**
- * CPU time (user + system, ms) of running `argv` to its end with `stdin`, its descendants included: a
- * wrapping shell reaps it, so the shell's own /proc stat then counts the whole tree (cutime, cstime).
- */
-export function reapedCpuMs(argv: string[], stdin: string, env: NodeJS.ProcessEnv): { cpuMs: number; status: number } {
-  const r = spawnSync("sh", ["-c", '"$@" >/dev/null 2>&1; s=$?; cat /proc/$$/stat; echo " $s"', "sh", ...argv], {
-    input: stdin,
-    encoding: "utf8",
-    env,
-    maxBuffer: 1 << 20,
-  });
-  const f = r.stdout.slice(r.stdout.lastIndexOf(")") + 2).split(" ");
-  return { cpuMs: (Number(f[13]) + Number(f[14])) * TICK_MS, status: Number(r.stdout.trim().split(" ").at(-1)) };
 }

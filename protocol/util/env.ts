@@ -201,12 +201,6 @@ export const ENV_VARS = {
     doc: "cap on one inference-server request",
   },
   AIP_MODEL_STREAM: { kind: "flag", scope: A, default: "1", doc: "stream the inference server's answer" },
-  AIP_CODE_CACHE: {
-    kind: "flag",
-    scope: A,
-    default: "1",
-    doc: "0: no V8 code cache for the TypeScript compiler (kept 0600 in `$XDG_CACHE_HOME/agency/v8`, else `~/.cache/agency/v8`; delete it to clear)",
-  },
   AIP_TESTGEN_WARM: {
     kind: "flag",
     scope: A,

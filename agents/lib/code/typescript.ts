@@ -4,12 +4,10 @@
  * megabytes), which doubles what loading the compiler costs. It is loaded on first use, not at import:
  * compiling it is the largest part of a code agent's start, which `--manifest`, a one-shot refusal and
  * vetting never need; a listening agent loads it (and the converter, `warmParser`) before its socket
- * exists (`preload`, agents/lib/runtime/types.ts). It is compiled from a V8 code cache when one is usable
- * (agents/lib/runtime/compile-cache.ts). Types come from `import type * as TS`.
+ * exists (`preload`, agents/lib/runtime/types.ts). Types come from `import type * as TS`.
  */
 import { createRequire } from "node:module";
 import type * as TS from "typescript";
-import { useCodeCache } from "../runtime/compile-cache.js";
 
 const require = createRequire(import.meta.url);
 let loaded: typeof TS | undefined;
@@ -17,7 +15,6 @@ let loaded: typeof TS | undefined;
 /** The compiler module, loaded now if it is not yet. */
 export function typescript(): typeof TS {
   if (loaded === undefined) {
-    useCodeCache(require, "typescript");
     loaded = require("typescript") as typeof TS;
     // Importers read `ts` through the module's live binding: from now on they get the compiler itself,
     // so the walks and checks on hot paths pay no proxy trap per property read.
