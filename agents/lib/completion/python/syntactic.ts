@@ -470,6 +470,16 @@ function lookalikeClass(
   return best;
 }
 
+/** The members the buffer uses after the receiver word `recv` (`recv.name` counts), and how often. */
+function usedAfter(member: ReadonlyMap<string, number>, recv: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [pair, n] of member) {
+    const dot = pair.lastIndexOf(".");
+    if (pair.slice(0, dot) === recv) out.set(pair.slice(dot + 1), n);
+  }
+  return out;
+}
+
 /** The innermost class whose body holds `offset`, and the name its method's first parameter has. */
 function enclosingClass(doc: PythonDocument, offset: number): { decl: Declaration; self: string } | undefined {
   let cls: Declaration | undefined;
@@ -965,19 +975,13 @@ export function pythonCompletions(
       // Names the workspace's other files use after a receiver of this name.
       for (const name of wsUse?.keys() ?? []) add(name, "property", `used after ${lastRecv}.`, {});
       if (found.kind === "unknown" && lastRecv !== undefined) {
-        const used = new Set<string>();
-        for (const pair of usage.member.keys())
-          if (pair.slice(0, pair.lastIndexOf(".")) === lastRecv) used.add(pair.slice(pair.lastIndexOf(".") + 1));
-        const like = lookalikeClass(doc, where, lastRecv, used);
+        const like = lookalikeClass(doc, where, lastRecv, new Set(usedAfter(usage.member, lastRecv).keys()));
         for (const m of like?.members ?? []) add(m.name, m.kind, m.detail, { lookalike: like!.fit });
       }
     } else if (lastRecv !== undefined && !own) {
       // What the buffer types after the same receiver word, which the checker's list can lack (a
       // member set at run time, a receiver typed wider than its value): marked as the checker's miss.
-      for (const [pair, n] of usage.member) {
-        const dot = pair.lastIndexOf(".");
-        if (pair.slice(0, dot) !== lastRecv) continue;
-        const name = pair.slice(dot + 1);
+      for (const [name, n] of usedAfter(usage.member, lastRecv)) {
         if (name === prefix && n <= 1) continue;
         add(name, "property", `used after ${lastRecv}.`, { buffer: true });
       }
