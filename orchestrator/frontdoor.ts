@@ -127,6 +127,7 @@ function serverLimits(o: Orchestrator): Partial<Limits> {
     maxConnections: l.max_connections,
     idleTimeoutMs: l.idle_timeout_ms,
     headersTimeoutMs: l.headers_timeout_ms,
+    requestReceiveTimeoutMs: l.request_receive_timeout_ms,
     // An NDJSON line has the deadline an HTTP head has (docs/aip-1.md, Limits: lineReceiveTimeoutMs).
     lineReceiveTimeoutMs: l.headers_timeout_ms,
     shutdownGraceMs: l.shutdown_grace_ms,

@@ -53,6 +53,8 @@ const LimitsConfigSchema = z.strictObject({
   max_connections: z.number().int().positive().default(DEFAULT_LIMITS.maxConnections),
   idle_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.idleTimeoutMs),
   headers_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.headersTimeoutMs),
+  /** The whole HTTP request, head and body: never less than `headers_timeout_ms` (see `limits` below). */
+  request_receive_timeout_ms: z.number().int().positive().default(DEFAULT_LIMITS.requestReceiveTimeoutMs),
   /** Requests waiting for a pool slot, per agent, beyond the pool. */
   max_queue: z.number().int().min(0).default(256),
   health_interval_ms: z.number().int().positive().default(2000),
@@ -171,7 +173,11 @@ export const AgencyConfigSchema = z.strictObject({
   state_dir: z.string().min(1).optional(),
   agents: z.array(AgentConfigSchema).min(1),
   canary: CanaryConfigSchema.default(() => CanaryConfigSchema.parse({})),
-  limits: LimitsConfigSchema.default(() => LimitsConfigSchema.parse({})),
+  limits: LimitsConfigSchema.refine((l) => l.request_receive_timeout_ms >= l.headers_timeout_ms, {
+    // node:http refuses a head deadline beyond the whole request's: said here, naming the key, not as a crash.
+    path: ["request_receive_timeout_ms"],
+    message: "must be at least headers_timeout_ms",
+  }).default(() => LimitsConfigSchema.parse({})),
 });
 
 export type AgencyConfigInput = z.input<typeof AgencyConfigSchema>;

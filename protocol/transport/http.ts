@@ -133,7 +133,8 @@ export class HttpFraming {
     this.http = createHttpServer(
       {
         keepAliveTimeout: limits.idleTimeoutMs,
-        headersTimeout: limits.headersTimeoutMs,
+        // The head is part of the request: its deadline is never the later one (node:http refuses that).
+        headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestReceiveTimeoutMs),
         requestTimeout: limits.requestReceiveTimeoutMs,
         maxHeaderSize: 16 * 1024,
         // A Unix socket has no host to name: clients writing raw HTTP/1.1 often omit Host, and Node's

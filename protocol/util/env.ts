@@ -130,6 +130,14 @@ export const ENV_VARS = {
     default: "info",
     doc: "log level, passed on to agents",
   },
+  AIP_REQUEST_RECEIVE_TIMEOUT_MS: {
+    kind: "int",
+    min: 1,
+    max: 3_600_000,
+    scope: A,
+    default: "30000",
+    doc: "an agent's server: a request body still incomplete this long gets 408 (the orchestrator's: `limits.request_receive_timeout_ms`)",
+  },
   AIP_MODEL: {
     kind: "path",
     scope: A,

@@ -40,16 +40,54 @@ const WARM_STANDBY = process.env.AIP_WARM_STANDBY === "0" ? "off" : "all";
 const UNREAD_WAIT_MS = 30_000;
 
 let agency: RealAgency | undefined;
-afterEach(async () => {
+/** Whether the warm standby of `agency`'s agent is ready now (read from its log as it grows). */
+let standbyReady: () => boolean = () => false;
+/** Set by a test that passed with `reuse`: the next test with `reuse` goes on with its agency. */
+let keep = false;
+afterEach(async (ctx) => {
+  // A test that failed leaves nothing to the next: its agency is stopped.
+  const kept = keep && ctx.task.result?.state !== "fail";
+  keep = false;
+  if (kept) return;
   await agency?.cleanup();
   agency = undefined;
 });
 /**
  * One state directory for every agency of the run, as a host keeps one across restarts: the agent is
- * vetted by the first start and found in the vetting cache by the others.
+ * vetted by the first start and found in the vetting cache by the others. Under socket activation the
+ * orchestrator gets systemd-socket-activate's minimal environment, which its agent inherits: a verdict
+ * of its own, kept apart (the cache holds one per executable, and it would evict the others').
  */
 const state = tempDir("aipf-state-");
-afterAll(() => state.cleanup());
+const activatedState = tempDir("aipf-state-");
+afterAll(async () => {
+  await agency?.cleanup();
+  state.cleanup();
+  activatedState.cleanup();
+});
+
+/** Follows the log from its start: the standby is ready after its `standby_ready`, until the agent next exits. */
+function standbyWatch(logFile: string): () => boolean {
+  let offset = 0;
+  let rest = "";
+  let ready = false;
+  return () => {
+    const fd = openSync(logFile, "r");
+    try {
+      const buf = Buffer.alloc(Math.max(0, fstatSync(fd).size - offset));
+      offset += readSync(fd, buf, 0, buf.length, offset);
+      const lines = (rest + buf.toString("utf8")).split("\n");
+      rest = lines.pop()!;
+      for (const l of lines) {
+        if (l.includes('"event":"standby_ready"')) ready = true;
+        else if (/"event":"(agent_exited|agent_killed|standby_failed)"/.test(l)) ready = false;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return ready;
+  };
+}
 
 export interface FaultResult extends Tally {
   fault: string;
@@ -87,20 +125,35 @@ async function underLoad(
   inject: (a: RealAgency, agentPid: number) => Promise<number | { struckAt: number } | void>,
   recovered: (a: RealAgency, before: number) => Promise<boolean>,
   limits: Record<string, unknown> = {},
-  options: { activation?: boolean } = {},
+  options: {
+    activation?: boolean;
+    /**
+     * Go on with the agency the previous test left (if it passed with `reuse`: default limits, healthy
+     * again), instead of starting one: an agency's start is the most of such a test's time.
+     */
+    reuse?: boolean;
+    /** An agent fault: strike once the warm standby is ready (when there is one), so that it is what recovers. */
+    standby?: boolean;
+  } = {},
 ): Promise<FaultResult> {
-  agency = await startRealAgency(
-    {
-      restart_initial_ms: 100,
-      health_interval_ms: 1000,
-      health_timeout_ms: 500,
-      shutdown_grace_ms: 3000,
-      warm_standby: WARM_STANDBY,
-      ...limits,
-    },
-    () => ({ state_dir: state.dir }),
-    options,
-  );
+  /** Where this test's part of the log begins (a reused agency's earlier faults are not this one's). */
+  let logFrom = 0;
+  if (!options.reuse || !agency) {
+    await agency?.cleanup();
+    agency = await startRealAgency(
+      {
+        restart_initial_ms: 100,
+        health_interval_ms: 1000,
+        health_timeout_ms: 500,
+        shutdown_grace_ms: 3000,
+        warm_standby: WARM_STANDBY,
+        ...limits,
+      },
+      () => ({ state_dir: options.activation ? activatedState.dir : state.dir }),
+      { activation: options.activation ?? false },
+    );
+    standbyReady = standbyWatch(agency.logFile);
+  } else logFrom = statSync(agency.logFile).size;
   const before = (await agency.healthPatiently()).agents.dummy!.pid!;
   const load = faultLoad(agency.socket, CLIENTS, fault);
   // Warm-up: the first STEADY/2 successes. A cold orchestrator on two busy cores reads the first
@@ -112,11 +165,14 @@ async function underLoad(
   await until(() => load.successes() >= STEADY, 60_000, "steady load before the fault");
   // A restart before the fault (a probe taken for missed on a starved host) would make the fault strike a
   // process that is gone (kill ESRCH): say what happened instead.
-  const early = readFileSync(agency.logFile, "utf8")
+  const early = readFileSync(agency.logFile)
+    .subarray(logFrom)
+    .toString("utf8")
     .split("\n")
     .filter((l) => /"event":"(agent_killed|agent_exited|agent_restarting)"/.test(l));
   if (early.length > 0)
     throw new Error(`the agent was restarted before the fault: ${early.join(" | ").slice(0, 1500)}`);
+  if (options.standby && WARM_STANDBY !== "off") await until(standbyReady, 60_000, "the warm standby ready");
   const called = Date.now();
   const injected = await inject(agency, before);
   // The fault's moment: for the reload, the SIGHUP, which follows a /healthz read that a loaded orchestrator
@@ -178,6 +234,7 @@ async function underLoad(
   };
   results.push(result);
   console.log(`fault ${JSON.stringify(result)}`);
+  keep = options.reuse === true;
   return result;
 }
 
@@ -193,6 +250,12 @@ const healthCheck = (a: RealAgency): Promise<unknown> =>
     timeoutMs: 10_000,
   });
 
+/**
+ * The agent faults, the orchestrator's restart and its reload go on, one after the other, with one agency
+ * (each leaves it serving again); those with other limits or socket activation start their own.
+ */
+const AGENT_FAULT = { reuse: true, standby: true };
+
 describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
   for (let i = 1; i <= REPEAT; i++) {
     it(`kill -9 of the agent (${i}/${REPEAT})`, { timeout: 180_000 }, async () => {
@@ -202,6 +265,8 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
           process.kill(pid, "SIGKILL");
         },
         agentBack,
+        {},
+        AGENT_FAULT,
       );
       expect(r.lost, r.lost_causes.join("; ")).toBe(0);
       expect(r.refused).toBe(0);
@@ -218,9 +283,70 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
             await healthCheck(a);
           },
           agentBack,
+          {},
+          AGENT_FAULT,
         );
         expect(r.lost, r.lost_causes.join("; ")).toBe(0);
         expect(r.refused).toBe(0);
+      },
+    );
+
+    it(
+      `deletion of the agent's socket file, then a health check restarts it (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        const r = await underLoad(
+          "socket-deleted",
+          async (a) => {
+            unlinkSync(a.agentSocket);
+            await healthCheck(a);
+          },
+          agentBack,
+          {},
+          AGENT_FAULT,
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+      },
+    );
+
+    it(
+      `orchestrator restart (aip up SIGTERM, then started again); clients reconnect (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        const r = await underLoad(
+          "orchestrator-restart",
+          async (a) => {
+            await a.terminate();
+            await a.start();
+          },
+          async (a) => (await a.health()).agents.dummy?.status === "healthy",
+          {},
+          { reuse: true },
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+      },
+    );
+
+    it(
+      `orchestrator reload (aip reload: a new orchestrator on the inherited socket, agents kept) (${i}/${REPEAT})`,
+      { timeout: 180_000 },
+      async () => {
+        let successor = 0;
+        const r = await underLoad(
+          "orchestrator-reload",
+          async (a) => {
+            const r = await a.reload();
+            successor = r.pid;
+            return { struckAt: r.signalledAt };
+          },
+          async (a) => (await a.health()).pid === successor,
+          {},
+          { reuse: true },
+        );
+        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
+        expect(r.refused).toBe(0);
+        expect(r.closed_unread).toBe(0);
       },
     );
 
@@ -283,39 +409,6 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
     );
 
     it(
-      `deletion of the agent's socket file, then a health check restarts it (${i}/${REPEAT})`,
-      { timeout: 180_000 },
-      async () => {
-        const r = await underLoad(
-          "socket-deleted",
-          async (a) => {
-            unlinkSync(a.agentSocket);
-            await healthCheck(a);
-          },
-          agentBack,
-        );
-        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
-        expect(r.refused).toBe(0);
-      },
-    );
-
-    it(
-      `orchestrator restart (aip up SIGTERM, then started again); clients reconnect (${i}/${REPEAT})`,
-      { timeout: 180_000 },
-      async () => {
-        const r = await underLoad(
-          "orchestrator-restart",
-          async (a) => {
-            await a.terminate();
-            await a.start();
-          },
-          async (a) => (await a.health()).agents.dummy?.status === "healthy",
-        );
-        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
-      },
-    );
-
-    it(
       `orchestrator restart under socket activation (the listening socket held, as aip-orchestrator.socket does) (${i}/${REPEAT})`,
       { timeout: 180_000 },
       async () => {
@@ -332,26 +425,6 @@ describe.sequential(`faults under load (${CLIENTS} clients)`, () => {
           },
           {},
           { activation: true },
-        );
-        expect(r.lost, r.lost_causes.join("; ")).toBe(0);
-        expect(r.refused).toBe(0);
-        expect(r.closed_unread).toBe(0);
-      },
-    );
-
-    it(
-      `orchestrator reload (aip reload: a new orchestrator on the inherited socket, agents kept) (${i}/${REPEAT})`,
-      { timeout: 180_000 },
-      async () => {
-        let successor = 0;
-        const r = await underLoad(
-          "orchestrator-reload",
-          async (a) => {
-            const r = await a.reload();
-            successor = r.pid;
-            return { struckAt: r.signalledAt };
-          },
-          async (a) => (await a.health()).pid === successor,
         );
         expect(r.lost, r.lost_causes.join("; ")).toBe(0);
         expect(r.refused).toBe(0);

@@ -1,7 +1,7 @@
 /** An agent's server mode: AIP-1 (HTTP/1.1 and NDJSON) on a Unix socket until SIGTERM/SIGINT. */
 import { getHeapStatistics } from "node:v8";
 import { AGENT_LIMITS, DEFAULT_LIMITS, type Limits } from "../../../protocol/contract/limits.js";
-import { envString } from "../../../protocol/util/env.js";
+import { envInt, envString } from "../../../protocol/util/env.js";
 import { RateLimit, createLogger, type Logger } from "../../../protocol/util/log.js";
 import { AipServer } from "../../../protocol/transport/server.js";
 import { socketIsLive } from "../../../protocol/transport/socket-file.js";
@@ -61,7 +61,11 @@ export async function listen(
       socketPath,
       ...(group !== undefined ? { group } : {}),
       // An agent accepts whatever the front door accepted, once re-encoded for forwarding (docs/aip-1.md, Limits).
-      limits: { ...AGENT_LIMITS, ...limits },
+      limits: {
+        ...AGENT_LIMITS,
+        requestReceiveTimeoutMs: envInt("AIP_REQUEST_RECEIVE_TIMEOUT_MS") ?? AGENT_LIMITS.requestReceiveTimeoutMs,
+        ...limits,
+      },
       // The orchestrator's NDJSON connections carry its clients' requests, already shared fairly (docs/aip-1.md).
       trustUnordered: true,
       invoke: async (value, ctx) => {

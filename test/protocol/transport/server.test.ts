@@ -82,6 +82,18 @@ describe("limits", () => {
     expect(reply).toContain("AIP_ERR_INVALID_JSON");
   });
 
+  it("a request deadline shorter than the head's: the server starts, and a slow head gets 408 at the shorter", async () => {
+    // node:http refuses headersTimeout > requestTimeout; the head is part of the request, so its deadline is clamped.
+    const s = await start({ limits: { headersTimeoutMs: 120_000, requestReceiveTimeoutMs: 300 } });
+    const reply = await new Promise<string>((resolve) => {
+      const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\n"));
+      let out = "";
+      c.on("data", (d) => (out += d.toString()));
+      c.on("close", () => resolve(out));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+  });
+
   it("answers 413 for a declared body over the limit even when the body never comes", async () => {
     const s = await start({ limits: { maxBodyBytes: 1000 } });
     const reply = await new Promise<string>((resolve) => {
