@@ -25,7 +25,21 @@ const PER_POSITION = 10;
 /** The dry keystrokes' buffer: WARM_MODULE this many times. */
 const WARM_COPIES = 16;
 
-export function createCompleteAgent(manifest: AgentManifest, host: ModelEngine, latest: LatestWins): AgentDefinition {
+export interface CompleteAgentOptions {
+  /**
+   * The run answers one request and exits: the warm-up loads what that request needs (model, FIM probe,
+   * parser) but types no keystrokes, since compiling the hot paths pays off only over later requests.
+   */
+  oneShot?: boolean;
+}
+
+export function createCompleteAgent(
+  manifest: AgentManifest,
+  host: ModelEngine,
+  latest: LatestWins,
+  options: CompleteAgentOptions = {},
+): AgentDefinition {
+  const warmupKeystrokes = options.oneShot ? 0 : host.config.warmupKeystrokes;
   const cache = new ParseCache();
   let counter: TokenCounter | undefined;
   const tokenCounter = (): TokenCounter => (counter ??= new TokenCounter());
@@ -86,7 +100,7 @@ See docs/agents.md.`,
         counter = new TokenCounter((t) => host.tokenize(t));
       }
       await host.selfProbe();
-      if (host.ready) {
+      if (host.ready && !options.oneShot) {
         // The whole pipeline, a few keystrokes with one generated token each: parser, incremental
         // re-parse, symbols, tokenizers and prettier are compiled (JIT) before the first real request.
         const one = WARM_MODULE.split("\n");
@@ -131,13 +145,13 @@ See docs/agents.md.`,
         const positions = lines0
           .flatMap((l) => Array.from({ length: WARM_COPIES }, (_, c) => l + c * one.length))
           .sort((a, b) => ((a * 7919) % 1009) - ((b * 7919) % 1009) || a - b);
-        for (let k = 0; k < host.config.warmupKeystrokes; k++) {
+        for (let k = 0; k < warmupKeystrokes; k++) {
           const at = Math.floor(k / PER_POSITION);
           await keystroke(dry, big, FULL_KEYSTROKES + k, positions[at % positions.length]!, k % PER_POSITION === 0);
         }
         // Prettier most of all (the largest part of the syntax stage): in a tight loop it is optimised
         // further than interleaved with the other stages, and the pipeline's calls then run at that speed.
-        for (let k = 0; k < host.config.warmupKeystrokes; k++)
+        for (let k = 0; k < warmupKeystrokes; k++)
           await formatChecked(
             `function f() {\n  const v${k} = a?.b ?? { c: [1, 2], ...d }; // ${k}\n}\n`,
             dialectOf("typescript"),
@@ -150,7 +164,7 @@ See docs/agents.md.`,
           model_state: host.state.status,
           fim_ok: host.fim.ok ?? false,
           tiktoken_ratio: counter?.ratio ?? null,
-          warmup_keystrokes: host.config.warmupKeystrokes,
+          warmup_keystrokes: warmupKeystrokes,
           warmup_ms: warmupMs,
         },
         "warm",
@@ -164,7 +178,7 @@ See docs/agents.md.`,
       const base = {
         ...host.health(),
         superseded: latest.superseded,
-        warmup: { keystrokes: host.config.warmupKeystrokes, ms: warmupMs },
+        warmup: { keystrokes: warmupKeystrokes, ms: warmupMs },
         prewarm: { ...prewarm.stats },
         ...typed.health(),
       };

@@ -10,5 +10,9 @@ await agentEntry("complete", import.meta.url, async () => {
     import("./agent.js"),
   ]);
   const manifest = bundledManifest("complete", import.meta.url);
-  return createCompleteAgent(manifest, modelEngine(process.env, manifest.max_concurrent), new LatestWins());
+  // Without arguments the executable answers one request from stdin and exits (runAgent).
+  const oneShot = process.argv.length === 2;
+  return createCompleteAgent(manifest, modelEngine(process.env, manifest.max_concurrent), new LatestWins(), {
+    oneShot,
+  });
 });

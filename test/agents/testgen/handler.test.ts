@@ -114,8 +114,11 @@ describe("testgen with the workspace's vitest", () => {
 });
 
 describe("testgen without a runner", () => {
+  // One copy for the tests that only read it (the others' sources are buffers over its src/money.ts).
+  const root = workspace(false);
+
   it("a parameter typed by an exported class is an instance of it, imported with the function; no run", async () => {
-    const p = await gen(workspace(false), "total");
+    const p = await gen(root, "total");
     expect(p.content).toContain('import { total, Ledger } from "./money.js";');
     // Nothing was run, so nothing is pinned: the call is a marked it.skip, never a lone toBeDefined.
     expect(p.content).toContain('total(new Ledger("name"), "EUR");\n    // TODO: assert what it returns');
@@ -142,7 +145,7 @@ describe("testgen without a runner", () => {
       "}",
       "",
     ].join("\n");
-    const p = await gen(workspace(false), "greater", {}, source);
+    const p = await gen(root, "greater", {}, source);
     expect(p.content).toContain('import { greater, Level } from "./money.js";');
     expect(p.content).toContain("expect(greater(Level.error, Level.info)).toBe(true);");
     expect(p.checks).toMatchObject({ typecheck: "passed" });
@@ -152,24 +155,25 @@ describe("testgen without a runner", () => {
   it("a throw without a guard the arguments can trip gets no toThrow, only a todo", async () => {
     const source =
       "export function open(path: string): string {\n  if (Math.random() > 2) return path;\n  throw new Error(path);\n}\n";
-    const p = await gen(workspace(false), "open", {}, source);
+    const p = await gen(root, "open", {}, source);
     expect(p.content).not.toContain("toThrow");
     expect(p.content).toContain('it.todo("throws an Error: find an input that makes it throw");');
   }, 60_000);
 
   it("a runner that hangs is killed at its timeout and its tests are reported dropped", async () => {
-    const root = workspace(false);
-    mkdirSync(join(root, "node_modules/.bin"), { recursive: true });
+    // A copy of its own: the hanging runner it installs would be every later test's runner.
+    const hung = workspace(false);
+    mkdirSync(join(hung, "node_modules/.bin"), { recursive: true });
     // Hangs, and so does a child of it: the whole process group goes.
-    writeFileSync(join(root, "node_modules/.bin/vitest"), "#!/bin/sh\nsleep 300 &\nsleep 300\n");
-    chmodSync(join(root, "node_modules/.bin/vitest"), 0o755);
-    const p = await gen(root, "symbolOf", { run_timeout_ms: 1500 });
+    writeFileSync(join(hung, "node_modules/.bin/vitest"), "#!/bin/sh\nsleep 300 &\nsleep 300\n");
+    chmodSync(join(hung, "node_modules/.bin/vitest"), 0o755);
+    const p = await gen(hung, "symbolOf", { run_timeout_ms: 1500 });
     expect(p.checks).toMatchObject({ typecheck: "passed", run: "timeout", runner: "vitest" });
     expect(p.tests).toMatchObject({ kept: 0, todo: 0, dropped: 2, value_assertions: 0 });
     for (const v of p.tests.verdicts)
       expect(v).toMatchObject({ outcome: "dropped", reason: "run: the vitest run did not finish in 1500 ms: killed" });
     expect(p.content).not.toContain("it(");
-    expect(readdirSync(join(root, "src")).filter((f) => f.includes(".agency-"))).toEqual([]);
+    expect(readdirSync(join(hung, "src")).filter((f) => f.includes(".agency-"))).toEqual([]);
   }, 60_000);
 });
 
