@@ -86,6 +86,24 @@ export const MEMBER_FEATURES = [
   "defined_near",
   /** How well the class it comes from fits a receiver of unknown type, by name or members used (0 to 1). */
   "lookalike",
+  /** A method where the expression is a value being assigned (`x = self.`): a call's result or an attribute. */
+  "assign_method",
+  /** A method where the expression is a call's argument (`f(a, self.`). */
+  "argument_method",
+  /** A method where the expression is returned (`return self.`). */
+  "return_method",
+  /** A method where the expression is iterated (`for x in self.`). */
+  "iterate_method",
+  /** Named like a type (`Optional`, a class) where an annotation is written (`x: t.`, `-> t.`). */
+  "annotation_type",
+  /** Named like a type (`Optional`, a class) where a value is written (`x = t.`): `cast` likelier there. */
+  "value_type",
+  /** Used on the same receiver earlier on the cursor's line (`t.Optional[t.`). */
+  "same_line",
+  /** A parameter of the enclosing function not yet used on the receiver there (`self.name = name` in `__init__`). */
+  "parameter",
+  /** The string method a literal's text calls for: `format` on a text with `{}`, `join` on a short separator. */
+  "literal_fit",
 ] as const;
 
 export type MemberFeature = (typeof MEMBER_FEATURES)[number];

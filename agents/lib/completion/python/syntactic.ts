@@ -863,6 +863,68 @@ function contextLikeness(mine: string[], name: string, ctx: { words: string[]; n
   return x.filter((w) => others.includes(w)).length / x.length;
 }
 
+/** Where the expression before the cursor stands in its statement (the member ranking weighs kinds by it). */
+export type ExpressionShape = "statement" | "assign" | "argument" | "return" | "iterate" | "annotation" | "other";
+
+/** Names followed by `:` at a line's start that open a block, not an annotation (`else: self.x()`). */
+const BLOCK_WORDS = new Set(["else", "try", "finally", "except", "lambda", "match", "case"]);
+/** What may follow an annotation's start up to the cursor (`Optional[Dict[str, t.`). */
+const ANNOTATION_TAIL = String.raw`[\w\s.\[\],|"']*`;
+
+/**
+ * The shape of the statement around the receiver that ends at `start` in `code` (comments and strings
+ * blanked): read from the code before the receiver on its line, and from the line above when the
+ * receiver starts its line (the arguments of a call spread over lines).
+ */
+export function expressionShape(code: string, start: number): ExpressionShape {
+  const lineStart = code.lastIndexOf("\n", start - 1) + 1;
+  const line = code.slice(lineStart, start);
+  const head = line.replace(/[A-Za-z_][\w.]*\s*\.\s*$/, "");
+  if (new RegExp(`->${ANNOTATION_TAIL}$`).test(head)) return "annotation";
+  const varAnnotation = new RegExp(`^\\s*([A-Za-z_]\\w*)\\s*:\\s*${ANNOTATION_TAIL}$`).exec(head);
+  if (varAnnotation && !BLOCK_WORDS.has(varAnnotation[1]!)) return "annotation";
+  if (
+    /^\s*(?:async\s+)?def\b/.test(head) &&
+    new RegExp(`[(,]\\s*\\**[A-Za-z_]\\w*\\s*:\\s*${ANNOTATION_TAIL}$`).test(head)
+  )
+    return "annotation";
+  if (/^\s*(?:await\s+)?$/.test(head)) {
+    const above = code.slice(0, lineStart).trimEnd();
+    return /[(,]$/.test(above) ? "argument" : "statement";
+  }
+  if (/^\s*(?:return|yield)\s+$/.test(head)) return "return";
+  if (/^\s*(?:async\s+)?for\b.*\bin\s+$/.test(head)) return "iterate";
+  let depth = 0;
+  for (const ch of head)
+    if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+  if (depth > 0 && /[(,=]\s*$/.test(head)) return "argument";
+  if (/(?:^|[^=!<>])=\s*$/.test(head)) return "assign";
+  return "other";
+}
+
+/** The parameters of the function declared at `fnStart` in `code` (but `self` and `cls`). */
+function parameterNames(code: string, fnStart: number): Set<string> {
+  const header = /\bdef\s+\w+\s*\(([\s\S]*?)\)\s*(?:->[^:]*)?:/.exec(code.slice(fnStart, fnStart + 4000));
+  const out = new Set<string>();
+  for (const m of header?.[1]?.matchAll(/(?:^|,)\s*\**([A-Za-z_]\w*)/g) ?? []) out.add(m[1]!);
+  out.delete("self");
+  out.delete("cls");
+  return out;
+}
+
+/**
+ * The string method the text of a string literal before the dot calls for: `format` for a text with a
+ * `{}` field, `join` for a short separator (`", ".join`); undefined for another literal.
+ */
+function literalMethod(source: string, dot: number): string | undefined {
+  const line = source.slice(source.lastIndexOf("\n", dot - 1) + 1, dot);
+  const m = /(["'])((?:\\.|(?!\1).)*)\1\s*\.\s*$/.exec(line);
+  if (!m) return undefined;
+  if (/\{[^{}]*\}/.test(m[2]!)) return "format";
+  return m[2]!.length <= 3 ? "join" : undefined;
+}
+
 /** The names in the strings and comments (docstrings) of `source` between `from` and `to`. */
 function docNames(source: string, code: string, from: number, to: number): Set<string> {
   const out = new Set<string>();
@@ -1018,6 +1080,11 @@ export function pythonCompletions(
     const line = code.slice(code.lastIndexOf("\n", start - 1) + 1, start);
     const stmt = /^\s*(?:await\s+)?[A-Za-z_][\w.]*\s*\.\s*$/.test(line);
     const cond = /^\s*(?:if|elif|while|assert)\b|\b(?:and|or|not)\s+[A-Za-z_][\w.]*\s*\.\s*$/.test(line);
+    const shape = expressionShape(code, start);
+    const params = fn ? parameterNames(code, fn.start) : new Set<string>();
+    const fromLiteral = literalClass === "str" ? literalMethod(source, start) : undefined;
+    const lineStart = start - line.length;
+    const onLine = new Set(onRecv.filter((m) => windowStart + m.index! >= lineStart).map((m) => m[1]!));
     // `self.` members the class shows above the cursor: its methods defined there, `self.x` used there.
     const cls = own ? enclosingClass(doc, offset) : undefined;
     const above = own
@@ -1078,6 +1145,16 @@ export function pythonCompletions(
       f.workspace_bigram = Math.log2(1 + (wsNext?.get(name) ?? 0));
       f.defined_near = c.lines !== undefined ? 1 / (1 + c.lines / 30) : 0;
       f.lookalike = c.lookalike ?? 0;
+      f.assign_method = shape === "assign" ? f.method : 0;
+      f.argument_method = shape === "argument" ? f.method : 0;
+      f.return_method = shape === "return" ? f.method : 0;
+      f.iterate_method = shape === "iterate" ? f.method : 0;
+      const typeName = c.kind === "class" || (/^_?[A-Z]/.test(name) && !f.constant);
+      f.annotation_type = typeName && shape === "annotation" ? 1 : 0;
+      f.value_type = typeName && (shape === "assign" || shape === "argument" || shape === "return") ? 1 : 0;
+      f.same_line = onLine.has(name) ? 1 : 0;
+      f.parameter = params.has(name) && !seq.inFunction.has(name) ? 1 : 0;
+      f.literal_fit = name === fromLiteral ? 1 : 0;
       const score = memberScore(f, group);
       if (memberRecorder.record) rows.push({ label: name, features: MEMBER_FEATURES.map((k) => f[k]) });
       scored.set(name, { label: name, kind: c.kind, detail: c.detail, score });

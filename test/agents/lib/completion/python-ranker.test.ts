@@ -19,7 +19,7 @@ import {
 } from "../../../../agents/lib/completion/python/member-ranker.js";
 import { memberUse } from "../../../../agents/lib/completion/python/member-use.js";
 import { PYTHON_MEMBER_WEIGHTS } from "../../../../agents/lib/completion/python/member-weights.js";
-import { pythonCompletions } from "../../../../agents/lib/completion/python/syntactic.js";
+import { expressionShape, pythonCompletions } from "../../../../agents/lib/completion/python/syntactic.js";
 import { readPython } from "../../../../agents/lib/code/languages/python/document.js";
 import { loadLanguage } from "../../../../agents/lib/code/languages/registry.js";
 import { standaloneContext } from "../../../../agents/lib/runtime/context.js";
@@ -279,6 +279,72 @@ class Writer:
     // A receiver like no class: nothing added.
     const none = await featuresAt(`${classes}def run(thing):\n    thing.`);
     expect([...none.values()].every((x) => x.lookalike === 0)).toBe(true);
+  });
+
+  it("reads where the receiver's expression stands in its statement", () => {
+    const shape = (code: string) => expressionShape(code, code.length);
+    expect(shape("    self.")).toBe("statement");
+    expect(shape("    x = self.")).toBe("assign");
+    expect(shape("    total += self.")).toBe("assign");
+    expect(shape("    return self.")).toBe("return");
+    expect(shape("    for item in self.")).toBe("iterate");
+    expect(shape("    run(a, self.")).toBe("argument");
+    expect(shape("    run(key=self.")).toBe("argument");
+    expect(shape("    run(\n        self.")).toBe("argument");
+    expect(shape("def f(a: t.")).toBe("annotation");
+    expect(shape("def f(a) -> t.Optional[t.")).toBe("annotation");
+    expect(shape("    name: t.")).toBe("annotation");
+    // A block's colon is no annotation; a comparison is no assignment.
+    expect(shape("    else: self.")).toBe("other");
+    expect(shape("    x == self.")).toBe("other");
+  });
+
+  it("weighs a type's name by whether an annotation or a value is written", async () => {
+    const typing = `import typing as t
+
+
+def cast_all(items: t.List[int]) -> t.Optional[int]:
+    return t.cast(int, items)
+
+
+def first(values: t.`;
+    const ann = await featuresAt(typing);
+    expect(ann.get("Optional")!.annotation_type).toBe(1);
+    expect(ann.get("Optional")!.value_type).toBe(0);
+    expect(ann.get("cast")!.annotation_type).toBe(0);
+    const val = await featuresAt(`${typing}List[int]):\n    n = t.`);
+    expect(val.get("Optional")!.value_type).toBe(1);
+    expect(val.get("Optional")!.annotation_type).toBe(0);
+    expect(val.get("cast")!.value_type).toBe(0);
+    expect(val.get("cast")!.method).toBe(1);
+    expect(val.get("cast")!.assign_method).toBe(1);
+    expect(ann.get("cast")!.assign_method).toBe(0);
+    // Used on the same receiver earlier on the line.
+    const line = await featuresAt(`${typing}List[int]) -> t.Optional[t.`);
+    expect(line.get("Optional")!.same_line).toBe(1);
+    expect(line.get("List")!.same_line).toBe(1);
+    expect(line.get("cast")!.same_line).toBe(0);
+  });
+
+  it("marks the parameters not yet stored and the string method a literal calls for", async () => {
+    const init = await featuresAt(`class Job:
+    retries: int
+    timeout: float
+    name: str
+
+    def __init__(self, name, retries=3, *, timeout: float = 1.0):
+        self.name = name
+        self.`);
+    expect(init.get("retries")!.parameter).toBe(1);
+    expect(init.get("timeout")!.parameter).toBe(1);
+    // Already stored above the cursor.
+    expect(init.get("name")!.parameter).toBe(0);
+    const fmt = await featuresAt('def show(x):\n    return "{} items".');
+    expect(fmt.get("format")!.literal_fit).toBe(1);
+    expect(fmt.get("join")!.literal_fit).toBe(0);
+    const sep = await featuresAt('def show(xs):\n    return ", ".');
+    expect(sep.get("join")!.literal_fit).toBe(1);
+    expect(sep.get("format")!.literal_fit).toBe(0);
   });
 
   it("tells a condition's receiver from a statement's", async () => {
