@@ -72,6 +72,11 @@ export interface ExampleOptions {
    * (`greaterThan(LogLevel.error, LogLevel.info)`), and the test then imports them beside the function.
    */
   exports?: ReadonlySet<string>;
+  /**
+   * The function's declared return type (`string`): a result stated unquoted (`// http://a.com`,
+   * `// Result: file.ext`) of a function that returns a string is that string.
+   */
+  returns?: string;
 }
 
 /** Globals an example may use in arguments, declarations and expected values. */
@@ -184,14 +189,18 @@ function parse(text: string): TS.SourceFile | undefined {
   return (sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length > 0 ? undefined : sf;
 }
 
-/** One expression parsed alone; undefined when `text` is not exactly one expression. */
-function expression(text: string): { e: TS.Expression; sf: TS.SourceFile } | undefined {
+/**
+ * One expression parsed alone; undefined when `text` is not exactly one expression. `a, b` (a comma
+ * expression) is several, as a printed list shows them, unless `commas`.
+ */
+function expression(text: string, commas = false): { e: TS.Expression; sf: TS.SourceFile } | undefined {
   if (text.trim() === "") return undefined;
   const sf = parse(`(${text}\n);`);
   const st = sf?.statements[0];
   if (!sf || sf.statements.length !== 1 || !st || !ts.isExpressionStatement(st)) return undefined;
   let e = st.expression;
   while (ts.isParenthesizedExpression(e)) e = e.expression;
+  if (!commas && ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.CommaToken) return undefined;
   return { e, sf };
 }
 
@@ -344,6 +353,8 @@ interface Stated {
   thrown?: string;
   /** The value is what the call's promise resolves to (`// => Promise<v>`, `// resolves to v`). */
   promised?: boolean;
+  /** The value lists what iterating the result gives (`// yields 0, 1, 2`). */
+  iterated?: boolean;
 }
 
 /**
@@ -362,6 +373,9 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
     if (inner !== "" && !/^(void|unknown|any)$/.test(inner)) return { ...stated(inner, rest, logged), promised: true };
   }
   const m = MARKER.exec(c);
+  // `// yields 0, 1, 2`: the values iterating the result gives, in order.
+  const items = m && /^yields?\b/i.test(m[0]) ? sequence(c.slice(m[0].length)) : undefined;
+  if (items !== undefined) return { kind: "value", value: `[${items.join(", ")}]`, marked: true, iterated: true };
   const tries = [m ? c.slice(m[0].length) : undefined, WEAK.exec(c) ? c.replace(WEAK, "") : undefined, c];
   for (const text of tries) {
     if (text === undefined) continue;
@@ -393,9 +407,13 @@ function valueText(text: string, rest: string[]): string | undefined {
   }
   for (let i = 0; i <= Math.min(rest.length, MAX_VALUE_LINES); i++) {
     const whole = acc.replace(/;$/, "");
+    // `0, 1, 2, 3` is a list of values, not one (a comma expression): no prefix of it is the value either.
+    if (sequence(whole)) return undefined;
     // `will be true.`, `=> 10.`: the sentence's full stop is no part of the value.
-    if (/[^.]\.$/.test(whole) && expression(whole.slice(0, -1))) return whole.slice(0, -1).trim();
-    if (expression(whole)) return whole;
+    // `[1, [2]] // only one level`: a remark after the value is no part of it.
+    const stop = /[^.]\.$/.test(whole) ? expression(whole.slice(0, -1)) : undefined;
+    const parsed = stop ?? expression(whole);
+    if (parsed) return parsed.e.getText(parsed.sf);
     // `3 (the sum)`, `true // why`, `"a", because …`: the value before the prose.
     for (const cut of [" //", " (", ", ", " - ", " – ", ". ", " because", " if "]) {
       const at = whole.indexOf(cut);
@@ -406,6 +424,20 @@ function valueText(text: string, rest: string[]): string | undefined {
     acc += `\n${rest[i]!}`;
   }
   return undefined;
+}
+
+/** The values of `a, b, c` (a comma expression, as a printed list shows them); undefined for anything else. */
+function sequence(text: string): string[] | undefined {
+  const p = expression(text, true);
+  if (!p || !ts.isBinaryExpression(p.e) || p.e.operatorToken.kind !== ts.SyntaxKind.CommaToken) return undefined;
+  const out: string[] = [];
+  let e: TS.Expression = p.e;
+  while (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.CommaToken) {
+    out.unshift(e.right.getText(p.sf));
+    e = e.left;
+  }
+  out.unshift(e.getText(p.sf));
+  return out;
 }
 
 /**
@@ -562,7 +594,7 @@ export function readExamples(
       const statedAbove =
         callLines.length > 0 &&
         (opens < 0 || lines[opens]!.trim() === "") &&
-        callLines.every((k) => !/\/\/|\/\*/.test(lines[k]!) && MARKER.test(above(k)[0]?.trim() ?? ""));
+        callLines.every((k) => !hasComment(lines[k]!) && MARKER.test(above(k)[0]?.trim() ?? ""));
       let i = 0;
       while (i < lines.length) {
         const t = lines[i]!.trim();
@@ -851,6 +883,7 @@ export function readExamples(
     ): void {
       const code = short(st.getText());
       if (s.promised) subject = { ...subject, awaited: true };
+      if (s.iterated && !subject.awaited) subject = { ...subject, call: `[...${subject.call}]` };
       // `process` is no name a test has of the example: what the call reads of it says more.
       const proc = PROCESS_STATE.exec(subject.call);
       if (proc)
@@ -877,6 +910,18 @@ export function readExamples(
           ...(subject.awaited ? { awaited: true } : {}),
         });
         return;
+      }
+      // An unquoted word of a function that returns a string: the string as the comment shows it.
+      const word = s.value.trim();
+      if (
+        opts.returns !== undefined &&
+        /^(?:string|Promise<string>)$/.test(opts.returns.replace(/\s+/g, "").replace(/\|(?:undefined|null)\b/g, "")) &&
+        /^[^\s'"`[{(]\S*$/.test(word) &&
+        !/^(?:undefined|null|true|false|NaN|-?Infinity|-?\d[\d_.e]*)$/.test(word)
+      ) {
+        const p = expression(word);
+        const unknown = !p || callsUnknown(p.e) || [...freeNames(p.e)].some((n) => !GLOBALS.has(n) && !known(n));
+        if (unknown) s = { ...s, value: JSON.stringify(word), marked: true };
       }
       const parsed = expression(s.value);
       const valueNeeds = parsed ? [...freeNames(parsed.e)].filter((n) => !GLOBALS.has(n)) : [];
@@ -1355,6 +1400,15 @@ function unwrap(e: TS.Expression): { e: TS.Expression; awaited: boolean } {
   return { e, awaited };
 }
 
+/** Whether a line of code has a comment (`//` in a string, `"http://x"`, is none). */
+function hasComment(line: string): boolean {
+  if (!line.includes("//") && !line.includes("/*")) return false;
+  const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, line);
+  for (let k = scanner.scan(); k !== ts.SyntaxKind.EndOfFileToken; k = scanner.scan())
+    if (k === ts.SyntaxKind.SingleLineCommentTrivia || k === ts.SyntaxKind.MultiLineCommentTrivia) return true;
+  return false;
+}
+
 function lineIn(st: TS.Statement): number {
   const sf = st.getSourceFile();
   return sf.getLineAndCharacterOfPosition(st.getStart(sf)).line;
@@ -1411,7 +1465,7 @@ const MAX_SKIPPED_NOTES = 5;
  */
 export function readDocExamples(
   doc: string | undefined,
-  sig: { name: string; class?: string },
+  sig: { name: string; class?: string; returns?: string },
   isMethod: boolean,
   isStatic: boolean,
   exported: string | undefined,
@@ -1420,7 +1474,11 @@ export function readDocExamples(
   if (doc === undefined) return { cases: [], skipped: [], notes: [] };
   const callee = isMethod ? `${sig.class}.${sig.name}` : sig.name;
   const as = isMethod ? `${exported ?? sig.class}.${sig.name}` : (exported ?? sig.name);
-  const read = readExamples(doc, callee, { ...opts, as });
+  const read = readExamples(doc, callee, {
+    ...opts,
+    as,
+    ...(sig.returns !== undefined ? { returns: sig.returns } : {}),
+  });
   if (isMethod && !isStatic) {
     // An instance method's examples call it on a receiver the example built: that is not known here.
     const stated = readExamples(doc, sig.name).cases.length;

@@ -244,8 +244,14 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const exports = runtimeExports(sf);
   const defaults = new Set<string>();
+  // A bundled declaration file declares its functions and exports them in one list at the end.
+  const listed = new Set<string>();
   for (const st of sf.statements) {
     if (ts.isExportAssignment(st) && ts.isIdentifier(st.expression)) defaults.add(st.expression.text);
+    if (ts.isExportDeclaration(st) && !st.isTypeOnly && !st.moduleSpecifier && st.exportClause)
+      if (ts.isNamedExports(st.exportClause))
+        for (const e of st.exportClause.elements)
+          if (!e.isTypeOnly && (e.propertyName ?? e.name).getText(sf) === e.name.text) listed.add(e.name.text);
   }
   const out: Fn[] = [];
   for (const st of sf.statements) {
@@ -257,13 +263,13 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
     if (ts.isFunctionDeclaration(st) && st.name) {
       name = st.name.text;
       isDefault = dflt || defaults.has(name);
-      if (!exported && !isDefault) continue;
+      if (!exported && !isDefault && !listed.has(name)) continue;
     } else if (ts.isVariableStatement(st) && st.declarationList.declarations.length === 1) {
       const d = st.declarationList.declarations[0]!;
       if (!ts.isIdentifier(d.name)) continue;
       name = d.name.text;
       isDefault = defaults.has(name);
-      if (!exported && !isDefault) continue;
+      if (!exported && !isDefault && !listed.has(name)) continue;
     } else continue;
     // `declare const f: { /** doc */ (x): T; m(y): U }` (older typings): the call signature is `f`, members `f.m`.
     const literal =
@@ -291,7 +297,9 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
         .map((t) => (typeof t.comment === "string" ? t.comment : (ts.getTextOfJSDocComment(t.comment) ?? "")))
         .join("\n");
       const environment = environmentIn(code, name);
-      const read = readDocExamples(value, { name }, false, false, name, {
+      // The declared return type, as testgen has it from the function's signature.
+      const returns = ts.isFunctionDeclaration(st) ? st.type?.getText(sf) : undefined;
+      const read = readDocExamples(value, { name, ...(returns !== undefined ? { returns } : {}) }, false, false, name, {
         resolves: workspaceResolves(root),
         exports,
         ...(environment !== undefined ? { environment } : {}),
@@ -353,8 +361,8 @@ function documented(
   };
 }
 
-/** Declaration files under `dir` (not its nested node_modules), at most `MAX_DTS_BYTES`, with an @example. */
-function declarationsWithExamples(dir: string): string[] {
+/** Declaration files under `dir` (not its nested node_modules), at most `maxBytes`, with an @example. */
+function declarationsWithExamples(dir: string, maxBytes: number): string[] {
   const out: string[] = [];
   const visit = (d: string, depth: number): void => {
     if (depth > 4) return;
@@ -363,7 +371,7 @@ function declarationsWithExamples(dir: string): string[] {
       const p = join(d, n);
       const st = statSync(p);
       if (st.isDirectory()) visit(p, depth + 1);
-      else if (/\.d\.[cm]?ts$/.test(n) && st.size <= MAX_DTS_BYTES && readFileSync(p, "utf8").includes("@example"))
+      else if (/\.d\.[cm]?ts$/.test(n) && st.size <= maxBytes && readFileSync(p, "utf8").includes("@example"))
         out.push(p);
     }
   };
@@ -403,8 +411,9 @@ function sources(
       if (main) out.push({ pkg: name, dir, dts: dts! });
       continue;
     }
-    // A library studied on its own (`only`) is read whole, its entry file included.
-    for (const f of declarationsWithExamples(dir))
+    // A library studied on its own (`only`) is read whole, its entry file included, however large (a
+    // utility library bundles all its functions in one declaration file).
+    for (const f of declarationsWithExamples(dir, only ? Infinity : MAX_DTS_BYTES))
       if (!(main && f === dts && !only)) out.push({ pkg: name, dir, dts: f });
   }
   // A library studied on its own (`only`: folders under node_modules): its declaration files there.
@@ -471,10 +480,11 @@ export async function evalRealExamples(
   mkdirSync(tmp, { recursive: true });
   const results: Record<string, { passed: number; failed: number; failures: string[] }> = {};
   try {
-    writeFileSync(join(tmp, "vitest.config.mjs"), 'export default { test: { include: ["*.test.mjs"] } };\n');
+    writeFileSync(join(tmp, "vitest.config.mjs"), 'export default { test: { include: ["*.test.ts"] } };\n');
     const files: string[] = [];
     for (const f of fns.filter((x) => x.cases.length > 0 && !unimportable.has(x))) {
-      const file = `${f.pkg.replace("/", "+")}--${f.name}.test.mjs`;
+      // TypeScript: examples annotate their declarations (`(x: number) => …`, `new Map<string, number>()`).
+      const file = `${f.pkg.replace("/", "+")}--${f.name}.test.ts`;
       const body = f.cases.map((c, i) => `  it(${JSON.stringify(`example ${i + 1}`)}, async () => {\n${c}\n  });`);
       writeFileSync(
         join(tmp, file),
@@ -508,7 +518,7 @@ export async function evalRealExamples(
       const key = r.name
         .split("/")
         .pop()!
-        .replace(/\.test\.mjs$/, "");
+        .replace(/\.test\.ts$/, "");
       const failures = r.assertionResults
         .filter((a) => a.status === "failed")
         .map((a) => (a.failureMessages?.[0] ?? "").split("\n")[0]!.slice(0, 160));

@@ -1,0 +1,93 @@
+/**
+ * @example styles met on libraries read from outside the corpus (radashi, ufo, remeda, date-fns): each
+ * becomes the assertion it states, or is reported with why not.
+ */
+import { describe, expect, it } from "vitest";
+import { assertionFor, readDocExamples, readExamples } from "../../../agents/testgen/examples.js";
+
+/** A doc comment's `value`, as the parser hands it over (between the comment markers). */
+const doc = (lines: string[]): string => `*\n${lines.map((l) => ` * ${l}`).join("\n")}\n `;
+const asserts = (value: string, callee: string, returns?: string): string[] =>
+  readExamples(value, callee, returns !== undefined ? { returns } : {}).cases.map((c) =>
+    assertionFor(c, "vitest", false),
+  );
+
+describe("readExamples: styles of libraries outside the corpus", () => {
+  it("drops a remark after the stated value (`// => [1, 2, [3]] // Note: …`)", () => {
+    const value = doc([
+      "@example",
+      "const result = _.concat(1, [2, [3]], null)",
+      "// => [1, 2, [3]] // Note: one level",
+    ]);
+    expect(asserts(value, "concat")).toEqual(["expect(concat(1, [2, [3]], null)).toEqual([1, 2, [3]]);"]);
+  });
+
+  it("reads `// yields a, b, c` as what iterating the result gives", () => {
+    const value = doc([
+      "@example",
+      "range(3)                  // yields 0, 1, 2, 3",
+      "range(0, 6, i => i, 2)    // yields 0, 2, 4, 6",
+    ]);
+    expect(asserts(value, "range")).toEqual([
+      "expect([...range(3)]).toEqual([0, 1, 2, 3]);",
+      "expect([...range(0, 6, i => i, 2)]).toEqual([0, 2, 4, 6]);",
+    ]);
+  });
+
+  it("never reads a printed list (`// 0, 1, 2, 3`) as one value, nor its first item", () => {
+    const value = doc(["@example", "list(3) // 0, 1, 2, 3"]);
+    const read = readExamples(value, "list");
+    expect(read.cases).toEqual([]);
+    expect(read.skipped.map((s) => s.reason)).toEqual([
+      "no comment in it states a value of a call of list that a test can write",
+    ]);
+  });
+
+  it("reads results stated above calls whose arguments hold `//` in a string (`http://…`)", () => {
+    const value = doc([
+      "@example",
+      "// Result: 'filename.ext'",
+      'parseFilename("http://example.com/path/to/filename.ext");',
+      "",
+      "// Result: undefined",
+      'parseFilename("/path/to/.hidden-file", { strict: true });',
+    ]);
+    expect(asserts(value, "parseFilename")).toEqual([
+      `expect(parseFilename("http://example.com/path/to/filename.ext")).toBe('filename.ext');`,
+      `expect(parseFilename("/path/to/.hidden-file", { strict: true })).toBeUndefined();`,
+    ]);
+  });
+
+  it("reads an unquoted result of a function that returns a string as that string", () => {
+    const value = doc([
+      "@example",
+      'withHttp("https://example.com"); // http://example.com',
+      "",
+      "// Result: filename.ext",
+      'parseFilename("http://example.com/path/to/filename.ext");',
+    ]);
+    expect(asserts(value, "withHttp", "string")).toEqual([
+      'expect(withHttp("https://example.com")).toBe("http://example.com");',
+    ]);
+    const parse = doc(["@example", "// Result: filename.ext", 'parseFilename("http://a.com/to/filename.ext");']);
+    expect(asserts(parse, "parseFilename", "string | undefined")).toEqual([
+      'expect(parseFilename("http://a.com/to/filename.ext")).toBe("filename.ext");',
+    ]);
+    // Without the return type the same words are names the example never defines: reported, not guessed.
+    expect(asserts(parse, "parseFilename")).toEqual([]);
+    expect(readExamples(parse, "parseFilename").skipped[0]?.reason).toMatch(/`filename\.ext` is not a value/);
+    // A function that returns something else keeps its names: `user` of the block stays a reference.
+    const other = doc(["@example", "const user = { a: 1 }", "pick(user, 'a') // => user"]);
+    expect(asserts(other, "pick", "object")).toEqual([
+      "const user = { a: 1 };\nexpect(pick(user, 'a')).toEqual(user);",
+    ]);
+  });
+
+  it("takes the return type from the signature testgen hands over", () => {
+    const value = doc(["@example", "withHttps('http://a.com') // https://a.com"]);
+    const read = readDocExamples(value, { name: "withHttps", returns: "string" }, false, false, "withHttps");
+    expect(read.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      `expect(withHttps('http://a.com')).toBe("https://a.com");`,
+    ]);
+  });
+});
