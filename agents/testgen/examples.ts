@@ -344,6 +344,37 @@ const THROWS = /^(?:=+>\s*|→\s*)?(?:throws?|rejects?)(?:\s+(?:an?\s+)?`?([A-Z]
 const PROMISED =
   /^(?:(?:=+>|->|→|returns?:?)\s*)?(?:Promise\s*<([^]*)>|Promise\s*\{\s*([^]*?)\s*\}|(?:an?\s+)?(?:promise\s+(?:that\s+|which\s+)?)?(?:resolves|resolving|fulfills)\s+(?:to|with)\s*:?\s+([^]*))$/i;
 
+/** `RangeError: message` (or `Uncaught TypeError …`) where a result is stated: the call throws that class. */
+const SHOWN_ERROR = /^(?:=+>\s*|→\s*)?(?:Uncaught\s+)?([A-Z][\w$]*Error)(?::\s|\s*$)/;
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+/**
+ * A date as `Date.prototype.toString` prints it (`Thu Sep 11 2014 00:00:00`, `Tue Sep 30 2014
+ * 23:59:59.999`, with or without `GMT+0200 (…)`): date libraries state their results so.
+ */
+const PRINTED_DATE =
+  /\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(Jan|Feb|Mar|Apr|May|June?|July?|Aug|Sept?|Oct|Nov|Dec)[a-z]*\s+(\d{1,2})\s+(\d{4})(?:\s+(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{3}))?)?)?(\s+GMT[+-]\d{4}(?:\s+\([^)]*\))?)?/g;
+
+/**
+ * `text` with each printed date outside a string as the `new Date(…)` it shows: local time as printed
+ * (the examples build their arguments in local time too), or the instant where the offset is printed;
+ * `Invalid Date` is `new Date(NaN)`. Years before 100 stay (the constructor reads them as 19xx).
+ */
+export function printedDates(text: string): string {
+  const outside = (at: number): boolean => (text.slice(0, at).match(/['"`]/g)?.length ?? 0) % 2 === 0;
+  return text
+    .replace(PRINTED_DATE, (all: string, mon: string, d: string, y: string, ...rest: unknown[]) => {
+      const at = rest[5] as number;
+      if (!outside(at) || Number(y) < 100) return all;
+      const [h, mi, sec, ms, gmt] = rest as (string | undefined)[];
+      if (gmt !== undefined) return `new Date(${JSON.stringify(all.trim())})`;
+      const parts = [y, String(MONTHS.indexOf(mon.slice(0, 3).toLowerCase())), String(Number(d))];
+      if (h !== undefined) parts.push(String(Number(h)), String(Number(mi)), String(Number(sec ?? 0)));
+      if (ms !== undefined) parts.push(String(Number(ms)));
+      return `new Date(${parts.join(", ")})`;
+    })
+    .replace(/\bInvalid Date\b/g, (all: string, at: number) => (outside(at) ? "new Date(NaN)" : all));
+}
+
 interface Stated {
   kind: "value" | "throws";
   value: string;
@@ -363,9 +394,14 @@ interface Stated {
  * call was printed, and printed strings have no quotes (`// 2m` is the string "2m").
  */
 function stated(first: string, rest: string[], logged: boolean): Stated {
-  const c = first.trim();
+  const c = printedDates(first.trim());
+  rest = rest.map(printedDates);
   const t = THROWS.exec(c);
   if (t) return { kind: "throws", value: "", marked: true, ...(t[1] ? { thrown: t[1] } : {}) };
+  // `//=> RangeError: Invalid time value`: what Node prints of an error thrown, not returned (a printed
+  // error object would be the result of a `console.log`).
+  const shown = logged ? null : SHOWN_ERROR.exec(c);
+  if (shown) return { kind: "throws", value: "", marked: true, thrown: shown[1]! };
   const p = PROMISED.exec(c);
   if (p) {
     const inner = (p[1] ?? p[2] ?? p[3] ?? "").trim();
@@ -413,7 +449,12 @@ function valueText(text: string, rest: string[]): string | undefined {
     // `[1, [2]] // only one level`: a remark after the value is no part of it.
     const stop = /[^.]\.$/.test(whole) ? expression(whole.slice(0, -1)) : undefined;
     const parsed = stop ?? expression(whole);
-    if (parsed) return parsed.e.getText(parsed.sf);
+    // `"abc" (typed \`string\`)` parses as a call of the string: a value and a remark.
+    const literalCalled =
+      parsed !== undefined &&
+      (ts.isCallExpression(parsed.e) || ts.isTaggedTemplateExpression(parsed.e)) &&
+      ts.isLiteralExpression(ts.isCallExpression(parsed.e) ? parsed.e.expression : parsed.e.tag);
+    if (parsed && !literalCalled) return parsed.e.getText(parsed.sf);
     // `3 (the sum)`, `true // why`, `"a", because …`: the value before the prose.
     for (const cut of [" //", " (", ", ", " - ", " – ", ". ", " because", " if "]) {
       const at = whole.indexOf(cut);
@@ -549,6 +590,13 @@ export function readExamples(
   const seen = new Set<string>();
   const as = opts.as ?? callee;
   const [cls, method] = callee.includes(".") ? callee.split(".", 2) : [undefined, callee];
+  // The names the examples reach the function through (`R` of `R.map(…)`): the module as a namespace.
+  const namespaces = new Set<string>();
+  if (cls === undefined)
+    for (const m of commentValue.matchAll(
+      new RegExp(`(?<![\\w$.])([A-Za-z_$][\\w$]*)\\.${method!.replace(/\$/g, "\\$")}\\s*\\(`, "g"),
+    ))
+      if (!GLOBALS.has(m[1]!)) namespaces.add(m[1]!);
   for (const block of exampleBlocks(commentValue)) {
     const before = cases.length + skipped.length;
     const scope: Scope = {
@@ -1354,17 +1402,28 @@ export function readExamples(
   /** `node`'s text with every reference to the callee spelled as the test imports it; reparsed. */
   function rewrite(node: TS.Node, src: TS.SourceFile): { text: string; node: TS.Node } {
     const start = node.getStart(src);
-    const spans: [number, number][] = [];
+    const spans: [number, number, string][] = [];
     const visit = (n: TS.Node): void => {
       if ((ts.isIdentifier(n) || ts.isPropertyAccessExpression(n)) && isCallee(n) && !isPropertyName(n)) {
-        spans.push([n.getStart(src) - start, n.end - start]);
+        spans.push([n.getStart(src) - start, n.end - start, as]);
+        return;
+      }
+      // `R.multiply` beside `R.map`: another export of the module, imported by its name.
+      if (
+        ts.isPropertyAccessExpression(n) &&
+        ts.isIdentifier(n.expression) &&
+        namespaces.has(n.expression.text) &&
+        opts.exports?.has(n.name.text) === true &&
+        n.name.text !== rootOf(as)
+      ) {
+        spans.push([n.getStart(src) - start, n.end - start, n.name.text]);
         return;
       }
       ts.forEachChild(n, visit);
     };
     visit(node);
     let text = src.text.slice(start, node.end);
-    for (const [a, b] of spans.reverse()) text = text.slice(0, a) + as + text.slice(b);
+    for (const [a, b, by] of spans.reverse()) text = text.slice(0, a) + by + text.slice(b);
     const reparsed = expression(text);
     return { text, node: reparsed?.e ?? node };
   }

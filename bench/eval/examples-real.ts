@@ -53,7 +53,8 @@ export function statesResult(block: string, name: string): boolean {
   const sf = ts.createSourceFile("e.ts", block, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const text = sf.text;
   const esc = name.replace(/[$.]/g, "\\$&");
-  const call = new RegExp(`(?<![\\w$.])${esc}\\s*(?:<[^>]*>)?\\s*[(\x60]`);
+  // Directly or through the module as a namespace (`R.map(…)`, `_.chunk(…)`; not `arr.map(…)`).
+  const call = new RegExp(`(?<![\\w$.])(?:[A-Z_$][\\w$]*\\.)?${esc}\\s*(?:<[^>]*>)?\\s*[(\x60]`);
   const derived = new Set<string>();
   const mentions = (n: ts.Node): boolean => {
     if (call.test(n.getText(sf))) return true;
@@ -239,10 +240,10 @@ function environmentIn(program: Program | undefined, name: string): string | und
 }
 
 /** Exported functions with @example of one declaration file. */
-function functionsOf(pkg: string, file: string, root: string, code: Program | undefined): Fn[] {
+function functionsOf(pkg: string, file: string, root: string, code: Program | undefined, rootKeys?: Set<string>): Fn[] {
   const text = readFileSync(file, "utf8");
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const exports = runtimeExports(sf);
+  const exports = new Set([...runtimeExports(sf), ...(rootKeys ?? [])]);
   const defaults = new Set<string>();
   // A bundled declaration file declares its functions and exports them in one list at the end.
   const listed = new Set<string>();
@@ -463,14 +464,15 @@ export async function evalRealExamples(
   const root = resolve(rootIn);
   const modules = join(root, "node_modules");
   let fns: Fn[] = [];
-  for (const s of sources(modules, set, only)) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir)));
+  const srcs = sources(modules, set, only);
+  // What each package's root exports: the tests import from there, so an example may use any of it.
+  const keys = set === "held-out" ? await rootExports(root, [...new Set(srcs.map((s) => s.pkg))]) : undefined;
+  for (const s of srcs) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir), keys?.get(s.pkg)));
   // The same function read from two declaration files (a package's .d.ts and .d.cts) counts once.
   fns = fns.filter((f, i) => fns.findIndex((g) => g.pkg === f.pkg && g.name === f.name) === i);
   const unimportable = new Set<Fn>();
-  if (set === "held-out") {
-    const keys = await rootExports(root, [...new Set(fns.filter((f) => f.cases.length > 0).map((f) => f.pkg))]);
+  if (keys)
     for (const f of fns) if (f.cases.length > 0 && !importable(keys.get(f.pkg), f.importLine)) unimportable.add(f);
-  }
   const stating = fns.filter((f) => f.states);
   const asserted = stating.filter((f) => f.cases.length > 0);
   // Run the assertions against the packages' own code, one file per function.
@@ -493,10 +495,27 @@ export async function evalRealExamples(
       files.push(file);
     }
     const report = join(tmp, "report.json");
+    // A library of hundreds of functions (EVAL_EXAMPLES_ISOLATE=0: its files share one module graph, loaded
+    // once; EVAL_EXAMPLES_TIMEOUT_S: the run's bound, 600 s by default).
+    const isolate = process.env.EVAL_EXAMPLES_ISOLATE === "0" ? ["--no-isolate"] : [];
     const run = await execa(
       join(CHECKOUT, "node_modules", ".bin", "vitest"),
-      ["run", "--root", tmp, "--config", join(tmp, "vitest.config.mjs"), "--reporter=json", `--outputFile=${report}`],
-      { cwd: tmp, reject: false, timeout: 600_000, env: { CI: "1" } },
+      [
+        "run",
+        "--root",
+        tmp,
+        "--config",
+        join(tmp, "vitest.config.mjs"),
+        "--reporter=json",
+        `--outputFile=${report}`,
+        ...isolate,
+      ],
+      {
+        cwd: tmp,
+        reject: false,
+        timeout: 1000 * Number(process.env.EVAL_EXAMPLES_TIMEOUT_S ?? 600),
+        env: { CI: "1" },
+      },
     );
     const rep = existsSync(report)
       ? (JSON.parse(readFileSync(report, "utf8")) as {

@@ -3,7 +3,7 @@
  * becomes the assertion it states, or is reported with why not.
  */
 import { describe, expect, it } from "vitest";
-import { assertionFor, readDocExamples, readExamples } from "../../../agents/testgen/examples.js";
+import { assertionFor, printedDates, readDocExamples, readExamples } from "../../../agents/testgen/examples.js";
 
 /** A doc comment's `value`, as the parser hands it over (between the comment markers). */
 const doc = (lines: string[]): string => `*\n${lines.map((l) => ` * ${l}`).join("\n")}\n `;
@@ -89,5 +89,69 @@ describe("readExamples: styles of libraries outside the corpus", () => {
     expect(read.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
       `expect(withHttps('http://a.com')).toBe("https://a.com");`,
     ]);
+  });
+
+  it("reads dates as printed (date-fns) as the `new Date(…)` they show, alone and in arrays", () => {
+    const value = doc([
+      "@example",
+      "// Add 10 days to 1 September 2014:",
+      "const result = addDays(new Date(2014, 8, 1), 10)",
+      "//=> Thu Sep 11 2014 00:00:00",
+      "",
+      "const result = endOfMonth(new Date(2014, 8, 2, 11, 55, 0))",
+      "//=> Tue Sep 30 2014 23:59:59.999",
+      "",
+      "const result = each({ start: new Date(2014, 9, 6), end: new Date(2014, 9, 7) })",
+      "//=> [",
+      "//   Mon Oct 06 2014 00:00:00,",
+      "//   Tue Oct 07 2014 00:00:00",
+      "// ]",
+    ]);
+    expect(asserts(value, "addDays")).toEqual([
+      "expect(addDays(new Date(2014, 8, 1), 10)).toEqual(new Date(2014, 8, 11, 0, 0, 0));",
+    ]);
+    expect(asserts(value, "endOfMonth")).toEqual([
+      "expect(endOfMonth(new Date(2014, 8, 2, 11, 55, 0))).toEqual(new Date(2014, 8, 30, 23, 59, 59, 999));",
+    ]);
+    expect(asserts(value, "each")).toEqual([
+      "expect(each({ start: new Date(2014, 9, 6), end: new Date(2014, 9, 7) })).toEqual([\n  new Date(2014, 9, 6, 0, 0, 0),\n  new Date(2014, 9, 7, 0, 0, 0)\n]);",
+    ]);
+    // The instant where the offset is printed; `Invalid Date`; a date inside a string stays a string.
+    expect(printedDates("Wed June 16 2021 10:00:00 GMT+0200 (CEST)")).toBe(
+      'new Date("Wed June 16 2021 10:00:00 GMT+0200 (CEST)")',
+    );
+    expect(printedDates("Invalid Date")).toBe("new Date(NaN)");
+    expect(printedDates("'Thu Sep 11 2014'")).toBe("'Thu Sep 11 2014'");
+    // Years before 100 would be read as 19xx by the constructor: left as printed (not a value).
+    expect(printedDates("Tue Jan 01 0075 00:00:00")).toBe("Tue Jan 01 0075 00:00:00");
+  });
+
+  it("reads `//=> RangeError: message` as a throw of that class, and a printed error as no throw", () => {
+    const value = doc([
+      "@example",
+      "const result = parse('23 AM', 'HH a', new Date())",
+      "//=> RangeError: The format string mustn't contain `HH` and `a` at the same time",
+    ]);
+    expect(asserts(value, "parse")).toEqual(["expect(() => parse('23 AM', 'HH a', new Date())).toThrow(RangeError);"]);
+    const logged = doc(["@example", "console.log(toError('x'))", "// Error: x"]);
+    expect(asserts(logged, "toError")).toEqual([`expect(toError('x')).toBe("Error: x");`]);
+  });
+
+  it("imports the module's other exports an example reaches through its namespace (`R.multiply`)", () => {
+    const value = doc([
+      "@example",
+      "R.map([1, 2, 3], R.multiply(2)); // => [2, 4, 6]",
+      "R.map([0], R.nope(1)); // => [1]",
+    ]);
+    const read = readExamples(value, "map", { exports: new Set(["map", "multiply"]) });
+    expect(read.cases.map((c) => [assertionFor(c, "vitest", false), c.imports])).toEqual([
+      ["expect(map([1, 2, 3], multiply(2))).toEqual([2, 4, 6]);", ["multiply"]],
+    ]);
+    expect(read.skipped.map((s) => s.reason)).toEqual(["it uses `R`, which the example does not define"]);
+  });
+
+  it('reads a value followed by a remark in brackets (`"abc" (typed string)`)', () => {
+    const value = doc(["@example", "R.join(['a', 'b'], ''); // => \"ab\" (typed `string`)"]);
+    expect(asserts(value, "join")).toEqual([`expect(join(['a', 'b'], '')).toBe("ab");`]);
   });
 });
