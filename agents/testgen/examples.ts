@@ -449,11 +449,24 @@ function valueText(text: string, rest: string[]): string | undefined {
     // `[1, [2]] // only one level`: a remark after the value is no part of it.
     const stop = /[^.]\.$/.test(whole) ? expression(whole.slice(0, -1)) : undefined;
     const parsed = stop ?? expression(whole);
-    // `"abc" (typed \`string\`)` parses as a call of the string: a value and a remark.
+    // `"abc" (typed \`string\`)`, `{ a: 3 } (typed as …)` parse as a call of the value: a value and a remark.
+    const called =
+      parsed === undefined
+        ? undefined
+        : ts.isCallExpression(parsed.e)
+          ? parsed.e.expression
+          : ts.isTaggedTemplateExpression(parsed.e)
+            ? parsed.e.tag
+            : undefined;
     const literalCalled =
-      parsed !== undefined &&
-      (ts.isCallExpression(parsed.e) || ts.isTaggedTemplateExpression(parsed.e)) &&
-      ts.isLiteralExpression(ts.isCallExpression(parsed.e) ? parsed.e.expression : parsed.e.tag);
+      called !== undefined &&
+      (ts.isLiteralExpression(called) ||
+        ts.isObjectLiteralExpression(called) ||
+        ts.isArrayLiteralExpression(called) ||
+        ts.isParenthesizedExpression(called) ||
+        called.kind === ts.SyntaxKind.TrueKeyword ||
+        called.kind === ts.SyntaxKind.FalseKeyword ||
+        called.kind === ts.SyntaxKind.NullKeyword);
     if (parsed && !literalCalled) return parsed.e.getText(parsed.sf);
     // `3 (the sum)`, `true // why`, `"a", because …`: the value before the prose.
     for (const cut of [" //", " (", ", ", " - ", " – ", ". ", " because", " if "]) {
@@ -1266,7 +1279,8 @@ export function readExamples(
       if (names.length === 0 || !names.every(known)) return;
       const key = `#${++scope.steps}`;
       scope.decls.set(key, { text: `${rewritten.text};`, needs: names });
-      for (const n of names) scope.decls.get(n)!.needs.push(key);
+      // An export of the module it names (`identity`) is imported, not declared: nothing to add to.
+      for (const n of names) scope.decls.get(n)?.needs.push(key);
       if (callsCallee(st.expression)) for (const n of names) scope.affected.add(n);
     }
 

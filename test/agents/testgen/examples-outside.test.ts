@@ -154,4 +154,23 @@ describe("readExamples: styles of libraries outside the corpus", () => {
     const value = doc(["@example", "R.join(['a', 'b'], ''); // => \"ab\" (typed `string`)"]);
     expect(asserts(value, "join")).toEqual([`expect(join(['a', 'b'], '')).toBe("ab");`]);
   });
+
+  it("a statement of the example that only uses the module's other exports is no declaration to follow", () => {
+    const value = doc(["@example", "reset();", "const n = 2;", "count(n) // => 3"]);
+    const read = readExamples(value, "count", { exports: new Set(["count", "reset"]) });
+    expect(read.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      "const n = 2;\nexpect(count(n)).toBe(3);",
+    ]);
+  });
+
+  it("reads an object followed by a remark in brackets (`{ cat: 3 } (typed as …)`)", () => {
+    const value = doc([
+      "@example",
+      'fromKeys(["cat"], len()); // { cat: 3 } (typed as Partial<Record<"cat", number>>)',
+    ]);
+    const read = readExamples(value, "fromKeys", { exports: new Set(["fromKeys", "len"]) });
+    expect(read.cases.map((c) => assertionFor(c, "vitest", false))).toEqual([
+      'expect(fromKeys(["cat"], len())).toEqual({ cat: 3 });',
+    ]);
+  });
 });
