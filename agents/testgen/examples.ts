@@ -82,6 +82,8 @@ export interface ExampleOptions {
 /** Globals an example may use in arguments, declarations and expected values. */
 const GLOBALS = new Set([
   "undefined",
+  // `tap("foo", console.log)`: a test may pass it along as the example does.
+  "console",
   "NaN",
   "Infinity",
   "Math",
@@ -352,7 +354,7 @@ const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
  * 23:59:59.999`, with or without `GMT+0200 (…)`): date libraries state their results so.
  */
 const PRINTED_DATE =
-  /\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+(Jan|Feb|Mar|Apr|May|June?|July?|Aug|Sept?|Oct|Nov|Dec)[a-z]*\s+(\d{1,2})\s+(\d{4})(?:\s+(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{3}))?)?)?(\s+GMT[+-]\d{4}(?:\s+\([^)]*\))?)?/g;
+  /\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\s+(Jan|Feb|Mar|Apr|May|June?|July?|Aug|Sept?|Oct|Nov|Dec)[a-z]*\s+(\d{1,2})\s+(\d{4})(?:\s+(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{3}))?)?)?(\s+GMT[+-]\d{4}(?:\s+\([^)]*\))?)?/g;
 
 /**
  * `text` with each printed date outside a string as the `new Date(…)` it shows: local time as printed
@@ -634,6 +636,9 @@ export function readExamples(
     const close = lines.findLastIndex((l) => /^\s*\}\s*\)\s*\(\s*\)\s*;?\s*$/.test(l));
     if (open >= 0 && close > open) lines[open] = lines[close] = "";
     const isComment = (l: string): boolean => /^\s*(\/\/|\/\*|\*)/.test(l);
+    // `new Date(1984, 4, 12, 00, 00, 00)`: a zero written `00` is a legacy octal literal, which does not parse.
+    for (let k = 0; k < lines.length; k++)
+      if (!isComment(lines[k]!)) lines[k] = lines[k]!.replace(/(?<=[(,]\s*)00+(?=\s*[,)])/g, "0");
     readLines(lines, block.line);
 
     /** Reads `lines` statement by statement (the block, or the body of a callback given the call's result); `base`: the first one's line. */
@@ -978,11 +983,12 @@ export function readExamples(
         opts.returns !== undefined &&
         /^(?:string|Promise<string>)$/.test(opts.returns.replace(/\s+/g, "").replace(/\|(?:undefined|null)\b/g, "")) &&
         /^[^\s'"`[{(]\S*$/.test(word) &&
-        !/^(?:undefined|null|true|false|NaN|-?Infinity|-?\d[\d_.e]*)$/.test(word)
+        !/^(?:undefined|null)$/.test(word)
       ) {
+        // A name of the block (`expected`) stays a reference; anything else (`10/4/2019`, `a-b`, `42`) is text.
         const p = expression(word);
-        const unknown = !p || callsUnknown(p.e) || [...freeNames(p.e)].some((n) => !GLOBALS.has(n) && !known(n));
-        if (unknown) s = { ...s, value: JSON.stringify(word), marked: true };
+        const reference = p !== undefined && ts.isIdentifier(p.e) && known(p.e.text);
+        if (!reference) s = { ...s, value: JSON.stringify(word), marked: true };
       }
       const parsed = expression(s.value);
       const valueNeeds = parsed ? [...freeNames(parsed.e)].filter((n) => !GLOBALS.has(n)) : [];

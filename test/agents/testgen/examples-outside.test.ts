@@ -173,4 +173,33 @@ describe("readExamples: styles of libraries outside the corpus", () => {
       'expect(fromKeys(["cat"], len())).toEqual({ cat: 3 });',
     ]);
   });
+
+  it("reads `00` arguments, `Thur` days and an unquoted `10/4/2019` of a string function (date-fns)", () => {
+    const value = doc([
+      "@example",
+      "const result = startOfYear(new Date(2014, 8, 2, 11, 55, 00))",
+      "//=> Wed Jan 01 2014 00:00:00",
+      "",
+      "const result = nextThursday(new Date(2020, 2, 22))",
+      "//=> Thur Mar 26 2020 00:00:00",
+    ]);
+    expect(asserts(value, "startOfYear")).toEqual([
+      "expect(startOfYear(new Date(2014, 8, 2, 11, 55, 0))).toEqual(new Date(2014, 0, 1, 0, 0, 0));",
+    ]);
+    expect(asserts(value, "nextThursday")).toEqual([
+      "expect(nextThursday(new Date(2020, 2, 22))).toEqual(new Date(2020, 2, 26, 0, 0, 0));",
+    ]);
+    const intl = doc([
+      "@example",
+      "const result = intlFormat(new Date(2019, 9, 4, 12, 30, 13, 456))",
+      "//=> 10/4/2019",
+    ]);
+    expect(asserts(intl, "intlFormat", "string")).toEqual([
+      'expect(intlFormat(new Date(2019, 9, 4, 12, 30, 13, 456))).toBe("10/4/2019");',
+    ]);
+    // Not a string function: the stated arithmetic stays what it is.
+    expect(asserts(intl, "intlFormat")).toEqual([
+      "expect(intlFormat(new Date(2019, 9, 4, 12, 30, 13, 456))).toEqual(10/4/2019);",
+    ]);
+  });
 });
