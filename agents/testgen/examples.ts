@@ -82,8 +82,6 @@ export interface ExampleOptions {
 /** Globals an example may use in arguments, declarations and expected values. */
 const GLOBALS = new Set([
   "undefined",
-  // `tap("foo", console.log)`: a test may pass it along as the example does.
-  "console",
   "NaN",
   "Infinity",
   "Math",
@@ -308,6 +306,9 @@ const INNER_RESULT = /\/\/\s*(?:=+>|→|->|['"`\d[{]|(?:true|false|null|undefine
 /** A Windows path (`C:\\x`): what a path function makes of it depends on the platform it runs on. */
 const WINDOWS_PATH = /^[A-Za-z]:\\/;
 
+/** A random source an example's own code calls. */
+const RANDOM = /\b(?:Math\.random|crypto\.(?:getRandomValues|randomUUID|randomInt|randomBytes))\b/;
+
 /** What of the process an example's call reads: the results are the author's environment. */
 const PROCESS_STATE = /\bprocess\.(argv|env|cwd|stdout|stdin|stderr|execArgv)\b/;
 
@@ -430,7 +431,8 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
   const text = (m ? c.slice(m[0].length) : c).trim();
   // Printed output that is no expression: a string as console.log shows it.
   // Only a lone line: several (`// On terminals with Unicode: ✔` / `// On others: √`) describe alternatives.
-  if (logged && text !== "" && rest.length === 0 && !/^[[{(]/.test(text) && !text.includes("\n"))
+  // Output that opens with a quoted string (`"Calculating..." then 5`) describes what is printed instead.
+  if (logged && text !== "" && rest.length === 0 && !/^[[{("'`]/.test(text) && !text.includes("\n"))
     return { kind: "value", value: JSON.stringify(text), marked: true };
   return { kind: "value", value: text, marked: m !== null };
 }
@@ -1038,6 +1040,10 @@ export function readExamples(
     function environmentReason(texts: string[], value: string): string | undefined {
       if (opts.environment !== undefined)
         return `its result depends on the environment: the function reads ${opts.environment}, and the example states the author's`;
+      // `once(() => Math.random())`: the example's own draw.
+      const draw = texts.map((t) => RANDOM.exec(t)?.[0]).find((r) => r !== undefined);
+      if (draw !== undefined)
+        return `its result depends on the environment: the example draws a random value (\`${draw}\`), and states the author's draw`;
       const command = COMMAND_LINE.exec(block.text)?.[1];
       if (command !== undefined)
         return `the example runs as the command \`${short(command, 40)}\`: its results depend on that command line`;

@@ -226,6 +226,21 @@ function mainProgram(dir: string): Program | undefined {
   }
 }
 
+/** The JavaScript file a declaration file describes (`shuffle-x.d.ts` → `shuffle-x.js`), parsed: a package of one file per function. */
+function siblingProgram(dts: string): Program | undefined {
+  const file = [".js", ".mjs", ".cjs"].map((e) => dts.replace(/\.d\.[cm]?ts$/, e)).find((f) => existsSync(f));
+  if (!file) return undefined;
+  try {
+    const program = parseFile(readFileSync(file, "utf8"), dialectOf("javascript", file), file).program;
+    // A bundle's entry re-exports: its main file has the code then.
+    return program.body.some((n) => n.type === "FunctionDeclaration" || n.type === "VariableDeclaration")
+      ? program
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the function `name` of the package's code reads of its environment (the whole file where the name is not found). */
 function environmentIn(program: Program | undefined, name: string): string | undefined {
   if (!program) return undefined;
@@ -467,7 +482,8 @@ export async function evalRealExamples(
   const srcs = sources(modules, set, only);
   // What each package's root exports: the tests import from there, so an example may use any of it.
   const keys = set === "held-out" ? await rootExports(root, [...new Set(srcs.map((s) => s.pkg))]) : undefined;
-  for (const s of srcs) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir), keys?.get(s.pkg)));
+  for (const s of srcs)
+    fns.push(...functionsOf(s.pkg, s.dts, root, siblingProgram(s.dts) ?? mainProgram(s.dir), keys?.get(s.pkg)));
   // The same function read from two declaration files (a package's .d.ts and .d.cts) counts once.
   fns = fns.filter((f, i) => fns.findIndex((g) => g.pkg === f.pkg && g.name === f.name) === i);
   const unimportable = new Set<Fn>();

@@ -202,4 +202,19 @@ describe("readExamples: styles of libraries outside the corpus", () => {
       "expect(intlFormat(new Date(2019, 9, 4, 12, 30, 13, 456))).toEqual(10/4/2019);",
     ]);
   });
+
+  it("leaves a result of the example's own random draw, and printed prose that opens with a quote, unasserted", () => {
+    const value = doc(["@example", "const fn = once(() => Math.random())", "fn() // 0.5", "fn() // 0.5"]);
+    const read = readExamples(value, "once");
+    expect(read.cases).toEqual([]);
+    expect(read.skipped[0]?.reason).toBe(
+      "its result depends on the environment: the example draws a random value (`Math.random`), and states the author's draw",
+    );
+    const printed = doc([
+      "@example",
+      'console.log(calc(2, 3)) // "Calculating..." then 5',
+      "console.log(calc(1, 1)) // 2",
+    ]);
+    expect(asserts(printed, "calc")).toEqual(["expect(calc(1, 1)).toBe(2);"]);
+  });
 });
