@@ -985,6 +985,8 @@ export function readExamples(
         opts.returns !== undefined &&
         /^(?:string|Promise<string>)$/.test(opts.returns.replace(/\s+/g, "").replace(/\|(?:undefined|null)\b/g, "")) &&
         /^[^\s'"`[{(]\S*$/.test(word) &&
+        // Text has a letter or a digit: `,,))))));,` is a line of ASCII art.
+        /[\p{L}\p{N}]/u.test(word) &&
         !/^(?:undefined|null)$/.test(word)
       ) {
         // A name of the block (`expected`) stays a reference; anything else (`10/4/2019`, `a-b`, `42`) is text.

@@ -73,6 +73,15 @@ describe("readExamples: styles of libraries outside the corpus", () => {
     expect(asserts(parse, "parseFilename", "string | undefined")).toEqual([
       'expect(parseFilename("http://a.com/to/filename.ext")).toBe("filename.ext");',
     ]);
+    // A line of ASCII art printed by a function that returns a string is no text to compare.
+    const art = doc([
+      "@example",
+      "const stream = 'abc';",
+      "console.log(await getStream(stream));",
+      "//     ,,))))));,",
+      "//  __)))))))))),",
+    ]);
+    expect(readExamples(art, "getStream", { returns: "Promise<string>" }).cases).toEqual([]);
     // Without the return type the same words are names the example never defines: reported, not guessed.
     expect(asserts(parse, "parseFilename")).toEqual([]);
     expect(readExamples(parse, "parseFilename").skipped[0]?.reason).toMatch(/`filename\.ext` is not a value/);
