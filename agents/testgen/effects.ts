@@ -200,8 +200,12 @@ export function effectReason(effects: Effect[]): string {
   return `not called: it ${kinds[e.kind]} (${e.what}, line ${e.line}); mock that, then assert the result`;
 }
 
-/** The process's state that differs between machines and runs: the command line, the terminal, the working directory. */
-const ENV_MEMBERS = /^process\.(argv|execArgv|cwd)$/;
+/**
+ * The process's state that differs between machines and runs: the command line, the terminal, the
+ * working directory; and a random source (an example's `shuffle([1, 2, 3]) // => [3, 1, 2]` was one draw).
+ */
+const ENV_MEMBERS =
+  /^(?:process\.(argv|execArgv|cwd)|Math\.random|crypto\.(getRandomValues|randomUUID|randomInt|randomBytes))$/;
 
 /**
  * What of its environment `fn` reads (and the functions of its file it calls, three calls deep):
@@ -222,7 +226,10 @@ export function environmentOf(fn: Node, program: Program): string | undefined {
         const what = a.object.type === "Identifier" ? `${a.object.name}.${a.property.name}` : undefined;
         if (what !== undefined && ENV_MEMBERS.test(what)) found = what;
         else if (a.property.name === "isTTY") found = "a stream's isTTY";
+        else if (what === "Date.now") found = "the current time (Date.now)";
       }
+      if (a.type === "NewExpression" && a.callee.type === "Identifier" && a.callee.name === "Date")
+        if (a.arguments.length === 0) found = "the current time (new Date())";
       if (a.type === "CallExpression" && a.callee.type === "Identifier" && depth < MAX_DEPTH)
         for (const f of locals.get(a.callee.name) ?? []) visit(f, depth + 1);
       return true;

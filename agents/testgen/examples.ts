@@ -72,6 +72,11 @@ export interface ExampleOptions {
    * (`greaterThan(LogLevel.error, LogLevel.info)`), and the test then imports them beside the function.
    */
   exports?: ReadonlySet<string>;
+  /**
+   * The function's declared return type (`string`): a result stated unquoted (`// http://a.com`,
+   * `// Result: file.ext`) of a function that returns a string is that string.
+   */
+  returns?: string;
 }
 
 /** Globals an example may use in arguments, declarations and expected values. */
@@ -184,14 +189,18 @@ function parse(text: string): TS.SourceFile | undefined {
   return (sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length > 0 ? undefined : sf;
 }
 
-/** One expression parsed alone; undefined when `text` is not exactly one expression. */
-function expression(text: string): { e: TS.Expression; sf: TS.SourceFile } | undefined {
+/**
+ * One expression parsed alone; undefined when `text` is not exactly one expression. `a, b` (a comma
+ * expression) is several, as a printed list shows them, unless `commas`.
+ */
+function expression(text: string, commas = false): { e: TS.Expression; sf: TS.SourceFile } | undefined {
   if (text.trim() === "") return undefined;
   const sf = parse(`(${text}\n);`);
   const st = sf?.statements[0];
   if (!sf || sf.statements.length !== 1 || !st || !ts.isExpressionStatement(st)) return undefined;
   let e = st.expression;
   while (ts.isParenthesizedExpression(e)) e = e.expression;
+  if (!commas && ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.CommaToken) return undefined;
   return { e, sf };
 }
 
@@ -297,6 +306,9 @@ const INNER_RESULT = /\/\/\s*(?:=+>|→|->|['"`\d[{]|(?:true|false|null|undefine
 /** A Windows path (`C:\\x`): what a path function makes of it depends on the platform it runs on. */
 const WINDOWS_PATH = /^[A-Za-z]:\\/;
 
+/** A random source an example's own code calls. */
+const RANDOM = /\b(?:Math\.random|crypto\.(?:getRandomValues|randomUUID|randomInt|randomBytes))\b/;
+
 /** What of the process an example's call reads: the results are the author's environment. */
 const PROCESS_STATE = /\bprocess\.(argv|env|cwd|stdout|stdin|stderr|execArgv)\b/;
 
@@ -335,6 +347,37 @@ const THROWS = /^(?:=+>\s*|→\s*)?(?:throws?|rejects?)(?:\s+(?:an?\s+)?`?([A-Z]
 const PROMISED =
   /^(?:(?:=+>|->|→|returns?:?)\s*)?(?:Promise\s*<([^]*)>|Promise\s*\{\s*([^]*?)\s*\}|(?:an?\s+)?(?:promise\s+(?:that\s+|which\s+)?)?(?:resolves|resolving|fulfills)\s+(?:to|with)\s*:?\s+([^]*))$/i;
 
+/** `RangeError: message` (or `Uncaught TypeError …`) where a result is stated: the call throws that class. */
+const SHOWN_ERROR = /^(?:=+>\s*|→\s*)?(?:Uncaught\s+)?([A-Z][\w$]*Error)(?::\s|\s*$)/;
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+/**
+ * A date as `Date.prototype.toString` prints it (`Thu Sep 11 2014 00:00:00`, `Tue Sep 30 2014
+ * 23:59:59.999`, with or without `GMT+0200 (…)`): date libraries state their results so.
+ */
+const PRINTED_DATE =
+  /\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\s+(Jan|Feb|Mar|Apr|May|June?|July?|Aug|Sept?|Oct|Nov|Dec)[a-z]*\s+(\d{1,2})\s+(\d{4})(?:\s+(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{3}))?)?)?(\s+GMT[+-]\d{4}(?:\s+\([^)]*\))?)?/g;
+
+/**
+ * `text` with each printed date outside a string as the `new Date(…)` it shows: local time as printed
+ * (the examples build their arguments in local time too), or the instant where the offset is printed;
+ * `Invalid Date` is `new Date(NaN)`. Years before 100 stay (the constructor reads them as 19xx).
+ */
+export function printedDates(text: string): string {
+  const outside = (at: number): boolean => (text.slice(0, at).match(/['"`]/g)?.length ?? 0) % 2 === 0;
+  return text
+    .replace(PRINTED_DATE, (all: string, mon: string, d: string, y: string, ...rest: unknown[]) => {
+      const at = rest[5] as number;
+      if (!outside(at) || Number(y) < 100) return all;
+      const [h, mi, sec, ms, gmt] = rest as (string | undefined)[];
+      if (gmt !== undefined) return `new Date(${JSON.stringify(all.trim())})`;
+      const parts = [y, String(MONTHS.indexOf(mon.slice(0, 3).toLowerCase())), String(Number(d))];
+      if (h !== undefined) parts.push(String(Number(h)), String(Number(mi)), String(Number(sec ?? 0)));
+      if (ms !== undefined) parts.push(String(Number(ms)));
+      return `new Date(${parts.join(", ")})`;
+    })
+    .replace(/\bInvalid Date\b/g, (all: string, at: number) => (outside(at) ? "new Date(NaN)" : all));
+}
+
 interface Stated {
   kind: "value" | "throws";
   value: string;
@@ -344,6 +387,8 @@ interface Stated {
   thrown?: string;
   /** The value is what the call's promise resolves to (`// => Promise<v>`, `// resolves to v`). */
   promised?: boolean;
+  /** The value lists what iterating the result gives (`// yields 0, 1, 2`). */
+  iterated?: boolean;
 }
 
 /**
@@ -352,9 +397,14 @@ interface Stated {
  * call was printed, and printed strings have no quotes (`// 2m` is the string "2m").
  */
 function stated(first: string, rest: string[], logged: boolean): Stated {
-  const c = first.trim();
+  const c = printedDates(first.trim());
+  rest = rest.map(printedDates);
   const t = THROWS.exec(c);
   if (t) return { kind: "throws", value: "", marked: true, ...(t[1] ? { thrown: t[1] } : {}) };
+  // `//=> RangeError: Invalid time value`: what Node prints of an error thrown, not returned (a printed
+  // error object would be the result of a `console.log`).
+  const shown = logged ? null : SHOWN_ERROR.exec(c);
+  if (shown) return { kind: "throws", value: "", marked: true, thrown: shown[1]! };
   const p = PROMISED.exec(c);
   if (p) {
     const inner = (p[1] ?? p[2] ?? p[3] ?? "").trim();
@@ -362,6 +412,9 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
     if (inner !== "" && !/^(void|unknown|any)$/.test(inner)) return { ...stated(inner, rest, logged), promised: true };
   }
   const m = MARKER.exec(c);
+  // `// yields 0, 1, 2`: the values iterating the result gives, in order.
+  const items = m && /^yields?\b/i.test(m[0]) ? sequence(c.slice(m[0].length)) : undefined;
+  if (items !== undefined) return { kind: "value", value: `[${items.join(", ")}]`, marked: true, iterated: true };
   const tries = [m ? c.slice(m[0].length) : undefined, WEAK.exec(c) ? c.replace(WEAK, "") : undefined, c];
   for (const text of tries) {
     if (text === undefined) continue;
@@ -378,7 +431,8 @@ function stated(first: string, rest: string[], logged: boolean): Stated {
   const text = (m ? c.slice(m[0].length) : c).trim();
   // Printed output that is no expression: a string as console.log shows it.
   // Only a lone line: several (`// On terminals with Unicode: ✔` / `// On others: √`) describe alternatives.
-  if (logged && text !== "" && rest.length === 0 && !/^[[{(]/.test(text) && !text.includes("\n"))
+  // Output that opens with a quoted string (`"Calculating..." then 5`) describes what is printed instead.
+  if (logged && text !== "" && rest.length === 0 && !/^[[{("'`]/.test(text) && !text.includes("\n"))
     return { kind: "value", value: JSON.stringify(text), marked: true };
   return { kind: "value", value: text, marked: m !== null };
 }
@@ -393,9 +447,31 @@ function valueText(text: string, rest: string[]): string | undefined {
   }
   for (let i = 0; i <= Math.min(rest.length, MAX_VALUE_LINES); i++) {
     const whole = acc.replace(/;$/, "");
+    // `0, 1, 2, 3` is a list of values, not one (a comma expression): no prefix of it is the value either.
+    if (sequence(whole)) return undefined;
     // `will be true.`, `=> 10.`: the sentence's full stop is no part of the value.
-    if (/[^.]\.$/.test(whole) && expression(whole.slice(0, -1))) return whole.slice(0, -1).trim();
-    if (expression(whole)) return whole;
+    // `[1, [2]] // only one level`: a remark after the value is no part of it.
+    const stop = /[^.]\.$/.test(whole) ? expression(whole.slice(0, -1)) : undefined;
+    const parsed = stop ?? expression(whole);
+    // `"abc" (typed \`string\`)`, `{ a: 3 } (typed as …)` parse as a call of the value: a value and a remark.
+    const called =
+      parsed === undefined
+        ? undefined
+        : ts.isCallExpression(parsed.e)
+          ? parsed.e.expression
+          : ts.isTaggedTemplateExpression(parsed.e)
+            ? parsed.e.tag
+            : undefined;
+    const literalCalled =
+      called !== undefined &&
+      (ts.isLiteralExpression(called) ||
+        ts.isObjectLiteralExpression(called) ||
+        ts.isArrayLiteralExpression(called) ||
+        ts.isParenthesizedExpression(called) ||
+        called.kind === ts.SyntaxKind.TrueKeyword ||
+        called.kind === ts.SyntaxKind.FalseKeyword ||
+        called.kind === ts.SyntaxKind.NullKeyword);
+    if (parsed && !literalCalled) return parsed.e.getText(parsed.sf);
     // `3 (the sum)`, `true // why`, `"a", because …`: the value before the prose.
     for (const cut of [" //", " (", ", ", " - ", " – ", ". ", " because", " if "]) {
       const at = whole.indexOf(cut);
@@ -406,6 +482,20 @@ function valueText(text: string, rest: string[]): string | undefined {
     acc += `\n${rest[i]!}`;
   }
   return undefined;
+}
+
+/** The values of `a, b, c` (a comma expression, as a printed list shows them); undefined for anything else. */
+function sequence(text: string): string[] | undefined {
+  const p = expression(text, true);
+  if (!p || !ts.isBinaryExpression(p.e) || p.e.operatorToken.kind !== ts.SyntaxKind.CommaToken) return undefined;
+  const out: string[] = [];
+  let e: TS.Expression = p.e;
+  while (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.CommaToken) {
+    out.unshift(e.right.getText(p.sf));
+    e = e.left;
+  }
+  out.unshift(e.getText(p.sf));
+  return out;
 }
 
 /**
@@ -517,6 +607,13 @@ export function readExamples(
   const seen = new Set<string>();
   const as = opts.as ?? callee;
   const [cls, method] = callee.includes(".") ? callee.split(".", 2) : [undefined, callee];
+  // The names the examples reach the function through (`R` of `R.map(…)`): the module as a namespace.
+  const namespaces = new Set<string>();
+  if (cls === undefined)
+    for (const m of commentValue.matchAll(
+      new RegExp(`(?<![\\w$.])([A-Za-z_$][\\w$]*)\\.${method!.replace(/\$/g, "\\$")}\\s*\\(`, "g"),
+    ))
+      if (!GLOBALS.has(m[1]!)) namespaces.add(m[1]!);
   for (const block of exampleBlocks(commentValue)) {
     const before = cases.length + skipped.length;
     const scope: Scope = {
@@ -541,6 +638,9 @@ export function readExamples(
     const close = lines.findLastIndex((l) => /^\s*\}\s*\)\s*\(\s*\)\s*;?\s*$/.test(l));
     if (open >= 0 && close > open) lines[open] = lines[close] = "";
     const isComment = (l: string): boolean => /^\s*(\/\/|\/\*|\*)/.test(l);
+    // `new Date(1984, 4, 12, 00, 00, 00)`: a zero written `00` is a legacy octal literal, which does not parse.
+    for (let k = 0; k < lines.length; k++)
+      if (!isComment(lines[k]!)) lines[k] = lines[k]!.replace(/(?<=[(,]\s*)00+(?=\s*[,)])/g, "0");
     readLines(lines, block.line);
 
     /** Reads `lines` statement by statement (the block, or the body of a callback given the call's result); `base`: the first one's line. */
@@ -562,7 +662,7 @@ export function readExamples(
       const statedAbove =
         callLines.length > 0 &&
         (opens < 0 || lines[opens]!.trim() === "") &&
-        callLines.every((k) => !/\/\/|\/\*/.test(lines[k]!) && MARKER.test(above(k)[0]?.trim() ?? ""));
+        callLines.every((k) => !hasComment(lines[k]!) && MARKER.test(above(k)[0]?.trim() ?? ""));
       let i = 0;
       while (i < lines.length) {
         const t = lines[i]!.trim();
@@ -851,6 +951,7 @@ export function readExamples(
     ): void {
       const code = short(st.getText());
       if (s.promised) subject = { ...subject, awaited: true };
+      if (s.iterated && !subject.awaited) subject = { ...subject, call: `[...${subject.call}]` };
       // `process` is no name a test has of the example: what the call reads of it says more.
       const proc = PROCESS_STATE.exec(subject.call);
       if (proc)
@@ -877,6 +978,21 @@ export function readExamples(
           ...(subject.awaited ? { awaited: true } : {}),
         });
         return;
+      }
+      // An unquoted word of a function that returns a string: the string as the comment shows it.
+      const word = s.value.trim();
+      if (
+        opts.returns !== undefined &&
+        /^(?:string|Promise<string>)$/.test(opts.returns.replace(/\s+/g, "").replace(/\|(?:undefined|null)\b/g, "")) &&
+        /^[^\s'"`[{(]\S*$/.test(word) &&
+        // Text has a letter or a digit: `,,))))));,` is a line of ASCII art.
+        /[\p{L}\p{N}]/u.test(word) &&
+        !/^(?:undefined|null)$/.test(word)
+      ) {
+        // A name of the block (`expected`) stays a reference; anything else (`10/4/2019`, `a-b`, `42`) is text.
+        const p = expression(word);
+        const reference = p !== undefined && ts.isIdentifier(p.e) && known(p.e.text);
+        if (!reference) s = { ...s, value: JSON.stringify(word), marked: true };
       }
       const parsed = expression(s.value);
       const valueNeeds = parsed ? [...freeNames(parsed.e)].filter((n) => !GLOBALS.has(n)) : [];
@@ -926,6 +1042,10 @@ export function readExamples(
     function environmentReason(texts: string[], value: string): string | undefined {
       if (opts.environment !== undefined)
         return `its result depends on the environment: the function reads ${opts.environment}, and the example states the author's`;
+      // `once(() => Math.random())`: the example's own draw.
+      const draw = texts.map((t) => RANDOM.exec(t)?.[0]).find((r) => r !== undefined);
+      if (draw !== undefined)
+        return `its result depends on the environment: the example draws a random value (\`${draw}\`), and states the author's draw`;
       const command = COMMAND_LINE.exec(block.text)?.[1];
       if (command !== undefined)
         return `the example runs as the command \`${short(command, 40)}\`: its results depend on that command line`;
@@ -1173,7 +1293,8 @@ export function readExamples(
       if (names.length === 0 || !names.every(known)) return;
       const key = `#${++scope.steps}`;
       scope.decls.set(key, { text: `${rewritten.text};`, needs: names });
-      for (const n of names) scope.decls.get(n)!.needs.push(key);
+      // An export of the module it names (`identity`) is imported, not declared: nothing to add to.
+      for (const n of names) scope.decls.get(n)?.needs.push(key);
       if (callsCallee(st.expression)) for (const n of names) scope.affected.add(n);
     }
 
@@ -1309,17 +1430,28 @@ export function readExamples(
   /** `node`'s text with every reference to the callee spelled as the test imports it; reparsed. */
   function rewrite(node: TS.Node, src: TS.SourceFile): { text: string; node: TS.Node } {
     const start = node.getStart(src);
-    const spans: [number, number][] = [];
+    const spans: [number, number, string][] = [];
     const visit = (n: TS.Node): void => {
       if ((ts.isIdentifier(n) || ts.isPropertyAccessExpression(n)) && isCallee(n) && !isPropertyName(n)) {
-        spans.push([n.getStart(src) - start, n.end - start]);
+        spans.push([n.getStart(src) - start, n.end - start, as]);
+        return;
+      }
+      // `R.multiply` beside `R.map`: another export of the module, imported by its name.
+      if (
+        ts.isPropertyAccessExpression(n) &&
+        ts.isIdentifier(n.expression) &&
+        namespaces.has(n.expression.text) &&
+        opts.exports?.has(n.name.text) === true &&
+        n.name.text !== rootOf(as)
+      ) {
+        spans.push([n.getStart(src) - start, n.end - start, n.name.text]);
         return;
       }
       ts.forEachChild(n, visit);
     };
     visit(node);
     let text = src.text.slice(start, node.end);
-    for (const [a, b] of spans.reverse()) text = text.slice(0, a) + as + text.slice(b);
+    for (const [a, b, by] of spans.reverse()) text = text.slice(0, a) + by + text.slice(b);
     const reparsed = expression(text);
     return { text, node: reparsed?.e ?? node };
   }
@@ -1353,6 +1485,15 @@ function unwrap(e: TS.Expression): { e: TS.Expression; awaited: boolean } {
     } else break;
   }
   return { e, awaited };
+}
+
+/** Whether a line of code has a comment (`//` in a string, `"http://x"`, is none). */
+function hasComment(line: string): boolean {
+  if (!line.includes("//") && !line.includes("/*")) return false;
+  const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, line);
+  for (let k = scanner.scan(); k !== ts.SyntaxKind.EndOfFileToken; k = scanner.scan())
+    if (k === ts.SyntaxKind.SingleLineCommentTrivia || k === ts.SyntaxKind.MultiLineCommentTrivia) return true;
+  return false;
 }
 
 function lineIn(st: TS.Statement): number {
@@ -1411,7 +1552,7 @@ const MAX_SKIPPED_NOTES = 5;
  */
 export function readDocExamples(
   doc: string | undefined,
-  sig: { name: string; class?: string },
+  sig: { name: string; class?: string; returns?: string },
   isMethod: boolean,
   isStatic: boolean,
   exported: string | undefined,
@@ -1420,7 +1561,11 @@ export function readDocExamples(
   if (doc === undefined) return { cases: [], skipped: [], notes: [] };
   const callee = isMethod ? `${sig.class}.${sig.name}` : sig.name;
   const as = isMethod ? `${exported ?? sig.class}.${sig.name}` : (exported ?? sig.name);
-  const read = readExamples(doc, callee, { ...opts, as });
+  const read = readExamples(doc, callee, {
+    ...opts,
+    as,
+    ...(sig.returns !== undefined ? { returns: sig.returns } : {}),
+  });
   if (isMethod && !isStatic) {
     // An instance method's examples call it on a receiver the example built: that is not known here.
     const stated = readExamples(doc, sig.name).cases.length;

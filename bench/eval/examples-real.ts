@@ -53,7 +53,8 @@ export function statesResult(block: string, name: string): boolean {
   const sf = ts.createSourceFile("e.ts", block, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const text = sf.text;
   const esc = name.replace(/[$.]/g, "\\$&");
-  const call = new RegExp(`(?<![\\w$.])${esc}\\s*(?:<[^>]*>)?\\s*[(\x60]`);
+  // Directly or through the module as a namespace (`R.map(…)`, `_.chunk(…)`; not `arr.map(…)`).
+  const call = new RegExp(`(?<![\\w$.])(?:[A-Z_$][\\w$]*\\.)?${esc}\\s*(?:<[^>]*>)?\\s*[(\x60]`);
   const derived = new Set<string>();
   const mentions = (n: ts.Node): boolean => {
     if (call.test(n.getText(sf))) return true;
@@ -225,6 +226,21 @@ function mainProgram(dir: string): Program | undefined {
   }
 }
 
+/** The JavaScript file a declaration file describes (`shuffle-x.d.ts` → `shuffle-x.js`), parsed: a package of one file per function. */
+function siblingProgram(dts: string): Program | undefined {
+  const file = [".js", ".mjs", ".cjs"].map((e) => dts.replace(/\.d\.[cm]?ts$/, e)).find((f) => existsSync(f));
+  if (!file) return undefined;
+  try {
+    const program = parseFile(readFileSync(file, "utf8"), dialectOf("javascript", file), file).program;
+    // A bundle's entry re-exports: its main file has the code then.
+    return program.body.some((n) => n.type === "FunctionDeclaration" || n.type === "VariableDeclaration")
+      ? program
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the function `name` of the package's code reads of its environment (the whole file where the name is not found). */
 function environmentIn(program: Program | undefined, name: string): string | undefined {
   if (!program) return undefined;
@@ -239,13 +255,19 @@ function environmentIn(program: Program | undefined, name: string): string | und
 }
 
 /** Exported functions with @example of one declaration file. */
-function functionsOf(pkg: string, file: string, root: string, code: Program | undefined): Fn[] {
+function functionsOf(pkg: string, file: string, root: string, code: Program | undefined, rootKeys?: Set<string>): Fn[] {
   const text = readFileSync(file, "utf8");
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const exports = runtimeExports(sf);
+  const exports = new Set([...runtimeExports(sf), ...(rootKeys ?? [])]);
   const defaults = new Set<string>();
+  // A bundled declaration file declares its functions and exports them in one list at the end.
+  const listed = new Set<string>();
   for (const st of sf.statements) {
     if (ts.isExportAssignment(st) && ts.isIdentifier(st.expression)) defaults.add(st.expression.text);
+    if (ts.isExportDeclaration(st) && !st.isTypeOnly && !st.moduleSpecifier && st.exportClause)
+      if (ts.isNamedExports(st.exportClause))
+        for (const e of st.exportClause.elements)
+          if (!e.isTypeOnly && (e.propertyName ?? e.name).getText(sf) === e.name.text) listed.add(e.name.text);
   }
   const out: Fn[] = [];
   for (const st of sf.statements) {
@@ -257,13 +279,13 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
     if (ts.isFunctionDeclaration(st) && st.name) {
       name = st.name.text;
       isDefault = dflt || defaults.has(name);
-      if (!exported && !isDefault) continue;
+      if (!exported && !isDefault && !listed.has(name)) continue;
     } else if (ts.isVariableStatement(st) && st.declarationList.declarations.length === 1) {
       const d = st.declarationList.declarations[0]!;
       if (!ts.isIdentifier(d.name)) continue;
       name = d.name.text;
       isDefault = defaults.has(name);
-      if (!exported && !isDefault) continue;
+      if (!exported && !isDefault && !listed.has(name)) continue;
     } else continue;
     // `declare const f: { /** doc */ (x): T; m(y): U }` (older typings): the call signature is `f`, members `f.m`.
     const literal =
@@ -291,7 +313,9 @@ function functionsOf(pkg: string, file: string, root: string, code: Program | un
         .map((t) => (typeof t.comment === "string" ? t.comment : (ts.getTextOfJSDocComment(t.comment) ?? "")))
         .join("\n");
       const environment = environmentIn(code, name);
-      const read = readDocExamples(value, { name }, false, false, name, {
+      // The declared return type, as testgen has it from the function's signature.
+      const returns = ts.isFunctionDeclaration(st) ? st.type?.getText(sf) : undefined;
+      const read = readDocExamples(value, { name, ...(returns !== undefined ? { returns } : {}) }, false, false, name, {
         resolves: workspaceResolves(root),
         exports,
         ...(environment !== undefined ? { environment } : {}),
@@ -353,8 +377,8 @@ function documented(
   };
 }
 
-/** Declaration files under `dir` (not its nested node_modules), at most `MAX_DTS_BYTES`, with an @example. */
-function declarationsWithExamples(dir: string): string[] {
+/** Declaration files under `dir` (not its nested node_modules), at most `maxBytes`, with an @example. */
+function declarationsWithExamples(dir: string, maxBytes: number): string[] {
   const out: string[] = [];
   const visit = (d: string, depth: number): void => {
     if (depth > 4) return;
@@ -363,7 +387,7 @@ function declarationsWithExamples(dir: string): string[] {
       const p = join(d, n);
       const st = statSync(p);
       if (st.isDirectory()) visit(p, depth + 1);
-      else if (/\.d\.[cm]?ts$/.test(n) && st.size <= MAX_DTS_BYTES && readFileSync(p, "utf8").includes("@example"))
+      else if (/\.d\.[cm]?ts$/.test(n) && st.size <= maxBytes && readFileSync(p, "utf8").includes("@example"))
         out.push(p);
     }
   };
@@ -403,8 +427,9 @@ function sources(
       if (main) out.push({ pkg: name, dir, dts: dts! });
       continue;
     }
-    // A library studied on its own (`only`) is read whole, its entry file included.
-    for (const f of declarationsWithExamples(dir))
+    // A library studied on its own (`only`) is read whole, its entry file included, however large (a
+    // utility library bundles all its functions in one declaration file).
+    for (const f of declarationsWithExamples(dir, only ? Infinity : MAX_DTS_BYTES))
       if (!(main && f === dts && !only)) out.push({ pkg: name, dir, dts: f });
   }
   // A library studied on its own (`only`: folders under node_modules): its declaration files there.
@@ -454,14 +479,16 @@ export async function evalRealExamples(
   const root = resolve(rootIn);
   const modules = join(root, "node_modules");
   let fns: Fn[] = [];
-  for (const s of sources(modules, set, only)) fns.push(...functionsOf(s.pkg, s.dts, root, mainProgram(s.dir)));
+  const srcs = sources(modules, set, only);
+  // What each package's root exports: the tests import from there, so an example may use any of it.
+  const keys = set === "held-out" ? await rootExports(root, [...new Set(srcs.map((s) => s.pkg))]) : undefined;
+  for (const s of srcs)
+    fns.push(...functionsOf(s.pkg, s.dts, root, siblingProgram(s.dts) ?? mainProgram(s.dir), keys?.get(s.pkg)));
   // The same function read from two declaration files (a package's .d.ts and .d.cts) counts once.
   fns = fns.filter((f, i) => fns.findIndex((g) => g.pkg === f.pkg && g.name === f.name) === i);
   const unimportable = new Set<Fn>();
-  if (set === "held-out") {
-    const keys = await rootExports(root, [...new Set(fns.filter((f) => f.cases.length > 0).map((f) => f.pkg))]);
+  if (keys)
     for (const f of fns) if (f.cases.length > 0 && !importable(keys.get(f.pkg), f.importLine)) unimportable.add(f);
-  }
   const stating = fns.filter((f) => f.states);
   const asserted = stating.filter((f) => f.cases.length > 0);
   // Run the assertions against the packages' own code, one file per function.
@@ -471,10 +498,11 @@ export async function evalRealExamples(
   mkdirSync(tmp, { recursive: true });
   const results: Record<string, { passed: number; failed: number; failures: string[] }> = {};
   try {
-    writeFileSync(join(tmp, "vitest.config.mjs"), 'export default { test: { include: ["*.test.mjs"] } };\n');
+    writeFileSync(join(tmp, "vitest.config.mjs"), 'export default { test: { include: ["*.test.ts"] } };\n');
     const files: string[] = [];
     for (const f of fns.filter((x) => x.cases.length > 0 && !unimportable.has(x))) {
-      const file = `${f.pkg.replace("/", "+")}--${f.name}.test.mjs`;
+      // TypeScript: examples annotate their declarations (`(x: number) => …`, `new Map<string, number>()`).
+      const file = `${f.pkg.replace("/", "+")}--${f.name}.test.ts`;
       const body = f.cases.map((c, i) => `  it(${JSON.stringify(`example ${i + 1}`)}, async () => {\n${c}\n  });`);
       writeFileSync(
         join(tmp, file),
@@ -483,10 +511,27 @@ export async function evalRealExamples(
       files.push(file);
     }
     const report = join(tmp, "report.json");
+    // A library of hundreds of functions (EVAL_EXAMPLES_ISOLATE=0: its files share one module graph, loaded
+    // once; EVAL_EXAMPLES_TIMEOUT_S: the run's bound, 600 s by default).
+    const isolate = process.env.EVAL_EXAMPLES_ISOLATE === "0" ? ["--no-isolate"] : [];
     const run = await execa(
       join(CHECKOUT, "node_modules", ".bin", "vitest"),
-      ["run", "--root", tmp, "--config", join(tmp, "vitest.config.mjs"), "--reporter=json", `--outputFile=${report}`],
-      { cwd: tmp, reject: false, timeout: 600_000, env: { CI: "1" } },
+      [
+        "run",
+        "--root",
+        tmp,
+        "--config",
+        join(tmp, "vitest.config.mjs"),
+        "--reporter=json",
+        `--outputFile=${report}`,
+        ...isolate,
+      ],
+      {
+        cwd: tmp,
+        reject: false,
+        timeout: 1000 * Number(process.env.EVAL_EXAMPLES_TIMEOUT_S ?? 600),
+        env: { CI: "1" },
+      },
     );
     const rep = existsSync(report)
       ? (JSON.parse(readFileSync(report, "utf8")) as {
@@ -508,7 +553,7 @@ export async function evalRealExamples(
       const key = r.name
         .split("/")
         .pop()!
-        .replace(/\.test\.mjs$/, "");
+        .replace(/\.test\.ts$/, "");
       const failures = r.assertionResults
         .filter((a) => a.status === "failed")
         .map((a) => (a.failureMessages?.[0] ?? "").split("\n")[0]!.slice(0, 160));

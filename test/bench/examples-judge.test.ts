@@ -29,6 +29,12 @@ describe("statesResult", () => {
     expect(statesResult("x.run();\n// => 1\nadd(1, 2);", "add")).toBe(false);
   });
 
+  it("a call through the module as a namespace, not a method of a value", () => {
+    expect(statesResult("R.add(1, 2) // => 3", "add")).toBe(true);
+    expect(statesResult("_.chunk([1, 2], 1);\n// => [[1], [2]]", "chunk")).toBe(true);
+    expect(statesResult("list.add(1) // => 3", "add")).toBe(false);
+  });
+
   it("prose, bullets, an option's comment and a handler's log state nothing of the function", () => {
     expect(statesResult("app.post('/u', bodyLimit({\n  maxSize: 50 * 1024, // 50kb\n}))", "bodyLimit")).toBe(false);
     expect(
