@@ -242,7 +242,15 @@ export async function checkProject(root: string | undefined): Promise<CheckProje
   const kept = keptFor(root);
   return {
     root,
-    options: { ...loaded.options, noEmit: true, noUnusedLocals: false, noUnusedParameters: false },
+    options: {
+      // Unless the workspace's tsconfig asks for lib replacement packages (@typescript/lib-*), the
+      // compiler's own lib files: otherwise every program built afresh looks for them in node_modules.
+      libReplacement: false,
+      ...loaded.options,
+      noEmit: true,
+      noUnusedLocals: false,
+      noUnusedParameters: false,
+    },
     fileNames: loaded.fileNames,
     fallback: loaded.fallback,
     overlay: new Map(),

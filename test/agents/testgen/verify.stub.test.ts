@@ -59,3 +59,44 @@ describe("a workspace without the framework's types", () => {
     );
   });
 });
+
+describe("lib replacement packages", () => {
+  const cleanups: (() => void)[] = [];
+  afterAll(() => cleanups.forEach((c) => c()));
+  // A replacement for the ES2015 collections lib that declares what the real one does not.
+  const workspace = (compilerOptions: Record<string, unknown>): string => {
+    const tmp = tempDir("aip-verify-lib-");
+    cleanups.push(tmp.cleanup);
+    const root = realpathSync(tmp.dir);
+    writeFileSync(join(root, "tsconfig.json"), JSON.stringify({ compilerOptions }));
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src/a.ts"), "export const one = 1;\n");
+    mkdirSync(join(root, "node_modules/@typescript/lib-es2015/collection"), { recursive: true });
+    writeFileSync(
+      join(root, "node_modules/@typescript/lib-es2015/package.json"),
+      JSON.stringify({ name: "@typescript/lib-es2015", version: "1.0.0" }),
+    );
+    writeFileSync(
+      join(root, "node_modules/@typescript/lib-es2015/collection/index.d.ts"),
+      "declare const replacedCollections: number;\n",
+    );
+    return root;
+  };
+  const check = async (root: string): Promise<string[]> => {
+    const project = await checkProject(root);
+    const result = typecheck(
+      project,
+      join(root, "src/a.test.ts"),
+      "export const n: number = replacedCollections;\n",
+      "vitest",
+    );
+    project.overlay.clear();
+    return result.errors.map((e) => `${e.line} TS${e.code}`);
+  };
+  const options = { strict: true, target: "es2022", module: "esnext", moduleResolution: "bundler", types: [] };
+
+  it("are used only when the workspace's tsconfig turns them on", async () => {
+    expect(await check(workspace(options))).toEqual(["1 TS2304"]);
+    expect(await check(workspace({ ...options, libReplacement: true }))).toEqual([]);
+  });
+});
