@@ -223,7 +223,7 @@ export function createTestgen(cache = new ParseCache(), host?: ModelEngine) {
     const testAbs = join(project.root, loc.test_path);
     // The source and the test are the roots of every program of this request (see standInForTest).
     project.roots.push(srcAbs);
-    standInForTest(project, testAbs);
+    standInForTest(project, testAbs, framework);
     let typed: TypedCall | undefined;
     if (ts && importable) {
       const opts = { fnEnd, testFile: testAbs, style, callee };

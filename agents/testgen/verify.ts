@@ -7,7 +7,7 @@
  * files and package.json under the workspace's node_modules may resolve outside it (pnpm, npm link):
  * those are read as data, never run.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants, existsSync, realpathSync, statSync } from "node:fs";
 import { access } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -65,6 +65,11 @@ interface Kept {
   options?: string;
   /** The last generated content checked per test file: what stands in for it before this request's is known. */
   tests: Map<string, string>;
+  /**
+   * Framework stubs the last check beside a test needed (see typecheckNow), with the files of the
+   * program that showed it: while a program has those files, the stub is among its roots from the start.
+   */
+  stubs: Map<string, string>;
 }
 const cache = new Map<string, Kept>();
 /** Parsed files kept per workspace beyond this many are forgotten (all at once). */
@@ -195,7 +200,7 @@ function hostFor(project: CheckProject): TS.CompilerHost {
 function keptFor(key: string): Kept {
   let kept = cache.get(key);
   if (kept) cache.delete(key);
-  else kept = { parsed: new Map(), texts: new Map(), tests: new Map() };
+  else kept = { parsed: new Map(), texts: new Map(), tests: new Map(), stubs: new Map() };
   if (kept.parsed.size > MAX_PARSED) kept.parsed.clear();
   if (kept.texts.size > MAX_PARSED) kept.texts.clear();
   cache.set(key, kept);
@@ -237,7 +242,15 @@ export async function checkProject(root: string | undefined): Promise<CheckProje
   const kept = keptFor(root);
   return {
     root,
-    options: { ...loaded.options, noEmit: true, noUnusedLocals: false, noUnusedParameters: false },
+    options: {
+      // Unless the workspace's tsconfig asks for lib replacement packages (@typescript/lib-*), the
+      // compiler's own lib files: otherwise every program built afresh looks for them in node_modules.
+      libReplacement: false,
+      ...loaded.options,
+      noEmit: true,
+      noUnusedLocals: false,
+      noUnusedParameters: false,
+    },
     fileNames: loaded.fileNames,
     fallback: loaded.fallback,
     overlay: new Map(),
@@ -288,9 +301,14 @@ const MAX_KEPT_TESTS = 64;
  * module), so that the program built now has the roots, and mostly the files, of the one the test's
  * check builds next.
  */
-export function standInForTest(project: CheckProject, testFile: string): void {
+export function standInForTest(project: CheckProject, testFile: string, framework?: string): void {
   if (!project.roots.includes(testFile)) project.roots.push(testFile);
   if (!project.overlay.has(testFile)) project.overlay.set(testFile, project.kept.tests.get(testFile) ?? "export {};\n");
+  // The framework's stub, when the last check here needed it: the programs keep the same roots.
+  if (framework !== undefined) {
+    const stub = stubPathFor(testFile, framework);
+    if (project.kept.stubs.has(stub)) addStub(project, stub, framework);
+  }
 }
 
 export interface TypecheckResult {
@@ -345,19 +363,73 @@ export function typecheck(
   return typecheckNow(project, testFile, framework);
 }
 
+/** Where the stub for `framework`'s types stands beside a test file. */
+function stubPathFor(testFile: string, framework: string): string {
+  return join(dirname(testFile), `__agency_${framework.replace(/\W/g, "_")}_stub.d.ts`);
+}
+
+function addStub(project: CheckProject, stubPath: string, framework: string): void {
+  project.overlay.set(stubPath, FRAMEWORK_STUBS[framework] ?? "");
+  if (!project.roots.includes(stubPath)) project.roots.push(stubPath);
+}
+
+function removeStub(project: CheckProject, stubPath: string): void {
+  project.overlay.delete(stubPath);
+  project.roots = project.roots.filter((r) => r !== stubPath);
+}
+
+/** The files of a program, as a digest (a stub's verdict holds while they are the same). */
+function filesOf(program: TS.Program): string {
+  const hash = createHash("sha256");
+  for (const sf of program.getSourceFiles()) hash.update(`${sf.fileName}\0`);
+  return hash.digest("base64");
+}
+
+/**
+ * Whether the framework's module now resolves to types from the test file. The stub's own
+ * `declare module` would hide it: the compiler does not resolve again an unchanged file's import that
+ * an ambient module answers, so a module installed since would not change the program's files.
+ */
+function resolvesTyped(project: CheckProject, program: TS.Program, testFile: string, framework: string): boolean {
+  if (framework !== "vitest") return false;
+  const mode = program.getSourceFile(testFile)?.impliedNodeFormat;
+  const { resolvedModule } = ts.resolveModuleName(
+    framework,
+    testFile,
+    project.options,
+    hostFor(project),
+    undefined,
+    undefined,
+    mode,
+  );
+  return resolvedModule !== undefined && /\.(d\.[cm]?ts|[cm]?tsx?)$/.test(resolvedModule.resolvedFileName);
+}
+
 function typecheckNow(project: CheckProject, testFile: string, framework: string): TypecheckResult {
+  const stubPath = stubPathFor(testFile, framework);
+  const stubbed = {
+    stub: `the workspace does not have ${framework}'s types installed: checked against an untyped stub`,
+  };
+  // The last check here needed the stub, and standInForTest put it among the roots: while the program
+  // has the same files (no framework types installed since), one program checks the test, and when
+  // nothing changed it is the very one the request's earlier steps built, checker and all.
+  const verdict = project.kept.stubs.get(stubPath);
+  if (verdict !== undefined && project.overlay.has(stubPath)) {
+    const program = buildProgram(project, [testFile]);
+    if (filesOf(program) === verdict && !resolvesTyped(project, program, testFile, framework))
+      return { errors: errorsOf(program, testFile), ...stubbed };
+  }
+  removeStub(project, stubPath);
+  project.kept.stubs.delete(stubPath);
   let program = buildProgram(project, [testFile]);
   let errors = errorsOf(program, testFile);
   if (errors.some((e) => frameworkMissing(e, framework))) {
-    const stubPath = join(dirname(testFile), `__agency_${framework.replace(/\W/g, "_")}_stub.d.ts`);
-    project.overlay.set(stubPath, FRAMEWORK_STUBS[framework] ?? "");
-    program = buildProgram(project, [testFile, stubPath]);
+    addStub(project, stubPath, framework);
+    program = buildProgram(project, [testFile]);
     errors = errorsOf(program, testFile);
-    project.overlay.delete(stubPath);
-    return {
-      errors,
-      stub: `the workspace does not have ${framework}'s types installed: checked against an untyped stub`,
-    };
+    project.kept.stubs.set(stubPath, filesOf(program));
+    while (project.kept.stubs.size > MAX_KEPT_TESTS) project.kept.stubs.delete(project.kept.stubs.keys().next().value!);
+    return { errors, ...stubbed };
   }
   return { errors };
 }
