@@ -1,7 +1,8 @@
 /**
  * The first module an agent executable loads. `--manifest` (run by the orchestrator before every start) is
  * answered from the checked-in file before the agent's own modules (parsers, model engine, schema) load;
- * any other run loads the definition and hands it to runAgent.
+ * a one-shot run gets the checked-in manifest and loads the definition only for a request that reaches
+ * a handler; any other run loads the definition and hands it to runAgent.
  */
 import { readFileSync } from "node:fs";
 import type { AgentDefinition } from "./types.js";
@@ -41,6 +42,11 @@ export async function agentEntry(
 ): Promise<void> {
   if (wantsManifest(argv)) {
     process.stdout.write(manifestText(JSON.parse(readFileSync(bundledManifestUrl(name, fromUrl), "utf8"))));
+    return;
+  }
+  if (argv.length === 0) {
+    const [{ runAgent }, { bundledManifest }] = await Promise.all([import("./run.js"), import("./manifest.js")]);
+    await runAgent({ manifest: bundledManifest(name, fromUrl), load }, argv);
     return;
   }
   const [{ runAgent }, def] = await Promise.all([import("./run.js"), load()]);

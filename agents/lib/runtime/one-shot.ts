@@ -8,7 +8,7 @@ import { createLogger } from "../../../protocol/util/log.js";
 import { newTraceId } from "../../../protocol/contract/trace.js";
 import { validateRequest } from "../../../protocol/contract/validate.js";
 import { AgentInvoker } from "./invoke.js";
-import type { AgentDefinition } from "./types.js";
+import type { AgentDefinition, DeferredAgent } from "./types.js";
 
 /** Read stdin up to the body limit; `undefined` when it is larger. */
 async function readStdin(limit: number): Promise<Buffer | undefined> {
@@ -22,10 +22,10 @@ async function readStdin(limit: number): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-export async function oneShot(def: AgentDefinition): Promise<void> {
+export async function oneShot(agent: AgentDefinition | DeferredAgent): Promise<void> {
   // A scheduler treats stderr output as a crash: nothing may reach it in one-shot mode.
   process.emitWarning = () => undefined;
-  const log = createLogger({ agentName: def.manifest.name, destination: envString("AIP_LOG_FILE") ?? false });
+  const log = createLogger({ agentName: agent.manifest.name, destination: envString("AIP_LOG_FILE") ?? false });
   const write = (text: string): Promise<void> =>
     new Promise((resolve) => process.stdout.write(text + "\n", () => resolve()));
   const crash = (err: unknown): void => {
@@ -50,6 +50,7 @@ export async function oneShot(def: AgentDefinition): Promise<void> {
     await write(JSON.stringify(errorResponse(err, newTraceId())));
     process.exit(0);
   }
+  const def = "load" in agent ? await definitionFor(agent, value) : agent;
   // A request refused before any handler would run is answered without the warm-up (a model load, dry
   // keystrokes): it would only delay the refusal.
   if (def.warmup && reachesHandler(def, value)) await def.warmup(log);
@@ -59,6 +60,20 @@ export async function oneShot(def: AgentDefinition): Promise<void> {
   await write(JSON.stringify(response));
   await def.dispose?.();
   process.exit(0);
+}
+
+/**
+ * The definition a deferred agent needs for `value`: none of its handlers for a request that is not one
+ * (the invoker refuses it naming the fault, and only the manifest's name and version go into that
+ * answer), else the loaded definition, which also refuses an action it does not serve.
+ */
+async function definitionFor(agent: DeferredAgent, value: unknown): Promise<AgentDefinition> {
+  try {
+    validateRequest(value);
+  } catch {
+    return { manifest: agent.manifest, handlers: {} };
+  }
+  return agent.load();
 }
 
 /** Whether `value` is a request that one of the agent's handlers would be given (else the invoker refuses it). */

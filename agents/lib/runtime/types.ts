@@ -46,4 +46,14 @@ export interface AgentDefinition {
   dispose?: () => Promise<void>;
 }
 
+/**
+ * A bundled agent before its definition is loaded: its checked-in manifest, and how to load the rest
+ * (handlers, parsers, the model engine). A one-shot run answers a request that no handler would be given
+ * (bad JSON, a missing or invalid field) from the manifest alone, without loading the rest.
+ */
+export interface DeferredAgent {
+  manifest: AgentManifest;
+  load: () => Promise<AgentDefinition>;
+}
+
 export type Warnings = Problem[];

@@ -2,7 +2,8 @@
  * Which modules each mode of an agent executable loads, seen from outside through a `node --import`
  * loader hook that logs every module: `--help` loads neither mode's module nor the logger, a one-shot run
  * not the socket server and its framings (the conformance kit and vetting start many one-shot runs), nor
- * pino unless it has a log file to write, a server not the one-shot path.
+ * pino unless it has a log file to write, nor the agent's definition for a request it refuses before any
+ * handler would run; a server not the one-shot path.
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -32,6 +33,7 @@ const SERVER = [
   "dist/protocol/transport/ndjson.js",
 ];
 const PINO = "node_modules/pino/pino.js";
+const DEFINITION = "dist/agents/dummy/agent.js";
 
 /** Run the dummy agent once under the hook; its stdout and the modules it loaded. */
 function runLogged(
@@ -70,7 +72,34 @@ describe("an agent executable's modes, loaded on demand", () => {
     expect(response.payload.received_action).toBe("echo");
     expect(modules).toContain("dist/agents/lib/runtime/one-shot.js");
     expect(modules).toContain("dist/agents/lib/runtime/invoke.js");
+    expect(modules).toContain(DEFINITION);
     for (const m of ["dist/agents/lib/runtime/serve.js", ...SERVER, PINO]) expect(modules).not.toContain(m);
+  });
+
+  it.each([
+    ["empty stdin", "", "AIP_ERR_INVALID_JSON"],
+    ["a missing field", JSON.stringify({ action: "echo", context: {} }), "AIP_ERR_MISSING_FIELD"],
+    [
+      "a field of the wrong type",
+      JSON.stringify({ action: "echo", context: [], constraints: {} }),
+      "AIP_ERR_INVALID_FIELD",
+    ],
+  ])("refuses %s from the manifest alone, without loading the agent's definition", async (what, stdin, code) => {
+    const { out, modules } = await runLogged(`refusal-${code}`, [], stdin);
+    const response = JSON.parse(out) as { status: string; error: { type: string } };
+    expect(response).toMatchObject({ status: "error", error: { type: code } });
+    if (code !== "AIP_ERR_INVALID_JSON") expect(response).toMatchObject({ agent: "dummy", version: "1.0.0" });
+    expect(modules).toContain("dist/agents/lib/runtime/one-shot.js");
+    expect(modules).not.toContain(DEFINITION);
+  });
+
+  it("loads the definition for an action it does not serve, and says which it serves", async () => {
+    const request = { action: "summarize", context: {}, constraints: {} };
+    const { out, modules } = await runLogged("no-route", [], JSON.stringify(request));
+    const response = JSON.parse(out) as { error: { type: string; detail: string } };
+    expect(response.error.type).toBe("AIP_ERR_NO_ROUTE");
+    expect(response.error.detail).toContain("it serves echo");
+    expect(modules).toContain(DEFINITION);
   });
 
   it("loads the logger for a one-shot run that has a log file, and writes its line", async () => {
