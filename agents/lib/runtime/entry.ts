@@ -5,6 +5,7 @@
  * a handler; any other run loads the definition and hands it to runAgent.
  */
 import { readFileSync } from "node:fs";
+import type { AgentManifest } from "../../../protocol/contract/schemas.js";
 import type { AgentDefinition } from "./types.js";
 
 /** The package root, from any compiled file under dist/ (dist/<dir>/…/file.js). */
@@ -45,8 +46,9 @@ export async function agentEntry(
     return;
   }
   if (argv.length === 0) {
-    const [{ runAgent }, { bundledManifest }] = await Promise.all([import("./run.js"), import("./manifest.js")]);
-    await runAgent({ manifest: bundledManifest(name, fromUrl), load }, argv);
+    const { runAgent } = await import("./run.js");
+    const manifest = async (): Promise<AgentManifest> => (await import("./manifest.js")).bundledManifest(name, fromUrl);
+    await runAgent({ name, manifest, load }, argv);
     return;
   }
   const [{ runAgent }, def] = await Promise.all([import("./run.js"), load()]);

@@ -47,12 +47,14 @@ export interface AgentDefinition {
 }
 
 /**
- * A bundled agent before its definition is loaded: its checked-in manifest, and how to load the rest
- * (handlers, parsers, the model engine). A one-shot run answers a request that no handler would be given
- * (bad JSON, a missing or invalid field) from the manifest alone, without loading the rest.
+ * A bundled agent before its definition is loaded: its name, its checked-in manifest (read and validated
+ * when called), and how to load the rest (handlers, parsers, the model engine). A one-shot run answers
+ * input that is not JSON from the name alone, and a request that no handler would be given (a missing or
+ * invalid field) from the manifest, without loading the rest.
  */
 export interface DeferredAgent {
-  manifest: AgentManifest;
+  name: string;
+  manifest: () => Promise<AgentManifest>;
   load: () => Promise<AgentDefinition>;
 }
 

@@ -3,13 +3,15 @@
  * loader hook that logs every module: `--help` loads neither mode's module nor the logger, a one-shot run
  * not the socket server and its framings (the conformance kit and vetting start many one-shot runs), nor
  * pino unless it has a log file to write, nor the agent's definition for a request it refuses before any
- * handler would run; a server not the one-shot path.
+ * handler would run, nor the contract's schemas (zod) for input that is not JSON (vetting's empty-input
+ * run); a server not the one-shot path.
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../../../protocol/contract/limits.js";
 import { DIST, ROOT, tempDir } from "../../../helpers.js";
 
 const HOOK = join(ROOT, "test/fixtures/agents/import-log.mjs");
@@ -34,6 +36,7 @@ const SERVER = [
 ];
 const PINO = "node_modules/pino/pino.js";
 const DEFINITION = "dist/agents/dummy/agent.js";
+const SCHEMAS = ["dist/protocol/contract/schemas.js", "node_modules/zod/index.js"];
 
 /** Run the dummy agent once under the hook; its stdout and the modules it loaded. */
 function runLogged(
@@ -78,19 +81,27 @@ describe("an agent executable's modes, loaded on demand", () => {
 
   it.each([
     ["empty stdin", "", "AIP_ERR_INVALID_JSON"],
+    ["invalid JSON", '{"action": ', "AIP_ERR_INVALID_JSON"],
     ["a missing field", JSON.stringify({ action: "echo", context: {} }), "AIP_ERR_MISSING_FIELD"],
     [
       "a field of the wrong type",
       JSON.stringify({ action: "echo", context: [], constraints: {} }),
       "AIP_ERR_INVALID_FIELD",
     ],
-  ])("refuses %s from the manifest alone, without loading the agent's definition", async (what, stdin, code) => {
+  ])("refuses %s from the manifest alone, without loading the agent's definition", async (_what, stdin, code) => {
     const { out, modules } = await runLogged(`refusal-${code}`, [], stdin);
     const response = JSON.parse(out) as { status: string; error: { type: string } };
     expect(response).toMatchObject({ status: "error", error: { type: code } });
     if (code !== "AIP_ERR_INVALID_JSON") expect(response).toMatchObject({ agent: "dummy", version: "1.0.0" });
     expect(modules).toContain("dist/agents/lib/runtime/one-shot.js");
     expect(modules).not.toContain(DEFINITION);
+    for (const m of SCHEMAS) expect(modules.includes(m)).toBe(code !== "AIP_ERR_INVALID_JSON");
+  });
+
+  it("answers a body over the limit without the schemas", async () => {
+    const { out, modules } = await runLogged("too-large", [], "x".repeat(DEFAULT_LIMITS.maxBodyBytes + 1));
+    expect((JSON.parse(out) as { error: { type: string } }).error.type).toBe("AIP_ERR_PAYLOAD_TOO_LARGE");
+    for (const m of [DEFINITION, ...SCHEMAS]) expect(modules).not.toContain(m);
   });
 
   it("loads the definition for an action it does not serve, and says which it serves", async () => {
