@@ -1,10 +1,23 @@
 /** The AIP-1 log line shape: pino JSON Lines with `timestamp`, `level` as a label, `agent_name`, `trace_id`, `event`. */
 import { chmodSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
-import { pino, type Logger, type DestinationStream } from "pino";
+import type * as Pino from "pino";
+import type { Logger, DestinationStream } from "pino";
 import { envString } from "./env.js";
 
 export type { Logger } from "pino";
+
+const require = createRequire(import.meta.url);
+let loadedPino: typeof Pino.pino | undefined;
+
+/**
+ * pino, loaded on first use: a silent logger (a one-shot run without AIP_LOG_FILE, which the conformance
+ * kit and vetting start many of) writes nothing, so it never loads it.
+ */
+function pinoModule(): typeof Pino.pino {
+  return (loadedPino ??= (require("pino") as typeof Pino).pino);
+}
 
 export interface LoggerOptions {
   /** Goes into every line as `agent_name` ("orchestrator" for the orchestrator). */
@@ -30,19 +43,39 @@ export function isoTimestamp(): string {
   return stamp;
 }
 
-/** A pino logger in the AIP-1 shape. */
+/** A pino logger in the AIP-1 shape; with `destination: false`, the silent logger. */
 export function createLogger(options: LoggerOptions): Logger {
-  const level = options.level ?? envString("AIP_LOG_LEVEL") ?? "info";
+  if (options.destination === false) return SILENT;
   const config = {
-    level: options.destination === false ? "silent" : level,
+    level: options.level ?? envString("AIP_LOG_LEVEL") ?? "info",
     base: { agent_name: options.agentName },
     messageKey: "msg",
     timestamp: isoTimestamp,
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  if (options.destination === false) return pino(config);
-  return pino(config, openDestination(options.destination));
+  return pinoModule()(config, openDestination(options.destination));
 }
+
+const nothing = (): void => undefined;
+
+/**
+ * What pino builds for level "silent" (every level method a no-op, children silent too), without
+ * loading pino: it has no destination, so no line is ever formatted.
+ */
+const SILENT = {
+  level: "silent",
+  fatal: nothing,
+  error: nothing,
+  warn: nothing,
+  info: nothing,
+  debug: nothing,
+  trace: nothing,
+  silent: nothing,
+  child: () => SILENT,
+  bindings: () => ({}),
+  isLevelEnabled: () => false,
+  flush: (cb?: (err?: Error) => void) => cb?.(),
+} as unknown as Logger;
 
 /**
  * Writes a logger's line built by hand, for the one line per request (docs/performance.md, "The
@@ -54,6 +87,7 @@ export function createLogger(options: LoggerOptions): Logger {
 export type HandLine = (members: string) => boolean;
 
 export function handLine(log: Logger, level: "info" | "warn"): HandLine {
+  const pino = pinoModule();
   const internals = log as unknown as Record<symbol, unknown>;
   const stream = internals[pino.symbols.streamSym] as DestinationStream | undefined;
   const bindings = internals[pino.symbols.chindingsSym];
@@ -113,7 +147,7 @@ export function journalStream(inner: DestinationStream): DestinationStream {
  */
 export function openDestination(destination: string | number | DestinationStream): DestinationStream {
   if (typeof destination === "number") {
-    const stream = pino.destination({ dest: destination, sync: true });
+    const stream = pinoModule().destination({ dest: destination, sync: true });
     return isJournalStream(destination) ? journalStream(stream) : stream;
   }
   if (typeof destination !== "string") return destination;

@@ -1,9 +1,11 @@
 /**
  * The first module an agent executable loads. `--manifest` (run by the orchestrator before every start) is
  * answered from the checked-in file before the agent's own modules (parsers, model engine, schema) load;
- * any other run loads the definition and hands it to runAgent.
+ * a one-shot run gets the checked-in manifest and loads the definition only for a request that reaches
+ * a handler; any other run loads the definition and hands it to runAgent.
  */
 import { readFileSync } from "node:fs";
+import type { AgentManifest } from "../../../protocol/contract/schemas.js";
 import type { AgentDefinition } from "./types.js";
 
 /** The package root, from any compiled file under dist/ (dist/<dir>/…/file.js). */
@@ -41,6 +43,12 @@ export async function agentEntry(
 ): Promise<void> {
   if (wantsManifest(argv)) {
     process.stdout.write(manifestText(JSON.parse(readFileSync(bundledManifestUrl(name, fromUrl), "utf8"))));
+    return;
+  }
+  if (argv.length === 0) {
+    const { runAgent } = await import("./run.js");
+    const manifest = async (): Promise<AgentManifest> => (await import("./manifest.js")).bundledManifest(name, fromUrl);
+    await runAgent({ name, manifest, load }, argv);
     return;
   }
   const [{ runAgent }, def] = await Promise.all([import("./run.js"), load()]);

@@ -6,9 +6,9 @@ import { resolveLimits } from "../../../protocol/contract/limits.js";
 import { envString } from "../../../protocol/util/env.js";
 import { createLogger } from "../../../protocol/util/log.js";
 import { newTraceId } from "../../../protocol/contract/trace.js";
-import { validateRequest } from "../../../protocol/contract/validate.js";
-import { AgentInvoker } from "./invoke.js";
-import type { AgentDefinition } from "./types.js";
+import type { AgentDefinition, DeferredAgent } from "./types.js";
+
+type Validate = (typeof import("../../../protocol/contract/validate.js"))["validateRequest"];
 
 /** Read stdin up to the body limit; `undefined` when it is larger. */
 async function readStdin(limit: number): Promise<Buffer | undefined> {
@@ -22,10 +22,11 @@ async function readStdin(limit: number): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-export async function oneShot(def: AgentDefinition): Promise<void> {
+export async function oneShot(agent: AgentDefinition | DeferredAgent): Promise<void> {
   // A scheduler treats stderr output as a crash: nothing may reach it in one-shot mode.
   process.emitWarning = () => undefined;
-  const log = createLogger({ agentName: def.manifest.name, destination: envString("AIP_LOG_FILE") ?? false });
+  const name = "load" in agent ? agent.name : agent.manifest.name;
+  const log = createLogger({ agentName: name, destination: envString("AIP_LOG_FILE") ?? false });
   const write = (text: string): Promise<void> =>
     new Promise((resolve) => process.stdout.write(text + "\n", () => resolve()));
   const crash = (err: unknown): void => {
@@ -50,9 +51,15 @@ export async function oneShot(def: AgentDefinition): Promise<void> {
     await write(JSON.stringify(errorResponse(err, newTraceId())));
     process.exit(0);
   }
+  // Input that is not JSON was answered above without these (nor the contract's schemas they load).
+  const [{ AgentInvoker }, { validateRequest }] = await Promise.all([
+    import("./invoke.js"),
+    import("../../../protocol/contract/validate.js"),
+  ]);
+  const def = "load" in agent ? await definitionFor(agent, value, validateRequest) : agent;
   // A request refused before any handler would run is answered without the warm-up (a model load, dry
   // keystrokes): it would only delay the refusal.
-  if (def.warmup && reachesHandler(def, value)) await def.warmup(log);
+  if (def.warmup && reachesHandler(def, value, validateRequest)) await def.warmup(log);
   const invoker = new AgentInvoker(def, log);
   const response = await invoker.invoke(value);
   log.info({ event: "request", trace_id: response.trace_id, outcome: response.status }, "one-shot request");
@@ -61,10 +68,24 @@ export async function oneShot(def: AgentDefinition): Promise<void> {
   process.exit(0);
 }
 
-/** Whether `value` is a request that one of the agent's handlers would be given (else the invoker refuses it). */
-function reachesHandler(def: AgentDefinition, value: unknown): boolean {
+/**
+ * The definition a deferred agent needs for `value`: none of its handlers for a request that is not one
+ * (the invoker refuses it naming the fault, and only the manifest's name and version go into that
+ * answer), else the loaded definition, which also refuses an action it does not serve.
+ */
+async function definitionFor(agent: DeferredAgent, value: unknown, validate: Validate): Promise<AgentDefinition> {
   try {
-    return Object.hasOwn(def.handlers, validateRequest(value).action);
+    validate(value);
+  } catch {
+    return { manifest: await agent.manifest(), handlers: {} };
+  }
+  return agent.load();
+}
+
+/** Whether `value` is a request that one of the agent's handlers would be given (else the invoker refuses it). */
+function reachesHandler(def: AgentDefinition, value: unknown, validate: Validate): boolean {
+  try {
+    return Object.hasOwn(def.handlers, validate(value).action);
   } catch {
     return false;
   }

@@ -6,7 +6,7 @@
  */
 import { EnvError, checkEnv } from "../../../protocol/util/env.js";
 import { manifestText, wantsManifest } from "./entry.js";
-import type { AgentDefinition } from "./types.js";
+import type { AgentDefinition, DeferredAgent } from "./types.js";
 
 function usage(def: AgentDefinition): string {
   const name = def.manifest.name;
@@ -23,20 +23,24 @@ Environment: AIP_LOG_FILE (log file; one-shot mode is silent without it), AIP_LO
 `;
 }
 
-/** Entry point of every agent executable. Resolves when the agent should exit. */
-export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2)): Promise<void> {
+/**
+ * Entry point of every agent executable. Resolves when the agent should exit. A deferred agent (a bundled
+ * one's entry, entry.ts) is loaded when the mode needs more than its manifest.
+ */
+export async function runAgent(agent: AgentDefinition | DeferredAgent, argv = process.argv.slice(2)): Promise<void> {
+  const def = async (): Promise<AgentDefinition> => ("load" in agent ? agent.load() : agent);
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(usage(def));
+    process.stdout.write(usage(await def()));
     return;
   }
   if (wantsManifest(argv)) {
-    process.stdout.write(manifestText(def.manifest));
+    process.stdout.write(manifestText("load" in agent ? await agent.manifest() : agent.manifest));
     return;
   }
   try {
     checkEnv(process.env, ["agents"]);
   } catch (err) {
-    if (err instanceof EnvError) return usageError(def, err.message);
+    if (err instanceof EnvError) return usageError(await def(), err.message);
     throw err;
   }
   if (argv[0] === "--listen") {
@@ -44,13 +48,13 @@ export async function runAgent(def: AgentDefinition, argv = process.argv.slice(2
     const groupIdx = argv.indexOf("--group");
     const group = groupIdx > 0 ? argv[groupIdx + 1] : undefined;
     if (!path || path.startsWith("--") || (groupIdx > 0 && !group) || argv.length !== (groupIdx > 0 ? 4 : 2)) {
-      return usageError(def, "--listen needs a socket path (and --group a group name)");
+      return usageError(await def(), "--listen needs a socket path (and --group a group name)");
     }
-    await (await import("./serve.js")).listen(def, path, group);
+    await (await import("./serve.js")).listen(await def(), path, group);
     return;
   }
-  if (argv.length > 0) return usageError(def, `unknown argument ${JSON.stringify(argv[0])}`);
-  await (await import("./one-shot.js")).oneShot(def);
+  if (argv.length > 0) return usageError(await def(), `unknown argument ${JSON.stringify(argv[0])}`);
+  await (await import("./one-shot.js")).oneShot(agent);
 }
 
 function usageError(def: AgentDefinition, message: string): void {

@@ -46,4 +46,16 @@ export interface AgentDefinition {
   dispose?: () => Promise<void>;
 }
 
+/**
+ * A bundled agent before its definition is loaded: its name, its checked-in manifest (read and validated
+ * when called), and how to load the rest (handlers, parsers, the model engine). A one-shot run answers
+ * input that is not JSON from the name alone, and a request that no handler would be given (a missing or
+ * invalid field) from the manifest, without loading the rest.
+ */
+export interface DeferredAgent {
+  name: string;
+  manifest: () => Promise<AgentManifest>;
+  load: () => Promise<AgentDefinition>;
+}
+
 export type Warnings = Problem[];

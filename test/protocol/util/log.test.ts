@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LineBatchFile, createLogger, isoTimestamp, openDestination } from "../../../protocol/util/log.js";
+import { LineBatchFile, createLogger, handLine, isoTimestamp, openDestination } from "../../../protocol/util/log.js";
 
 const lines = (file: string): Record<string, unknown>[] =>
   readFileSync(file, "utf8")
@@ -52,5 +52,22 @@ describe("the log file", () => {
     const t = Date.parse(stamp.slice(14, -1));
     expect(t).toBeGreaterThanOrEqual(before);
     expect(t).toBeLessThanOrEqual(Date.now());
+  });
+});
+
+describe("the silent logger", () => {
+  it("has every level off, children included, and takes no hand-built line", () => {
+    const log = createLogger({ agentName: "summarize", destination: false, level: "trace" });
+    const child = log.child({ trace_id: "t1" });
+    for (const l of [log, child]) {
+      for (const level of ["fatal", "error", "warn", "info", "debug", "trace"])
+        expect(l.isLevelEnabled(level)).toBe(false);
+      expect(l.level).toBe("silent");
+      l.error({ event: "crash", err: new Error("x") }, "nothing to write");
+    }
+    expect(handLine(log, "info")('"msg":"request"')).toBe(false);
+    let flushed = false;
+    log.flush(() => (flushed = true));
+    expect(flushed).toBe(true);
   });
 });
