@@ -126,8 +126,9 @@ describe("answers of a real agency match the schema it serves", () => {
         constraints: { limit: 3 },
       },
       testgen: {
-        context: { workspace_root: ROOT, file_path: "protocol/util/paths.ts" },
-        constraints: { function: "isInside" },
+        // The small project diagnose reads too: the checker's program over this whole repository adds CPU, not cover.
+        context: { workspace_root: join(ROOT, "test/fixtures/code/testgen-lib"), file_path: "src/money.ts" },
+        constraints: { function: "format" },
       },
       complete: {
         context: { source_code: source, language: "typescript", cursor: { line: 5, column: 23 } },
@@ -155,7 +156,7 @@ describe("answers of a real agency match the schema it serves", () => {
     expect(answers.echo).toMatchObject({ received_action: "echo", context_lines: 2 });
     expect(answers.summarize!.outline.functions[0].name).toBe("add");
     expect(answers.search!.hits[0].path).toBe("contract/trace.ts");
-    expect(answers.testgen!.test_path).toBe("test/protocol/util/paths.test.ts");
+    expect(answers.testgen!.test_path).toBe("src/money.test.ts");
     expect(answers.complete!.engine).toBe("syntactic");
     expect(answers.complete!.items[0]).toMatchObject({ label: "add", kind: "function" });
     expect(answers.complete!.replace).toEqual({ start: { line: 5, column: 21 }, end: { line: 5, column: 23 } });

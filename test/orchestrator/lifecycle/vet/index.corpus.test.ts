@@ -70,9 +70,12 @@ describe("the bad-agent corpus is rejected, each for its own reason", () => {
   describe("a compiled C agent linked against a stub libcuda.so.1", () => {
     const t = tempDir("aipv-");
     afterAll(() => t.cleanup());
+    /** The agent that does not declare a GPU, built once for both tests. */
+    let built: string | undefined;
+    const undeclaredAgent = (): string => (built ??= buildGpuAgent(t.dir));
 
     it("is rejected for gpu-library, statically (NEEDED) and at run time (opened)", async () => {
-      const exe = buildGpuAgent(t.dir);
+      const exe = undeclaredAgent();
       const report = await vetAgent(exe);
       expectRejectedFor(report, {
         rule: "gpu-library",
@@ -95,7 +98,7 @@ describe("the bad-agent corpus is rejected, each for its own reason", () => {
         expect(allowed.reasons).toEqual([]);
         expect(allowed.ok).toBe(true);
         // allow_gpu alone does not admit an agent that does not declare one.
-        const undeclared = await vetAgent(buildGpuAgent(t.dir), { policy: { ...DEFAULT_POLICY, allow_gpu: true } });
+        const undeclared = await vetAgent(undeclaredAgent(), { policy: { ...DEFAULT_POLICY, allow_gpu: true } });
         expect(rulesOf(undeclared)).toEqual(["gpu-library"]);
       } finally {
         gpu.cleanup();
