@@ -2,7 +2,7 @@
 /** agent-complete: model-backed completion (node-llama-cpp). Without a model it runs degraded and complete-lite serves. */
 import { agentEntry } from "../lib/runtime/entry.js";
 
-await agentEntry("complete", import.meta.url, async () => {
+await agentEntry("complete", import.meta.url, async ({ oneShot }) => {
   const [{ modelEngine }, { LatestWins }, { bundledManifest }, { createCompleteAgent }] = await Promise.all([
     import("../lib/llm/select.js"),
     import("../../protocol/transport/latest.js"),
@@ -10,8 +10,6 @@ await agentEntry("complete", import.meta.url, async () => {
     import("./agent.js"),
   ]);
   const manifest = bundledManifest("complete", import.meta.url);
-  // Without arguments the executable answers one request from stdin and exits (runAgent).
-  const oneShot = process.argv.length === 2;
   return createCompleteAgent(manifest, modelEngine(process.env, manifest.max_concurrent), new LatestWins(), {
     oneShot,
   });

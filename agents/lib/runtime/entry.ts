@@ -1,12 +1,12 @@
 /**
  * The first module an agent executable loads. `--manifest` (run by the orchestrator before every start) is
  * answered from the checked-in file before the agent's own modules (parsers, model engine, schema) load;
- * a one-shot run gets the checked-in manifest and loads the definition only for a request that reaches
- * a handler; any other run loads the definition and hands it to runAgent.
+ * any other run goes to runAgent as a deferred agent, and runAgent, which decides the mode, loads the
+ * definition when the mode needs it and tells the loader which mode it is.
  */
 import { readFileSync } from "node:fs";
 import type { AgentManifest } from "../../../protocol/contract/schemas.js";
-import type { AgentDefinition } from "./types.js";
+import type { AgentDefinition, LoadContext } from "./types.js";
 
 /** The package root, from any compiled file under dist/ (dist/<dir>/…/file.js). */
 export function packageRoot(fromUrl: string): URL {
@@ -38,19 +38,14 @@ export function manifestText(manifest: unknown): string {
 export async function agentEntry(
   name: string,
   fromUrl: string,
-  load: () => Promise<AgentDefinition>,
+  load: (context: LoadContext) => Promise<AgentDefinition>,
   argv = process.argv.slice(2),
 ): Promise<void> {
   if (wantsManifest(argv)) {
     process.stdout.write(manifestText(JSON.parse(readFileSync(bundledManifestUrl(name, fromUrl), "utf8"))));
     return;
   }
-  if (argv.length === 0) {
-    const { runAgent } = await import("./run.js");
-    const manifest = async (): Promise<AgentManifest> => (await import("./manifest.js")).bundledManifest(name, fromUrl);
-    await runAgent({ name, manifest, load }, argv);
-    return;
-  }
-  const [{ runAgent }, def] = await Promise.all([import("./run.js"), load()]);
-  await runAgent(def, argv);
+  const { runAgent } = await import("./run.js");
+  const manifest = async (): Promise<AgentManifest> => (await import("./manifest.js")).bundledManifest(name, fromUrl);
+  await runAgent({ name, manifest, load }, argv);
 }

@@ -79,7 +79,7 @@ async function definitionFor(agent: DeferredAgent, value: unknown, validate: Val
   } catch {
     return { manifest: await agent.manifest(), handlers: {} };
   }
-  return agent.load();
+  return agent.load({ oneShot: true });
 }
 
 /** Whether `value` is a request that one of the agent's handlers would be given (else the invoker refuses it). */

@@ -25,10 +25,11 @@ Environment: AIP_LOG_FILE (log file; one-shot mode is silent without it), AIP_LO
 
 /**
  * Entry point of every agent executable. Resolves when the agent should exit. A deferred agent (a bundled
- * one's entry, entry.ts) is loaded when the mode needs more than its manifest.
+ * one's entry, entry.ts) is loaded when the mode needs more than its manifest, and its loader is told
+ * whether the run is one-shot: this function alone decides that.
  */
 export async function runAgent(agent: AgentDefinition | DeferredAgent, argv = process.argv.slice(2)): Promise<void> {
-  const def = async (): Promise<AgentDefinition> => ("load" in agent ? agent.load() : agent);
+  const def = async (): Promise<AgentDefinition> => ("load" in agent ? agent.load({ oneShot: false }) : agent);
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(usage(await def()));
     return;
@@ -50,7 +51,8 @@ export async function runAgent(agent: AgentDefinition | DeferredAgent, argv = pr
     if (!path || path.startsWith("--") || (groupIdx > 0 && !group) || argv.length !== (groupIdx > 0 ? 4 : 2)) {
       return usageError(await def(), "--listen needs a socket path (and --group a group name)");
     }
-    await (await import("./serve.js")).listen(await def(), path, group);
+    const [{ listen }, loaded] = await Promise.all([import("./serve.js"), def()]);
+    await listen(loaded, path, group);
     return;
   }
   if (argv.length > 0) return usageError(await def(), `unknown argument ${JSON.stringify(argv[0])}`);

@@ -55,7 +55,13 @@ export interface AgentDefinition {
 export interface DeferredAgent {
   name: string;
   manifest: () => Promise<AgentManifest>;
-  load: () => Promise<AgentDefinition>;
+  load: (context: LoadContext) => Promise<AgentDefinition>;
+}
+
+/** What runAgent tells a deferred agent's loader about the run it loads for. */
+export interface LoadContext {
+  /** The run answers one request from stdin and exits: work that pays off only over later requests is waste. */
+  oneShot: boolean;
 }
 
 export type Warnings = Problem[];

@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { agentEntry, manifestText } from "../../../../agents/lib/runtime/entry.js";
 import { bundledManifest } from "../../../../agents/lib/runtime/manifest.js";
 import { runAgent } from "../../../../agents/lib/runtime/run.js";
-import type { AgentDefinition } from "../../../../agents/lib/runtime/types.js";
+import type { AgentDefinition, LoadContext } from "../../../../agents/lib/runtime/types.js";
 import { ROOT, tempDir } from "../../../helpers.js";
 
 const run = promisify(execFile);
@@ -86,9 +86,10 @@ describe("agent --manifest", () => {
     expect(printed).toBe(manifestText(definitionManifest("dummy", path)));
 
     const manifest = { ...definitionManifest("dummy", path), name: "loaded" };
-    const help = await captured(() =>
-      agentEntry("dummy", url, () => Promise.resolve({ manifest, handlers: {} }), ["--help"]),
-    );
+    const loadForHelp = vi.fn((_: LoadContext) => Promise.resolve<AgentDefinition>({ manifest, handlers: {} }));
+    const help = await captured(() => agentEntry("dummy", url, loadForHelp, ["--help"]));
     expect(help).toContain("Usage: agent-loaded [--manifest");
+    // runAgent decides the mode and tells the loader: `--help` is not a one-shot run.
+    expect(loadForHelp).toHaveBeenCalledWith({ oneShot: false });
   });
 });
