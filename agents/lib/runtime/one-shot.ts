@@ -26,6 +26,9 @@ export async function oneShot(agent: AgentDefinition | DeferredAgent): Promise<v
   // A scheduler treats stderr output as a crash: nothing may reach it in one-shot mode.
   process.emitWarning = () => undefined;
   const name = "load" in agent ? agent.name : agent.manifest.name;
+  // The agent's own code loads while stdin is read, and before any answer, a refusal included: vetting's
+  // empty-input run must trace what the agent's modules do when they load, not only the runtime's refusal.
+  const loading = "load" in agent ? agent.load({ oneShot: true }) : Promise.resolve(agent);
   const log = createLogger({ agentName: name, destination: envString("AIP_LOG_FILE") ?? false });
   const write = (text: string): Promise<void> =>
     new Promise((resolve) => process.stdout.write(text + "\n", () => resolve()));
@@ -41,6 +44,7 @@ export async function oneShot(agent: AgentDefinition | DeferredAgent): Promise<v
     const err = new AipError("AIP_ERR_PAYLOAD_TOO_LARGE", `Request exceeds the limit of ${limits.maxBodyBytes} bytes`, {
       extensions: { limit: limits.maxBodyBytes },
     });
+    await loading;
     await write(JSON.stringify(errorResponse(err, newTraceId())));
     process.exit(0);
   }
@@ -48,15 +52,15 @@ export async function oneShot(agent: AgentDefinition | DeferredAgent): Promise<v
   try {
     value = decodeJson(bytes, limits.maxJsonDepth);
   } catch (err) {
+    await loading;
     await write(JSON.stringify(errorResponse(err, newTraceId())));
     process.exit(0);
   }
-  // Input that is not JSON was answered above without these (nor the contract's schemas they load).
-  const [{ AgentInvoker }, { validateRequest }] = await Promise.all([
+  const [{ AgentInvoker }, { validateRequest }, def] = await Promise.all([
     import("./invoke.js"),
     import("../../../protocol/contract/validate.js"),
+    loading,
   ]);
-  const def = "load" in agent ? await definitionFor(agent, value, validateRequest) : agent;
   // A request refused before any handler would run is answered without the warm-up (a model load, dry
   // keystrokes): it would only delay the refusal.
   if (def.warmup && reachesHandler(def, value, validateRequest)) await def.warmup(log);
@@ -66,20 +70,6 @@ export async function oneShot(agent: AgentDefinition | DeferredAgent): Promise<v
   await write(JSON.stringify(response));
   await def.dispose?.();
   process.exit(0);
-}
-
-/**
- * The definition a deferred agent needs for `value`: none of its handlers for a request that is not one
- * (the invoker refuses it naming the fault, and only the manifest's name and version go into that
- * answer), else the loaded definition, which also refuses an action it does not serve.
- */
-async function definitionFor(agent: DeferredAgent, value: unknown, validate: Validate): Promise<AgentDefinition> {
-  try {
-    validate(value);
-  } catch {
-    return { manifest: await agent.manifest(), handlers: {} };
-  }
-  return agent.load({ oneShot: true });
 }
 
 /** Whether `value` is a request that one of the agent's handlers would be given (else the invoker refuses it). */
