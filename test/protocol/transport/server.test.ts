@@ -70,14 +70,18 @@ describe("limits", () => {
     held.forEach((c) => c.destroy());
   });
 
-  it("answers a slow HTTP head with 408 after headersTimeout (slowloris)", async () => {
-    const s = await start({ limits: { headersTimeoutMs: 200, requestReceiveTimeoutMs: 300 } });
-    const reply = await new Promise<string>((resolve) => {
-      const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\n"));
+  /** Send a request head that never ends; what the server wrote before it closed the connection. */
+  const slowHead = (socketPath: string): Promise<string> =>
+    new Promise<string>((resolve) => {
+      const c = connect(socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\n"));
       let out = "";
       c.on("data", (d) => (out += d.toString()));
       c.on("close", () => resolve(out));
     });
+
+  it("answers a slow HTTP head with 408 after headersTimeout (slowloris)", async () => {
+    const s = await start({ limits: { headersTimeoutMs: 200, requestReceiveTimeoutMs: 300 } });
+    const reply = await slowHead(s.socketPath);
     expect(reply).toMatch(/^HTTP\/1\.1 408/);
     expect(reply).toContain("AIP_ERR_INVALID_JSON");
   });
@@ -85,12 +89,7 @@ describe("limits", () => {
   it("a request deadline shorter than the head's: the server starts, and a slow head gets 408 at the shorter", async () => {
     // node:http refuses headersTimeout > requestTimeout; the head is part of the request, so its deadline is clamped.
     const s = await start({ limits: { headersTimeoutMs: 120_000, requestReceiveTimeoutMs: 300 } });
-    const reply = await new Promise<string>((resolve) => {
-      const c = connect(s.socketPath, () => c.write("POST /v1/invoke HTTP/1.1\r\nHost: aip\r\n"));
-      let out = "";
-      c.on("data", (d) => (out += d.toString()));
-      c.on("close", () => resolve(out));
-    });
+    const reply = await slowHead(s.socketPath);
     expect(reply).toMatch(/^HTTP\/1\.1 408/);
   });
 
