@@ -5,7 +5,6 @@
  * definition when the mode needs it and tells the loader which mode it is.
  */
 import { readFileSync } from "node:fs";
-import type { AgentManifest } from "../../../protocol/contract/schemas.js";
 import type { AgentDefinition, LoadContext } from "./types.js";
 
 /** The package root, from any compiled file under dist/ (dist/<dir>/…/file.js). */
@@ -46,6 +45,5 @@ export async function agentEntry(
     return;
   }
   const { runAgent } = await import("./run.js");
-  const manifest = async (): Promise<AgentManifest> => (await import("./manifest.js")).bundledManifest(name, fromUrl);
-  await runAgent({ name, manifest, load }, argv);
+  await runAgent({ name, load }, argv);
 }

@@ -35,7 +35,7 @@ export async function runAgent(agent: AgentDefinition | DeferredAgent, argv = pr
     return;
   }
   if (wantsManifest(argv)) {
-    process.stdout.write(manifestText("load" in agent ? await agent.manifest() : agent.manifest));
+    process.stdout.write(manifestText((await def()).manifest));
     return;
   }
   try {

@@ -47,14 +47,12 @@ export interface AgentDefinition {
 }
 
 /**
- * A bundled agent before its definition is loaded: its name, its checked-in manifest (read and validated
- * when called), and how to load the rest (handlers, parsers, the model engine). A one-shot run answers
- * input that is not JSON from the name alone, and a request that no handler would be given (a missing or
- * invalid field) from the manifest, without loading the rest.
+ * A bundled agent before its definition is loaded: its name and how to load the rest (handlers, parsers,
+ * the model engine). Its entry answers `--manifest` from the checked-in file without it; every other mode
+ * loads it (a one-shot run while it reads stdin, so that vetting traces the agent's own code).
  */
 export interface DeferredAgent {
   name: string;
-  manifest: () => Promise<AgentManifest>;
   load: (context: LoadContext) => Promise<AgentDefinition>;
 }
 
